@@ -1,0 +1,66 @@
+# benchreport: the single entry point. Plain `make` lists the targets.
+# Each recipe is a short call into the package CLI; logic lives in src/benchreport/.
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+
+# RUN is checked before anything is set up, so a typo costs one line, not an install.
+RUN_GOALS := report clean
+ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
+  ifeq ($(strip $(RUN)),)
+    $(error RUN is not set. Usage: make report RUN=<run-id>, for example: make report RUN=2024-b300)
+  endif
+  ifeq ($(shell printf '%s' '$(RUN)' | grep -Ex '[A-Za-z0-9][A-Za-z0-9._-]*' | grep -v '\.\.'),)
+    $(error RUN='$(RUN)' is not a run id (letters, digits, '.', '_', '-'; no '/' or '..'). Usage: make report RUN=<run-id>)
+  endif
+endif
+ifneq ($(filter report,$(MAKECMDGOALS)),)
+  ifeq ($(wildcard data/$(RUN)/run.yaml),)
+    $(error data/$(RUN)/run.yaml not found; put the run's inputs in data/$(RUN)/ (see README), or try: make report RUN=2024-b300)
+  endif
+endif
+
+.PHONY: help install report test lock clean
+
+## Show this help
+help:
+	@echo "Available rules:"
+	@awk '/^## /{desc=substr($$0,4); next} /^[a-z][a-z-]*:/{ if (desc) { split($$1,t,":"); printf "  %-10s %s\n", t[1], desc; desc="" } }' $(MAKEFILE_LIST)
+	@echo
+	@echo "Start with: make report RUN=2024-b300   then: make test"
+
+$(STAMP): requirements.lock pyproject.toml
+	@echo "[setup] creating $(VENV) from requirements.lock"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+## Create or refresh .venv from requirements.lock (the other targets do this for you)
+install: $(STAMP)
+
+## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English
+report: $(STAMP)
+	@$(BIN)/benchreport build $(RUN)
+
+## Run the test suite
+test: $(STAMP)
+	@$(BIN)/python -m pytest -q
+
+## Re-resolve requirements.lock from pyproject.toml (needs the package registry)
+lock:
+	@rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
+	@build/lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test]' 'setuptools>=68'
+	@build/lock-venv/bin/python -m pip freeze --all --exclude-editable | grep -v -E '^(benchreport|pip)( @|==)' | LC_ALL=C sort -f > requirements.lock
+	@echo "requirements.lock: $$(wc -l < requirements.lock) pinned packages"
+
+## Delete report/$(RUN)/
+clean:
+	@rm -rf -- 'report/$(RUN)'
+	@echo "removed report/$(RUN)/"

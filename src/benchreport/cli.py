@@ -1,0 +1,74 @@
+"""Command line: a light wrapper around the package; errors print as one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from . import __version__
+from .errors import ReportError
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .pipeline import build
+
+    run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
+                project=args.project)
+    report = run.paths.rel(run.paths.report)
+    print(f"report ready: {report}/report.ko.html, report.en.html, report.ko.pdf, report.en.pdf")
+    return 0
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from .synth import generate
+
+    for path in generate(args.scenario, args.out):
+        print(path.as_posix())
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="benchreport", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"benchreport {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("build", help="build report/<RUN>/ from data/<RUN>/")
+    p.add_argument("run_id", help="folder name under data/, e.g. 2024-b300")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.add_argument("--project", type=Path, default=Path("."),
+                   help="folder holding notebooks/ and templates/ (default: current folder)")
+    p.set_defaults(func=_build)
+
+    p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
+    p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")
+    p.add_argument("out", type=Path, help="folder to write raw/<engine>/ files into")
+    p.set_defaults(func=_synth)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    warnings.showwarning = _show_warning
+    try:
+        return args.func(args)
+    except ReportError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

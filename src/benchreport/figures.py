@@ -1,0 +1,92 @@
+"""The figure registry: every number the report shows, with how and from what it was made."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import BuildError
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input a figure rests on: a file (repo-relative), its sha256, and where in it."""
+
+    path: str
+    sha256: str
+    key: str | None = None          # JSON key, for result files
+    lines: tuple[int, ...] = ()     # 1-based line numbers, for logs and JSONL records
+    excerpt: str | None = None      # the raw text of the first line, for the audit appendix
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A computed value. ``value`` is a number, or a string for verdicts (e.g. an engine id)."""
+
+    id: str
+    value: float | int | str | None
+    unit: str
+    method: str                     # the formula, in words
+    sources: tuple[Source, ...] = ()
+    depends_on: tuple[str, ...] = ()  # ids of figures this one was computed from
+    notebook: str = ""
+    context: dict[str, Any] = field(default_factory=dict)  # engine, workload, ...
+    decimals: int | None = None     # how many decimals the report prints
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sources"] = [
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(s).items()
+             if v not in (None, (), [])}
+            for s in self.sources
+        ]
+        data["depends_on"] = list(self.depends_on)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Figure:
+        sources = tuple(
+            Source(path=s["path"], sha256=s["sha256"], key=s.get("key"),
+                   lines=tuple(s.get("lines", ())), excerpt=s.get("excerpt"))
+            for s in data.get("sources", ())
+        )
+        return cls(id=data["id"], value=data["value"], unit=data["unit"], method=data["method"],
+                   sources=sources, depends_on=tuple(data.get("depends_on", ())),
+                   notebook=data.get("notebook", ""), context=data.get("context", {}),
+                   decimals=data.get("decimals"))
+
+
+def dumps(obj: Any) -> str:
+    """Stable JSON text: sorted keys, fixed indentation, trailing newline."""
+    return json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+def fragment(figures: list[Figure], notebook: str) -> dict[str, Any]:
+    """The JSON document one notebook writes: its figures, stamped with the notebook name."""
+    stamped = [Figure(**{**f.__dict__, "notebook": notebook}) for f in figures]
+    return {"notebook": notebook,
+            "figures": [f.to_json() for f in sorted(stamped, key=lambda f: f.id)]}
+
+
+def merge(fragments: dict[str, dict[str, Any]]) -> dict[str, Figure]:
+    """Merge notebook fragments into one registry; an id defined twice is a build error."""
+    registry: dict[str, Figure] = {}
+    for name in sorted(fragments):
+        for data in fragments[name]["figures"]:
+            fig = Figure.from_json(data)
+            if fig.id in registry:
+                raise BuildError(f"figure id {fig.id!r} is computed by both "
+                                 f"{registry[fig.id].notebook} and {fig.notebook}")
+            registry[fig.id] = fig
+    for fig in registry.values():
+        for dep in fig.depends_on:
+            if dep not in registry:
+                raise BuildError(f"figure {fig.id!r} depends on unknown figure {dep!r}")
+    return dict(sorted(registry.items()))
+
+
+def load_registry(path: Path) -> dict[str, Figure]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {d["id"]: Figure.from_json(d) for d in data["figures"]}

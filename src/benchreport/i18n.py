@@ -1,0 +1,125 @@
+"""Per-language strings and number formats. Catalogues: templates/labels/<lang>.yaml."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from .errors import ConfigError
+from .runmeta import LANGS
+from .yamlio import load_yaml
+
+
+def load_catalogue(folder: Path, lang: str) -> dict[str, str]:
+    """Flatten templates/labels/<lang>.yaml into {"section.key": text}."""
+    if lang not in LANGS:
+        raise ConfigError(f"The value for `lang` must be one of {LANGS}, but {lang!r} was passed")
+    path = folder / f"{lang}.yaml"
+    data = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    flat: dict[str, str] = {}
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else key, value)
+        else:
+            flat[prefix] = str(node)
+
+    walk("", data)
+    return flat
+
+
+# --- Korean particles ---------------------------------------------------------------------
+# A particle's form depends on whether the word before it ends in a consonant (받침).
+_PAIRS = {"은/는": ("은", "는"), "이/가": ("이", "가"), "을/를": ("을", "를"),
+          "과/와": ("과", "와"), "으로/로": ("으로", "로"), "이다/다": ("이다", "다")}
+# How a Latin letter is read aloud when it ends an acronym (vLLM -> "엠": consonant).
+_LETTER_ENDS_IN_CONSONANT = set("LMNR")
+_LETTER_RIEUL = set("LR")   # ㄹ-final: takes 로, not 으로
+
+
+def _final(word: str) -> str:
+    """'none', 'rieul' or 'consonant': how ``word`` ends when read in Korean."""
+    word = word.rstrip(" )]}'\".")
+    if not word:
+        return "none"
+    ch = word[-1]
+    if "가" <= ch <= "힣":
+        jong = (ord(ch) - 0xAC00) % 28
+        return "none" if jong == 0 else ("rieul" if jong == 8 else "consonant")
+    if ch.isdigit():
+        # 0 영, 1 일, 2 이, 3 삼, 4 사, 5 오, 6 육, 7 칠, 8 팔, 9 구
+        return {"0": "consonant", "1": "rieul", "3": "consonant", "6": "consonant",
+                "7": "rieul", "8": "rieul"}.get(ch, "none")
+    if ch.isupper():       # an acronym: read letter by letter
+        if ch in _LETTER_RIEUL:
+            return "rieul"
+        return "consonant" if ch in _LETTER_ENDS_IN_CONSONANT else "none"
+    if ch.isalpha():       # a word read as English: vowel endings take the no-consonant form
+        if ch.lower() == "l":
+            return "rieul"
+        return "none" if ch.lower() in "aeiouy" else "consonant"
+    return "none"
+
+
+def josa(word: str, pair: str) -> str:
+    """The particle of ``pair`` (e.g. "이/가") that follows ``word``: josa("vLLM", "이/가") == "이"."""
+    with_consonant, without = _PAIRS[pair]
+    final = _final(word)
+    if pair == "으로/로" and final == "rieul":
+        return without
+    return with_consonant if final in ("consonant", "rieul") else without
+
+
+@dataclass(frozen=True)
+class Name:
+    """A display name in a sentence: plain text for particles, markup for the page."""
+
+    text: str
+    html: Markup
+
+    def __html__(self) -> str:
+        return str(self.html)
+
+
+class _SentenceFormatter(string.Formatter):
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec in _PAIRS:
+            plain = value.text if isinstance(value, Name) else str(value)
+            return str(escape(value)) + josa(plain, format_spec)
+        if format_spec:
+            return str(escape(format(value, format_spec)))
+        return str(escape(value))
+
+
+def sentence(template: str, **values: Any) -> Markup:
+    """Fill a catalogue sentence; values are escaped unless they are Markup or Name.
+
+    ``{engine:이/가}`` appends the right Korean particle to the engine's name.
+    """
+    return Markup(_SentenceFormatter().vformat(str(escape(template)), (), values))
+
+
+# --- numbers -------------------------------------------------------------------------------
+UNITS = {
+    "en": {"s": "{} s", "x": "{}×", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} tokens",
+           "%": "{}%", "req": "{} requests"},
+    "ko": {"s": "{}초", "x": "{}배", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} 토큰",
+           "%": "{}%", "req": "{}개"},
+}
+
+
+def format_number(value: float | int, decimals: int | None = None) -> str:
+    """Digits grouped by thousands with a fixed number of decimals (same in ko and en)."""
+    if decimals is None:
+        decimals = 0 if float(value).is_integer() else 2
+    return f"{value:,.{decimals}f}"
+
+
+def format_value(value: float | int, unit: str, lang: str, decimals: int | None = None) -> str:
+    text = format_number(value, decimals)
+    return UNITS[lang].get(unit, "{} " + unit).format(text)

@@ -1,0 +1,176 @@
+"""The only module that opens files: reads a run's inputs, writes derived files atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import io as _io
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import MissingInputError, ParseError, ReportError
+from .figures import dumps
+from .parsers import BenchResult, parse_results
+from .paths import RunPaths, run_paths
+from .runmeta import RunMeta, Workload, parse_run_yaml
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run's paths and validated metadata."""
+
+    paths: RunPaths
+    meta: RunMeta
+
+    @property
+    def id(self) -> str:
+        return self.paths.run_id
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """A raw input file: where it is (absolute and repo-relative) and its sha256."""
+
+    path: Path
+    rel: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ResultEntry:
+    """One benchmark result record matched to its engine and workload."""
+
+    engine: str
+    workload: str
+    result: BenchResult
+    file: RawFile
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_text(path: Path, rel: str | None = None) -> str:
+    """Read a text file as UTF-8; a byte that is not UTF-8 is an error naming the line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
+                         path=rel or str(path), line=line) from None
+
+
+def load_run(run_id: str, data_root: Path | str = "data",
+             report_root: Path | str = "report") -> Run:
+    """Locate and validate run ``run_id`` (its run.yaml); nothing is written."""
+    paths = run_paths(run_id, data_root, report_root)
+    meta = parse_run_yaml(read_text(paths.run_yaml, paths.rel(paths.run_yaml)),
+                          paths.rel(paths.run_yaml))
+    return Run(paths=paths, meta=meta)
+
+
+def raw_files(run: Run, engine: str) -> list[RawFile]:
+    """The files under raw/<engine>/, sorted by name; hidden files are skipped."""
+    folder = run.paths.raw / engine
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        out.append(RawFile(path=path, rel=run.paths.rel(path), sha256=sha256_file(path)))
+    return out
+
+
+def _is_result_candidate(path: Path) -> bool:
+    return path.suffix.lower() in (".json", ".jsonl")
+
+
+def _match_workload(result: BenchResult, workloads: tuple[Workload, ...]) -> Workload | None:
+    """The workload whose input length is within 10% of the record's mean input length."""
+    mean_input = None
+    if isinstance(result.raw.get("random_input_len"), int):
+        mean_input = float(result.raw["random_input_len"])
+    elif result.total_input_tokens and result.completed:
+        mean_input = result.total_input_tokens / result.completed
+    if mean_input is None:
+        return None
+    best = min(workloads, key=lambda w: abs(w.input_tokens - mean_input))
+    if abs(best.input_tokens - mean_input) <= 0.10 * best.input_tokens:
+        return best
+    return None
+
+
+def load_results(run: Run) -> list[ResultEntry]:
+    """Every benchmark result record of the run, matched to engine (folder) and workload.
+
+    Raises ParseError for a file that is not a result, MissingInputError when the run
+    has no result at all, and ReportError for two records of one engine and workload.
+    """
+    entries: list[ResultEntry] = []
+    seen: dict[tuple[str, str], str] = {}
+    for engine in run.meta.engines:
+        for raw in raw_files(run, engine.id):
+            if not _is_result_candidate(raw.path):
+                continue
+            text = read_text(raw.path, raw.rel)
+            for result in parse_results(_io.StringIO(text), raw.rel):
+                workload = _match_workload(result, run.meta.workloads)
+                if workload is None:
+                    known = ", ".join(f"{w.id}={w.input_tokens}" for w in run.meta.workloads)
+                    raise ParseError(
+                        "result's input length matches no workload of run.yaml "
+                        f"(known input_tokens: {known})", path=raw.rel, line=result.line)
+                key = (engine.id, workload.id)
+                here = f"{raw.rel}:{result.line}"
+                if key in seen:
+                    raise ReportError(
+                        f"two results for engine {engine.id!r} and workload {workload.id!r}: "
+                        f"{seen[key]} and {here}",
+                        hint="keep one result per engine and workload under raw/<engine>/")
+                seen[key] = here
+                entries.append(ResultEntry(engine=engine.id, workload=workload.id,
+                                           result=result, file=raw))
+    if not entries:
+        raise MissingInputError(
+            f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
+            hint="put each engine's result JSON/JSONL in raw/<engine-id>/ as listed in run.yaml")
+    return entries
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def write_text_atomic(path: Path, text: str | bytes) -> None:
+    """Write via a temporary file in the same folder and rename, so no reader sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)   # mkstemp makes 0600; give the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_text_atomic(path, dumps(obj))
+
+
+def read_json(path: Path) -> Any:
+    import json
+
+    if not path.is_file():
+        raise MissingInputError(f"{path} not found")
+    return json.loads(path.read_text(encoding="utf-8"))

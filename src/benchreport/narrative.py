@@ -1,0 +1,182 @@
+"""The article's content per language: sentences chosen by the figures, numbers linked to them.
+
+Templates only lay this out. No number and no comparative word is written here or in a
+template: numbers come from the registry; words come from the catalogue, picked by verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from .figures import Figure
+from .i18n import Name, format_value, sentence
+from .io import Run
+from .metrics import TIE
+
+
+@dataclass(frozen=True)
+class Cell:
+    label: str
+    value: Markup
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    id: str
+    heading: str
+    sentence: Markup
+    rows: list[list[Markup]]         # engine name, duration
+
+
+@dataclass(frozen=True)
+class Derivation:
+    anchor: str
+    id: str
+    value: str
+    method: str
+    notebook: str
+    sources: list[dict[str, Any]]
+    depends_on: list[tuple[str, str]]   # (anchor, id)
+
+
+@dataclass(frozen=True)
+class Article:
+    """Everything one language's page shows."""
+
+    lang: str
+    other_lang: str
+    t: dict[str, str]                       # catalogue (headings, labels)
+    title: str
+    date: str
+    reconstruction: str | None
+    headline: list[Markup]
+    environment: list[Cell]
+    assumed: list[Cell]
+    results: list[WorkloadResult]
+    derivations: list[Derivation]
+    inputs: list[Cell]
+    packages: list[Cell] = field(default_factory=list)
+
+
+def anchor(fig_id: str) -> str:
+    return "fig-" + fig_id.replace(".", "-")
+
+
+class Writer:
+    """Turns registry figures into linked, localized text for one language."""
+
+    def __init__(self, run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str]):
+        self.run, self.registry, self.lang, self.t = run, registry, lang, t
+
+    def engine_name(self, engine_id: str) -> str:
+        try:
+            return self.run.meta.engine(engine_id).name
+        except KeyError:
+            return engine_id
+
+    def text(self, fig: Figure) -> str:
+        if fig.unit == "engine":
+            return self.t["words.tie"] if fig.value == TIE else self.engine_name(str(fig.value))
+        if isinstance(fig.value, str) or fig.value is None:
+            return str(fig.value)
+        return format_value(fig.value, fig.unit, self.lang, fig.decimals)
+
+    def fig(self, fig_id: str) -> Name:
+        """A figure as a link to its derivation entry."""
+        fig = self.registry[fig_id]
+        plain = self.text(fig)
+        html = Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), plain)
+        return Name(text=plain, html=html)
+
+    def has(self, *ids: str) -> bool:
+        return all(i in self.registry for i in ids)
+
+
+def _workload_result(w: Writer, workload) -> WorkloadResult | None:
+    wid = workload.id
+    engines = [e.id for e in w.run.meta.engines if w.has(f"e2e.{wid}.{e.id}.duration")]
+    if not engines:
+        return None
+    rows = [[Markup(escape(w.engine_name(e))), w.fig(f"e2e.{wid}.{e}.duration").html]
+            for e in engines]
+    heading = sentence(w.t["results.heading"], label=workload.label)
+    ctx = {"input": w.fig(f"workload.{wid}.input_tokens"),
+           "concurrency": w.fig(f"workload.{wid}.concurrency")}
+    if not w.has(f"e2e.{wid}.faster"):
+        text = sentence(w.t["results.single"], engine=Name(w.engine_name(engines[0]),
+                        Markup(escape(w.engine_name(engines[0])))),
+                        duration=w.fig(f"e2e.{wid}.{engines[0]}.duration"), **ctx)
+    else:
+        faster = w.registry[f"e2e.{wid}.faster"].value
+        slower = str(w.registry[f"e2e.{wid}.slower"].value)
+        if faster == TIE:
+            best = [e for e in engines if e != slower][0]
+            text = sentence(w.t["results.tie"], a=w.engine_name(best),
+                            a_s=w.fig(f"e2e.{wid}.{best}.duration"),
+                            b=w.engine_name(slower), b_s=w.fig(f"e2e.{wid}.{slower}.duration"),
+                            **ctx)
+        else:
+            text = sentence(w.t["results.faster"], faster=w.fig(f"e2e.{wid}.faster"),
+                            slower=w.fig(f"e2e.{wid}.slower"),
+                            faster_s=w.fig(f"e2e.{wid}.{faster}.duration"),
+                            slower_s=w.fig(f"e2e.{wid}.{slower}.duration"),
+                            ratio=w.fig(f"e2e.{wid}.speedup"), **ctx)
+    return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows)
+
+
+def _derivations(w: Writer) -> list[Derivation]:
+    out = []
+    for fig in w.registry.values():
+        sources = [{"path": s.path, "sha256": s.sha256, "key": s.key,
+                    "lines": ", ".join(str(n) for n in s.lines), "excerpt": s.excerpt}
+                   for s in fig.sources]
+        out.append(Derivation(anchor=anchor(fig.id), id=fig.id, value=w.text(fig),
+                              method=fig.method, notebook=fig.notebook, sources=sources,
+                              depends_on=[(anchor(d), d) for d in fig.depends_on]))
+    return out
+
+
+def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
+                  inputs: list[tuple[str, str]], packages: list[tuple[str, str]]) -> Article:
+    """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name, version)."""
+    meta = run.meta
+    w = Writer(run, registry, lang, t)
+    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
+    hw = meta.hardware
+    env = [
+        Cell(t["env.hardware"], sentence(t["env.hardware_value"], servers=hw.get("servers", 1),
+                                         gpus=hw.get("gpus", ""),
+                                         gpu_model=hw.get("gpu_model", ""))),
+        Cell(t["env.model"], Markup(escape(" / ".join(
+            str(meta.model[k]) for k in ("name", "quantization") if k in meta.model)))),
+    ]
+    if "draft_model" in meta.model:
+        env.append(Cell(t["env.draft_model"], Markup(escape(str(meta.model["draft_model"])))))
+    if meta.deployment:
+        env.append(Cell(t["env.deployment"], Markup(escape(meta.deployment))))
+    for engine in meta.engines:
+        env.append(Cell(t["env.engine"].format(name=engine.name),
+                        Markup(escape(engine.image or engine.version or "–"))))
+    for wl in meta.workloads:
+        env.append(Cell(sentence(t["env.workload"], label=wl.label),
+                        sentence(t["env.workload_value"],
+                                 input=w.fig(f"workload.{wl.id}.input_tokens"),
+                                 output=w.fig(f"workload.{wl.id}.output_tokens"),
+                                 concurrency=w.fig(f"workload.{wl.id}.concurrency"),
+                                 prompts=w.fig(f"workload.{wl.id}.num_prompts"),
+                                 dataset=wl.dataset)))
+    return Article(
+        lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
+        title=meta.title[lang], date=meta.date.isoformat(),
+        reconstruction=meta.reconstruction[lang] if meta.reconstruction else None,
+        headline=[r.sentence for r in results],
+        environment=env,
+        assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value} — {a.why[lang]}")))
+                 for a in meta.assumed],
+        results=results, derivations=_derivations(w),
+        inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
+        packages=[Cell(n, Markup(escape(v))) for n, v in packages],
+    )

@@ -1,0 +1,167 @@
+"""Benchmark-client result files: `vllm bench serve --save-result` JSON and
+`python -m sglang.bench_serving --output-file` JSONL, told apart by their keys.
+
+>>> import io
+>>> [r.client for r in parse_results(io.StringIO('{"backend": "sglang", "dataset_name": "random",'
+...     ' "request_rate": Infinity, "duration": 12.5, "completed": 10}'), "x.jsonl")]
+['sglang-bench-serving']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..errors import ParseError
+
+VLLM_CLIENT = "vllm-bench-serve"
+SGLANG_CLIENT = "sglang-bench-serving"
+
+# Keys that only one client writes. vLLM: `date` + `num_prompts` (+ `endpoint_type` or
+# `total_token_throughput`). SGLang: `dataset_name` + `random_input_len`/`sharegpt_output_len`.
+_VLLM_MARKERS = ("date", "num_prompts")
+_SGLANG_MARKERS = ("dataset_name",)
+LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
+# SGLang spells end-to-end latency `e2e_latency`; vLLM `e2el`.
+_SGLANG_METRIC_NAMES = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency"}
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark record, in the units the client wrote (durations s, latencies ms)."""
+
+    client: str                  # VLLM_CLIENT or SGLANG_CLIENT
+    line: int                    # 1-based line of the record in its file
+    backend: str
+    duration: float              # s
+    completed: int
+    total_input_tokens: int | None
+    total_output_tokens: int | None
+    request_rate: float | None   # req/s; math.inf for "inf"/Infinity
+    max_concurrency: int | None
+    # latency statistics in ms: stats["ttft"]["p99"], keys: mean, median, std, pNN
+    stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    # per-request lists when saved (seconds): input_lens, output_lens, ttfts, itls, latencies
+    per_request: dict[str, list] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def key(self, name: str) -> str:
+        """The JSON key a value came from, as written in the file (for provenance)."""
+        return name
+
+
+def _rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.strip().lower() in ("inf", "infinity"):
+            return math.inf
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return float(value)
+
+
+def _stats(record: dict[str, Any], names: dict[str, str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for metric, spelled in names.items():
+        suffix = f"_{spelled}_ms"
+        found = {}
+        for key, value in record.items():
+            if key.endswith(suffix) and isinstance(value, int | float) and not isinstance(
+                    value, bool):
+                stat = key[: -len(suffix)]
+                if stat in ("mean", "median", "std", "max", "min") or (
+                        stat.startswith("p") and stat[1:].replace(".", "", 1).isdigit()):
+                    found[stat] = float(value)
+        if found:
+            out[metric] = found
+    return out
+
+
+_PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times")
+
+
+def classify(record: dict[str, Any]) -> str | None:
+    """Return the client that wrote ``record``, or None if it is not a result record."""
+    if "duration" not in record or "completed" not in record:
+        return None
+    if all(k in record for k in _VLLM_MARKERS):
+        return VLLM_CLIENT
+    if all(k in record for k in _SGLANG_MARKERS):
+        return SGLANG_CLIENT
+    return None
+
+
+def _build(record: dict[str, Any], client: str, line: int, path: str) -> BenchResult:
+    def number(key: str, typ: type, required: bool = False) -> Any:
+        value = record.get(key)
+        if value is None:
+            if required:
+                raise ParseError(f"result record has no {key!r}", path=path, line=line)
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ParseError(f"{key!r} must be a number, found {value!r}", path=path, line=line)
+        return typ(value)
+
+    duration = number("duration", float, required=True)
+    if not duration > 0:
+        raise ParseError(f"'duration' must be > 0, found {duration!r}", path=path, line=line)
+    names = ({m: m for m in LATENCY_METRICS} if client == VLLM_CLIENT
+             else _SGLANG_METRIC_NAMES)
+    per_request = {k: record[k] for k in _PER_REQUEST if isinstance(record.get(k), list)}
+    backend = record.get("backend") or record.get("endpoint_type") or ""
+    return BenchResult(
+        client=client, line=line, backend=str(backend), duration=duration,
+        completed=number("completed", int, required=True),
+        total_input_tokens=number("total_input_tokens", int),
+        total_output_tokens=number("total_output_tokens", int),
+        request_rate=_rate(record.get("request_rate")),
+        max_concurrency=number("max_concurrency", int),
+        stats=_stats(record, names), per_request=per_request, raw=record,
+    )
+
+
+def parse_results(fp: TextIO, path: str) -> list[BenchResult]:
+    """Parse a result file (one JSON object, or JSON Lines) into BenchResult records.
+
+    Non-standard JSON that the clients really write is accepted: SGLang's bare
+    ``Infinity``, vLLM's ``"inf"`` rate and old vLLM's ``"request_goodput:"`` key.
+    Raises ParseError naming ``path`` and the line when the content is not a result.
+    """
+    text = fp.read()
+    if not text.strip():
+        raise ParseError("empty file, expected a benchmark result (JSON or JSON Lines)",
+                         path=path)
+    if "\x00" in text:
+        raise ParseError("binary content, expected a benchmark result (JSON or JSON Lines)",
+                         path=path)
+    records: list[tuple[int, Any]] = []
+    try:
+        records = [(1 + text[: len(text) - len(text.lstrip())].count("\n"), json.loads(text))]
+    except json.JSONDecodeError:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ParseError(
+                    f"not valid JSON at column {exc.colno} ({exc.msg}); expected one result "
+                    "record per line", path=path, line=number) from None
+    out = []
+    for line, record in records:
+        if not isinstance(record, dict):
+            raise ParseError(f"expected a JSON object, found {type(record).__name__}",
+                             path=path, line=line)
+        client = classify(record)
+        if client is None:
+            raise ParseError(
+                "JSON is not a benchmark result (expected the keys of `vllm bench serve` "
+                "--save-result or `sglang.bench_serving` output, e.g. 'duration', 'completed')",
+                path=path, line=line)
+        out.append(_build(record, client, line, path))
+    return out

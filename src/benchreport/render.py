@@ -1,0 +1,72 @@
+"""Render the article: one jinja2 environment, HTML per language, the same HTML to PDF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from .figures import Figure
+from .fonts import FAMILY, font_face_css
+from .i18n import load_catalogue
+from .io import Run, sha256_file, write_text_atomic
+from .narrative import Article, build_article
+from .runmeta import LANGS
+
+FONT_SLOT = "/*@font-face@*/"
+
+
+def make_env(templates: Path) -> Environment:
+    """The one jinja2 environment: autoescape on, unknown names fail loudly."""
+    return Environment(loader=FileSystemLoader(str(templates)),
+                       autoescape=select_autoescape(["html", "xml"], default=True),
+                       undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def input_checksums(run: Run) -> list[tuple[str, str]]:
+    """(repo-relative path, sha256) of every file under data/<RUN>/, in path order."""
+    files = sorted(p for p in run.paths.data.rglob("*") if p.is_file())
+    return [(run.paths.rel(p), sha256_file(p)) for p in files]
+
+
+def locked_packages(project: Path) -> list[tuple[str, str]]:
+    lock = project / "requirements.lock"
+    if not lock.is_file():
+        return []
+    out = []
+    for line in lock.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep and not line.startswith("#"):
+            out.append((name, version))
+    return out
+
+
+def render_html(env: Environment, article: Article) -> str:
+    """The page as self-contained HTML: fonts subset to the page's own characters, inlined."""
+    html = env.get_template("report.html").render(a=article, font_family=FAMILY)
+    return html.replace(FONT_SLOT, font_face_css(html), 1)
+
+
+def render_pdf(html: str, path: Path) -> None:
+    import weasyprint
+
+    # No base_url: the page references nothing outside itself, so nothing can be fetched.
+    document = weasyprint.HTML(string=html, base_url=None).render()
+    write_text_atomic(path, document.write_pdf())
+
+
+def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
+    """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
+    templates = project / "templates"
+    env = make_env(templates)
+    inputs = input_checksums(run)
+    packages = locked_packages(project)
+    written = []
+    for lang in LANGS:
+        t = load_catalogue(templates / "labels", lang)
+        article = build_article(run, registry, lang, t, inputs, packages)
+        html = render_html(env, article)
+        write_text_atomic(run.paths.html(lang), html)
+        render_pdf(html, run.paths.pdf(lang))
+        written += [run.paths.html(lang), run.paths.pdf(lang)]
+    return written
