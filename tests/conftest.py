@@ -1,0 +1,30 @@
+"""Shared fixtures: the project root and copies of the hand-made runs in a temp folder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+
+
+@pytest.fixture
+def project() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A temp project folder with data/ and report/; tests never write into the repo."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "report").mkdir()
+    return tmp_path
+
+
+def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
+    dst = workspace / "data" / (as_id or name)
+    shutil.copytree(FIXTURE_RUNS / name, dst)
+    return dst

@@ -1,0 +1,74 @@
+"""The command line and the Makefile fail with one line that says what to do."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchreport.cli import main
+
+from .conftest import copy_run
+
+
+def _make(project, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    return subprocess.run(["make", "--no-print-directory", "-C", str(project), *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_make_report_of_a_missing_run_prints_one_line(project):
+    out = _make(project, "report", "RUN=does-not-exist")
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "data/does-not-exist/run.yaml not found" in lines[0]
+    assert "[setup]" not in out.stdout     # nothing was installed first
+
+
+@pytest.mark.parametrize("run", ["../x", "", "a/b", ".."])
+def test_make_report_with_a_malformed_run_prints_usage(project, run):
+    out = _make(project, "report", f"RUN={run}")
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Usage: make report RUN=<run-id>" in lines[0]
+
+
+def test_plain_make_lists_the_targets(project):
+    out = _make(project)
+    assert out.returncode == 0
+    for target in ("report", "test", "clean", "install"):
+        assert f"  {target} " in out.stdout
+
+
+def test_cli_error_is_one_line_and_exit_code_is_nonzero(workspace, capsys):
+    code = main(["build", "nope", "--data-root", str(workspace / "data"),
+                 "--report-root", str(workspace / "report")])
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "nope/run.yaml not found" in err[0]
+
+
+def test_cli_rejects_run_ids_that_leave_the_data_folder(workspace, capsys):
+    assert main(["build", "../etc", "--data-root", str(workspace / "data")]) == 1
+    assert "is not a run id" in capsys.readouterr().err
+
+
+def test_bad_result_file_stops_the_build_naming_file_and_line(workspace, project, capsys):
+    run = copy_run(workspace, "mini")
+    (run / "raw/sglang/sglang_0115_3.jsonl").write_text('{"duration": 3, "completed": 1}\n')
+    code = main(["build", "mini", "--data-root", str(workspace / "data"),
+                 "--report-root", str(workspace / "report"), "--project", str(project)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert err[-1].startswith("error: 10-end-to-end.ipynb: notebook failed in cell")
+    assert "data/mini/raw/sglang/sglang_0115_3.jsonl:1: JSON is not a benchmark result" in err[-1]
+    assert (workspace / "report/mini/notebooks/10-end-to-end.ipynb").is_file()
+
+
+def test_debug_shows_the_traceback(workspace):
+    out = subprocess.run([sys.executable, "-m", "benchreport", "--debug", "build", "nope",
+                          "--data-root", str(workspace / "data")], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "Traceback" in out.stderr

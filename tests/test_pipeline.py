@@ -1,0 +1,121 @@
+"""End to end: build the hand-made run into a temp folder and read what came out."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchreport.pipeline import build
+
+from .conftest import copy_run
+
+EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
+            "notebooks/10-end-to-end.ipynb", "report.ko.html", "report.en.html",
+            "report.ko.pdf", "report.en.pdf"}
+
+
+def _build(workspace: Path, project: Path, run_id: str) -> Path:
+    lines: list[str] = []
+    build(run_id, data_root=workspace / "data", report_root=workspace / "report",
+          project=project, out=lines.append)
+    assert lines[0].startswith("[1/3] notebook 10-end-to-end.ipynb")
+    assert re.fullmatch(r"\[3/3\] render HTML and PDF \(ko, en\) done in \d+\.\ds", lines[-1])
+    return workspace / "report" / run_id
+
+
+def _figures(report: Path) -> dict:
+    data = json.loads((report / "derived" / "figures.json").read_text())
+    return {f["id"]: f for f in data["figures"]}
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, request) -> Path:
+    project = Path(request.config.rootpath)
+    workspace = tmp_path_factory.mktemp("ws")
+    (workspace / "data").mkdir()
+    copy_run(workspace, "mini")
+    return _build(workspace, project, "mini")
+
+
+def test_build_writes_exactly_the_expected_files(built):
+    found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
+    assert found == EXPECTED
+
+
+def test_figures_carry_values_and_provenance(built):
+    figs = _figures(built)
+    d = figs["e2e.1k.vllm.duration"]
+    assert d["value"] == 10.0 and d["unit"] == "s"
+    assert d["notebook"] == "10-end-to-end.ipynb"
+    (src,) = d["sources"]
+    assert src["path"] == "data/mini/raw/vllm/vllm-infqps-concurrency3-tiny-20260115-101000.json"
+    assert src["key"] == "duration" and src["lines"] == [1]
+    assert re.fullmatch(r"[0-9a-f]{64}", src["sha256"])
+    sg = figs["e2e.4k.sglang.duration"]["sources"][0]
+    assert sg["path"].endswith("sglang_0115_3.jsonl") and sg["lines"] == [2]
+    assert figs["e2e.1k.faster"]["value"] == "vllm"
+    assert figs["e2e.1k.speedup"]["value"] == pytest.approx(1.25)
+    assert figs["e2e.4k.faster"]["value"] == "sglang"
+    assert figs["e2e.4k.speedup"]["value"] == pytest.approx(1.25)
+    assert figs["e2e.4k.speedup"]["depends_on"] == ["e2e.4k.sglang.duration",
+                                                    "e2e.4k.vllm.duration"]
+    assert figs["workload.4k.input_tokens"]["value"] == 4096
+
+
+def test_html_pages_have_their_language_and_the_figures(built):
+    ko = (built / "report.ko.html").read_text()
+    en = (built / "report.en.html").read_text()
+    assert '<html lang="ko">' in ko and '<html lang="en">' in en
+    assert "{{" not in ko + en and "{%" not in ko + en
+    assert "http://" not in ko + en and "https://" not in ko + en   # self-contained
+    t_en, t_ko = _text(en), _text(ko)
+    assert "vLLM completed the benchmark in 10.0 s, while SGLang needed 12.5 s" in t_en
+    assert "That makes vLLM 1.25× as fast" in t_en
+    assert "SGLang completed the benchmark in 24.0 s, while vLLM needed 30.0 s" in t_en
+    assert "vLLM은 벤치마크를 10.0초 만에 마쳤고, SGLang은 12.5초가 걸렸습니다" in t_ko
+    assert "SGLang이 1.25배 빨랐던 셈입니다" in t_ko
+
+
+def test_every_number_link_resolves_to_a_derivation(built):
+    for lang in ("ko", "en"):
+        html = (built / f"report.{lang}.html").read_text()
+        ids = set(re.findall(r'id="([^"]+)"', html))
+        targets = set(re.findall(r'href="#([^"]+)"', html))
+        assert targets and targets <= ids
+
+
+def test_pdfs_hold_hangul_and_the_headline(built):
+    from pypdf import PdfReader
+
+    ko = PdfReader(built / "report.ko.pdf")
+    text = "".join(page.extract_text() for page in ko.pages)
+    assert "한눈에 보기" in text and "1.25배" in text
+    assert ko.metadata["/Title"] == "작은 테스트 실행"
+    en = "".join(p.extract_text() for p in PdfReader(built / "report.en.pdf").pages)
+    assert "At a glance" in en and "1.25×" in en
+
+
+def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project):
+    """The words come from the data: swap the 1K results and the other engine wins."""
+    run = copy_run(workspace, "mini", as_id="mini-swapped")
+    vllm_1k = run / "raw/vllm/vllm-infqps-concurrency3-tiny-20260115-101000.json"
+    sglang_lines = (run / "raw/sglang/sglang_0115_3.jsonl").read_text().splitlines()
+    (run / "raw/sglang/sglang_0115_3.jsonl").write_text(sglang_lines[1] + "\n")
+    shutil.move(vllm_1k, run / "raw/sglang/vllm-1k.json")
+    (run / "raw/vllm/sglang-1k.jsonl").write_text(sglang_lines[0] + "\n")
+
+    report = _build(workspace, project, "mini-swapped")
+    figs = _figures(report)
+    assert figs["e2e.1k.faster"]["value"] == "sglang"
+    assert figs["e2e.1k.sglang.duration"]["value"] == 10.0
+    t_en = _text((report / "report.en.html").read_text())
+    assert "SGLang completed the benchmark in 10.0 s, while vLLM needed 12.5 s" in t_en
+    assert "That makes SGLang 1.25× as fast" in t_en
+    t_ko = _text((report / "report.ko.html").read_text())
+    assert "SGLang은 벤치마크를 10.0초 만에 마쳤고, vLLM은 12.5초가 걸렸습니다" in t_ko

@@ -1,0 +1,58 @@
+import datetime as dt
+import warnings
+from pathlib import Path
+
+import pytest
+
+from benchreport.errors import ConfigError
+from benchreport.runmeta import parse_run_yaml
+
+FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
+
+
+def test_fixture_run_yaml_is_read_into_typed_fields():
+    meta = parse_run_yaml(FIXTURE, "run.yaml")
+    assert meta.date == dt.date(2026, 1, 15)
+    assert [e.id for e in meta.engines] == ["vllm", "sglang"]
+    assert [(w.id, w.input_tokens, w.concurrency) for w in meta.workloads] == [
+        ("1k", 1024, 3), ("4k", 4096, 3)]
+    assert meta.title["ko"] == "작은 테스트 실행"
+
+
+def test_reference_run_yaml_is_valid_and_says_it_is_a_reconstruction(project):
+    text = (project / "data" / "2024-b300" / "run.yaml").read_text()
+    meta = parse_run_yaml(text, "run.yaml")
+    assert [w.input_tokens for w in meta.workloads] == [65536, 200000]
+    assert "reconstruction" in meta.reconstruction["en"]
+    assert "재구성" in meta.reconstruction["ko"]
+
+
+@pytest.mark.parametrize("edit, message, line", [
+    (lambda t: t.replace("date: 2026-01-15\n", ""), "missing key 'date'", 2),
+    (lambda t: t.replace("concurrency: 3, num_prompts: 3}\n  - {id: 4k",
+                         "concurrency: three, num_prompts: 3}\n  - {id: 4k"),
+     r"workloads\[\].concurrency must be an integer, got text 'three'", 12),
+    (lambda t: t.replace("schema: 1", "schema: 2"), "schema 2 is not supported", 2),
+    (lambda t: t + "engines: []\n", "duplicate key 'engines'", 14),
+    (lambda t: t.replace("title: {", "title: [").replace('"A tiny test run"}', '"x"]'),
+     "run.title must be a mapping, got a list", 3),
+    (lambda t: "a: [1\n", "not valid YAML", 2),
+])
+def test_bad_run_yaml_names_the_line(edit, message, line):
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_run_yaml(edit(FIXTURE), "data/x/run.yaml")
+    assert info.value.line == line
+    assert info.value.one_line().startswith(f"data/x/run.yaml:{line}: ")
+
+
+def test_unknown_key_is_a_warning_not_an_error():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_run_yaml(FIXTURE + "colour: blue\n", "run.yaml")
+    assert len(caught) == 1
+    assert "run.yaml:14: unknown key run.colour" in str(caught[0].message)
+
+
+def test_yaml_tags_that_build_objects_are_refused():
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        parse_run_yaml(FIXTURE + "x: !!python/object/apply:os.system ['true']\n", "run.yaml")

@@ -1,0 +1,60 @@
+"""The generator: seeded, byte-reproducible, and the reference run is its output."""
+
+import hashlib
+import json
+
+import pytest
+
+from benchreport.synth import generate
+
+
+def _digests(folder):
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory, request):
+    project = request.config.rootpath
+    out = tmp_path_factory.mktemp("raw")
+    generate(project / "data/2024-b300/scenario.yaml", out)
+    return out
+
+
+def test_reference_raw_files_are_the_generators_output_byte_for_byte(regenerated, project):
+    committed = project / "data/2024-b300/raw"
+    mine = {k: v for k, v in _digests(committed).items() if k.endswith((".json", ".jsonl"))}
+    assert mine == {k: v for k, v in _digests(regenerated).items()
+                    if k.endswith((".json", ".jsonl"))}
+
+
+def test_reference_durations_match_the_published_ones(project):
+    """Read with plain json, independent of the package's parsers."""
+    raw = project / "data/2024-b300/raw"
+    got = {}
+    for path in raw.glob("vllm/*.json"):
+        d = json.loads(path.read_text())
+        got[("vllm", d["total_input_tokens"] // d["completed"])] = d["duration"]
+    for path in raw.glob("sglang/*.jsonl"):
+        d = json.loads(path.read_text().splitlines()[0])   # Python's json reads Infinity
+        got[("sglang", d["random_input_len"])] = d["duration"]
+    assert got == {("vllm", 65536): 100.5, ("sglang", 65536): 150.8,
+                   ("vllm", 200000): 295.2, ("sglang", 200000): 225.3}
+
+
+def test_reference_results_are_consistent_with_their_workload(project):
+    for path in sorted((project / "data/2024-b300/raw").glob("*/*.json*")):
+        d = json.loads(path.read_text().splitlines()[0])
+        assert d["completed"] == 10
+        assert d["output_lens"] == [3072] * 10
+        assert len(d["ttfts"]) == len(d["itls"]) == 10
+        latencies = [t + sum(itl) for t, itl in zip(d["ttfts"], d["itls"], strict=True)]
+        assert max(latencies) < d["duration"] <= max(latencies) + 0.8
+        assert d["total_output_tokens"] == 30720
+
+
+def test_synth_command_writes_the_same_bytes(tmp_path, project, regenerated):
+    from benchreport.cli import main
+
+    assert main(["synth", str(project / "data/2024-b300/scenario.yaml"), str(tmp_path)]) == 0
+    assert _digests(tmp_path) == _digests(regenerated)
