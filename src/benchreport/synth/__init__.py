@@ -6,13 +6,20 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+import io
+import random
+
+import yaml
+
 from ..io import write_text_atomic
+from ..parsers.launch import flags_from_args
 from .calibrate import Fitted, fit
+from .logs import Lines, VllmProcs, sglang_run, sglang_startup, vllm_run, vllm_startup
 from .model import Timeline
 from .results import client_view, sglang_result, vllm_result
 from .scenario import EngineSpec, RunSpec, Scenario, load_scenario
 
-__all__ = ["SimulatedRun", "generate", "load_scenario", "simulate_scenario"]
+__all__ = ["SimulatedRun", "generate", "load_scenario", "make_run", "simulate_scenario"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +41,9 @@ def simulate_scenario(scenario: Scenario) -> list[SimulatedRun]:
         for spec in engine.runs:
             fitted = fit(engine.model, n_requests=spec.num_prompts, input_len=spec.input_len,
                          output_len=spec.output_len, accept_prob=spec.accept_prob,
-                         logging=engine.logging, targets=spec.targets, seed=spec.seed,
-                         event_delays=spec.events.delays(), knob=spec.calibrate)
+                         logging=spec.logging, targets=spec.targets, seed=spec.seed,
+                         event_delays=spec.events.delays(), knob=spec.calibrate,
+                         knob_value=spec.knob_value, concurrency=spec.concurrency)
             out.append(SimulatedRun(engine=engine, spec=spec, fitted=fitted))
     return out
 
@@ -93,10 +101,105 @@ def write_results(scenario: Scenario, sim: SimulatedRun, out: Path) -> Path:
     return path
 
 
+def launch_yaml(engine: EngineSpec) -> str:
+    """The engine's launch configuration as the deployment exported it."""
+    body = {"image": engine.launch["image"], "env": dict(engine.launch.get("env", {})),
+            "args": list(engine.launch["args"])}
+    out = io.StringIO()
+    out.write(f"# {engine.id}: launch configuration as deployed (GPUStack custom backend)\n")
+    yaml.safe_dump(body, out, sort_keys=False, allow_unicode=True, width=1000)
+    return out.getvalue()
+
+
+def _number(value):
+    """'8' -> 8, '0.88' -> 0.88, as SGLang prints its resolved server arguments."""
+    if isinstance(value, str):
+        for cast in (int, float):
+            try:
+                return cast(value)
+            except ValueError:
+                pass
+    return value
+
+
+def server_log(scenario: Scenario, engine: EngineSpec, sims: list[SimulatedRun]) -> str:
+    """One server log covering start-up and every run of this engine, in time order."""
+    rng = random.Random(scenario.seed * 31 + len(engine.id))
+    lines = Lines()
+    flags = {k: _number(v) for k, v in flags_from_args(list(engine.launch["args"])).items()}
+    positional = [p for p in flags.pop("_positional", []) if p != "serve"]
+    if engine.client == "vllm-bench-serve":
+        procs = VllmProcs(api=2117 + rng.randrange(100), core=2400 + rng.randrange(100),
+                          workers=tuple(2600 + 13 * i + rng.randrange(10) for i in range(8)))
+        args = {"model": positional[0] if positional else scenario.model_id, **flags}
+        vllm_startup(lines, engine.server_start, engine.ready_after_s, procs, engine.version,
+                     scenario.model_id, args, rng)
+        for sim in sims:
+            vllm_run(lines, sim.spec.start, sim.timeline, list(sim.fitted.windows), procs,
+                     engine.model.spec_tokens, sim.spec.events, rng)
+    else:
+        server_args = {"model_path": positional[0] if positional else scenario.model_id,
+                       **flags}
+        sglang_startup(lines, engine.server_start, engine.ready_after_s, engine.version,
+                       server_args, rng)
+        for sim in sims:
+            sglang_run(lines, sim.spec.start, sim.timeline, engine.logging.every,
+                       min(sim.spec.concurrency, sim.spec.num_prompts),
+                       engine.model.spec_tokens, rng)
+    return lines.text()
+
+
+def _write_raw(scenario: Scenario, sims: list[SimulatedRun], out: Path) -> list[Path]:
+    written = []
+    for engine in scenario.engines:
+        mine = [s for s in sims if s.engine.id == engine.id]
+        for sim in mine:
+            written.append(write_results(scenario, sim, out))
+        log = out / engine.id / "server.log"
+        write_text_atomic(log, server_log(scenario, engine, mine))
+        launch = out / engine.id / "launch.yaml"
+        write_text_atomic(launch, launch_yaml(engine))
+        written += [log, launch]
+    return sorted(written)
+
+
 def generate(scenario_path: Path, out: Path) -> list[Path]:
     """Simulate every run of the scenario and write its raw files under ``out``."""
     scenario = load_scenario(scenario_path)
-    written = []
-    for sim in simulate_scenario(scenario):
-        written.append(write_results(scenario, sim, out))
-    return sorted(written)
+    return _write_raw(scenario, simulate_scenario(scenario), out)
+
+
+def run_yaml(scenario: Scenario, run_id: str) -> str:
+    """A run.yaml for a synthetic run (used by tests to build generated runs end to end)."""
+    first = min(r.start for e in scenario.engines for r in e.runs)
+    workloads = {}
+    for engine in scenario.engines:
+        for r in engine.runs:
+            workloads[r.workload] = r
+    doc = {
+        "schema": 1,
+        "title": {"ko": f"합성 실행 {run_id}", "en": f"Synthetic run {run_id}"},
+        "date": first.date(),
+        "hardware": {"servers": 1, "gpus": 8, "gpu_model": "Simulated GPU"},
+        "model": {"name": scenario.model_id.rsplit("/", 1)[-1]},
+        "deployment": "benchreport synth",
+        "engines": [{"id": e.id, "name": e.launch.get("name", e.id), "image":
+                     e.launch.get("image", "")} for e in scenario.engines],
+        "workloads": [{"id": w, "label": w.upper(), "input_tokens": r.input_len,
+                       "output_tokens": r.output_len, "concurrency": r.concurrency,
+                       "num_prompts": r.num_prompts}
+                      for w, r in sorted(workloads.items(), key=lambda kv: kv[1].input_len)],
+        "reconstruction": {"statement": {
+            "ko": "이 실행은 benchreport synth가 시나리오 파일로 만든 합성 데이터입니다.",
+            "en": "This run is synthetic data made by benchreport synth from a scenario file."}},
+    }
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def make_run(scenario_path: Path, run_dir: Path) -> list[SimulatedRun]:
+    """Write a complete run folder (run.yaml and raw/) and return the simulated truth."""
+    scenario = load_scenario(scenario_path)
+    sims = simulate_scenario(scenario)
+    _write_raw(scenario, sims, run_dir / "raw")
+    write_text_atomic(run_dir / "run.yaml", run_yaml(scenario, run_dir.name))
+    return sims

@@ -12,7 +12,9 @@ import random
 from dataclasses import dataclass
 
 from .model import EngineModel, Timeline, simulate
-from .windows import Window, decode_log_windows, timer_windows
+from .windows import Window, decode_log_windows, exact_print_times, timer_windows
+
+PRINT_DELAY = 0.25   # the stats print may come this share of an interval after its tick
 
 # From the engine's last token to the client stopping its watch (stream close, final
 # detokenization): (aimed at, lowest allowed, highest allowed), seconds.
@@ -36,7 +38,7 @@ class Logging:
     phase: float = 0.0        # where the timer ticks fall relative to the run start
 
 
-KNOBS = ("arrival_gap", "event_scale", "prefill_scale")
+KNOBS = ("arrival_gap", "event_scale", "prefill_decay")
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,11 @@ class Fitted:
     iterations: int
 
 
-def windows_of(tl: Timeline, logging: Logging, concurrency: int) -> list[Window]:
+def windows_of(tl: Timeline, logging: Logging, concurrency: int,
+               print_at: dict[int, float] | None = None) -> list[Window]:
     if logging.kind == "timer":
-        return timer_windows(tl, logging.interval, tl.start + logging.phase, concurrency)
+        return timer_windows(tl, logging.interval, tl.start + logging.phase, concurrency,
+                             print_at)
     return decode_log_windows(tl, logging.every, concurrency)
 
 
@@ -89,19 +93,23 @@ def _desired(ids: list[int], targets: Targets, seed: int) -> dict[int, float]:
 def fit(model: EngineModel, *, n_requests: int, input_len: int, output_len: int,
         accept_prob: float, logging: Logging, targets: Targets, seed: int,
         event_delays: dict[int, float] | None = None, start: float = 0.0,
-        knob: str = "arrival_gap") -> Fitted:
+        knob: str = "arrival_gap", knob_value: float | None = None,
+        concurrency: int | None = None) -> Fitted:
     """Simulate repeatedly, adjusting the free parameters until the targets are met.
 
     ``knob`` names what absorbs the end-to-end duration: ``arrival_gap`` (seconds between
     requests reaching the engine), ``event_scale`` (multiplies ``event_delays``) or
-    ``prefill_scale`` (prefill speed of all requests but the first). The knob is bisected
+    ``prefill_decay`` (how much prefill slows with cached context for all requests but the
+    first; see ``simulate``). The knob is bisected
     on the engine-side duration; what remains (under a second) is the client's time from
-    the engine's last token to its stop watch, ``client_tail``.
+    the engine's last token to its stop watch, ``client_tail``. Without a duration target
+    the knob stays at ``knob_value``.
     """
     if knob not in KNOBS:
         raise ValueError(f"knob must be one of {KNOBS}, got {knob!r}")
     factors: dict[int, float] = {}
     sims = 0
+    in_flight = min(concurrency or n_requests, n_requests)   # "all requests decoding"
 
     def factor(t: float, decode_index: int) -> float:
         if logging.kind == "timer":
@@ -123,28 +131,43 @@ def fit(model: EngineModel, *, n_requests: int, input_len: int, output_len: int,
                           arrival_gap_s=value if knob == "arrival_gap" else 0.0,
                           accept_prob=accept_prob, step_factor=factor, seed=seed,
                           event_delays=delays, start=start,
-                          prefill_scale=value if knob == "prefill_scale" else 1.0)
-            windows = windows_of(tl, logging, n_requests)
-            steady = [w for w in windows if w.steady(n_requests)]
+                          prefill_decay=value if knob == "prefill_decay" else 0.0,
+                          concurrency=concurrency)
+            windows = windows_of(tl, logging, in_flight)
+            steady = [w for w in windows if w.steady(in_flight)]
             desired = _desired([w.index for w in steady], targets, seed)
             off = {w.index: w.gen_tps - desired[w.index] for w in steady if w.index in desired}
             worst = max((abs(v) for v in off.values()), default=0.0)
             if worst < targets.tolerance:
                 return tl, windows
+            if logging.kind == "timer" and desired:
+                # Steps are discrete: finish with the print moments, a continuous knob.
+                at = exact_print_times(tl, logging.interval, tl.start + logging.phase,
+                                       in_flight, desired, PRINT_DELAY * logging.interval)
+                if at is not None:
+                    final = windows_of(tl, logging, in_flight, at)
+                    steady_ids = {w.index for w in final if w.steady(in_flight)}
+                    if steady_ids == set(desired) and all(
+                            abs(w.gen_tps - desired[w.index]) < targets.tolerance
+                            for w in final if w.index in desired):
+                        return tl, final
             for w in steady:
                 if w.index in desired:
                     factors[w.index] = factors.get(w.index, 1.0) * w.gen_tps / desired[w.index]
         raise RuntimeError(f"steady-phase calibration did not converge (worst offset "
                            f"{worst:.4f} tok/s at {knob}={value:.4f})")
 
-    value = 1.0 if knob in ("event_scale", "prefill_scale") else 0.0
+    if knob_value is not None:
+        value = knob_value
+    else:
+        value = 1.0 if knob == "event_scale" else 0.0
     tl, windows = run(value)
     if targets.duration is None:
         return Fitted(tl, tuple(windows), knob, value, tl.end - tl.start + CLIENT_TAIL_S[0],
                       sims)
     want = targets.duration - CLIENT_TAIL_S[0]      # engine-side duration to aim for
-    sign = -1.0 if knob == "prefill_scale" else 1.0   # duration falls as prefill speeds up
-    lo: float | None = 0.0 if knob != "prefill_scale" else None
+    sign = 1.0                                          # every knob lengthens the run
+    lo: float | None = 0.0 if knob != "prefill_decay" else -2.0
     hi: float | None = None
     best = (abs(tl.end - tl.start - want), value, tl, windows)
     for _ in range(40):
@@ -157,12 +180,10 @@ def fit(model: EngineModel, *, n_requests: int, input_len: int, output_len: int,
             lo = value
         else:
             hi = value
-        if lo is not None and hi is not None:
-            value = (lo + hi) / 2
-        elif hi is None:
-            value = value * 1.5 if knob != "arrival_gap" else max(2 * value, value + 1.0)
+        if hi is None:
+            value = max(2 * value, value + 1.0)
         else:
-            value = value / 1.5
+            value = (lo + hi) / 2
         tl, windows = run(value)
         gap = abs(tl.end - tl.start - want)
         if gap < best[0]:

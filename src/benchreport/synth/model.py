@@ -60,6 +60,7 @@ class Request:
     first_token: float | None = None
     chunk_times: list[float] = field(default_factory=list)   # each streamed chunk's time
     finish: float | None = None
+    sent: float = 0.0          # when the client sent it (arrival may be later: gateway delay)
 
     @property
     def context(self) -> int:
@@ -87,8 +88,11 @@ class Step:
     drafted: int            # draft tokens proposed
     running: int            # requests holding KV after the step (prefilled, unfinished)
     waiting: int            # arrived requests not yet started
+    admitted: int = 0       # requests started (prefill begun) and not finished
     extra_s: float = 0.0    # time added by runtime events (JIT, OOM retries) in this step
     accepted_each: tuple[int, ...] = ()   # draft tokens accepted, per decoded request
+    kv_tokens: int = 0                    # tokens held in the KV cache after the step
+    pending_tokens: int = 0               # prompt tokens still to prefill after the step
 
 
 @dataclass(frozen=True)
@@ -102,18 +106,25 @@ class Timeline:
 def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len: int,
              arrival_gap_s: float, accept_prob: float, step_factor, seed: int,
              event_delays: dict[int, float] | None = None, start: float = 0.0,
-             prefill_scale: float = 1.0) -> Timeline:
+             prefill_decay: float = 0.0, concurrency: int | None = None) -> Timeline:
     """Run the workload; ``step_factor(t, decode_index)`` scales decode step times (noise).
 
     ``accept_prob`` is the chance that each next draft token is accepted given the previous
     one was, so the mean accepted length is 1 + p + p^2 + ... + p^k. ``event_delays`` maps a
     step index to seconds added to that step (runtime compilation, OOM retries).
-    ``prefill_scale`` multiplies the prefill speed of every request but the first, which
-    stays on the curve (the published per-chunk sequence is one request's).
+    ``prefill_decay`` slows the prefill of every request but the first in proportion to
+    its cached context (speed x (1 - decay x cached / 200,000)): a fresh request starts on
+    the curve, and the first request stays on it (the published per-chunk sequence is one
+    request's). ``concurrency`` caps the requests in flight as the benchmark client does:
+    request i + concurrency is sent when request i's stream ends (default: all at once).
     """
     rng = random.Random(seed)
     delays = event_delays or {}
-    reqs = [Request(i, start + i * arrival_gap_s, input_len, output_len) for i in range(n_requests)]
+    limit = concurrency or n_requests
+    never = float("inf")
+    reqs = [Request(i, start + i * arrival_gap_s if i < limit else never, input_len, output_len,
+                    sent=start) for i in range(n_requests)]
+    sent = min(limit, n_requests)
     steps: list[Step] = []
     t = start
     k = model.spec_tokens
@@ -142,7 +153,8 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
             take = min(budget, r.input_len - r.prefilled)
             segments.append(PrefillSegment(r.index, take, r.prefilled,
                                             r.prefilled + take >= r.input_len))
-            speed = model.prefill.tps(r.prefilled) * (prefill_scale if r.index else 1.0)
+            slow = prefill_decay * r.prefilled / 200_000 if r.index else 0.0
+            speed = model.prefill.tps(r.prefilled) * max(0.2, 1.0 - slow)
             prefill_s += take / speed
             budget -= take
         decode_s = 0.0
@@ -164,6 +176,9 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
             drafted += k
             if r.generated >= r.output_len:
                 r.finish = end
+                if sent < n_requests:          # the client's freed slot sends the next one
+                    reqs[sent].arrival = reqs[sent].sent = end
+                    sent += 1
         for seg in segments:
             r = reqs[seg.request]
             r.prefilled += seg.tokens
@@ -176,11 +191,15 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
         n_running = sum(1 for r in reqs if r.prefilled >= r.input_len and r.finish is None)
         n_waiting = sum(1 for r in reqs if r.arrival <= end and r.prefilled == 0
                         and all(s.request != r.index for s in segments))
+        kv = sum(r.prefilled + r.generated for r in reqs if r.finish is None)
+        pending_tokens = sum(r.input_len - r.prefilled for r in reqs if r.arrival <= end)
+        admitted = sum(1 for r in reqs if r.prefilled > 0 and r.finish is None)
         steps.append(Step(start=t, end=end, prefill=tuple(segments),
                           decode_requests=tuple(r.index for r in decode), emitted=emitted,
                           accepted=accepted, drafted=drafted, running=n_running,
                           waiting=n_waiting, extra_s=extra,
-                          accepted_each=tuple(accepted_each)))
+                          accepted_each=tuple(accepted_each), kv_tokens=kv,
+                          pending_tokens=pending_tokens, admitted=admitted))
         t = end
     return Timeline(requests=tuple(reqs), steps=tuple(steps), start=start,
                     end=max(r.finish for r in reqs))

@@ -29,14 +29,14 @@ def _us(x: float) -> float:
 
 
 def client_view(tl: Timeline, duration: float) -> ClientView:
-    """All requests are sent at ``tl.start``; the client sees each stream end ``tail`` later."""
+    """Times from each request's send; the client sees each stream end ``tail`` later."""
     tail = duration - (tl.end - tl.start)
     ttfts, itls, lat = [], [], []
     for r in tl.requests:
-        ct = [c - tl.start for c in r.chunk_times]
+        ct = [c - r.sent for c in r.chunk_times]
         ttfts.append(_us(ct[0]))
         itls.append([_us(b - a) for a, b in zip(ct, ct[1:], strict=False)])
-        lat.append(_us(r.finish - tl.start + tail))
+        lat.append(_us(r.finish - r.sent + tail))
     return ClientView(duration=_us(duration), input_lens=[r.input_len for r in tl.requests],
                       output_lens=[r.generated for r in tl.requests], ttfts=ttfts, itls=itls,
                       latencies=lat)
@@ -85,7 +85,7 @@ def vllm_result(tl: Timeline, v: ClientView, *, model_id: str, date: dt.datetime
         "output_throughput": total_out / v.duration,
         "total_token_throughput": (total_in + total_out) / v.duration,
         "max_output_tokens_per_s": _peak_output_rate(tl),
-        "max_concurrent_requests": max_concurrency, "rtfx": 0.0,
+        "max_concurrent_requests": min(max_concurrency, n), "rtfx": 0.0,
         "latencies": v.latencies, "queue_times": [0.0] * n,
         "input_lens": v.input_lens, "output_lens": v.output_lens, "ttfts": v.ttfts,
         "itls": v.itls, "generated_texts": [""] * n, "errors": [""] * n,
@@ -124,7 +124,7 @@ def sglang_result(tl: Timeline, v: ClientView, *, input_len: int, output_len: in
     record.update({
         "concurrency": sum(v.latencies) / v.duration, "accept_length": accept_length,
         "max_output_tokens_per_s": _peak_output_rate(tl),
-        "max_concurrent_requests": max_concurrency,
+        "max_concurrent_requests": min(max_concurrency, n),
         "input_lens": v.input_lens, "output_lens": v.output_lens, "ttfts": v.ttfts,
         "itls": v.itls, "generated_texts": [""] * n, "errors": [""] * n,
     })

@@ -48,6 +48,8 @@ class RunSpec:
     calibrate: str
     events: Events
     seed: int
+    logging: Logging     # with the timer phase of this run (one timer per server)
+    knob_value: float | None = None   # start (or, without a duration target, fixed) value
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class EngineSpec:
     version: str
     runs: tuple[RunSpec, ...]
     info: dict[str, Any]
+    server_start: dt.datetime
+    ready_after_s: float
+    launch: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -106,10 +111,11 @@ def load_scenario(path: Path) -> Scenario:
             step_per_kv_token_s=_get(e, "decode_ns_per_kv_token", float, p) / 1e9,
             dcp=_get(e, "dcp", int, p, 1), spec_tokens=_get(e, "spec_tokens", int, p, 0))
         lg = _get(e, "logging", Located, p)
+        server_start = _get(e, "server_start", dt.datetime, p)
+        ready_after = _get(e, "ready_after_s", float, p)
         logging = Logging(kind=_get(lg, "kind", str, p),
                           interval=_get(lg, "interval_s", float, p, 10.0),
-                          every=_get(lg, "every", int, p, 40),
-                          phase=_get(lg, "phase_s", float, p, 0.0))
+                          every=_get(lg, "every", int, p, 40))
         runs = []
         for wid, r in _get(e, "runs", Located, p).items():
             w = _get(workloads, wid, Located, p)
@@ -117,11 +123,15 @@ def load_scenario(path: Path) -> Scenario:
             ev = _get(r, "events", Located, p, Located())
             if not hasattr(ev, "lines"):
                 ev.lines, ev.line = {}, r.line
+            start = _get(r, "start", dt.datetime, p)
+            # The stats timer starts when the server is ready and ticks every interval.
+            since_ready = (start - server_start).total_seconds() - ready_after
+            phase = (-since_ready) % logging.interval
             runs.append(RunSpec(
                 engine=eid, workload=wid, input_len=_get(w, "input_len", int, p),
                 output_len=_get(w, "output_len", int, p),
                 num_prompts=_get(w, "num_prompts", int, p), concurrency=concurrency,
-                start=_get(r, "start", dt.datetime, p),
+                start=start,
                 accept_prob=_get(r, "accept_prob", float, p),
                 targets=Targets(duration=_get(t, "duration", float, p, None),
                                 steady_min=_get(t, "steady_min", float, p, None),
@@ -129,9 +139,13 @@ def load_scenario(path: Path) -> Scenario:
                                 steady_mean=_get(t, "steady_mean", float, p, None),
                                 tolerance=0.04 if logging.kind == "timer" else 0.004),
                 calibrate=_get(r, "calibrate", str, p, "arrival_gap"),
+                knob_value=_get(r, "knob_value", float, p, None),
                 events=Events(**{k: ev[k] for k in ev}),
-                seed=run_seed(seed, eid, wid)))
+                seed=run_seed(seed, eid, wid),
+                logging=Logging(logging.kind, logging.interval, logging.every, phase)))
         engines.append(EngineSpec(id=eid, client=_get(e, "client", str, p), model=model,
                                   logging=logging, version=str(_get(e, "version", str, p)),
-                                  runs=tuple(runs), info=dict(_get(e, "info", Located, p, {}))))
+                                  runs=tuple(runs), info=dict(_get(e, "info", Located, p, {})),
+                                  server_start=server_start, ready_after_s=ready_after,
+                                  launch=dict(_get(e, "launch", Located, p))))
     return Scenario(seed=seed, model_id=_get(doc, "model_id", str, p), engines=tuple(engines))

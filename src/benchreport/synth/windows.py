@@ -21,6 +21,7 @@ class Window:
     prompt_tokens: int
     gen_tokens: int
     running: int
+    admitted: int               # running + mid-prefill (vLLM's "Running")
     waiting: int
     accepted: int
     drafted: int
@@ -60,7 +61,8 @@ def _window(index: int, start: float, end: float, steps: list[Step], concurrency
     last = steps[-1] if steps else None
     return Window(
         index=index, start=start, end=end, steps=tuple(steps), prompt_tokens=prompt,
-        gen_tokens=gen, running=last.running if last else 0, waiting=last.waiting if last else 0,
+        gen_tokens=gen, running=last.running if last else 0,
+        admitted=last.admitted if last else 0, waiting=last.waiting if last else 0,
         accepted=sum(s.accepted for s in steps), drafted=sum(s.drafted for s in steps),
         decode_request_steps=sum(len(s.decode_requests) for s in steps),
         full=bool(steps) and all(len(s.decode_requests) == concurrency for s in steps),
@@ -68,12 +70,13 @@ def _window(index: int, start: float, end: float, steps: list[Step], concurrency
     )
 
 
-def timer_windows(tl: Timeline, interval: float, phase: float, concurrency: int) -> list[Window]:
+def timer_windows(tl: Timeline, interval: float, phase: float, concurrency: int,
+                  print_at: dict[int, float] | None = None) -> list[Window]:
     """vLLM: a stats line every ``interval`` s on a timer started at ``phase``.
 
     The line is printed at the first step boundary at or after each tick (the front end
-    reports what it has received by then). Windows with no activity are skipped, like the
-    engine, except the first idle one after activity.
+    reports what it has received by then), or at ``print_at[k]`` (a moment at or after
+    tick k: the event loop's delay) where given.
     """
     ends = [s.end for s in tl.steps]
     k = int((tl.start - phase) // interval) + 1
@@ -82,12 +85,16 @@ def timer_windows(tl: Timeline, interval: float, phase: float, concurrency: int)
     i = 0
     while True:
         tick = phase + k * interval
-        j = bisect.bisect_left(ends, tick)
-        # a step straddling the tick delays the print to that step's end
-        t = tick
-        if j < len(tl.steps) and tl.steps[j].start < tick:
-            t = tl.steps[j].end
-            j += 1
+        if print_at and k in print_at:
+            t = print_at[k]
+            j = bisect.bisect_right(ends, t)
+        else:
+            j = bisect.bisect_left(ends, tick)
+            # a step straddling the tick delays the print to that step's end
+            t = tick
+            if j < len(tl.steps) and tl.steps[j].start < tick:
+                t = tl.steps[j].end
+                j += 1
         chunk = list(tl.steps[i:j])
         windows.append(_window(k, prev_t, t, chunk, concurrency, count_first_tokens=True))
         i, prev_t = j, t
@@ -101,7 +108,12 @@ def timer_windows(tl: Timeline, interval: float, phase: float, concurrency: int)
 
 
 def decode_log_windows(tl: Timeline, every: int, concurrency: int) -> list[Window]:
-    """SGLang: a Decode line after every ``every``-th decode forward."""
+    """SGLang: a Decode line after every ``every``-th decode forward.
+
+    A window's throughput runs from the first decode step of the run (the first line) or the
+    previous Decode line. Whether prefill happened in it counts every step since the
+    previous Decode line or the run's start, as a reader of the log must assume.
+    """
     windows: list[Window] = []
     count = 0
     prev_t = None
@@ -109,8 +121,6 @@ def decode_log_windows(tl: Timeline, every: int, concurrency: int) -> list[Windo
     for step in tl.steps:
         if prev_t is None and step.decode_requests:
             prev_t = step.start
-        if prev_t is None:
-            continue
         bucket.append(step)
         if step.decode_requests:
             count += 1
@@ -124,3 +134,42 @@ def decode_log_windows(tl: Timeline, every: int, concurrency: int) -> list[Windo
                                                               for g in s.prefill)}))
                 bucket, prev_t = [], step.end
     return windows
+
+
+def exact_print_times(tl: Timeline, interval: float, phase: float, concurrency: int,
+                      wanted: dict[int, float], max_delay: float) -> dict[int, float] | None:
+    """Print moments, window by window, at which each wanted window shows exactly its value.
+
+    Between two step ends the token count is fixed and the value falls as the print moves
+    later, so each wanted value is met by one moment, if it lies within ``max_delay`` of the
+    tick. Returns None when some window cannot be met that way.
+    """
+    ends = [s.end for s in tl.steps]
+    cum = [0]
+    for step in tl.steps:
+        cum.append(cum[-1] + step.emitted + sum(1 for g in step.prefill if g.completes))
+    chosen: dict[int, float] = {}
+    for k in sorted(wanted):
+        windows = timer_windows(tl, interval, phase, concurrency, chosen)
+        prev = next((w.start for w in windows if w.index == k), None)
+        if prev is None:
+            return None
+        tick = phase + k * interval
+        start_tokens = cum[bisect.bisect_right(ends, prev)]
+        found = None
+        j = bisect.bisect_right(ends, tick)       # steps ended by the tick
+        while j <= len(ends):
+            lo = max(tick, ends[j - 1] if j else tick)
+            hi = ends[j] if j < len(ends) else tick + max_delay
+            if lo > tick + max_delay:
+                break
+            tokens = cum[j] - start_tokens
+            t = prev + tokens / wanted[k]
+            if lo <= t < min(hi, tick + max_delay):
+                found = t
+                break
+            j += 1
+        if found is None:
+            return None
+        chosen[k] = found
+    return chosen
