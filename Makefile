@@ -11,7 +11,7 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 # RUN is checked before anything is set up, so a typo costs one line, not an install.
-RUN_GOALS := report clean
+RUN_GOALS := report clean checksums
 ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
   ifeq ($(strip $(RUN)),)
     $(error RUN is not set. Usage: make report RUN=<run-id>, for example: make report RUN=2024-b300)
@@ -20,13 +20,13 @@ ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
     $(error RUN='$(RUN)' is not a run id (letters, digits, '.', '_', '-'; no '/' or '..'). Usage: make report RUN=<run-id>)
   endif
 endif
-ifneq ($(filter report,$(MAKECMDGOALS)),)
+ifneq ($(filter report checksums,$(MAKECMDGOALS)),)
   ifeq ($(wildcard data/$(RUN)/run.yaml),)
     $(error data/$(RUN)/run.yaml not found; put the run's inputs in data/$(RUN)/ (see README), or try: make report RUN=2024-b300)
   endif
 endif
 
-.PHONY: help install report test lock clean
+.PHONY: help install report test checksums lock clean
 
 ## Show this help
 help:
@@ -52,6 +52,10 @@ report: $(STAMP)
 ## Run the test suite
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q
+
+## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
+checksums: $(STAMP)
+	@$(BIN)/benchreport checksums $(RUN) --write
 
 ## Re-resolve requirements.lock from pyproject.toml (needs the package registry)
 lock:

@@ -21,6 +21,21 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checksums(args: argparse.Namespace) -> int:
+    from . import checksums
+    from .paths import run_paths
+
+    paths = run_paths(args.run_id, args.data_root)
+    shown = paths.rel(paths.data)
+    if args.write:
+        print(f"recorded {paths.rel(checksums.record(paths.data))}")
+    else:
+        count = checksums.verify(paths.data, shown, args.run_id)
+        print(f"{shown}: {count} files match {checksums.NAME}" if count
+              else f"{shown}: no {checksums.NAME} recorded")
+    return 0
+
+
 def _synth(args: argparse.Namespace) -> int:
     from .synth import generate
 
@@ -42,6 +57,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", type=Path, default=Path("."),
                    help="folder holding notebooks/ and templates/ (default: current folder)")
     p.set_defaults(func=_build)
+
+    p = sub.add_parser("checksums", help="verify (or --write) data/<RUN>/SHA256SUMS")
+    p.add_argument("run_id")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.add_argument("--write", action="store_true", help="record the current files")
+    p.set_defaults(func=_checksums)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

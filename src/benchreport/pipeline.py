@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import checksums
 from .errors import BuildError
 from .figures import merge
 from .io import Run, load_run, write_json
@@ -97,7 +98,9 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     run = load_run(run_id, data_root, report_root)
     data_root, report_root = Path(data_root).resolve(), Path(report_root).resolve()
     notebooks = list_notebooks(project / "notebooks")
-    steps = Steps(total=len(notebooks) + 2, out=out)
+    steps = Steps(total=len(notebooks) + 3, out=out)
+    steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
+        run.paths.data, run.paths.rel(run.paths.data), run.id))
     # Figures of an earlier build must not leak into this one.
     for stale in run.paths.figure_fragments.glob("*.json"):
         stale.unlink()
