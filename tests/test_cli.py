@@ -72,3 +72,22 @@ def test_debug_shows_the_traceback(workspace):
                           "--data-root", str(workspace / "data")], capture_output=True, text=True)
     assert out.returncode != 0
     assert "Traceback" in out.stderr
+
+
+def test_changed_raw_file_stops_the_build_and_says_how_to_re_record(workspace, project, capsys):
+    run = copy_run(workspace, "mini")
+    data = ["--data-root", str(workspace / "data")]
+    assert main(["checksums", "mini", "--write", *data]) == 0
+    assert main(["checksums", "mini", *data]) == 0
+    assert "4 files match SHA256SUMS" in capsys.readouterr().out
+    log = run / "raw/vllm/vllm-infqps-concurrency3-tiny-20260115-102000.json"
+    log.write_text(log.read_text().replace('"duration": 30.0', '"duration": 3.0'))
+    code = main(["build", "mini", *data, "--report-root", str(workspace / "report"),
+                 "--project", str(project)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 2          # the step's start line, then the error
+    assert err[-1].startswith(
+        "error: data/mini/raw/vllm/vllm-infqps-concurrency3-tiny-20260115-102000.json: "
+        "sha256 is ")
+    assert "re-record with: make checksums RUN=mini" in err[-1]
+    assert not (workspace / "report/mini/report.en.html").exists()

@@ -20,8 +20,9 @@ def _build(workspace: Path, project: Path, run_id: str) -> Path:
     lines: list[str] = []
     build(run_id, data_root=workspace / "data", report_root=workspace / "report",
           project=project, out=lines.append)
-    assert lines[0].startswith("[1/3] notebook 10-end-to-end.ipynb")
-    assert re.fullmatch(r"\[3/3\] render HTML and PDF \(ko, en\) done in \d+\.\ds", lines[-1])
+    assert lines[0] == "[1/4] verify inputs against SHA256SUMS ..."
+    assert lines[2].startswith("[2/4] notebook 10-end-to-end.ipynb")
+    assert re.fullmatch(r"\[4/4\] render HTML and PDF \(ko, en\) done in \d+\.\ds", lines[-1])
     return workspace / "report" / run_id
 
 

@@ -1,0 +1,42 @@
+import pytest
+
+from benchreport.claims import parse_claims
+from benchreport.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def reference(request):
+    path = request.config.rootpath / "data/2024-b300/claims.yaml"
+    return parse_claims(path.read_text(), "claims.yaml")
+
+
+def test_reference_claims_cover_both_articles_and_the_known_contradictions(reference):
+    articles, claims = reference
+    assert set(articles) == {"detailed", "summary"}
+    by_id = {c.id: c for c in claims}
+    assert {s for c in claims for s in c.source} == {"detailed", "summary"}
+    # the claims a later issue must flag
+    assert by_id["only-engine-changed"].source == ("summary",)
+    assert by_id["both-oom-at-095"].source == ("summary",)
+    assert by_id["decode-degradation-vllm"].value == 3.29
+    assert by_id["e2e-200k-speedup"].rounding == 0.01
+    assert by_id["prefill-chunk-decay-sglang"].value == [22265, 21064, 19628, 18475, 17243, 16408]
+    assert all(c.text["ko"] and c.text["en"] for c in claims)
+    figures = [c for c in claims if c.kind == "figure"]
+    assert all(c.value is not None for c in figures)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [b], kind: figure, text: {ko: a, en: b}}\n",
+     "unknown article 'b'"),
+    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: guess, text: {ko: a, en: b}}\n",
+     "kind must be one of"),
+    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: figure, text: {ko: a}}\n",
+     "text needs ko and en"),
+    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: figure, text: {ko: a, en: b}}\n"
+     "  - {id: x, source: [a], kind: figure, text: {ko: a, en: b}}\n", "duplicate claim id 'x'"),
+])
+def test_bad_claims_are_refused_with_the_line(text, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_claims(text, "claims.yaml")
+    assert info.value.line >= 4
