@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
@@ -51,6 +51,8 @@ class RunMeta:
     reconstruction: dict[str, str] | None
     assumed: tuple[Assumption, ...]
     notes: dict[str, str] | None
+    # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
+    windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def engine(self, engine_id: str) -> Engine:
         for engine in self.engines:
@@ -127,7 +129,7 @@ class _Checker:
 
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
-            "workloads", "reconstruction", "assumed", "notes", "scenario"}
+            "workloads", "reconstruction", "assumed", "notes", "scenario", "windows"}
 
 
 def parse_run_yaml(text: str, path: str) -> RunMeta:
@@ -192,6 +194,20 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
             why=c.bilingual(a, "why", "assumed[]"),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
+    windows: dict[str, dict[str, dict[str, str]]] = {}
+    for eid, per in c.get(doc, "windows", Located, "run", required=False, default={}).items():
+        if eid not in ids:
+            raise c.fail(doc, "windows", f"run.windows names unknown engine {eid!r}")
+        per = c.mapping(per, f"run.windows.{eid}", doc, "windows")
+        for wid, span in per.items():
+            span = c.mapping(span, f"run.windows.{eid}.{wid}", per, wid)
+            bounds = {}
+            for key in ("start", "end"):
+                value = c.get(span, key, (dt.datetime, str), f"windows.{eid}.{wid}")
+                bounds[key] = (value.strftime("%Y-%m-%dT%H:%M:%S")
+                               if isinstance(value, dt.datetime) else value)
+            windows.setdefault(eid, {})[str(wid)] = bounds
     return RunMeta(title=title, date=date, hardware=hardware, model=model,
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
-                   reconstruction=reconstruction, assumed=tuple(assumed), notes=notes)
+                   reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
+                   windows=windows)

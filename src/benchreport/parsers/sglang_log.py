@@ -1,0 +1,164 @@
+"""SGLang server-log messages (after the prefix), every era in engine-formats.md 3.2-3.7.
+
+Prefill and Decode batch lines are parsed by key, not position: split on ", " after the
+"batch" word (period or comma), drop the trailing-comma era's empty part, read each
+``key: value`` pair. Unknown keys are kept under their snake_case name.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from .vllm_log import FieldError
+
+MARKERS = (
+    b"Prefill batch", b"Decode batch", b"new fill batch", b"#running-req", b"Retract",
+    b"retracted_reqs", b"out of memory", b"Not enough memory", b"Capture cuda graph",
+    b"cuda graph", b"server_args=", b"KV Cache is allocated", b"max_total_num_tokens",
+    b"Load weight end", b"DeepGEMM JIT", b"fired up", b"non-adaptive", b"memory capacity",
+)
+
+_BATCH = re.compile(r"^(?P<what>Prefill|Decode) batch(?: \[\d+\])?(?:\(mixed #running-req: (?P<mixed>\d+)\))?[.,] ")
+_KEYS = {
+    "#new-seq": "new_seq", "#new-token": "new_token", "#cached-token": "cached_token",
+    "#running-req": "running_req", "#queue-req": "queue_req", "#pending-token": "pending_token",
+    "#token": "token", "token usage": "token_usage", "accept len": "accept_len",
+    "accept rate": "accept_rate", "input throughput (token/s)": "input_tps",
+    "gen throughput (token/s)": "gen_tps", "cache hit rate": "cache_hit_rate_pct",
+    "#replay-token": "replay_token", "#retracted-req": "retracted_req",
+    "pre-allocated usage": "preallocated_usage", "#prealloc-req": "prealloc_req",
+    "#transfer-req": "transfer_req", "full token usage": "full_token_usage",
+    "swa token usage": "swa_token_usage", "mamba usage": "mamba_usage",
+    "#full token": "full_token", "#swa token": "swa_token",
+}
+_INTS = {"new_seq", "new_token", "cached_token", "running_req", "queue_req", "pending_token",
+         "token", "replay_token", "retracted_req", "prealloc_req", "transfer_req", "full_token",
+         "swa_token"}
+_PAIR = re.compile(r"^(?P<key>[#A-Za-z][^:]*): (?P<val>.+)$")
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", key.lower().lstrip("#")).strip("_")
+
+
+def _value(name: str, text: str) -> Any:
+    text = text.strip()
+    if text in ("True", "False"):
+        return text == "True"
+    text = text.rstrip("%")
+    try:
+        number = float(text)
+    except ValueError:
+        raise FieldError(f"{name}: {text!r} is not a number") from None
+    return int(number) if name in _INTS else number
+
+
+def parse_batch(msg: str) -> tuple[str, dict[str, Any]]:
+    m = _BATCH.match(msg)
+    if m is None:
+        raise FieldError("not a batch line")
+    kind = "prefill_batch" if m["what"] == "Prefill" else "decode_batch"
+    fields: dict[str, Any] = {}
+    if m["mixed"]:
+        fields["running_req"] = int(m["mixed"])
+    for part in msg[m.end():].rstrip(", ").split(", "):
+        part = part.strip()
+        if not part:
+            continue                      # 0.4.10-0.5.8 end every line with ", "
+        pair = _PAIR.match(part)
+        if not pair:
+            continue                      # cropped or glued tail: skip, others stay valid
+        key = pair["key"].strip()
+        if key.endswith(" graph"):        # "cuda graph", "cpu graph", "npu graph", "musa graph"
+            fields["graph"] = key.split()[0]
+            fields["graph_used"] = _value("graph", pair["val"])
+            continue
+        name = _KEYS.get(key, _snake(key))
+        fields[name] = _value(name, pair["val"])
+    needed = ("new_token",) if kind == "prefill_batch" else ("running_req",)
+    for n in needed:
+        if n not in fields:
+            raise FieldError(f"no {n} in {kind} line")
+    return kind, fields
+
+
+_OLD_FILL = re.compile(r"^new fill batch\. #seq: (\d+)\. #cached_token: (\d+)\. #new_token: (\d+)\. "
+                       r"#remaining_req: (\d+)\. #running_req: (\d+)\.")
+_BARE_DECODE = re.compile(r"^#running-req: (\d+), #token: (\d+), token usage: ([\d.]+), "
+                          r"(?:gen throughput \(token/s\): ([\d.]+), )?#queue-req: (\d+)")
+_RETRACT = re.compile(r"#retracted_reqs: (?P<retracted>\d+)")
+_OTHER = [
+    (re.compile(r"^KV Cache is allocated\..*?#tokens: (?P<kv_tokens>\d+)"), "kv_cache"),
+    (re.compile(r"^max_total_num_tokens=(?P<kv_tokens>\d+), chunked_prefill_size=(?P<chunked_prefill_size>-?\d+), max_prefill_tokens=(?P<max_prefill_tokens>\d+), max_running_requests=(?P<max_running_requests>\d+), context_len=(?P<context_len>\d+)"), "capacity"),
+    (re.compile(r"^Capture .*?cuda graph end\. .*?(?:elapsed=|Time elapsed: )(?P<seconds>[\d.]+) s"), "cuda_graph"),
+    (re.compile(r"^Load weight end\. (?:elapsed=(?P<seconds>[\d.]+) s, )?type=(?P<model_class>\w+)"), "model_load"),
+    (re.compile(r"DeepGEMM JIT Compiling for (?P<op>\S+)"), "jit_event"),
+    (re.compile(r"Entering DeepGEMM JIT Pre-Compile session"), "jit_event"),
+    (re.compile(r"^The server is fired up and ready to roll!"), "ready"),
+    (re.compile(r"non-adaptive verification"), "spec_mode"),
+]
+_MEMORY = re.compile(r"Prefill out of memory|Decode out of memory\. Try|Not enough memory\. "
+                     r"Please try to increase|Capture cuda graph failed|memory capacity is "
+                     r"unbalanced|Retraction host KV pool exhausted")
+
+
+def parse_server_args(msg: str) -> tuple[str, dict[str, Any]]:
+    """``server_args=ServerArgs(a=1, ...)`` (≤0.5.17) or ``server_args={...}`` (0.5.20+),
+    read with ``ast`` literals only: nothing is evaluated."""
+    text = msg.split("server_args=", 1)[1].strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+        if isinstance(node, ast.Call):
+            args = {}
+            for kw in node.keywords:
+                try:
+                    args[kw.arg] = ast.literal_eval(kw.value)
+                except ValueError:
+                    args[kw.arg] = ast.unparse(kw.value)
+        else:
+            args = ast.literal_eval(node)
+    except (ValueError, SyntaxError):
+        raise FieldError("server_args is not a dict or ServerArgs(...) literal") from None
+    if not isinstance(args, dict):
+        raise FieldError("server_args is not a mapping")
+    return "server_args", {"args": args}
+
+
+def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, Any]] | None:
+    m = msg.strip()
+    if m.startswith(("Prefill batch", "Decode batch")):
+        return parse_batch(m)
+    if m.startswith("new fill batch"):
+        f = _OLD_FILL.match(m)
+        if not f:
+            raise FieldError("malformed 'new fill batch' line")
+        return "prefill_batch", {"new_seq": int(f[1]), "cached_token": int(f[2]),
+                                 "new_token": int(f[3]), "queue_req": int(f[4]),
+                                 "running_req": int(f[5])}
+    if m.startswith("#running-req:"):
+        f = _BARE_DECODE.match(m)
+        if f:
+            fields = {"running_req": int(f[1]), "token": int(f[2]), "token_usage": float(f[3]),
+                      "queue_req": int(f[5])}
+            if f[4]:
+                fields["gen_tps"] = float(f[4])
+            return "decode_batch", fields
+        return None
+    if m.startswith("server_args="):
+        return parse_server_args(m)
+    if "Retract" in m or "Decode out of memory happened" in m:
+        r = _RETRACT.search(m)
+        if r:
+            return "retraction", {"retracted": int(r["retracted"]), "message": m[:300]}
+    if _MEMORY.search(m):
+        return "memory_event", {"event": "oom", "message": m[:300]}
+    for rx, kind in _OTHER:
+        if mm := rx.search(m):
+            fields = {k: v for k, v in mm.groupdict().items() if v is not None}
+            for k, v in list(fields.items()):
+                if k != "model_class" and k != "op":
+                    fields[k] = float(v) if "." in v else int(v)
+            return kind, fields
+    return None

@@ -1,0 +1,232 @@
+"""vLLM server-log messages (after the prefix), every era in engine-formats.md sections 1.2-1.5.
+
+Each ``parse_*`` takes a message and returns ``(kind, fields)`` or raises ``FieldError``
+for a recognisable line with a malformed field. Field names are snake_case; units:
+``*_tps`` tokens/s, ``*_pct`` percent, counts are integers. A field the line does not carry
+is absent, never invented.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+
+class FieldError(ValueError):
+    """A line of a known kind whose field could not be read."""
+
+
+# Literal markers: a line holding none of them is not one of our records (the scanner uses
+# them to skip the bulk of a log at C speed).
+MARKERS = (
+    b"Avg prompt throughput", b"SpecDecoding metrics", b"Speculative metrics",
+    b"Prefix cache hit rate: GPU", b"version", b"non-default args", b"KV cache size",
+    b"Maximum concurrency", b"Available KV cache memory", b"GPU blocks", b"Graph capturing",
+    b"torch.compile", b"Compiling a graph", b"init engine", b"Model loading took",
+    b"Loading weights took", b"out of memory", b"OutOfMemory", b"Free memory on device",
+    b"No available memory", b"To serve at least one request", b"not enough GPU memory",
+    b"is preempted", b"JIT", b"fatal error", b"initialization failed", b"backend",
+)
+
+_PAIR = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?): (?P<val>-?[\d.]+|nan)(?: ?(?P<unit>tokens/s|reqs|tokens|%))?$")
+_STATS_KEYS = {
+    "Avg prompt throughput": "prompt_tps", "Avg generation throughput": "gen_tps",
+    "Running": "running", "Waiting": "waiting", "Pending": "waiting", "Swapped": "swapped",
+    "Deferred": "deferred", "Preemptions": "preemptions", "Corrupted": "corrupted",
+    "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
+    "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
+    "MM cache hit rate": "mm_cache_hit_rate_pct", "CPU KV cache usage": "cpu_kv_cache_usage_pct",
+}
+_INT_FIELDS = {"running", "waiting", "swapped", "deferred", "preemptions", "corrupted"}
+_KV_USAGE = re.compile(r"^(?P<device>[A-Z][A-Z +]*?) KV cache usage: (?P<val>[\d.]+)%$")
+_KV_FETCH = re.compile(r"KV fetch: (\d+) waiting to start, (\d+) in progress, (\d+) completed waiting")
+_ENGINE = re.compile(r"^(?:Engine (?P<engine>\d+): |(?P<agg>\d+) Engines Aggregated: )")
+
+
+def _num(text: str, key: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise FieldError(f"{key}: {text!r} is not a number") from None
+
+
+def parse_stats(msg: str) -> tuple[str, dict[str, Any]]:
+    """The periodic stats line: V0 (Swapped/Pending, trailing period), 0.8.0-0.8.2 (no
+    engine prefix), 0.8.3+ (``Engine NNN:``), aggregated DP, and 0.13+ optional parts."""
+    fields: dict[str, Any] = {}
+    m = _ENGINE.match(msg)
+    if m:
+        if m["engine"] is not None:
+            fields["engine_index"] = int(m["engine"])
+        else:
+            fields["engines_aggregated"] = int(m["agg"])
+        msg = msg[m.end():]
+    body = msg.rstrip().rstrip(",").removesuffix(".")
+    fetch = _KV_FETCH.search(body)
+    if fetch:
+        fields.update(kv_fetch_waiting=int(fetch[1]), kv_fetch_in_progress=int(fetch[2]),
+                      kv_fetch_completed=int(fetch[3]))
+        body = body[: fetch.start()] + body[fetch.end():]
+    for part in body.split(", "):
+        part = part.strip()
+        if not part:
+            continue
+        kv = _KV_USAGE.match(part)
+        if kv and kv["device"] != "CPU":
+            fields["kv_cache_usage_pct"] = float(kv["val"])
+            fields["device"] = kv["device"]
+            continue
+        pair = _PAIR.match(part)
+        if not pair:
+            if part.startswith(("Avg prompt", "Avg generation", "Running", "Waiting")):
+                raise FieldError(f"malformed part {part!r}")
+            continue                              # an unknown optional part: skip it
+        key = _STATS_KEYS.get(pair["key"])
+        if key is None:
+            continue
+        value = _num(pair["val"], pair["key"])
+        fields[key] = int(value) if key in _INT_FIELDS else value
+    for required in ("prompt_tps", "gen_tps", "running", "waiting"):
+        if required not in fields:
+            raise FieldError(f"no {required} in stats line")
+    return "engine_stats", fields
+
+
+_PER_POS = re.compile(r"Per-position acceptance rate: (?P<list>[\d., nan]*?)(?=, Avg Draft|$)")
+_SPEC_KEYS = {
+    "Mean acceptance length": ("mean_acceptance_length", float),
+    "Accepted throughput": ("accepted_tps", float),
+    "Drafted throughput": ("drafted_tps", float),
+    "Accepted": ("accepted", int), "Drafted": ("drafted", int),
+    "Avg Draft acceptance rate": ("draft_acceptance_rate_pct", float),
+    "Draft acceptance rate": ("draft_acceptance_rate_pct", float),
+    "System efficiency": ("system_efficiency", float),
+    "Number of speculative tokens": ("num_spec_tokens", int),
+    "Number of accepted tokens": ("accepted", int),
+    "Number of draft tokens": ("drafted", int),
+    "Number of draft tokens tokens": ("drafted", int),        # old misspelling
+    "Number of emitted tokens": ("emitted", int),
+    "Number of emitted tokens tokens": ("emitted", int),
+}
+
+
+def parse_spec(msg: str) -> tuple[str, dict[str, Any]]:
+    """Spec-decoding lines: 0.11+ (``SpecDecoding metrics: Mean acceptance length…``),
+    0.8.5-0.10, 0.8.3/0.8.4, early V1 and V0 ``Speculative metrics`` (fractions; V0 counters
+    cumulative since start)."""
+    v0 = msg.startswith("Speculative metrics")
+    body = msg.split(":", 1)[1].strip().rstrip(".").rstrip(", ").rstrip(",")
+    fields: dict[str, Any] = {}
+    per = _PER_POS.search(body)
+    if per:
+        try:
+            fields["per_position_acceptance"] = [float(x) for x in per["list"].split(", ") if x]
+        except ValueError:
+            raise FieldError(f"per-position list {per['list']!r}") from None
+        body = body[: per.start()] + body[per.end():]
+    for part in body.split(", "):
+        key, sep, val = part.strip().partition(": ")
+        if not sep or key not in _SPEC_KEYS:
+            continue
+        name, cast = _SPEC_KEYS[key]
+        val = val.replace("tokens/s", "").replace("tokens", "").rstrip("%").strip()
+        if val == "nan":
+            fields[name] = None
+            continue
+        value = _num(val, key)
+        if name == "draft_acceptance_rate_pct" and v0:
+            value *= 100.0                       # V0 and early V1 print a fraction
+        fields[name] = cast(value) if cast is int else value
+    if v0 and "system_efficiency" in fields:
+        fields["cumulative"] = True
+    if "accepted" not in fields and "mean_acceptance_length" not in fields:
+        raise FieldError("no accepted count or acceptance length")
+    return "spec_decode", fields
+
+
+_STARTUP = [
+    (re.compile(r"(?:vLLM API server|vLLM server) version (?P<version>\S+?),?(?: serving model (?P<model>\S+))?$"), "version"),
+    (re.compile(r"^Initializing a V1 LLM engine \(v(?P<version>[^)]+)\)"), "version"),
+    (re.compile(r"^Initializing an LLM engine \(v(?P<version>[^)]+)\)"), "version"),
+    (re.compile(r"^\s*version\s+(?P<version>\d[\w.+-]*)\s*$"), "version"),   # logo line
+    (re.compile(r"^(?P<device>\w[\w +]*) KV cache size: (?P<kv_tokens>[\d,]+) tokens(?:, Maximum concurrency for (?P<max_len>[\d,]+) tokens per request: (?P<max_concurrency>[\d.]+)x)?"), "kv_cache"),
+    (re.compile(r"Maximum concurrency for (?P<max_len>[\d,]+) tokens per request: (?P<max_concurrency>[\d.]+)x"), "kv_cache"),
+    (re.compile(r"^Available KV cache memory: (?P<kv_gib>[\d.]+) GiB"), "kv_cache"),
+    (re.compile(r"^# GPU blocks: (?P<gpu_blocks>\d+)"), "kv_cache"),
+    (re.compile(r"^Graph capturing finished in (?P<seconds>[\d.]+) secs, took (?P<gib>[\d.]+) GiB"), "cuda_graph"),
+    (re.compile(r"torch\.compile (?:takes|took) (?P<seconds>[\d.]+) s in total"), "compile"),
+    (re.compile(r"^Compiling a graph for .*? takes (?P<seconds>[\d.]+) s"), "compile"),
+    (re.compile(r"^init engine \(profile, create kv cache, warmup model\) took (?P<seconds>[\d.]+) (?:s|seconds)(?: \(compilation: (?P<compile_seconds>[\d.]+) s)?"), "engine_init"),
+    (re.compile(r"^Model loading took (?P<gib>[\d.]+) GiB(?: memory)? and (?P<seconds>[\d.]+) seconds"), "model_load"),
+    (re.compile(r"^Loading weights took (?P<seconds>[\d.]+) seconds"), "model_load"),
+    (re.compile(r"Using (?:AttentionBackendEnum\.)?(?P<attention_backend>\w+?)(?: attention)? backend\.?$"), "backend"),
+    (re.compile(r"^MoE backend: (?P<moe_backend>\w+)"), "backend"),
+]
+_JIT = [
+    (re.compile(r"flashinfer\.jit: Loading JIT ops: (?P<op>\S+)"), "start"),
+    (re.compile(r"flashinfer\.jit: Finished loading JIT ops: (?P<op>\S+)"), "end"),
+    (re.compile(r"^JIT kernel warmup starting"), "warmup_start"),
+    (re.compile(r"^JIT kernel warmup finished in (?P<seconds>[\d.]+)s"), "warmup_end"),
+    (re.compile(r"Prebuilt kernels not found, using JIT backend"), "fallback"),
+    (re.compile(r"DeepGEMM JIT Compiling for (?P<op>\S+)"), "start"),
+]
+_MEMORY = [
+    (re.compile(r"is preempted by PreemptionMode\.(?P<mode>\w+).*total_num_cumulative_preemption=(?P<cumulative>\d+)"), "preemption"),
+    (re.compile(r"(?i)\bretry"), "soft_oom_retry"),
+    (re.compile(r"Free memory on device|No available memory for the cache blocks|To serve at least one request|not enough GPU memory"), "startup_memory"),
+    (re.compile(r"(?i)out of memory|OutOfMemoryError"), "oom"),
+]
+
+
+def _convert(fields: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in fields.items():
+        if v is None:
+            continue
+        if k in ("kv_tokens", "max_len", "gpu_blocks"):
+            out[k] = int(v.replace(",", ""))
+        elif k in ("max_concurrency", "kv_gib", "seconds", "gib", "compile_seconds"):
+            out[k] = float(v)
+        else:
+            out[k] = v
+    return out
+
+
+def parse_non_default_args(msg: str) -> tuple[str, dict[str, Any]]:
+    text = msg.split("non-default args:", 1)[1].strip()
+    try:
+        args = ast.literal_eval(text)     # a Python dict repr; literal_eval runs no code
+    except (ValueError, SyntaxError):
+        raise FieldError("non-default args are not a Python dict literal") from None
+    if not isinstance(args, dict):
+        raise FieldError("non-default args are not a dict")
+    return "server_args", {"args": args}
+
+
+def parse_message(msg: str, level: str | None) -> tuple[str, dict[str, Any]] | None:
+    """Classify one vLLM message; None when it is none of our kinds."""
+    m = msg.strip()
+    if "Avg prompt throughput" in m:
+        return parse_stats(m)
+    if m.startswith(("SpecDecoding metrics", "Speculative metrics")):
+        return parse_spec(m)
+    if m.startswith("Prefix cache hit rate: GPU"):
+        parts = re.findall(r"(GPU|CPU): ([\d.]+)%", m)
+        return "prefix_cache_v0", {f"{d.lower()}_hit_rate_pct": float(v) for d, v in parts}
+    if "non-default args:" in m:
+        return parse_non_default_args(m)
+    for rx, phase in _JIT:
+        if mm := rx.search(m):
+            return "jit_event", {"phase": phase, **_convert(mm.groupdict())}
+    if level in ("WARNING", "ERROR", "CRITICAL") or "out of memory" in m.lower() or \
+            "OutOfMemory" in m or "preempted" in m:
+        for rx, what in _MEMORY:
+            if rx.search(m) and (what != "soft_oom_retry" or "memory" in m.lower()):
+                return "memory_event", {"event": what, "level": level, "message": m[:300]}
+    if "EngineCore encountered a fatal error" in m or "Engine core initialization failed" in m:
+        return "engine_error", {"message": m[:300]}
+    for rx, kind in _STARTUP:
+        if mm := rx.search(m):
+            return kind, _convert(mm.groupdict())
+    return None
