@@ -36,6 +36,36 @@ def _checksums(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import json
+
+    from .parsers.anyfile import parse_any
+    from .parsers.logscan import Summary
+
+    path = args.file
+    if not path.is_file():
+        from .errors import MissingInputError
+
+        raise MissingInputError(f"{path} not found (expected a file)")
+    year = args.year or dt.datetime.fromtimestamp(path.stat().st_mtime).year
+    summary = Summary(file=str(path), engine=args.engine)
+    with open(path, "rb") as fp:
+        records = list(parse_any(fp, str(path), args.engine, year, summary))
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    out = summary.to_json()
+    out.pop("warnings")
+    if args.json:
+        out["records"] = records
+        print(json.dumps(out, ensure_ascii=False, default=str))
+    else:
+        counts = ", ".join(f"{k} {v}" for k, v in out["counts"].items())
+        print(f"{path}: {out['engine']}, {out['lines']} lines, {out['unrecognised']} "
+              f"unrecognised; {counts}")
+    return 0
+
+
 def _synth(args: argparse.Namespace) -> int:
     from .synth import generate
 
@@ -63,6 +93,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.add_argument("--write", action="store_true", help="record the current files")
     p.set_defaults(func=_checksums)
+
+    p = sub.add_parser("parse", help="read one raw file (log, result, launch config)")
+    p.add_argument("file", type=Path)
+    p.add_argument("--engine", choices=("auto", "vllm", "sglang"), default="auto")
+    p.add_argument("--year", type=int, help="year of vLLM's year-less timestamps "
+                                            "(default: the file's modification year)")
+    p.add_argument("--json", action="store_true", help="print one JSON object with records")
+    p.set_defaults(func=_parse)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

@@ -1,0 +1,197 @@
+"""Ingest a run: every raw file into tidy per-kind tables, per-file summaries, and the
+time window of each benchmark inside the (possibly much longer) server logs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .errors import ReportError
+from .io import RawFile, ResultEntry, Run, load_results, raw_files, write_json, write_text_atomic
+from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES, parse_any
+from .parsers.logscan import Summary
+
+LEAD = ["engine", "file", "line", "ts", "kind"]
+BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
+MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
+
+
+@dataclass(frozen=True)
+class BenchWindow:
+    """Where one benchmark sits in its engine's log."""
+
+    engine: str
+    workload: str
+    start: str        # ISO local time, inclusive
+    end: str          # ISO local time, inclusive
+    source: str       # "run.yaml", "result date" or "activity burst"
+
+
+@dataclass(frozen=True)
+class Ingested:
+    records: dict[str, list[dict[str, Any]]]     # kind -> records (with engine, file, sha256)
+    summaries: list[dict[str, Any]]
+    results: list[ResultEntry]
+    windows: list[BenchWindow]
+
+    def table(self, kind: str) -> pd.DataFrame:
+        rows = self.records.get(kind, [])
+        if not rows:
+            return pd.DataFrame(columns=LEAD)
+        df = pd.DataFrame(rows)
+        lead = [c for c in LEAD if c in df.columns]
+        return df[lead + sorted(c for c in df.columns if c not in lead)]
+
+    def in_window(self, kind: str, engine: str, workload: str) -> list[dict[str, Any]]:
+        """Records of ``kind`` from ``engine``'s logs inside the workload's window."""
+        w = next((w for w in self.windows if w.engine == engine and w.workload == workload),
+                 None)
+        if w is None:
+            return []
+        return [r for r in self.records.get(kind, [])
+                if r["engine"] == engine and r.get("ts") and w.start <= r["ts"] <= w.end]
+
+
+def _log_like(raw: RawFile) -> bool:
+    return not raw.path.name.lower().endswith(RESULT_SUFFIXES + LAUNCH_SUFFIXES)
+
+
+def ingest_run(run: Run) -> Ingested:
+    """Read every raw file of the run. Result files go through load_results (matched to
+    workloads); logs and launch configurations through the streaming parsers."""
+    results = load_results(run)
+    records: dict[str, list[dict[str, Any]]] = {}
+    summaries = []
+    year = run.meta.date.year
+    for engine in run.meta.engines:
+        for raw in raw_files(run, engine.id):
+            if raw.path.name.lower().endswith(RESULT_SUFFIXES):
+                continue          # already read, with workload matching, by load_results
+            summary = Summary(file=raw.rel, engine="auto")
+            wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
+            with open(raw.path, "rb") as fp:
+                for rec in parse_any(fp, raw.rel, wanted, year, summary):
+                    if rec["kind"] == "launch_config":
+                        rec = {**rec, "env": json.dumps(rec["env"], sort_keys=True),
+                               "flags": json.dumps(rec["flags"], sort_keys=True, default=str)}
+                    for key in ("args", "per_position_acceptance"):
+                        if key in rec:
+                            rec = {**rec, key: json.dumps(rec[key], sort_keys=True, default=str)}
+                    records.setdefault(rec["kind"], []).append(
+                        {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
+            summaries.append({**summary.to_json(), "engine_folder": engine.id,
+                              "sha256": raw.sha256})
+    for entry in results:
+        summaries.append({"file": entry.file.rel, "engine": entry.engine,
+                          "engine_folder": entry.engine, "lines": None, "unrecognised": 0,
+                          "counts": {"bench_result": 1}, "warnings": [],
+                          "sha256": entry.file.sha256, "workload": entry.workload,
+                          "record_line": entry.result.line})
+    ing = Ingested(records=records, summaries=summaries, results=results, windows=[])
+    return Ingested(records=records, summaries=summaries, results=results,
+                    windows=find_windows(run, ing))
+
+
+def _iso(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _bursts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    rows = sorted((r for r in rows if r.get("ts")), key=lambda r: (r["ts"], r["line"]))
+    bursts: list[list[dict[str, Any]]] = []
+    last = None
+    for r in rows:
+        t = dt.datetime.fromisoformat(r["ts"])
+        if last is None or (t - last).total_seconds() > BURST_GAP_S:
+            bursts.append([])
+        bursts[-1].append(r)
+        last = t
+    return bursts
+
+
+def _burst_tokens(burst: list[dict[str, Any]]) -> float:
+    if burst and burst[0]["kind"] == "engine_stats":
+        total, prev = 0.0, None
+        for r in burst:
+            t = dt.datetime.fromisoformat(r["ts"])
+            total += r["prompt_tps"] * ((t - prev).total_seconds() if prev else 10.0)
+            prev = t
+        return total
+    return float(sum(r.get("new_token", 0) for r in burst if r["kind"] == "prefill_batch"))
+
+
+def find_windows(run: Run, ing: Ingested) -> list[BenchWindow]:
+    out = []
+    for engine in run.meta.engines:
+        mine = [e for e in ing.results if e.engine == engine.id]
+        activity = [r for kind in ("engine_stats", "prefill_batch", "decode_batch")
+                    for r in ing.records.get(kind, []) if r["engine"] == engine.id]
+        bursts = _bursts(activity)
+        used: set[int] = set()
+        for entry in sorted(mine, key=lambda e: e.workload):
+            explicit = run.meta.windows.get(engine.id, {}).get(entry.workload)
+            if explicit:
+                out.append(BenchWindow(engine.id, entry.workload, explicit["start"],
+                                       explicit["end"], "run.yaml"))
+                continue
+            date = entry.result.raw.get("date")
+            if isinstance(date, str) and len(date) == 15:
+                end = dt.datetime.strptime(date, "%Y%m%d-%H%M%S")
+                start = end - dt.timedelta(seconds=entry.result.duration + 1)
+                out.append(BenchWindow(engine.id, entry.workload, _iso(start),
+                                       _iso(end + dt.timedelta(seconds=MARGIN_S)),
+                                       "result date"))
+                continue
+            want = entry.result.total_input_tokens or 0
+            best = None
+            for i, burst in enumerate(bursts):
+                if i in used or not want:
+                    continue
+                miss = abs(_burst_tokens(burst) - want) / want
+                if miss <= 0.10 and (best is None or miss < best[0]):
+                    best = (miss, i)
+            if best is None:
+                continue          # no log for this benchmark: sections that need one say so
+            used.add(best[1])
+            burst = bursts[best[1]]
+            start = dt.datetime.fromisoformat(burst[0]["ts"]) - dt.timedelta(seconds=2)
+            end = dt.datetime.fromisoformat(burst[-1]["ts"]) + dt.timedelta(seconds=2)
+            out.append(BenchWindow(engine.id, entry.workload, _iso(start), _iso(end),
+                                   "activity burst"))
+    return out
+
+
+def save_ingest(run: Run, ing: Ingested) -> list[str]:
+    """Write derived/tables/<kind>.csv, derived/ingest.json and derived/windows.json."""
+    written = []
+    folder = run.paths.derived / "tables"
+    for kind in sorted(ing.records):
+        path = folder / f"{kind}.csv"
+        write_text_atomic(path, ing.table(kind).to_csv(index=False, lineterminator="\n"))
+        written.append(run.paths.rel(path))
+    write_json(run.paths.derived / "ingest.json", {"run_id": run.id, "files": sorted(
+        ing.summaries, key=lambda s: s["file"])})
+    write_json(run.paths.derived / "windows.json", [w.__dict__ for w in ing.windows])
+    return written + [run.paths.rel(run.paths.derived / "ingest.json"),
+                      run.paths.rel(run.paths.derived / "windows.json")]
+
+
+def check_windows(run: Run, ing: Ingested) -> None:
+    """A benchmark whose engine has a log but no window found is worth stopping for."""
+    for engine in run.meta.engines:
+        has_log = any(r["engine"] == engine.id for k in ("engine_stats", "prefill_batch")
+                      for r in ing.records.get(k, []))
+        if not has_log:
+            continue
+        for entry in (e for e in ing.results if e.engine == engine.id):
+            if not any(w.engine == engine.id and w.workload == entry.workload
+                       for w in ing.windows):
+                raise ReportError(
+                    f"cannot find the {entry.workload} benchmark in {engine.id}'s log",
+                    path=entry.file.rel,
+                    hint=f"give its time span in run.yaml: windows: {{{engine.id}: "
+                         f"{{{entry.workload}: {{start: ..., end: ...}}}}}}")
