@@ -62,9 +62,9 @@ def test_bad_result_file_stops_the_build_naming_file_and_line(workspace, project
                  "--report-root", str(workspace / "report"), "--project", str(project)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1
-    assert err[-1].startswith("error: 10-end-to-end.ipynb: notebook failed in cell")
+    assert err[-1].startswith("error: 05-ingest.ipynb: notebook failed in cell")
     assert "data/mini/raw/sglang/sglang_0115_3.jsonl:1: JSON is not a benchmark result" in err[-1]
-    assert (workspace / "report/mini/notebooks/10-end-to-end.ipynb").is_file()
+    assert (workspace / "report/mini/notebooks/05-ingest.ipynb").is_file()
 
 
 def test_debug_shows_the_traceback(workspace):

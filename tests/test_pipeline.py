@@ -12,6 +12,7 @@ from benchreport.pipeline import build
 from .conftest import copy_run
 
 EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
+            "derived/ingest.json", "derived/windows.json", "notebooks/05-ingest.ipynb",
             "notebooks/10-end-to-end.ipynb", "report.ko.html", "report.en.html",
             "report.ko.pdf", "report.en.pdf"}
 
@@ -20,9 +21,12 @@ def _build(workspace: Path, project: Path, run_id: str) -> Path:
     lines: list[str] = []
     build(run_id, data_root=workspace / "data", report_root=workspace / "report",
           project=project, out=lines.append)
-    assert lines[0] == "[1/4] verify inputs against SHA256SUMS ..."
-    assert lines[2].startswith("[2/4] notebook 10-end-to-end.ipynb")
-    assert re.fullmatch(r"\[4/4\] render HTML and PDF \(ko, en\) done in \d+\.\ds", lines[-1])
+    steps = len(list((project / "notebooks").glob("*.ipynb"))) + 3
+    assert lines[0] == f"[1/{steps}] verify inputs against SHA256SUMS ..."
+    assert lines[2].startswith(f"[2/{steps}] notebook 05-ingest.ipynb")
+    assert re.fullmatch(rf"\[{steps}/{steps}\] render HTML and PDF \(ko, en\) done in \d+\.\ds",
+                        lines[-1])
+    assert len(lines) == 2 * steps
     return workspace / "report" / run_id
 
 

@@ -1,0 +1,90 @@
+"""Run-level ingest: tables, summaries, and each benchmark's window in long logs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchreport.errors import ReportError
+from benchreport.ingest import check_windows, ingest_run, save_ingest
+from benchreport.io import load_run
+from benchreport.synth import make_run
+
+from .conftest import copy_run
+
+SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    sims = make_run(SMALL, root / "data" / "small")
+    return root, sims
+
+
+def test_reference_run_windows_and_counts(project):
+    run = load_run("2024-b300", project / "data")
+    ing = ingest_run(run)
+    got = {(w.engine, w.workload): (w.source, w.start, w.end) for w in ing.windows}
+    assert got[("vllm", "64k")] == ("result date", "2026-11-20T10:12:03", "2026-11-20T10:13:57")
+    assert got[("sglang", "200k")][0] == "activity burst"
+    assert got[("sglang", "200k")][1] <= "2026-11-20T14:10:32"
+    assert len(ing.in_window("decode_batch", "sglang", "64k")) > 40
+    # the two vLLM benchmarks' stats lines do not bleed into each other
+    a = ing.in_window("engine_stats", "vllm", "64k")
+    b = ing.in_window("engine_stats", "vllm", "200k")
+    assert a and b and not {r["line"] for r in a} & {r["line"] for r in b}
+    assert all(s["unrecognised"] == 0 for s in ing.summaries)
+
+
+def test_windows_from_bursts_in_a_log_with_several_benchmarks(generated):
+    root, sims = generated
+    run = load_run("small", root / "data", root / "report")
+    ing = ingest_run(run)
+    beta = {w.workload: w for w in ing.windows if w.engine == "beta"}
+    assert {w.source for w in beta.values()} == {"activity burst"}
+    for sim in (s for s in sims if s.engine.id == "beta"):
+        w = beta[sim.spec.workload]
+        assert w.start <= sim.spec.start.isoformat() <= w.end
+    check_windows(run, ing)
+
+
+def test_explicit_windows_in_run_yaml_win(generated, tmp_path):
+    root, _ = generated
+    import shutil
+
+    shutil.copytree(root / "data" / "small", tmp_path / "data" / "small")
+    run_yaml = tmp_path / "data/small/run.yaml"
+    run_yaml.write_text(run_yaml.read_text() + "windows:\n  beta:\n    8k: {start: "
+                        "2026-03-01T10:10:00, end: 2026-03-01T10:10:30}\n")
+    ing = ingest_run(load_run("small", tmp_path / "data"))
+    w = next(w for w in ing.windows if w.engine == "beta" and w.workload == "8k")
+    assert (w.source, w.start, w.end) == ("run.yaml", "2026-03-01T10:10:00",
+                                           "2026-03-01T10:10:30")
+
+
+def test_a_benchmark_missing_from_its_log_is_named(generated, tmp_path):
+    root, _ = generated
+    import shutil
+
+    shutil.copytree(root / "data" / "small", tmp_path / "data" / "small")
+    log = tmp_path / "data/small/raw/beta/server.log"
+    keep = [ln for ln in log.read_text().splitlines(keepends=True) if "10:12:" not in ln
+            and "10:13:" not in ln]
+    log.write_text("".join(keep))
+    run = load_run("small", tmp_path / "data")
+    with pytest.raises(ReportError, match="cannot find the 32k benchmark in beta's log"):
+        check_windows(run, ingest_run(run))
+
+
+def test_tables_and_summaries_are_written(workspace):
+    copy_run(workspace, "mini")
+    run = load_run("mini", workspace / "data", workspace / "report")
+    ing = ingest_run(run)
+    assert ing.records == {}                        # no logs: nothing but results
+    assert {(w.engine, w.source) for w in ing.windows} == {("vllm", "result date")}
+    check_windows(run, ing)                         # no log, so nothing to look for
+    written = save_ingest(run, ing)
+    assert "report/mini/derived/ingest.json" in written[-2] or written[-2].endswith("ingest.json")
+    files = json.loads((workspace / "report/mini/derived/ingest.json").read_text())["files"]
+    assert [f["counts"] for f in files] == [{"bench_result": 1}] * 4
