@@ -301,11 +301,11 @@ def test_year_rolls_over_at_new_year():
     assert [r["ts"][:10] for r in recs] == ["2025-12-31", "2026-01-01", "2026-01-02"]
 
 
-def test_access_lines_are_counted_not_kept():
+def test_other_lines_are_counted_but_not_kept():
     text = 'INFO:     10.0.0.5:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n' * 3
     text += VLLM_STATS[3][0] + "\n"
     recs, summary = records(text)
-    assert len(recs) == 1 and summary.counts["http_access"] == 3 and summary.lines == 4
+    assert len(recs) == 1 and summary.lines == 4 and summary.counts == {"engine_stats": 1}
 
 
 @pytest.mark.parametrize("data, message", [
@@ -322,3 +322,53 @@ def test_a_huge_single_line_is_read_without_trouble():
     line = VLLM_STATS[3][0] + " " + "x" * (10 << 20)
     recs, summary = records("hello\n" + VLLM_STATS[3][0] + "\n" + line + "\n")
     assert [r["line"] for r in recs] == [2, 3] and summary.lines == 3
+
+
+def test_parallel_read_equals_one_process(tmp_path, monkeypatch):
+    """A big log is scanned in two processes; the records are the same as from one."""
+    from benchreport import io as bio
+
+    lines = []
+    for i in range(4000):
+        mmdd = "12-31" if i < 2500 else "01-01"          # crosses New Year in the 2nd half
+        lines.append(VLLM_STATS[3][0].replace("03-14", mmdd).replace("512.3", f"{i}.5"))
+        lines.append('INFO:     10.0.0.5:1 - "POST /v1/completions HTTP/1.1" 200 OK')
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+    one = bio.read_raw(path, "big.log", "auto", 2025, workers=1)
+    monkeypatch.setattr(bio, "PARALLEL_MIN_BYTES", 0)
+    summary = Summary(file="big.log", engine="auto")
+    two = bio.read_raw(path, "big.log", "auto", 2025, summary, workers=2)
+    assert two == one and len(two) == 4000
+    assert summary.lines == 8000 and summary.counts == {"engine_stats": 4000}
+    assert two[2499]["ts"].startswith("2025-12-31") and two[2500]["ts"].startswith("2026-01-01")
+    assert two[3999]["line"] == 7999 and two[3999]["prompt_tps"] == 3999.5
+
+
+@pytest.mark.parametrize("block", [17, 64, 100, 257, 1000])
+def test_block_boundaries_change_nothing(monkeypatch, block):
+    """Blocks cut lines anywhere; the records and counts must not depend on where."""
+    from benchreport.parsers import logscan
+
+    text = "".join(line + "\n" + 'INFO:     1.2.3.4:5 - "GET / HTTP/1.1" 200 OK\n'
+                   for line, _ in VLLM_STATS[3:6]) * 3
+    reference, ref_summary = records(text, engine="vllm")
+    monkeypatch.setattr(logscan, "BLOCK", block)
+    got, summary = records(text, engine="vllm")
+    assert got == reference and len(got) == 9
+    assert (summary.lines, summary.counts) == (ref_summary.lines, ref_summary.counts)
+
+
+@pytest.mark.parametrize("name", ["vllm/server.log", "sglang/server.log"])
+def test_fast_path_and_general_path_agree(project, monkeypatch, name):
+    """Current-era lines take a one-regex fast path; it must read exactly what the general
+    path reads."""
+    from benchreport.parsers import sglang_log, vllm_log
+
+    data = (project / "data/2024-b300/raw" / name).read_bytes()
+    fast, _ = records(data.decode())
+    assert sum(1 for r in fast if r["kind"] in ("engine_stats", "decode_batch")) > 40
+    monkeypatch.setattr(vllm_log, "fast_line", lambda raw: None)
+    monkeypatch.setattr(sglang_log, "fast_line", lambda raw: None)
+    slow, _ = records(data.decode())
+    assert fast == slow

@@ -16,10 +16,9 @@ def parse(project, path, *extra):
 
 @pytest.mark.parametrize("name, engine, counts", [
     ("vllm/server.log", "vllm", {"engine_stats": 44, "spec_decode": 41, "memory_event": 32,
-                                 "jit_event": 8, "server_args": 1, "version": 1,
-                                 "http_access": 20}),
+                                 "jit_event": 8, "server_args": 1, "version": 2}),
     ("sglang/server.log", "sglang", {"prefill_batch": 82, "decode_batch": 171,
-                                     "server_args": 1, "http_access": 20, "spec_mode": 1}),
+                                     "server_args": 1, "spec_mode": 1}),
     ("sglang/sglang_1120_10_65536_3072.jsonl", "sglang", {"bench_result": 1}),
     ("vllm/launch.yaml", "vllm", {"launch_config": 1}),
 ])

@@ -40,7 +40,7 @@ def _parse(args: argparse.Namespace) -> int:
     import datetime as dt
     import json
 
-    from .parsers.anyfile import parse_any
+    from .io import read_raw
     from .parsers.logscan import Summary
 
     path = args.file
@@ -50,8 +50,7 @@ def _parse(args: argparse.Namespace) -> int:
         raise MissingInputError(f"{path} not found (expected a file)")
     year = args.year or dt.datetime.fromtimestamp(path.stat().st_mtime).year
     summary = Summary(file=str(path), engine=args.engine)
-    with open(path, "rb") as fp:
-        records = list(parse_any(fp, str(path), args.engine, year, summary))
+    records = read_raw(path, str(path), args.engine, year, summary)
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     out = summary.to_json()

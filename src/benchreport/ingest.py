@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 
 from .errors import ReportError
-from .io import RawFile, ResultEntry, Run, load_results, raw_files, write_json, write_text_atomic
-from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES, parse_any
+from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, write_json,
+                 write_text_atomic)
+from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
 
 LEAD = ["engine", "file", "line", "ts", "kind"]
@@ -73,16 +74,13 @@ def ingest_run(run: Run) -> Ingested:
                 continue          # already read, with workload matching, by load_results
             summary = Summary(file=raw.rel, engine="auto")
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
-            with open(raw.path, "rb") as fp:
-                for rec in parse_any(fp, raw.rel, wanted, year, summary):
-                    if rec["kind"] == "launch_config":
-                        rec = {**rec, "env": json.dumps(rec["env"], sort_keys=True),
-                               "flags": json.dumps(rec["flags"], sort_keys=True, default=str)}
-                    for key in ("args", "per_position_acceptance"):
-                        if key in rec:
-                            rec = {**rec, key: json.dumps(rec[key], sort_keys=True, default=str)}
-                    records.setdefault(rec["kind"], []).append(
-                        {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
+            for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
+                # nested values become JSON text, so each table is flat
+                for key in ("env", "flags", "args", "per_position_acceptance"):
+                    if key in rec:
+                        rec[key] = json.dumps(rec[key], sort_keys=True, default=str)
+                records.setdefault(rec["kind"], []).append(
+                    {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
                               "sha256": raw.sha256})
     for entry in results:

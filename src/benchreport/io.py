@@ -149,6 +149,95 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+PARALLEL_MIN_BYTES = 32 << 20     # below this, one process is faster than starting two
+
+
+class _Bounded(_io.RawIOBase):
+    """A read-only window [start, start + length) of an open binary file."""
+
+    def __init__(self, fh, length: int) -> None:
+        self.fh, self.left = fh, length
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.fh.read(n)
+        self.left -= len(data)
+        return data
+
+
+def _scan_part(args: tuple) -> tuple[list[dict], object]:
+    from .parsers.logscan import Summary, scan
+
+    path, shown, engine, year, start, end = args
+    summary = Summary(file=shown, engine=engine)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        records = list(scan(_Bounded(fh, end - start), shown, engine, year, summary,
+                            rollover=False))
+    return records, summary
+
+
+def _cuts(path: Path, size: int, parts: int) -> list[int]:
+    """Byte offsets that split the file into ``parts`` ranges at line starts."""
+    cuts = [0]
+    with open(path, "rb") as fh:
+        for k in range(1, parts):
+            fh.seek(size * k // parts)
+            fh.readline()                          # move to the next line start
+            cuts.append(max(cuts[-1], fh.tell()))
+    return cuts + [size]
+
+
+def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,
+             summary=None, workers: int = 2) -> list[dict]:
+    """Records of one raw file (result, launch configuration or server log).
+
+    A large log is scanned in ``workers`` processes over byte ranges cut at line starts;
+    line numbers, counts and the New Year rollover of year-less stamps are then joined in
+    file order, so the result is the same as one process would give.
+    """
+    from .parsers.anyfile import parse_any
+    from .parsers.logscan import BLOCK, Summary, detect_engine, roll_years
+
+    summary = summary if summary is not None else Summary(file=shown, engine=engine)
+    size = path.stat().st_size
+    with open(path, "rb") as fp:
+        head = fp.read(BLOCK)
+        fp.seek(0)
+        structured = head.lstrip()[:1] in (b"{", b"[") or \
+            path.name.lower().endswith((".json", ".jsonl", ".yaml", ".yml"))
+        if size < PARALLEL_MIN_BYTES or workers < 2 or structured:
+            return list(parse_any(fp, shown, engine, year, summary))
+    if engine == "auto":
+        engine = detect_engine(head, shown)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    cuts = _cuts(path, size, workers)
+    jobs = [(str(path), shown, engine, year, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = list(pool.map(_scan_part, jobs))
+    records: list[dict] = []
+    offset = 0
+    summary.engine = engine
+    for part_records, part in parts:
+        for rec in part_records:
+            rec["line"] += offset
+        records += part_records
+        summary.merge(part, offset)
+        offset += part.lines
+    if year is not None:
+        roll_years(records, year)
+    for rec in records:
+        rec.pop("_yearless", None)
+    return records
+
+
 def write_text_atomic(path: Path, text: str | bytes) -> None:
     """Write via a temporary file in the same folder and rename, so no reader sees half."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from .prefix import Prefix, clean, split_sglang, split_vllm
 from .vllm_log import FieldError
 
 BLOCK = 8 << 20
+HUGE_LINE = 64 << 20
 # Kinds whose markers are specific: a line carrying one that yields no record is counted
 # as "unrecognised" (a line we should have read and could not).
 _MUST_PARSE = {
@@ -32,7 +33,6 @@ _DETECT = {
                          rb"(?:Prefill batch|Decode batch|server_args|Load weight|KV Cache|"
                          rb"The server|max_total|INFO: )"),
 }
-HTTP_ACCESS = b'HTTP/1.1" '
 
 
 @dataclass
@@ -44,19 +44,32 @@ class Summary:
     lines: int = 0
     unrecognised: int = 0
     counts: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    notes: list[tuple[int, str]] = field(default_factory=list)   # (line, message)
     max_warnings: int = 50
 
     def warn(self, line: int, message: str) -> None:
-        if len(self.warnings) < self.max_warnings:
-            self.warnings.append(f"{self.file}:{line}: {message}")
-        elif len(self.warnings) == self.max_warnings:
-            self.warnings.append(f"{self.file}: more warnings not shown")
+        if len(self.notes) <= self.max_warnings:
+            self.notes.append((line, message))
+
+    @property
+    def warnings(self) -> list[str]:
+        out = [f"{self.file}:{line}: {msg}" for line, msg in self.notes[: self.max_warnings]]
+        if len(self.notes) > self.max_warnings:
+            out.append(f"{self.file}: more warnings not shown")
+        return out
+
+    def merge(self, part: Summary, line_offset: int) -> None:
+        """Add a later part of the same file (its lines start after ``line_offset``)."""
+        self.lines += part.lines
+        self.unrecognised += part.unrecognised
+        for kind, n in part.counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        self.notes += [(line + line_offset, msg) for line, msg in part.notes]
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "engine": self.engine, "lines": self.lines,
                 "unrecognised": self.unrecognised, "counts": dict(sorted(self.counts.items())),
-                "warnings": list(self.warnings)}
+                "warnings": self.warnings}
 
 
 def detect_engine(head: bytes, path: str) -> str:
@@ -76,10 +89,12 @@ def detect_engine(head: bytes, path: str) -> str:
 
 class _Clock:
     """Full timestamps from prefixes; vLLM's year-less stamps get ``year``, rolling over
-    when the month steps back (a log that crosses New Year)."""
+    when the month steps back (a log that crosses New Year). With ``rollover=False`` (a part
+    of a file scanned on its own) the year stays put and ``roll_years`` fixes it later."""
 
-    def __init__(self, year: int | None) -> None:
+    def __init__(self, year: int | None, rollover: bool = True) -> None:
         self.year = year
+        self.rollover = rollover
         self.last_month = None
 
     def stamp(self, p: Prefix) -> str | None:
@@ -91,8 +106,8 @@ class _Clock:
                 self.year = int(p.date[:4])
             elif self.year is None:
                 return None
-            elif self.last_month is not None and month < self.last_month and \
-                    self.last_month - month > 6:
+            elif self.rollover and self.last_month is not None and month < self.last_month \
+                    and self.last_month - month > 6:
                 self.year += 1
             self.last_month = month
             return f"{self.year:04d}-{p.mmdd}T{p.time}"
@@ -101,21 +116,50 @@ class _Clock:
         return None
 
 
-def _candidates(block: bytes, markers: tuple[bytes, ...]) -> list[int]:
-    """Start offsets of the lines in ``block`` that hold any marker, sorted."""
+def _candidates(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
+                rare: re.Pattern, ancient: tuple[bytes, ...] = ()) -> list[int]:
+    """Start offsets of the lines in ``block[lo:hi]`` that may hold a record, sorted."""
     starts = set()
-    for marker in markers:
-        pos = block.find(marker)
+    markers = list(frequent)
+    k = 0
+    while k < len(markers):
+        marker = markers[k]
+        k += 1
+        pos = block.find(marker, lo, hi)
+        if pos != -1 and ancient and marker == ancient[0]:
+            markers += ancient[1:]       # an ancient log: look for its other line shapes too
+        step = len(marker)
         while pos != -1:
-            start = block.rfind(b"\n", 0, pos) + 1
-            starts.add(start)
-            end = block.find(b"\n", pos)
-            pos = block.find(marker, end if end != -1 else len(block))
+            if marker[:1] == b"\n":
+                pos += 1                  # a marker that must start a line
+            starts.add(max(lo, block.rfind(b"\n", lo, pos) + 1))
+            pos = block.find(marker, pos + step, hi)
+    for m in rare.finditer(block, lo, hi):
+        starts.add(max(lo, block.rfind(b"\n", lo, m.start()) + 1))
+    if block.startswith((b"new fill batch", b"#running-req: "), lo):
+        starts.add(lo)
     return sorted(starts)
 
 
+def roll_years(records: list[dict[str, Any]], year: int) -> None:
+    """Re-apply New Year rollover over records of a file scanned in parts (in file order).
+
+    Only year-less stamps (marked ``_yearless`` by ``scan(rollover=False)``) move."""
+    last = None
+    shift = 0
+    for rec in records:
+        if not rec.pop("_yearless", False) or not rec.get("ts"):
+            continue
+        month = int(rec["ts"][5:7])
+        if last is not None and month < last and last - month > 6:
+            shift += 1
+        last = month
+        if shift:
+            rec["ts"] = f"{year + shift:04d}{rec['ts'][4:]}"
+
+
 def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
-         summary: Summary | None = None) -> Iterator[dict[str, Any]]:
+         summary: Summary | None = None, rollover: bool = True) -> Iterator[dict[str, Any]]:
     """Yield one dict per record: kind, line, ts, proc/pid or rank, level, parsed fields.
 
     ``summary`` (filled while iterating) counts lines, records per kind and unread lines.
@@ -127,45 +171,88 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
     elif not head.strip():
         raise ParseError("empty file, expected a server log", path=path)
     module, split = _ENGINES[engine]
-    markers = module.MARKERS
     must = _MUST_PARSE[engine]
     summary = summary if summary is not None else Summary(file=path, engine=engine)
     summary.engine = engine
-    clock = _Clock(year)
+    clock = _Clock(year, rollover)
+    ancient = getattr(module, "ANCIENT", ())
     line_base = 1
+
+    def chunk(data: bytes, lo: int, hi: int) -> Iterator[dict[str, Any]]:
+        """Records of the whole lines in data[lo:hi]; advances the line count."""
+        nonlocal line_base
+        counted, at = 0, lo
+        for start in _candidates(data, lo, hi, module.FREQUENT, module.RARE_RE, ancient):
+            counted += data.count(b"\n", at, start)
+            at = start
+            end = data.find(b"\n", start, hi)
+            raw = data[start: end if end != -1 else hi]
+            yield from _records(raw, line_base + counted, engine, split, module, must,
+                                clock, summary, mark_yearless=not rollover)
+        newlines = counted + data.count(b"\n", at, hi)
+        summary.lines += newlines + (0 if hi == lo or data[hi - 1:hi] == b"\n" else 1)
+        line_base += newlines
+
+    # Blocks are scanned in place (bounds, not slices); only a line cut by a block's end is
+    # copied, joined with the start of the next block.
     carry = b""
     block = head
-    while True:
-        data = carry + block
-        more = bool(block)
-        if more:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                cut = len(data) if len(data) > (64 << 20) else 0   # a huge single line
-            data, carry = data[:cut], data[cut:]
-        else:
+    while block:
+        start = 0
+        if carry:
+            nl = block.find(b"\n")
+            if nl == -1:
+                carry += block
+                if len(carry) > HUGE_LINE:       # keep memory flat: read it in pieces
+                    summary.warn(line_base, f"a line longer than {HUGE_LINE >> 20} MiB "
+                                            "was read in pieces")
+                    yield from chunk(carry, 0, len(carry))
+                    carry = b""
+                block = fp.read(BLOCK)
+                continue
+            line = carry + block[: nl + 1]
             carry = b""
-        if data:
-            summary.counts["http_access"] = summary.counts.get("http_access", 0) + \
-                data.count(HTTP_ACCESS)
-            counted, at = 0, 0
-            for start in _candidates(data, markers):
-                counted += data.count(b"\n", at, start)
-                at = start
-                end = data.find(b"\n", start)
-                raw = data[start: end if end != -1 else len(data)]
-                yield from _records(raw, line_base + counted, engine, split, module, must,
-                                    clock, summary)
-            newlines = data.count(b"\n")
-            summary.lines += newlines + (0 if data.endswith(b"\n") else 1)
-            line_base += newlines
-        if not more:
-            break
+            yield from chunk(line, 0, len(line))
+            start = nl + 1
+        last = block.rfind(b"\n")
+        if last < start:
+            carry = block[start:]
+        else:
+            yield from chunk(block, start, last + 1)
+            carry = block[last + 1:]
         block = fp.read(BLOCK)
+    if carry:
+        yield from chunk(carry, 0, len(carry))
+
+
+def _fast_prefix(m: re.Match) -> Prefix:
+    groups = m.groupdict()
+    if "mmdd" in groups:
+        return Prefix(mmdd=groups["mmdd"].decode(), time=groups["hms"].decode(), level="INFO",
+                      proc=groups["proc"].decode(), pid=int(groups["pid"]))
+    ranks = groups["ranks"].decode().strip() or None
+    return Prefix(date=groups["date"].decode(), time=groups["time"].decode(), ranks=ranks)
 
 
 def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Clock,
-             summary: Summary) -> Iterator[dict[str, Any]]:
+             summary: Summary, mark_yearless: bool = False) -> Iterator[dict[str, Any]]:
+    fast = module.fast_line(raw)
+    if fast is not None:                   # the common, current-era line: one regex
+        m, kind, fields = fast
+        prefix = _fast_prefix(m)
+        record: dict[str, Any] = {"kind": kind, "line": line, "ts": clock.stamp(prefix)}
+        if mark_yearless and prefix.mmdd is not None:
+            record["_yearless"] = True
+        if prefix.proc:
+            record["proc"], record["pid"] = prefix.proc, prefix.pid
+        if prefix.ranks:
+            record["rank"] = prefix.ranks
+        if prefix.level:
+            record["level"] = prefix.level
+        record.update(fields)
+        summary.counts[kind] = summary.counts.get(kind, 0) + 1
+        yield record
+        return
     text = raw.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         summary.warn(line, "bytes that are not UTF-8 were replaced")
@@ -185,6 +272,8 @@ def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Cl
         record: dict[str, Any] = {"kind": kind, "line": line}
         if prefix is not None:
             record["ts"] = clock.stamp(prefix)
+            if mark_yearless and prefix.mmdd is not None and not prefix.date:
+                record["_yearless"] = True
             if prefix.proc:
                 record["proc"], record["pid"] = prefix.proc, prefix.pid
             if prefix.ranks:

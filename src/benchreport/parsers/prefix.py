@@ -9,9 +9,18 @@ SGLang (3.1): ``[YYYY-MM-DD HH:MM:SS(.mmm)?( RANK<n>)*]`` (≤0.2: time only).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def message_starts(words: tuple[bytes, ...]) -> re.Pattern:
+    """One bytes regex for messages that begin with any of ``words`` right after the "] "
+    that ends a prefix. "] " is a literal prefix (searched at C speed) and a lookahead on
+    the first letters rejects most other messages before the alternation is tried."""
+    first = b"".join(sorted({re.escape(w[:1]) for w in words}))
+    return re.compile(rb"\] (?=[" + first + rb"])(?:" + b"|".join(re.escape(w) for w in words)
+                      + rb")")
 
 _OUTER = r"(?:(?P<outer>\d{4}-\d\d-\d\dT[\d:.]+Z) |\[(?P<wrapper>\d{4}-\d\d-\d\d [\d:.]+)\] )?"
 VLLM_PREFIX = re.compile(
@@ -32,8 +41,7 @@ LIB_PREFIX = re.compile(
     r"(?:[\w.]+:\d+ - )?")
 
 
-@dataclass(frozen=True)
-class Prefix:
+class Prefix(NamedTuple):
     """Who logged a record and when (fields absent from a prefix shape stay None)."""
 
     date: str | None = None     # YYYY-MM-DD when the prefix carries it
@@ -50,7 +58,7 @@ def clean(line: str) -> str:
     """Strip ANSI colour and the carriage returns of ``\\r\\n`` continuations."""
     if "\x1b" in line:
         line = ANSI.sub("", line)
-    return line.replace("\r", "")
+    return line.replace("\r", "") if "\r" in line else line
 
 
 def _vllm_prefix(m: re.Match) -> Prefix:
@@ -65,8 +73,25 @@ def _sglang_prefix(m: re.Match) -> Prefix:
     return Prefix(date=m["date"], time=m["time"], ranks=ranks)
 
 
+_GLUE_VLLM = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:")
+
+
+_LEVEL_WORDS = ("INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ")
+
+
+def _maybe_glued(line: str, at: int) -> bool:
+    """Could a second record start after ``at``? (a few C-level finds, then a regex)"""
+    for word in _LEVEL_WORDS:
+        if line.find(word, at) != -1:
+            return _GLUE_VLLM.search(line, at) is not None
+    return False
+
+
 def split_vllm(line: str) -> list[tuple[Prefix | None, str]]:
     """Records on one physical line: (prefix, message) pairs; glued records are split."""
+    first = VLLM_PREFIX.match(line)
+    if first and not _maybe_glued(line, first.end()):
+        return [(_vllm_prefix(first), line[first.end():])]      # the common case
     matches = list(VLLM_PREFIX.finditer(line))
     if not matches:
         lib = LIB_PREFIX.search(line)
@@ -84,6 +109,9 @@ def split_vllm(line: str) -> list[tuple[Prefix | None, str]]:
 
 
 def split_sglang(line: str) -> list[tuple[Prefix | None, str]]:
+    first = SGLANG_PREFIX.match(line)
+    if first and "] " not in line[first.end():]:
+        return [(_sglang_prefix(first), line[first.end():])]    # the common case
     matches = list(SGLANG_PREFIX.finditer(line))
     if not matches:
         return [(None, line)]

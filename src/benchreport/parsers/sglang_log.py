@@ -11,14 +11,22 @@ import ast
 import re
 from typing import Any
 
+from .prefix import message_starts
 from .vllm_log import FieldError
 
-MARKERS = (
-    b"Prefill batch", b"Decode batch", b"new fill batch", b"#running-req", b"Retract",
-    b"retracted_reqs", b"out of memory", b"Not enough memory", b"Capture cuda graph",
-    b"cuda graph", b"server_args=", b"KV Cache is allocated", b"max_total_num_tokens",
-    b"Load weight end", b"DeepGEMM JIT", b"fired up", b"non-adaptive", b"memory capacity",
+# Where records are found (see vllm_log): batch lines are frequent; the rest are rare message
+# starts after the "] " of the prefix, or the prefix-less lines of 0.1.x.
+FREQUENT = (b"new fill batch",)
+# Up to 0.1.x decode lines had no "Decode batch" word and no prefix; they come with "new fill
+# batch" lines, so they are looked for only in blocks that have one.
+ANCIENT = (b"new fill batch", b"\n#running-req: ")
+RARE = (
+    b"Prefill batch", b"Decode batch", b"server_args=", b"KV Cache is allocated", b"max_total_num_tokens=", b"Load weight end",
+    b"Capture ", b"KV cache pool is full", b"Decode out of memory", b"Prefill out of memory",
+    b"Not enough memory", b"The memory capacity", b"Retraction host", b"Try DeepGEMM JIT",
+    b"Entering DeepGEMM", b"The server is fired up", b"DCP is enabled",
 )
+RARE_RE = message_starts(RARE)
 
 _BATCH = re.compile(r"^(?P<what>Prefill|Decode) batch(?: \[\d+\])?(?:\(mixed #running-req: (?P<mixed>\d+)\))?[.,] ")
 _KEYS = {
@@ -55,7 +63,59 @@ def _value(name: str, text: str) -> Any:
     return int(number) if name in _INTS else number
 
 
+# 0.5.15+ shapes of the two batch lines (plain models, no PD/MFU parts), one match each.
+_FAST_PREFILL = re.compile(
+    r"Prefill batch, #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), token usage: "
+    r"([\d.]+), #running-req: (\d+), #queue-req: (\d+), #pending-token: (\d+), (\w+) graph: "
+    r"(True|False), input throughput \(token/s\): ([\d.]+)$")
+_FAST_DECODE = re.compile(
+    r"Decode batch, #running-req: (\d+), #token: (\d+), token usage: ([\d.]+), (?:accept len: "
+    r"([\d.]+), accept rate: ([\d.]+), )?(\w+) graph: (True|False), gen throughput "
+    r"\(token/s\): ([\d.]+), #queue-req: (\d+)$")
+
+
+_LINE_PREFIX = (rb"\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d{3})?"
+                rb"(?P<ranks>(?: [A-Z_]+\d+)*)\] ")
+_LINE_PREFILL = re.compile(_LINE_PREFIX + _FAST_PREFILL.pattern.encode().rstrip(b"$") + rb"\r?")
+_LINE_DECODE = re.compile(_LINE_PREFIX + _FAST_DECODE.pattern.encode().rstrip(b"$") + rb"\r?")
+
+
+def fast_line(raw: bytes):
+    """(prefix fields, kind, fields) for a current-era batch line, else None."""
+    f = _LINE_PREFILL.fullmatch(raw)
+    if f:
+        return f, "prefill_batch", {
+            "new_seq": int(f[4]), "new_token": int(f[5]), "cached_token": int(f[6]),
+            "token_usage": float(f[7]), "running_req": int(f[8]), "queue_req": int(f[9]),
+            "pending_token": int(f[10]), "graph": f[11].decode(), "graph_used": f[12] == b"True",
+            "input_tps": float(f[13])}
+    f = _LINE_DECODE.fullmatch(raw)
+    if f:
+        fields = {"running_req": int(f[4]), "token": int(f[5]), "token_usage": float(f[6]),
+                  "graph": f[9].decode(), "graph_used": f[10] == b"True",
+                  "gen_tps": float(f[11]), "queue_req": int(f[12])}
+        if f[7] is not None:
+            fields["accept_len"], fields["accept_rate"] = float(f[7]), float(f[8])
+        return f, "decode_batch", fields
+    return None
+
+
 def parse_batch(msg: str) -> tuple[str, dict[str, Any]]:
+    f = _FAST_PREFILL.match(msg)
+    if f:
+        return "prefill_batch", {
+            "new_seq": int(f[1]), "new_token": int(f[2]), "cached_token": int(f[3]),
+            "token_usage": float(f[4]), "running_req": int(f[5]), "queue_req": int(f[6]),
+            "pending_token": int(f[7]), "graph": f[8], "graph_used": f[9] == "True",
+            "input_tps": float(f[10])}
+    f = _FAST_DECODE.match(msg)
+    if f:
+        fields = {"running_req": int(f[1]), "token": int(f[2]), "token_usage": float(f[3]),
+                  "graph": f[6], "graph_used": f[7] == "True", "gen_tps": float(f[8]),
+                  "queue_req": int(f[9])}
+        if f[4] is not None:
+            fields["accept_len"], fields["accept_rate"] = float(f[4]), float(f[5])
+        return "decode_batch", fields
     m = _BATCH.match(msg)
     if m is None:
         raise FieldError("not a batch line")

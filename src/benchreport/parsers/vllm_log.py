@@ -12,22 +12,41 @@ import ast
 import re
 from typing import Any
 
+from .prefix import message_starts
+
 
 class FieldError(ValueError):
     """A line of a known kind whose field could not be read."""
 
 
-# Literal markers: a line holding none of them is not one of our records (the scanner uses
-# them to skip the bulk of a log at C speed).
-MARKERS = (
-    b"Avg prompt throughput", b"SpecDecoding metrics", b"Speculative metrics",
-    b"Prefix cache hit rate: GPU", b"version", b"non-default args", b"KV cache size",
-    b"Maximum concurrency", b"Available KV cache memory", b"GPU blocks", b"Graph capturing",
-    b"torch.compile", b"Compiling a graph", b"init engine", b"Model loading took",
-    b"Loading weights took", b"out of memory", b"OutOfMemory", b"Free memory on device",
-    b"No available memory", b"To serve at least one request", b"not enough GPU memory",
-    b"is preempted", b"JIT", b"fatal error", b"initialization failed", b"backend",
+# Where records are found. FREQUENT: literals searched with bytes.find (stats lines, which
+# recur all through a log). RARE: message starts, right after the "] " that ends every
+# prefix, found in one regex pass; plus library lines (FlashInfer) without that prefix.
+FREQUENT = (b"Avg prompt throughput", b"flashinfer.jit: ")
+RARE = (
+    b"SpecDecoding metrics", b"Speculative metrics", b"vLLM API server version", b"vLLM server version", b"Initializing a",
+    b"non-default args", b"GPU KV cache size", b"XPU KV cache size", b"CPU KV cache size",
+    b"GPU + host KV cache size", b"Maximum concurrency", b"Available KV cache memory",
+    b"# GPU blocks", b"Graph capturing", b"torch.compile t", b"Compiling a graph",
+    b"init engine", b"Model loading took", b"Loading weights took", b"Using ", b"MoE backend",
+    b"JIT kernel warmup", b"Prebuilt kernels", b"Sequence group", b"EngineCore encountered",
+    b"Engine core initialization", b"Free memory on device", b"No available memory",
+    b"To serve at least one request", b"Failed to load model", b"ValueError",
+    b"torch.OutOfMemoryError", b"CUDA out of memory", b"Prefix cache hit rate: GPU",
 )
+RARE_RE = message_starts(RARE)
+
+# The current (0.31-0.33) shapes of the two frequent lines, read in one match each; any
+# other era or optional part falls through to the general, part-by-part reader.
+_FAST_STATS = re.compile(
+    r"Engine (\d+): Avg prompt throughput: ([\d.]+) tokens/s, Avg generation throughput: "
+    r"([\d.]+) tokens/s, Running: (\d+) reqs, Waiting: (\d+) reqs, GPU KV cache usage: "
+    r"([\d.]+)%, Prefix cache hit rate: ([\d.]+)%$")
+_FAST_SPEC = re.compile(
+    r"SpecDecoding metrics: Mean acceptance length: ([\d.]+), Accepted throughput: ([\d.]+) "
+    r"tokens/s, Drafted throughput: ([\d.]+) tokens/s, Accepted: (\d+) tokens, Drafted: "
+    r"(\d+) tokens, Per-position acceptance rate: ([\d., ]*), Avg Draft acceptance rate: "
+    r"([\d.]+)%$")
 
 _PAIR = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?): (?P<val>-?[\d.]+|nan)(?: ?(?P<unit>tokens/s|reqs|tokens|%))?$")
 _STATS_KEYS = {
@@ -44,6 +63,38 @@ _KV_FETCH = re.compile(r"KV fetch: (\d+) waiting to start, (\d+) in progress, (\
 _ENGINE = re.compile(r"^(?:Engine (?P<engine>\d+): |(?P<agg>\d+) Engines Aggregated: )")
 
 
+# Whole physical lines of the current era, prefix included, read by one bytes regex each
+# (no decode, no split): the bulk of a log's records. Anything else takes the general path.
+_LINE_PREFIX = (rb"\((?P<proc>[A-Za-z_]\w*) pid=(?P<pid>\d+)\) (?P<level>INFO) "
+                rb"(?P<mmdd>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d) \[[\w./-]+:\d+\] ")
+_LINE_STATS = re.compile(_LINE_PREFIX + rb"Engine (\d+): Avg prompt throughput: ([\d.]+) tokens/s, "
+                         rb"Avg generation throughput: ([\d.]+) tokens/s, Running: (\d+) reqs, "
+                         rb"Waiting: (\d+) reqs, GPU KV cache usage: ([\d.]+)%, Prefix cache "
+                         rb"hit rate: ([\d.]+)%\r?")
+_LINE_SPEC = re.compile(_LINE_PREFIX + rb"SpecDecoding metrics: Mean acceptance length: ([\d.]+), "
+                        rb"Accepted throughput: ([\d.]+) tokens/s, Drafted throughput: ([\d.]+) "
+                        rb"tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, Per-position "
+                        rb"acceptance rate: ([\d., ]*), Avg Draft acceptance rate: ([\d.]+)%\r?")
+
+
+def fast_line(raw: bytes):
+    """(prefix fields, kind, fields) for a current-era stats or spec line, else None."""
+    m = _LINE_STATS.fullmatch(raw)
+    if m:
+        return m, "engine_stats", {
+            "engine_index": int(m[6]), "prompt_tps": float(m[7]), "gen_tps": float(m[8]),
+            "running": int(m[9]), "waiting": int(m[10]), "kv_cache_usage_pct": float(m[11]),
+            "device": "GPU", "prefix_cache_hit_rate_pct": float(m[12])}
+    m = _LINE_SPEC.fullmatch(raw)
+    if m:
+        return m, "spec_decode", {
+            "per_position_acceptance": [float(x) for x in m[11].split(b", ") if x],
+            "mean_acceptance_length": float(m[6]), "accepted_tps": float(m[7]),
+            "drafted_tps": float(m[8]), "accepted": int(m[9]), "drafted": int(m[10]),
+            "draft_acceptance_rate_pct": float(m[12])}
+    return None
+
+
 def _num(text: str, key: str) -> float:
     try:
         return float(text)
@@ -54,6 +105,13 @@ def _num(text: str, key: str) -> float:
 def parse_stats(msg: str) -> tuple[str, dict[str, Any]]:
     """The periodic stats line: V0 (Swapped/Pending, trailing period), 0.8.0-0.8.2 (no
     engine prefix), 0.8.3+ (``Engine NNN:``), aggregated DP, and 0.13+ optional parts."""
+    fast = _FAST_STATS.match(msg)
+    if fast:
+        return "engine_stats", {
+            "engine_index": int(fast[1]), "prompt_tps": float(fast[2]),
+            "gen_tps": float(fast[3]), "running": int(fast[4]), "waiting": int(fast[5]),
+            "kv_cache_usage_pct": float(fast[6]), "device": "GPU",
+            "prefix_cache_hit_rate_pct": float(fast[7])}
     fields: dict[str, Any] = {}
     m = _ENGINE.match(msg)
     if m:
@@ -115,6 +173,13 @@ def parse_spec(msg: str) -> tuple[str, dict[str, Any]]:
     """Spec-decoding lines: 0.11+ (``SpecDecoding metrics: Mean acceptance length…``),
     0.8.5-0.10, 0.8.3/0.8.4, early V1 and V0 ``Speculative metrics`` (fractions; V0 counters
     cumulative since start)."""
+    fast = _FAST_SPEC.match(msg)
+    if fast:
+        return "spec_decode", {
+            "mean_acceptance_length": float(fast[1]), "accepted_tps": float(fast[2]),
+            "drafted_tps": float(fast[3]), "accepted": int(fast[4]), "drafted": int(fast[5]),
+            "per_position_acceptance": [float(x) for x in fast[6].split(", ") if x],
+            "draft_acceptance_rate_pct": float(fast[7])}
     v0 = msg.startswith("Speculative metrics")
     body = msg.split(":", 1)[1].strip().rstrip(".").rstrip(", ").rstrip(",")
     fields: dict[str, Any] = {}
