@@ -26,7 +26,7 @@ ifneq ($(filter report checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report test checksums lock clean
+.PHONY: help install report test bench checksums lock clean
 
 ## Show this help
 help:
@@ -52,6 +52,11 @@ report: $(STAMP)
 ## Run the test suite
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q
+
+## Print ingest speed and memory on a 1 GiB generated log, next to grep (a script, not a test)
+bench: $(STAMP)
+	@$(BIN)/python benchmarks/ingest_speed.py --engine vllm
+	@$(BIN)/python benchmarks/ingest_speed.py --engine sglang
 
 ## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
 checksums: $(STAMP)
