@@ -34,6 +34,7 @@ class Figure:
     notebook: str = ""
     context: dict[str, Any] = field(default_factory=dict)  # engine, workload, ...
     decimals: int | None = None     # how many decimals the report prints
+    cell: int | None = None         # execution count of the notebook cell that computed it
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,7 +56,7 @@ class Figure:
         return cls(id=data["id"], value=data["value"], unit=data["unit"], method=data["method"],
                    sources=sources, depends_on=tuple(data.get("depends_on", ())),
                    notebook=data.get("notebook", ""), context=data.get("context", {}),
-                   decimals=data.get("decimals"))
+                   decimals=data.get("decimals"), cell=data.get("cell"))
 
 
 def dumps(obj: Any) -> str:

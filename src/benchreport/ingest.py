@@ -76,7 +76,7 @@ def ingest_run(run: Run) -> Ingested:
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
             for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
                 # nested values become JSON text, so each table is flat
-                for key in ("env", "flags", "args", "per_position_acceptance"):
+                for key in ("env", "flags", "flag_lines", "args", "per_position_acceptance"):
                     if key in rec:
                         rec[key] = json.dumps(rec[key], sort_keys=True, default=str)
                 records.setdefault(rec["kind"], []).append(
@@ -176,6 +176,30 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_json(run.paths.derived / "windows.json", [w.__dict__ for w in ing.windows])
     return written + [run.paths.rel(run.paths.derived / "ingest.json"),
                       run.paths.rel(run.paths.derived / "windows.json")]
+
+
+def load_ingested(run: Run) -> Ingested:
+    """What the ingest notebook wrote, read back (later notebooks do not re-read raw logs)."""
+    import math
+
+    folder = run.paths.derived / "tables"
+    if not (run.paths.derived / "ingest.json").is_file():
+        raise ReportError("derived/ingest.json is missing; the ingest notebook must run first",
+                          path=run.paths.rel(run.paths.derived))
+    records: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        rows = []
+        for row in df.to_dict("records"):
+            rows.append({k: (int(v) if isinstance(v, float) and k in ("line", "pid") else v)
+                         for k, v in row.items()
+                         if not (isinstance(v, float) and math.isnan(v))})
+        records[path.stem] = rows
+    summaries = json.loads((run.paths.derived / "ingest.json").read_text())["files"]
+    windows = [BenchWindow(**w) for w in
+               json.loads((run.paths.derived / "windows.json").read_text())]
+    return Ingested(records=records, summaries=summaries, results=load_results(run),
+                    windows=windows)
 
 
 def check_windows(run: Run, ing: Ingested) -> None:
