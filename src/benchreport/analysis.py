@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -10,7 +10,8 @@ from .figures import Figure, Source, fragment
 from .io import ResultEntry, Run, load_results, load_run, sha256_file, write_json
 from .metrics import compare_lower_is_better
 
-__all__ = ["EndToEnd", "end_to_end", "load_run", "save_figures", "workload_figures"]
+__all__ = ["Collector", "EndToEnd", "end_to_end", "load_run", "save_figures",
+           "workload_figures"]
 
 
 def _source(entry: ResultEntry, key: str) -> Source:
@@ -94,9 +95,113 @@ def workload_figures(run: Run) -> list[Figure]:
     return figures
 
 
+class Collector:
+    """Gathers a notebook's figures; each is stamped with the cell that computed it."""
+
+    def __init__(self, run: Run, notebook: str) -> None:
+        self.run, self.notebook = run, notebook
+        self.figures: list[Figure] = []
+
+    def add(self, figures: list[Figure]) -> pd.DataFrame:
+        """Keep ``figures`` (stamped with the current cell) and return them as a table."""
+        cell = _current_cell()
+        stamped = [replace(f, cell=cell) for f in figures]
+        self.figures += stamped
+        return pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit, "method": f.method}
+                             for f in stamped], columns=["id", "value", "unit", "method"])
+
+    def save(self) -> str:
+        return save_figures(self.run, self.figures, self.notebook)
+
+
+def _current_cell() -> int | None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipykernel is a dependency
+        return None
+    shell = get_ipython()
+    return int(shell.execution_count) if shell is not None else None
+
+
 def save_figures(run: Run, figures: list[Figure], notebook: str) -> str:
     """Write a notebook's figures to derived/figures/<notebook>.json; return that path."""
     stem = notebook.removesuffix(".ipynb")
     path = run.paths.figure_fragments / f"{stem}.json"
     write_json(path, fragment(figures, notebook))
     return run.paths.rel(path)
+
+
+@dataclass(frozen=True)
+class Caveats:
+    """What was not controlled: one row per differing setting or runtime event."""
+
+    table: pd.DataFrame
+    figures: list[Figure]
+
+
+def caveats(run: Run, ing) -> Caveats:
+    """Settings that differ and events inside the measurements; writes derived/caveats.json."""
+    from .caveats import caveat_figures, event_caveats, setting_caveats
+
+    rows, compared = setting_caveats(run, ing)
+    events, event_figs = event_caveats(run, ing)
+    sha = {s["file"]: s["sha256"] for s in ing.summaries}
+    all_rows = rows + events
+    write_json(run.paths.derived / "caveats.json", {
+        "differing": [c.__dict__ for c in all_rows],
+        "compared": {k: c.values for k, c in sorted(compared.items())}})
+    table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
+                           **{f"{e}": c.values.get(e, "") for e in
+                              (x.id for x in run.meta.engines)},
+                           "evidence": "; ".join(c.evidence)} for c in all_rows])
+    return Caveats(table=table, figures=caveat_figures(rows, compared, sha) + event_figs)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    table: pd.DataFrame
+    figures: list[Figure]
+
+
+def claim_check(run: Run) -> ClaimCheck:
+    """Every claim of data/<RUN>/claims.yaml against the figures of the earlier notebooks."""
+    import json as _json
+
+    from .claimcheck import check_claim
+    from .claims import parse_claims
+    from .figures import merge
+    from .io import read_json, read_text
+
+    path = run.paths.data / "claims.yaml"
+    if not path.is_file():
+        return ClaimCheck(table=pd.DataFrame(), figures=[])
+    _, claims = parse_claims(read_text(path, run.paths.rel(path)), run.paths.rel(path))
+    fragments = {p.name: _json.loads(p.read_text(encoding="utf-8"))
+                 for p in sorted(run.paths.figure_fragments.glob("*.json"))
+                 if not p.name.startswith("80-")}
+    registry = merge(fragments)
+    cav = read_json(run.paths.derived / "caveats.json")
+    differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
+    verdicts = [check_claim(c, registry, cav["compared"], differing) for c in claims]
+    src = {"path": run.paths.rel(path), "sha256": sha256_file(path)}
+    figures = []
+    for c, v in zip(claims, verdicts, strict=True):
+        figures.append(Figure(
+            id=f"claim.{c.id}", value=v.verdict, unit="verdict",
+            sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
+            depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
+            context={"reason": v.reason, "params": {k: str(x) for k, x in v.params.items()},
+                     "published": _json.dumps(c.value, ensure_ascii=False),
+                     "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
+                     "tolerance": v.tolerance, "source": list(c.source)},
+            method="published claim checked against the recomputed figures "
+                   f"({v.reason.replace('_', ' ')})"))
+    write_json(run.paths.derived / "claims.json", [
+        {"claim": v.claim, "verdict": v.verdict, "published": c.value,
+         "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
+         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source)}
+        for c, v in zip(claims, verdicts, strict=True)])
+    table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
+                           "recomputed": v.recomputed, "reason": v.reason}
+                          for c, v in zip(claims, verdicts, strict=True)])
+    return ClaimCheck(table=table, figures=figures)

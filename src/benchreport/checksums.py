@@ -45,18 +45,24 @@ def verify(data: Path, shown: str, run_id: str) -> int:
         return 0
     recorded = read(path, f"{shown}/{NAME}")
     present = {p.relative_to(data).as_posix(): p for p in _inputs(data)}
-    hint = (f"raw files are never edited: restore it; if the run's inputs really changed, "
-            f"re-record with: make checksums RUN={run_id}")
+    def hint(name: str) -> str:
+        rerecord = f"re-record with: make checksums RUN={run_id}"
+        if name.startswith("raw/"):
+            return f"raw files are never edited: restore it; if the delivered files really " \
+                   f"changed, {rerecord}"
+        return f"if you changed it on purpose, {rerecord}"
+
     for name, digest in recorded.items():
         if name not in present:
             raise ProvenanceMismatch(f"listed in {NAME} but missing", path=f"{shown}/{name}",
-                                     hint=hint)
+                                     hint=hint(name))
         now = sha256_file(present[name])
         if now != digest:
             raise ProvenanceMismatch(
                 f"sha256 is {now[:12]}…, but {NAME} records {digest[:12]}…",
-                path=f"{shown}/{name}", hint=hint)
+                path=f"{shown}/{name}", hint=hint(name))
     extra = sorted(set(present) - set(recorded))
     if extra:
-        raise ProvenanceMismatch(f"not listed in {NAME}", path=f"{shown}/{extra[0]}", hint=hint)
+        raise ProvenanceMismatch(f"not listed in {NAME}", path=f"{shown}/{extra[0]}",
+                                 hint=hint(extra[0]))
     return len(recorded)

@@ -22,6 +22,8 @@ class Claim:
     rounding: float | None = None  # published precision: half of it is the tolerance
     figure: str | None = None      # registry id (pattern) it is checked against
     line: int = 0
+    check: dict | None = None      # how it is checked (see claimcheck)
+    why: str | None = None         # for claims without a check: why the data cannot tell
 
 
 def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
@@ -55,7 +57,7 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
         claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],
                             text=dict(text_), value=item.get("value"), unit=item.get("unit"),
                             rounding=item.get("rounding"), figure=item.get("figure"),
-                            line=line))
+                            line=line, check=item.get("check"), why=item.get("why")))
     if not claims:
         raise ConfigError("no claims listed", path=path, line=doc.line)
     return dict(articles), claims

@@ -65,6 +65,18 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from .explain import explain, list_ids
+    from .io import load_run
+
+    run = load_run(args.run_id, args.data_root, args.report_root)
+    if args.list or not args.figure_id:
+        list_ids(run)
+    else:
+        explain(run, args.figure_id)
+    return 0
+
+
 def _synth(args: argparse.Namespace) -> int:
     from .synth import generate
 
@@ -100,6 +112,14 @@ def make_parser() -> argparse.ArgumentParser:
                                             "(default: the file's modification year)")
     p.add_argument("--json", action="store_true", help="print one JSON object with records")
     p.set_defaults(func=_parse)
+
+    p = sub.add_parser("explain", help="how a figure was derived, down to the raw lines")
+    p.add_argument("run_id")
+    p.add_argument("figure_id", nargs="?")
+    p.add_argument("--list", action="store_true", help="list every figure id with its value")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.set_defaults(func=_explain)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

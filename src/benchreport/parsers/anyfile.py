@@ -85,6 +85,6 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
         if summary.engine == "auto":
             summary.engine = launch_engine(cfg.flags, cfg.env)
         yield {"kind": "launch_config", "line": 1, "image": cfg.image, "env": cfg.env,
-               "flags": cfg.flags}
+               "flags": cfg.flags, "flag_lines": cfg.lines}
         return
     yield from scan(fp, path, engine, year, summary)

@@ -1,0 +1,214 @@
+"""What was not controlled: settings that differ between the engines, and runtime events
+inside the measurements. Built from the launch configurations, the engines' start-up lines
+and the logs; each row carries its evidence as file:line."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .figures import Figure, Source
+from .ingest import Ingested
+from .io import Run
+
+# Equivalent settings under each engine's flag names (vLLM first, then SGLang).
+SETTINGS = {
+    "dcp": (("decode_context_parallel_size", "dcp"), ("dcp_size", "decode_context_parallel_size")),
+    "tensor_parallel": (("tensor_parallel_size", "tp"), ("tp_size",)),
+    "chunked_prefill": (("max_num_batched_tokens",), ("chunked_prefill_size",)),
+    "max_context": (("max_model_len",), ("context_length",)),
+    "attention_backend": (("attention_backend",), ("attention_backend",)),
+    "moe_backend": (("moe_backend",), ("moe_runner_backend",)),
+}
+DEFAULTS = {"dcp": "1"}
+MEMORY_FLAGS = ("gpu_memory_utilization", "mem_fraction_static")
+
+
+@dataclass
+class Caveat:
+    id: str                                  # catalogue key: caveat.<id>.what / .why
+    kind: str                                # "setting" or "event"
+    values: dict[str, str]                   # engine -> value as shown
+    evidence: list[str] = field(default_factory=list)   # "file:line"
+    workload: str | None = None
+    touches: list[str] = field(default_factory=list)     # figure ids the event affects
+
+
+def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
+    out = {}
+    for rec in ing.records.get("launch_config", []):
+        out[rec["engine"]] = {"file": rec["file"], "image": rec.get("image", ""),
+                              "flags": json.loads(rec.get("flags") or "{}"),
+                              "lines": json.loads(rec.get("flag_lines") or "{}"),
+                              "env": json.loads(rec.get("env") or "{}")}
+    return out
+
+
+def _logged(ing: Ingested, engine: str, kind: str) -> list[dict]:
+    return [r for r in ing.records.get(kind, []) if r["engine"] == engine]
+
+
+def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
+    """(value, evidence) of one setting for one engine: launch flags, then the logs."""
+    cfg = launch.get(engine)
+    for names in SETTINGS[sid]:
+        for name in names:
+            if cfg and name in cfg["flags"]:
+                return str(cfg["flags"][name]), f"{cfg['file']}:{cfg['lines'].get(name, 1)}"
+            for rec in _logged(ing, engine, "server_args"):
+                args = json.loads(rec["args"])
+                if name in args and args[name] is not None:
+                    return str(args[name]), f"{rec['file']}:{rec['line']}"
+    if sid in ("attention_backend", "moe_backend"):
+        field_ = "attention_backend" if sid == "attention_backend" else "moe_backend"
+        for rec in _logged(ing, engine, "backend"):
+            if rec.get(field_):
+                return str(rec[field_]), f"{rec['file']}:{rec['line']}"
+    if sid in DEFAULTS and (cfg or _logged(ing, engine, "server_args")):
+        return DEFAULTS[sid] + " (default)", cfg["file"] if cfg else ""
+    return None, ""
+
+
+def _speculative(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    cfg = launch.get(engine)
+    flags = cfg["flags"] if cfg else {}
+    if "speculative_config" in flags:
+        spec = flags["speculative_config"]
+        if isinstance(spec, str):
+            spec = json.loads(spec)
+        text = f"{spec.get('method')}, {spec.get('num_speculative_tokens')} draft tokens"
+        return text, f"{cfg['file']}:{cfg['lines'].get('speculative_config', 1)}"
+    if "speculative_algorithm" in flags:
+        n = flags.get("speculative_num_draft_tokens")
+        drafts = f", {int(n) - 1} draft tokens" if n is not None else ""
+        return (f"{flags['speculative_algorithm']}{drafts}",
+                f"{cfg['file']}:{cfg['lines'].get('speculative_algorithm', 1)}")
+    return None, ""
+
+
+def _verification(ing: Ingested, engine: str, has_spec: bool) -> tuple[str | None, str]:
+    for rec in _logged(ing, engine, "spec_mode"):
+        return "non-adaptive", f"{rec['file']}:{rec['line']}"
+    return ("default" if has_spec else None), ""
+
+
+def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Caveat]]:
+    """(settings that differ between the engines, every compared setting)."""
+    launch = _launch(ing)
+    engines = [e.id for e in run.meta.engines]
+    rows: list[Caveat] = []
+    compared: dict[str, Caveat] = {}
+
+    def add(sid: str, getter) -> None:
+        values, evidence = {}, []
+        for e in engines:
+            value, where = getter(e)
+            if value is not None:
+                values[e] = value
+                if where:
+                    evidence.append(where)
+        if values:
+            compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence)
+        if len(values) >= 2 and len(set(values.values())) > 1:
+            rows.append(compared[sid])
+
+    add("image", lambda e: (launch[e]["image"], f"{launch[e]['file']}:1")
+        if e in launch and launch[e]["image"] else (None, ""))
+    for sid in ("dcp", "tensor_parallel", "chunked_prefill", "max_context",
+                "attention_backend", "moe_backend"):
+        add(sid, lambda e, sid=sid: _setting(ing, launch, e, sid))
+    # Memory: vLLM's share of all GPU memory vs SGLang's share for weights and KV pool are
+    # different quantities, so they are shown side by side and never called equal.
+    mem = {}
+    evidence = []
+    for e in engines:
+        cfg = launch.get(e)
+        for name in MEMORY_FLAGS:
+            if cfg and name in cfg["flags"]:
+                mem[e] = f"--{name.replace('_', '-')} {cfg['flags'][name]}"
+                evidence.append(f"{cfg['file']}:{cfg['lines'].get(name, 1)}")
+    if mem:
+        compared["memory"] = Caveat(id="memory", kind="setting", values=mem, evidence=evidence)
+    if len(mem) >= 2:
+        rows.append(compared["memory"])
+    add("speculative", lambda e: _speculative(ing, launch, e))
+    add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
+                                                is not None))
+    return rows, compared
+
+
+def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
+    """Runtime events inside each benchmark window, and their counts as figures."""
+    rows: list[Caveat] = []
+    figures: list[Figure] = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            if not any(x.engine == e.id and x.workload == w.id for x in ing.windows):
+                continue
+            has_log = any(r["engine"] == e.id for k in ("engine_stats", "decode_batch")
+                          for r in ing.records.get(k, []))
+            if not has_log:
+                continue
+            mem = ing.in_window("memory_event", e.id, w.id)
+            jit = [r for r in ing.in_window("jit_event", e.id, w.id)
+                   if r.get("phase") in ("start", "fallback")]
+            retract = ing.in_window("retraction", e.id, w.id)
+            stats = ing.in_window("engine_stats", e.id, w.id)
+            preempt = sum(int(r.get("preemptions") or 0) for r in stats)
+            retries = [r for r in mem if r.get("event") == "soft_oom_retry"]
+            ooms = [r for r in mem if r.get("event") != "soft_oom_retry"]
+            workers = sorted({r.get("proc") for r in retries if r.get("proc")})
+            counts = {"oom_retries": len(retries), "oom_retry_workers": len(workers),
+                      "oom_errors": len(ooms), "jit_compiles": len(jit),
+                      "retractions": len(retract), "preemptions": preempt}
+            ctx = {"engine": e.id, "workload": w.id}
+            for name, n in counts.items():
+                recs = {"oom_retries": retries, "oom_retry_workers": retries,
+                        "oom_errors": ooms, "jit_compiles": jit,
+                        "retractions": retract, "preemptions": stats}[name]
+                src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                              lines=tuple(int(r["line"]) for r in recs)),) if recs and n else ()
+                figures.append(Figure(id=f"events.{w.id}.{e.id}.{name}", value=n,
+                                      unit="count", decimals=0, sources=src, context=ctx,
+                                      method=f"{name.replace('_', ' ')} logged inside the "
+                                             "benchmark window"))
+            touched = [f"latency.{w.id}.{e.id}.ttft.mean", f"e2e.{w.id}.{e.id}.duration"]
+            for cid, recs, value in (
+                    ("event_oom_retry", retries,
+                     f"{len(retries)} retries on {len(workers)} workers"),
+                    ("event_oom", ooms, f"{len(ooms)} errors"),
+                    ("event_jit", jit, f"{len(jit)} kernels compiled"),
+                    ("event_retraction", retract, f"{len(retract)} retractions"),
+                    ("event_preemption", stats if preempt else [], f"{preempt} preemptions")):
+                if recs:
+                    first = min(r.get("ts") or "" for r in recs)
+                    last = max(r.get("ts") or "" for r in recs)
+                    rows.append(Caveat(
+                        id=cid, kind="event", workload=w.id, touches=touched,
+                        values={e.id: f"{value}, {first[11:]}–{last[11:]}"},
+                        evidence=[f"{recs[0]['file']}:{r['line']}" for r in recs[:3]]))
+    return rows, figures
+
+
+def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
+                   sha: dict[str, str]) -> list[Figure]:
+    """Every compared setting per engine, and how many differ."""
+    out = []
+    for c in compared.values():
+        differs = any(r.id == c.id for r in rows)
+        for engine, value in sorted(c.values.items()):
+            src = []
+            for where in c.evidence:
+                path, _, line = where.rpartition(":")
+                if path in sha and f"/{engine}/" in path:
+                    src.append(Source(path=path, sha256=sha[path], lines=(int(line),)))
+            out.append(Figure(id=f"setting.{c.id}.{engine}", value=value, unit="setting",
+                              context={"engine": engine}, sources=tuple(src[:1]),
+                              method=f"{c.id.replace('_', ' ')} as launched"
+                                     + (" (differs between the engines)" if differs else "")))
+    out.append(Figure(id="caveats.settings_differing", unit="count", decimals=0,
+                      value=sum(1 for c in rows if c.kind == "setting"),
+                      method="settings that differ between the engines: "
+                             + ", ".join(c.id for c in rows if c.kind == "setting")))
+    return out
