@@ -1,0 +1,30 @@
+# %% [markdown]
+# # Decode scalability
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "30-decode.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, load_run
+from benchreport.decode import decode_figures
+from benchreport.ingest import load_ingested
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# The steady phase is where every request of the workload decodes: from the engine logs,
+# records with all requests running, none waiting and no prefill in the interval. Within it:
+# total decode throughput (min, max, mean, median), per-request speed and time per token,
+# and the degradation from the shorter to the longer context on one basis (mean over mean)
+# and, separately flagged, on the mixed basis a published ratio used (peak over mean).
+
+# %%
+decode, phases = decode_figures(run, load_ingested(run))
+figs.add(decode)
+
+# %%
+figs.save()

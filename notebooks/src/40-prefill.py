@@ -1,0 +1,29 @@
+# %% [markdown]
+# # Prefill
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "40-prefill.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, load_run
+from benchreport.ingest import load_ingested
+from benchreport.prefill import prefill_figures
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# Total prefill throughput while prefill runs back to back, per engine and input length;
+# and, where the engine logs each prefill chunk, every request's chunk sequence: throughput
+# against the context already cached, the decay from first to last chunk, and whether the
+# next request starts fast again.
+
+# %%
+prefill, sequences = prefill_figures(run, load_ingested(run))
+figs.add(prefill)
+
+# %%
+figs.save()

@@ -1,0 +1,28 @@
+# %% [markdown]
+# # Speculative decoding
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "50-spec.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, load_run
+from benchreport.ingest import load_ingested
+from benchreport.spec import spec_figures
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# Drafted and accepted tokens, mean accepted length and per-position acceptance, per engine
+# and input length. Both engines count the bonus token in their accepted length, so 1.00
+# means no draft token was accepted. A random dataset is close to unpredictable, so its
+# acceptance says little about real traffic.
+
+# %%
+figs.add(spec_figures(run, load_ingested(run)))
+
+# %%
+figs.save()

@@ -1,0 +1,30 @@
+# %% [markdown]
+# # Where the engines cross (a model)
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "60-crossover.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, load_run
+from benchreport.crossover import crossover_figures
+from benchreport.decode import decode_figures
+from benchreport.ingest import load_ingested
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# A model, not a measurement: each engine's steady per-token decode time is fitted as a
+# straight line of the input length, and the lines' crossing is where the engines would be
+# equally fast at decoding. The interval refits each line to its fastest or slowest steady
+# records.
+
+# %%
+_, phases = decode_figures(run, load_ingested(run))
+figs.add(crossover_figures(run, phases))
+
+# %%
+figs.save()

@@ -1,0 +1,30 @@
+# %% [markdown]
+# # What was not controlled
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "70-caveats.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, caveats, load_run
+from benchreport.ingest import load_ingested
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# Every setting that differs between the engines (from the launch configurations and the
+# engines' own start-up lines) and every runtime event inside a measurement (OOM retries,
+# JIT compilations, retractions, preemptions), each with its evidence as file:line.
+
+# %%
+cav = caveats(run, load_ingested(run))
+cav.table
+
+# %%
+figs.add(cav.figures)
+
+# %%
+figs.save()

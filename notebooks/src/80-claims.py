@@ -1,0 +1,29 @@
+# %% [markdown]
+# # What the published text says, checked
+
+# %% tags=["parameters"]
+run_id: str = "2024-b300"  # folder under data/
+data_root: str = "data"  # folder that holds the runs' inputs
+report_root: str = "report"  # folder the report is written to
+notebook: str = "80-claims.ipynb"  # this notebook's name, stamped on its figures
+
+# %%
+from benchreport.analysis import Collector, claim_check, load_run
+
+run = load_run(run_id, data_root, report_root)
+figs = Collector(run, notebook)
+
+# %% [markdown]
+# Each claim of data/<run>/claims.yaml against the recomputed figures: published value,
+# recomputed value, the tolerance its rounding allows, and a verdict: confirmed, differs,
+# different method, contradicted by the data, or not derivable.
+
+# %%
+check = claim_check(run)
+check.table
+
+# %%
+figs.add(check.figures)
+
+# %%
+figs.save()
