@@ -10,7 +10,9 @@ from pathlib import Path
 from .errors import MissingInputError
 
 FAMILY = "BenchreportSans"
+FALLBACK = "BenchreportSymbols"     # DejaVu Sans from matplotlib: symbols Nanum lacks (−, …)
 FACES = {"normal": "NanumGothic.ttf", "bold": "NanumGothicBold.ttf"}
+FALLBACK_FACES = {"normal": "DejaVuSans.ttf", "bold": "DejaVuSans-Bold.ttf"}
 
 
 @lru_cache(maxsize=1)
@@ -29,7 +31,26 @@ def font_path(weight: str = "normal") -> Path:
     return font_dir() / FACES[weight]
 
 
-def subset_woff2(weight: str, text: str) -> bytes:
+def fallback_path(weight: str = "normal") -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingInputError("matplotlib (which ships DejaVu Sans) is not installed",
+                                hint="run: make install")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "mpl-data" / "fonts" / "ttf"
+    return folder / FALLBACK_FACES[weight]
+
+
+def missing_from_main(text: str) -> str:
+    """The characters of ``text`` that NanumGothic has no glyph for."""
+    from fontTools.ttLib import TTFont
+
+    cmap = TTFont(str(font_path()), lazy=True).getBestCmap()
+    return "".join(sorted({c for c in text if ord(c) > 127 and ord(c) not in cmap}))
+
+
+def subset_woff2(weight: str, text: str, path: Path | None = None) -> bytes:
     """The font reduced to the glyphs ``text`` needs, as WOFF2; same input, same bytes."""
     import logging
 
@@ -39,15 +60,15 @@ def subset_woff2(weight: str, text: str) -> bytes:
     # NanumGothic carries VTT hinting source tables (TSI*) that the subsetter drops, noisily.
     logging.getLogger("fontTools.subset").setLevel(logging.ERROR)
 
-    font = TTFont(str(font_path(weight)), recalcTimestamp=False)
+    font = TTFont(str(path or font_path(weight)), recalcTimestamp=False)
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]
     options.name_IDs = ["*"]
     options.notdef_outline = True
     subsetter = subset.Subsetter(options=options)
-    # ASCII is always kept so that text added after subsetting (page numbers) still renders.
-    subsetter.populate(text=text + "".join(chr(c) for c in range(32, 127)))
+    # ASCII and list bullets are always kept: text that CSS adds (page numbers, markers).
+    subsetter.populate(text=text + "".join(chr(c) for c in range(32, 127)) + "•◦")
     subsetter.subset(font)
     out = io.BytesIO()
     font.flavor = "woff2"
@@ -56,12 +77,17 @@ def subset_woff2(weight: str, text: str) -> bytes:
 
 
 def font_face_css(text: str) -> str:
-    """@font-face rules with the subset fonts inlined as data: URLs."""
+    """@font-face rules with the subset fonts inlined as data: URLs: NanumGothic for the
+    page, and DejaVu Sans for any character it lacks, so no system font is ever needed."""
     rules = []
+    extra = missing_from_main(text)
     for weight in FACES:
-        data = base64.b64encode(subset_woff2(weight, text)).decode("ascii")
-        rules.append(
-            f"@font-face {{ font-family: '{FAMILY}'; font-weight: {weight}; "
-            f"src: url(data:font/woff2;base64,{data}) format('woff2'); }}"
-        )
+        faces = [(FAMILY, subset_woff2(weight, text))]
+        if extra:
+            faces.append((FALLBACK, subset_woff2(weight, extra, fallback_path(weight))))
+        for family, blob in faces:
+            data = base64.b64encode(blob).decode("ascii")
+            rules.append(
+                f"@font-face {{ font-family: '{family}'; font-weight: {weight}; "
+                f"src: url(data:font/woff2;base64,{data}) format('woff2'); }}")
     return "\n".join(rules)

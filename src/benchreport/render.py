@@ -48,8 +48,13 @@ def render_html(env: Environment, article: Article) -> str:
 
 
 def render_pdf(html: str, path: Path) -> None:
+    import logging
+
     import weasyprint
 
+    # Fonts are subset by fontTools before WeasyPrint sees them; its notice about
+    # HarfBuzz-Subset is not actionable here.
+    logging.getLogger("weasyprint").setLevel(logging.ERROR)
     # No base_url: the page references nothing outside itself, so nothing can be fetched.
     document = weasyprint.HTML(string=html, base_url=None).render()
     write_text_atomic(path, document.write_pdf())

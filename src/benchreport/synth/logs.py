@@ -222,13 +222,14 @@ def sglang_run(lines: Lines, base: dt.datetime, tl: Timeline, every: int, n: int
            f"cuda graph: False, input throughput (token/s): {tokens / since:.2f}")
     for w in decode_log_windows(tl, every, n):
         last = w.steps[-1]
-        rounds = [a for s in w.steps for a in s.accepted_each]
-        accept_len = 1 + sum(rounds) / len(rounds)
-        accept_rate = sum(rounds) / (len(rounds) * k) if k else 0.0
+        spec = ""
+        if k:       # the spec block is printed only when an algorithm is configured
+            rounds = [a for s in w.steps for a in s.accepted_each]
+            spec = (f"accept len: {1 + sum(rounds) / len(rounds):.2f}, "
+                    f"accept rate: {sum(rounds) / (len(rounds) * k):.2f}, ")
         _s(lines, _at(base, w.end - tl.start),
            f"Decode batch, #running-req: {w.running}, #token: {last.kv_tokens}, "
-           f"token usage: {last.kv_tokens / SGLANG_KV_CAPACITY:.2f}, "
-           f"accept len: {accept_len:.2f}, accept rate: {accept_rate:.2f}, cuda graph: True, "
+           f"token usage: {last.kv_tokens / SGLANG_KV_CAPACITY:.2f}, {spec}cuda graph: True, "
            f"gen throughput (token/s): {w.gen_tps:.2f}, #queue-req: {last.waiting}")
     for r in tl.requests:
         port = 40000 + rng.randrange(20000)
