@@ -48,9 +48,13 @@ def built(tmp_path_factory, request) -> Path:
     return _build(workspace, project, "mini")
 
 
-def test_build_writes_exactly_the_expected_files(built):
+def test_build_writes_exactly_the_expected_files(built, project):
     found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
-    assert found == EXPECTED
+    notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
+    expected = EXPECTED | {f"notebooks/{n}" for n in notebooks} | {
+        f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
+        if n != "05-ingest.ipynb"} | {"derived/caveats.json"}
+    assert found == expected
 
 
 def test_figures_carry_values_and_provenance(built):
@@ -104,6 +108,12 @@ def test_pdfs_hold_hangul_and_the_headline(built):
     assert ko.metadata["/Title"] == "작은 테스트 실행"
     en = "".join(p.extract_text() for p in PdfReader(built / "report.en.pdf").pages)
     assert "At a glance" in en and "1.25×" in en
+    # every glyph comes from the fonts we ship inline, none from the machine
+    for name in ("report.ko.pdf", "report.en.pdf"):
+        fonts = {str(f.get_object()["/BaseFont"]).split("+", 1)[-1]
+                 for page in PdfReader(built / name).pages
+                 for f in page["/Resources"].get("/Font", {}).values()}
+        assert fonts and all(f.startswith("Benchreport") for f in fonts), fonts
 
 
 def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project):

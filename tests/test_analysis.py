@@ -1,0 +1,211 @@
+"""Every headline figure from raw data: the reference run, runs with known truth, and runs
+that lack something."""
+
+import io
+import json
+import shutil
+import statistics
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchreport.decode import decode_figures
+from benchreport.explain import explain, registry_of
+from benchreport.ingest import ingest_run
+from benchreport.io import load_run
+from benchreport.pipeline import build
+from benchreport.prefill import prefill_figures
+from benchreport.spec import spec_figures
+from benchreport.synth import make_run
+
+SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, request):
+    project = Path(request.config.rootpath)
+    out = tmp_path_factory.mktemp("ref")
+    shutil.copytree(project / "data" / "2024-b300", out / "data" / "2024-b300")
+    run = build("2024-b300", data_root=out / "data", report_root=out / "report",
+                project=project, out=lambda line: None)
+    figs = {f.id: f for f in registry_of(run).values()}
+    claims = {c["claim"]: c for c in json.loads((run.paths.derived / "claims.json").read_text())}
+    return run, figs, claims
+
+
+def test_reference_run_yields_the_published_figures(reference):
+    _, f, _ = reference
+    v = {k: x.value for k, x in f.items()}
+    assert round(v["e2e.64k.speedup"], 2) == 1.50 and v["e2e.64k.faster"] == "vllm"
+    assert round(v["e2e.200k.speedup"], 2) == 1.31 and v["e2e.200k.faster"] == "sglang"
+    assert (v["decode.64k.vllm.min"], v["decode.64k.vllm.max"]) == (439.0, 537.0)
+    assert (v["decode.200k.vllm.min"], v["decode.200k.vllm.max"]) == (157.8, 166.6)
+    assert round(v["decode.200k.vllm.mean"]) == 163
+    assert round(v["decode.64k.sglang.mean"]) == 335 and round(v["decode.200k.sglang.mean"]) == 268
+    assert round(v["decode.64k.vllm.per_request_peak"], 1) == 53.7
+    assert round(v["decode.200k.vllm.ms_per_token"], 1) == 61.3
+    assert round(v["decode.64k.sglang.ms_per_token"], 1) == 29.9
+    assert round(v["decode.200k.sglang.ms_per_token"], 1) == 37.3
+    assert round(v["decode.degradation.vllm.peak_over_mean"], 2) == 3.29
+    assert round(v["decode.degradation.sglang.mean_over_mean"], 2) == 1.25
+    assert v["prefill.200k.sglang.r1.sequence"] == \
+        "22,265 → 21,064 → 19,628 → 18,475 → 17,243 → 16,408"
+    assert v["spec.200k.vllm.accept_len"] < 1.1 and v["spec.200k.sglang.accept_len"] < 1.1
+    assert (v["events.64k.vllm.oom_retries"], v["events.64k.vllm.oom_retry_workers"],
+            v["events.64k.vllm.jit_compiles"]) == (32, 8, 4)
+    assert v["events.200k.vllm.oom_retries"] == 0 and v["events.64k.sglang.oom_retries"] == 0
+    assert 64_000 < v["model.crossover.sglang.vllm"] < 200_000
+
+
+def test_claim_check_flags_what_the_published_text_got_wrong(reference):
+    _, _, c = reference
+    assert c["decode-degradation-vllm"]["verdict"] == "different method"
+    assert c["only-engine-changed"]["verdict"] == "contradicted by the data"
+    assert "dcp" in c["only-engine-changed"]["recomputed"]
+    assert "memory" in c["only-engine-changed"]["recomputed"]
+    assert c["both-oom-at-095"]["verdict"] == "contradicted by the data"
+    assert c["both-oom-at-095"]["recomputed"] == {"vllm": 32, "sglang": 0}
+    assert c["single-gpu-decode-path"]["verdict"] == "contradicted by the data"
+    for ok in ("e2e-64k-speedup", "e2e-200k-speedup", "decode-vllm-200k", "decode-sglang-64k",
+               "prefill-chunk-decay-sglang", "vllm-64k-oom-jit", "no-events-elsewhere",
+               "dcp-settings", "not-controlled", "decode-vllm-near-linear"):
+        assert c[ok]["verdict"] in ("confirmed", "different method"), (ok, c[ok])
+    assert c["lower-to-092"]["verdict"] == "not derivable"
+    assert all(x["verdict"] in ("confirmed", "differs", "different method",
+                                "contradicted by the data", "not derivable") for x in c.values())
+
+
+def test_caveats_table_is_built_from_the_files(reference):
+    run, _, _ = reference
+    cav = json.loads((run.paths.derived / "caveats.json").read_text())
+    settings = {c["id"]: c for c in cav["differing"] if c["kind"] == "setting"}
+    assert settings["dcp"]["values"] == {"vllm": "1", "sglang": "8"}
+    assert settings["memory"]["values"] == {"vllm": "--gpu-memory-utilization 0.95",
+                                            "sglang": "--mem-fraction-static 0.88"}
+    assert settings["verification"]["values"]["sglang"] == "non-adaptive"
+    assert all(":" in e for c in settings.values() for e in c["evidence"])
+    events = [c for c in cav["differing"] if c["kind"] == "event"]
+    assert [(c["id"], c["workload"]) for c in events] == [("event_oom_retry", "64k"),
+                                                          ("event_jit", "64k")]
+    assert "latency.64k.vllm.ttft.mean" in events[0]["touches"]
+
+
+def test_explain_works_for_every_figure(reference):
+    run, figs, _ = reference
+    for fid in figs:
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            explain(run, fid)
+        text = buf.getvalue()
+        assert text.startswith(f"{fid} = ") and "how:" in text
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        explain(run, "decode.200k.vllm.min")
+    text = buf.getvalue()
+    assert "data/2024-b300/raw/vllm/server.log:" in text and "Avg generation throughput" in text
+    assert "30-decode.ipynb, cell" in text
+
+
+def test_latency_figures_and_bootstrap_intervals(reference):
+    _, f, _ = reference
+    assert f["latency.64k.vllm.ttft.mean"].value > 0
+    lo, hi = (float(x) for x in f["latency.64k.tpot.ratio_ci"].value.split("–"))
+    assert lo <= f["latency.64k.tpot.ratio"].value <= hi
+    assert "n = 10 and 10" in f["latency.64k.tpot.ratio_ci"].method
+
+
+# --- runs with known truth -------------------------------------------------------------
+
+def _variant(tmp_path, seed, edit=None):
+    doc = yaml.safe_load(SMALL.read_text())
+    doc["seed"] = seed
+    if edit:
+        edit(doc)
+    path = tmp_path / f"s{seed}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    run_dir = tmp_path / "data" / f"s{seed}"
+    sims = make_run(path, run_dir)
+    run = load_run(f"s{seed}", tmp_path / "data", tmp_path / "report")
+    return run, ingest_run(run), sims
+
+
+@pytest.mark.parametrize("seed", [3, 8, 21])
+def test_steady_phase_chunk_decay_and_acceptance_match_the_truth(tmp_path, seed):
+    run, ing, sims = _variant(tmp_path, seed)
+    figs = {f.id: f.value for f in decode_figures(run, ing)[0]}
+    for sim in sims:
+        truth = [w.gen_tps for w in sim.fitted.windows if w.steady(4)]
+        base = f"decode.{sim.spec.workload}.{sim.engine.id}"
+        if not truth:
+            assert figs[f"{base}.steady"] == "none"
+            continue
+        assert figs[f"{base}.mean"] == pytest.approx(statistics.fmean(truth), abs=0.06)
+        assert figs[f"{base}.min"] == pytest.approx(min(truth), abs=0.06)
+    pre = {f.id: f.value for f in prefill_figures(run, ing)[0]}
+    knots = dict(sims[0].engine.model.prefill.knots)
+    # beta logs each chunk; request 1 of 32k runs on the curve: 0, 4096, … cached
+    first = [float(x.replace(",", "")) for x in pre["prefill.32k.beta.r1.sequence"].split(" → ")]
+    model = next(s for s in sims if s.engine.id == "beta").engine.model
+    assert first[0] == pytest.approx(model.prefill.tps(0), rel=1e-3)
+    assert first[-1] == pytest.approx(model.prefill.tps(4096 * (len(first) - 1)), rel=1e-3)
+    assert pre["prefill.32k.beta.r1.decay"] == pytest.approx(first[0] / first[-1])
+    assert knots[0] == 20000
+    spec = {f.id: f.value for f in spec_figures(run, ing)}
+    for sim in sims:
+        rounds = [a for s in sim.timeline.steps for a in s.accepted_each]
+        true_len = 1 + sum(rounds) / len(rounds)
+        got = spec[f"spec.{sim.spec.workload}.{sim.engine.id}.accept_len"]
+        assert got == pytest.approx(true_len, abs=0.03 if sim.engine.id == "beta" else 0.002)
+
+
+def test_no_steady_phase_is_an_explicit_verdict(tmp_path):
+    def spread(doc):
+        r = doc["engines"]["alpha"]["runs"]["8k"]
+        r["targets"], r["knob_value"] = {}, 8.0
+
+    run, ing, _ = _variant(tmp_path, 5, spread)
+    figs = {f.id: f for f in decode_figures(run, ing)[0]}
+    assert figs["decode.8k.alpha.steady"].value == "none"
+    assert "no log record in the benchmark window" in figs["decode.8k.alpha.steady"].method
+    assert "decode.8k.alpha.mean" not in figs
+
+
+def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
+    def three(doc):
+        import datetime as dt
+
+        gamma = yaml.safe_load(yaml.safe_dump(doc["engines"]["beta"]))
+        gamma["spec_tokens"] = 0
+        gamma["server_start"] = dt.datetime(2026, 3, 1, 11, 0)
+        for w, r in gamma["runs"].items():
+            r["start"] = dt.datetime(2026, 3, 1, 11, 10 if w == "8k" else 13)
+            r["targets"] = {}
+        doc["engines"]["gamma"] = gamma
+        doc["workloads"]["16k"] = {"input_len": 16384, "output_len": 1024, "num_prompts": 4}
+        for spec in doc["engines"].values():
+            spec["runs"]["16k"] = {"start": spec["runs"]["8k"]["start"].replace(minute=16),
+                                   "accept_prob": 0.3, "targets": {}}
+
+    run, _, _ = _variant(tmp_path, 9, three)
+    build(run.id, data_root=tmp_path / "data", report_root=tmp_path / "report",
+          project=Path(request.config.rootpath), out=lambda line: None)
+    figs = {f.id: f.value for f in registry_of(run).values()}
+    assert {figs[f"decode.16k.{e}.steady"] for e in ("alpha", "beta", "gamma")} <= {"found", "none"}
+    assert figs["spec.8k.gamma.verdict"] == "not logged"
+    assert "model.crossover.alpha.beta" in figs and "model.crossover.beta.gamma" in figs
+    assert (run.paths.report / "report.en.html").is_file()
+
+
+def test_a_run_without_logs_says_why(workspace, project):
+    from .conftest import copy_run
+
+    copy_run(workspace, "mini")
+    run = build("mini", data_root=workspace / "data", report_root=workspace / "report",
+                project=project, out=lambda line: None)
+    figs = {f.id: f.value for f in registry_of(run).values()}
+    assert figs["decode.1k.vllm.steady"] == "no log"
+    assert figs["spec.4k.sglang.verdict"] == "not logged"
+    assert figs["prefill.1k.vllm.phase"] == "no log"
+    assert "model.crossover.sglang.vllm" not in figs
