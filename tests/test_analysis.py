@@ -209,3 +209,33 @@ def test_a_run_without_logs_says_why(workspace, project):
     assert figs["spec.4k.sglang.verdict"] == "not logged"
     assert figs["prefill.1k.vllm.phase"] == "no log"
     assert "model.crossover.sglang.vllm" not in figs
+
+
+def test_caveats_say_why_and_reasons_are_sentences(reference):
+    run, _, c = reference
+    cav = json.loads((run.paths.derived / "caveats.json").read_text())
+    rows = {x["id"]: x for x in cav["differing"]}
+    assert "not comparable" in rows["memory"]["why"]
+    assert rows["event_oom_retry"]["requests"].startswith("10 of 10 requests")
+    assert all(x["why"] for x in cav["differing"])
+    assert c["decode-degradation-vllm"]["sentence"] == (
+        "The published value matches decode.degradation.vllm.peak_over_mean, not the "
+        "like-for-like basis.")
+    assert c["both-oom-at-095"]["sentence"] == "No such event appears in the logs of: sglang."
+    assert all(x["sentence"].endswith(".") for x in c.values())
+
+
+def test_one_context_length_has_no_degradation_or_crossover(tmp_path):
+    from benchreport.crossover import crossover_figures
+
+    def single(doc):
+        del doc["workloads"]["32k"]
+        for spec in doc["engines"].values():
+            del spec["runs"]["32k"]
+
+    run, ing, _ = _variant(tmp_path, 4, single)
+    figs, phases = decode_figures(run, ing)
+    ids = {f.id for f in figs}
+    assert "decode.8k.beta.mean" in ids
+    assert not any(i.startswith("decode.degradation") for i in ids)
+    assert crossover_figures(run, phases) == []

@@ -153,6 +153,7 @@ def caveats(run: Run, ing) -> Caveats:
     table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
                            **{f"{e}": c.values.get(e, "") for e in
                               (x.id for x in run.meta.engines)},
+                           "why it matters": c.why, "touches": c.requests,
                            "evidence": "; ".join(c.evidence)} for c in all_rows])
     return Caveats(table=table, figures=caveat_figures(rows, compared, sha) + event_figs)
 
@@ -190,7 +191,8 @@ def claim_check(run: Run) -> ClaimCheck:
             id=f"claim.{c.id}", value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
             depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
-            context={"reason": v.reason, "params": {k: str(x) for k, x in v.params.items()},
+            context={"reason": v.reason, "sentence": v.sentence,
+                     "params": {k: str(x) for k, x in v.params.items()},
                      "published": _json.dumps(c.value, ensure_ascii=False),
                      "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source)},
@@ -199,9 +201,10 @@ def claim_check(run: Run) -> ClaimCheck:
     write_json(run.paths.derived / "claims.json", [
         {"claim": v.claim, "verdict": v.verdict, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
+         "sentence": v.sentence,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source)}
         for c, v in zip(claims, verdicts, strict=True)])
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
-                           "recomputed": v.recomputed, "reason": v.reason}
+                           "recomputed": v.recomputed, "reason": v.sentence}
                           for c, v in zip(claims, verdicts, strict=True)])
     return ClaimCheck(table=table, figures=figures)

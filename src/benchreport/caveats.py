@@ -24,6 +24,31 @@ SETTINGS = {
 DEFAULTS = {"dcp": "1"}
 MEMORY_FLAGS = ("gpu_memory_utilization", "mem_fraction_static")
 
+# Why each difference matters (English here; the report's wording lives in the catalogues).
+WHY = {
+    "image": "different builds can carry different kernels and defaults",
+    "dcp": "decode context parallelism splits each request's KV reads across GPUs: cheaper "
+           "reads at long context, extra communication at every step",
+    "tensor_parallel": "how the model is split across GPUs changes per-step communication",
+    "chunked_prefill": "the prefill budget sets chunk size, TTFT and how prefill interleaves "
+                       "with decode",
+    "max_context": "the maximum context changes how much KV memory is reserved",
+    "attention_backend": "attention kernels set the cost of reading the KV cache at each "
+                         "decode step",
+    "moe_backend": "MoE kernels set the cost of the expert layers at every step",
+    "memory": "vLLM's value is the share of all GPU memory the engine may use; SGLang's is "
+              "the share for weights and KV pool: different quantities, not comparable",
+    "speculative": "draft method and length change tokens per step and verification work",
+    "verification": "non-adaptive verification checks every draft position even when "
+                    "acceptance is low",
+    "event_oom_retry": "retries stall the engine while they run: the requests prefilling "
+                       "then wait",
+    "event_oom": "an out-of-memory error can abort or slow requests",
+    "event_jit": "compiling kernels during the measurement adds their compile time to it",
+    "event_retraction": "retracted requests are prefilled again later",
+    "event_preemption": "preempted requests are recomputed later",
+}
+
 
 @dataclass
 class Caveat:
@@ -33,6 +58,8 @@ class Caveat:
     evidence: list[str] = field(default_factory=list)   # "file:line"
     workload: str | None = None
     touches: list[str] = field(default_factory=list)     # figure ids the event affects
+    why: str = ""
+    requests: str = ""                                   # which requests an event touched
 
 
 def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
@@ -135,7 +162,27 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     add("speculative", lambda e: _speculative(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
+    for c in rows:
+        c.why = WHY.get(c.id, "")
     return rows, compared
+
+
+def _touched_requests(ing: Ingested, engine: str, workload: str, first_ts: str) -> str:
+    """Requests whose first token came after the first event: their TTFT includes it."""
+    import datetime as dt
+
+    entry = next((r for r in ing.results if r.engine == engine and r.workload == workload),
+                 None)
+    window = next((w for w in ing.windows if w.engine == engine and w.workload == workload),
+                  None)
+    ttfts = entry.result.per_request.get("ttfts") if entry else None
+    if not ttfts or not window or not first_ts:
+        return ""
+    start = dt.datetime.fromisoformat(window.start) + dt.timedelta(seconds=1)
+    offset = (dt.datetime.fromisoformat(first_ts) - start).total_seconds()
+    hit = sum(1 for t in ttfts if t >= offset)
+    return f"{hit} of {len(ttfts)} requests got their first token after the events began " \
+           f"(+{max(offset, 0):.0f} s)"
 
 
 def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
@@ -185,7 +232,8 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                     first = min(r.get("ts") or "" for r in recs)
                     last = max(r.get("ts") or "" for r in recs)
                     rows.append(Caveat(
-                        id=cid, kind="event", workload=w.id, touches=touched,
+                        id=cid, kind="event", workload=w.id, touches=touched, why=WHY[cid],
+                        requests=_touched_requests(ing, e.id, w.id, first),
                         values={e.id: f"{value}, {first[11:]}–{last[11:]}"},
                         evidence=[f"{recs[0]['file']}:{r['line']}" for r in recs[:3]]))
     return rows, figures

@@ -29,6 +29,28 @@ CONFIRMED, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
     "confirmed", "differs", "different method", "contradicted by the data", "not derivable")
 
 
+# One sentence per reason (English; the report words them from its catalogues).
+SENTENCES = {
+    "within_rounding": "The recomputed value lies within half the published rounding.",
+    "other_basis": "The published {keys} matches {alternatives}, not the like-for-like basis.",
+    "differs": "The recomputed {keys} falls outside the published rounding.",
+    "missing": "This run has no figure to check it against ({ids}).",
+    "setting_differs": "The launch settings say otherwise: {which}.",
+    "settings_match": "The launch settings match.",
+    "differs_listed": "The launch settings and logs show these differences: {which}.",
+    "not_all_differ": "Not all of these differ between the engines: {missing}.",
+    "settings_differ": "Besides the engine, these settings differ: {which}.",
+    "nothing_differs": "No compared setting differs between the engines.",
+    "events_match": "The event counts in the logs agree.",
+    "events_differ": "The logs show otherwise: {which}.",
+    "engine_without_events": "No such event appears in the logs of: {which}.",
+    "similar": "The values are within {within} of each other.",
+    "not_similar": "More than {within} apart: {which}.",
+    "equals": "The data shows exactly this.",
+    "not_derivable": "Not derivable from this run's data: {why}.",
+}
+
+
 @dataclass
 class Verdict:
     claim: str
@@ -39,6 +61,15 @@ class Verdict:
     reason: str                      # reason code: claim.reason.<code> in the catalogues
     params: dict[str, Any] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)
+
+    @property
+    def sentence(self) -> str:
+        params = {k: (f"{v:.0%}" if k == "within" else v) for k, v in self.params.items()}
+        params.setdefault("keys", "value")
+        try:
+            return SENTENCES[self.reason].format(**params)
+        except KeyError:
+            return self.reason
 
 
 def _num(x: Any) -> float | None:
