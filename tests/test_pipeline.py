@@ -18,6 +18,7 @@ EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
 
 
 def _build(workspace: Path, project: Path, run_id: str) -> Path:
+    (workspace / "report").mkdir(exist_ok=True)
     lines: list[str] = []
     build(run_id, data_root=workspace / "data", report_root=workspace / "report",
           project=project, out=lines.append)
@@ -134,3 +135,16 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     assert "That makes SGLang 1.25× as fast" in t_en
     t_ko = _text((report / "report.ko.html").read_text())
     assert "SGLang은 벤치마크를 10.0초 만에 마쳤고, vLLM은 12.5초가 걸렸습니다" in t_ko
+
+
+def test_building_twice_gives_byte_identical_outputs(built, tmp_path, project):
+    """Same inputs, same lock: the same bytes (dates come from run.yaml, not the clock)."""
+    import hashlib
+
+    copy_run(tmp_path, "mini")
+    _build(tmp_path, project, "mini")
+    for name in ("report.ko.html", "report.en.html", "report.ko.pdf", "report.en.pdf",
+                 "derived/figures.json", "derived/caveats.json"):
+        a = hashlib.sha256((built / name).read_bytes()).hexdigest()
+        b = hashlib.sha256((tmp_path / "report/mini" / name).read_bytes()).hexdigest()
+        assert a == b, name

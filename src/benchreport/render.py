@@ -47,8 +47,11 @@ def render_html(env: Environment, article: Article) -> str:
     return html.replace(FONT_SLOT, font_face_css(html), 1)
 
 
-def render_pdf(html: str, path: Path) -> None:
+def render_pdf(html: str, path: Path, epoch: int) -> None:
+    """HTML to PDF. ``epoch`` (seconds) stands in for "now" wherever a timestamp would be
+    written (fontTools stamps re-subset fonts), so the same input gives the same bytes."""
     import logging
+    import os
 
     import weasyprint
 
@@ -56,8 +59,24 @@ def render_pdf(html: str, path: Path) -> None:
     # HarfBuzz-Subset is not actionable here.
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     # No base_url: the page references nothing outside itself, so nothing can be fetched.
-    document = weasyprint.HTML(string=html, base_url=None).render()
-    write_text_atomic(path, document.write_pdf())
+    previous = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        document = weasyprint.HTML(string=html, base_url=None).render()
+        data = document.write_pdf()
+    finally:
+        if previous is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = previous
+    write_text_atomic(path, data)
+
+
+def run_epoch(run: Run) -> int:
+    """The run's date as a Unix time (UTC midnight): the only clock the outputs may show."""
+    import calendar
+
+    return calendar.timegm(run.meta.date.timetuple())
 
 
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
@@ -72,6 +91,6 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         article = build_article(run, registry, lang, t, inputs, packages)
         html = render_html(env, article)
         write_text_atomic(run.paths.html(lang), html)
-        render_pdf(html, run.paths.pdf(lang))
+        render_pdf(html, run.paths.pdf(lang), run_epoch(run))
         written += [run.paths.html(lang), run.paths.pdf(lang)]
     return written
