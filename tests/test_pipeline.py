@@ -54,7 +54,8 @@ def test_build_writes_exactly_the_expected_files(built, project):
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
     expected = EXPECTED | {f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
-        if n != "05-ingest.ipynb"} | {"derived/caveats.json"}
+        if n != "05-ingest.ipynb"} | {"derived/caveats.json"} | {
+        f"notebooks/{n.removesuffix('.ipynb')}.html" for n in notebooks}
     assert found == expected
 
 
@@ -83,7 +84,8 @@ def test_html_pages_have_their_language_and_the_figures(built):
     en = (built / "report.en.html").read_text()
     assert '<html lang="ko">' in ko and '<html lang="en">' in en
     assert "{{" not in ko + en and "{%" not in ko + en
-    assert "http://" not in ko + en and "https://" not in ko + en   # self-contained
+    # self-contained: nothing to fetch (the SVG namespace URI is a name, not a request)
+    assert not re.search(r"""(?:src|href)=["']?https?:|url\(["']?https?:""", ko + en)
     t_en, t_ko = _text(en), _text(ko)
     assert "vLLM completed the benchmark in 10.0 s, while SGLang needed 12.5 s" in t_en
     assert "That makes vLLM 1.25× as fast" in t_en
@@ -135,6 +137,10 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     assert "That makes SGLang 1.25× as fast" in t_en
     t_ko = _text((report / "report.ko.html").read_text())
     assert "SGLang은 벤치마크를 10.0초 만에 마쳤고, vLLM은 12.5초가 걸렸습니다" in t_ko
+    # the conclusion follows: SGLang first at both lengths now, so one engine is advised
+    assert "At 1K: SGLang completed the benchmark first, 1.25× as fast." in t_en
+    assert "SGLang finished first at every measured input length" in t_en
+    assert "측정한 모든 입력 길이에서 SGLang이 먼저 끝났습니다" in t_ko
 
 
 def test_building_twice_gives_byte_identical_outputs(built, tmp_path, project):
@@ -148,3 +154,18 @@ def test_building_twice_gives_byte_identical_outputs(built, tmp_path, project):
         a = hashlib.sha256((built / name).read_bytes()).hexdigest()
         b = hashlib.sha256((tmp_path / "report/mini" / name).read_bytes()).hexdigest()
         assert a == b, name
+
+
+def test_article_has_its_sections_and_accessible_charts(built):
+    for lang in ("ko", "en"):
+        html = (built / f"report.{lang}.html").read_text()
+        for sid in ("summary", "environment", "results", "decode", "prefill", "caveats",
+                    "conclusion", "derivation", "inputs"):
+            assert f'<section id="{sid}">' in html, (lang, sid)
+        assert '<svg role="img" aria-label="' in html
+    for page in (built / "notebooks").glob("*.html"):
+        assert not re.search(r"""(?:src|href)=["']?https?:""", page.read_text()), page.name
+    t_en = _text((built / "report.en.html").read_text())
+    assert "At 1K: vLLM completed the benchmark first, 1.25× as fast." in t_en
+    assert "At 4K: SGLang completed the benchmark first, 1.25× as fast." in t_en
+    assert "no engine log covers this benchmark" in t_en        # the decode section says why

@@ -107,9 +107,13 @@ def sentence(template: str, **values: Any) -> Markup:
 # --- numbers -------------------------------------------------------------------------------
 UNITS = {
     "en": {"s": "{} s", "x": "{}×", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} tokens",
-           "%": "{}%", "req": "{} requests"},
+           "%": "{}%", "req": "{} requests", "req/s": "{} req/s",
+           "tokens/step": "{} tokens/step", "records": "{} records", "count": "{}",
+           "fraction": "{}"},
     "ko": {"s": "{}초", "x": "{}배", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} 토큰",
-           "%": "{}%", "req": "{}개"},
+           "%": "{}%", "req": "{}개", "req/s": "초당 요청 {}개",
+           "tokens/step": "스텝당 {} 토큰", "records": "{}개", "count": "{}",
+           "fraction": "{}"},
 }
 
 
@@ -120,6 +124,8 @@ def format_number(value: float | int, decimals: int | None = None) -> str:
     return f"{value:,.{decimals}f}"
 
 
-def format_value(value: float | int, unit: str, lang: str, decimals: int | None = None) -> str:
-    text = format_number(value, decimals)
+def format_value(value: float | int | str, unit: str, lang: str,
+                 decimals: int | None = None) -> str:
+    """A number (or a preformatted range or sequence) with its unit, as ``lang`` writes it."""
+    text = value if isinstance(value, str) else format_number(value, decimals)
     return UNITS[lang].get(unit, "{} " + unit).format(text)

@@ -12,9 +12,13 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from .figures import Figure
-from .i18n import Name, format_value, sentence
+from .i18n import Name, sentence
 from .io import Run
 from .metrics import TIE
+from .narrative_base import Writer, anchor
+from .sections import (Section, Table, caveats_section, claims_section, conclusion_section,
+                       decode_section, finding, latency_table, prefill_section, settings_section,
+                       spec_section)
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class WorkloadResult:
     heading: str
     sentence: Markup
     rows: list[list[Markup]]         # engine name, duration
+    latency: Table | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class Derivation:
     notebook: str
     sources: list[dict[str, Any]]
     depends_on: list[tuple[str, str]]   # (anchor, id)
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -59,40 +65,11 @@ class Article:
     derivations: list[Derivation]
     inputs: list[Cell]
     packages: list[Cell] = field(default_factory=list)
-
-
-def anchor(fig_id: str) -> str:
-    return "fig-" + fig_id.replace(".", "-")
-
-
-class Writer:
-    """Turns registry figures into linked, localized text for one language."""
-
-    def __init__(self, run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str]):
-        self.run, self.registry, self.lang, self.t = run, registry, lang, t
-
-    def engine_name(self, engine_id: str) -> str:
-        try:
-            return self.run.meta.engine(engine_id).name
-        except KeyError:
-            return engine_id
-
-    def text(self, fig: Figure) -> str:
-        if fig.unit == "engine":
-            return self.t["words.tie"] if fig.value == TIE else self.engine_name(str(fig.value))
-        if isinstance(fig.value, str) or fig.value is None:
-            return str(fig.value)
-        return format_value(fig.value, fig.unit, self.lang, fig.decimals)
-
-    def fig(self, fig_id: str) -> Name:
-        """A figure as a link to its derivation entry."""
-        fig = self.registry[fig_id]
-        plain = self.text(fig)
-        html = Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), plain)
-        return Name(text=plain, html=html)
-
-    def has(self, *ids: str) -> bool:
-        return all(i in self.registry for i in ids)
+    finding: Markup | None = None
+    settings: Table | None = None
+    sections: list[Section] = field(default_factory=list)
+    charts: dict[str, list[Markup]] = field(default_factory=dict)
+    notebooks: list[str] = field(default_factory=list)   # rendered notebook pages (links)
 
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
@@ -124,24 +101,33 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                             faster_s=w.fig(f"e2e.{wid}.{faster}.duration"),
                             slower_s=w.fig(f"e2e.{wid}.{slower}.duration"),
                             ratio=w.fig(f"e2e.{wid}.speedup"), **ctx)
-    return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows)
+    return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
+                          latency=latency_table(w, wid))
 
 
-def _derivations(w: Writer) -> list[Derivation]:
+def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
     out = []
     for fig in w.registry.values():
-        sources = [{"path": s.path, "sha256": s.sha256, "key": s.key,
-                    "lines": ", ".join(str(n) for n in s.lines), "excerpt": s.excerpt}
-                   for s in fig.sources]
+        sources = []
+        for s in fig.sources:
+            shown = ", ".join(str(n) for n in s.lines[:12]) + (" …" if len(s.lines) > 12 else "")
+            sources.append({"path": s.path, "sha256": s.sha256, "key": s.key, "lines": shown,
+                            "excerpt": excerpts.get((s.path, s.lines[0])) if s.lines else None})
         out.append(Derivation(anchor=anchor(fig.id), id=fig.id, value=w.text(fig),
                               method=fig.method, notebook=fig.notebook, sources=sources,
-                              depends_on=[(anchor(d), d) for d in fig.depends_on]))
+                              depends_on=[(anchor(d), d) for d in fig.depends_on],
+                              cell=fig.cell))
     return out
 
 
 def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
-                  inputs: list[tuple[str, str]], packages: list[tuple[str, str]]) -> Article:
-    """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name, version)."""
+                  inputs: list[tuple[str, str]], packages: list[tuple[str, str]],
+                  caveats: dict | None = None, claims: list | None = None,
+                  charts: dict[str, list[Markup]] | None = None,
+                  excerpts: dict[tuple[str, int], str] | None = None,
+                  notebooks: list[str] | None = None) -> Article:
+    """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name,
+    version); caveats and claim verdicts as the notebooks wrote them."""
     meta = run.meta
     w = Writer(run, registry, lang, t)
     results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
@@ -176,7 +162,14 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         environment=env,
         assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value} — {a.why[lang]}")))
                  for a in meta.assumed],
-        results=results, derivations=_derivations(w),
+        results=results, derivations=_derivations(w, excerpts or {}),
         inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
+        finding=finding(w),
+        settings=settings_section(w, (caveats or {}).get("compared", {})),
+        sections=[s for s in (
+            decode_section(w), prefill_section(w), spec_section(w),
+            caveats_section(w, caveats or {}), claims_section(w, claims or []),
+            conclusion_section(w)) if s is not None],
+        charts=charts or {}, notebooks=notebooks or [],
     )

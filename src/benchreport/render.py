@@ -9,7 +9,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from .figures import Figure
 from .fonts import FAMILY, font_face_css
 from .i18n import load_catalogue
-from .io import Run, sha256_file, write_text_atomic
+from .io import Run, read_json, sha256_file, write_text_atomic
 from .narrative import Article, build_article
 from .runmeta import LANGS
 
@@ -79,16 +79,72 @@ def run_epoch(run: Run) -> int:
     return calendar.timegm(run.meta.date.timetuple())
 
 
+def excerpts(run: Run, registry: dict[str, Figure], limit: int = 4000
+             ) -> dict[tuple[str, int], str]:
+    """The raw text of each source's first line, read once per file, for the appendix."""
+    wanted: dict[str, set[int]] = {}
+    for fig in registry.values():
+        for src in fig.sources:
+            if src.lines and not src.path.endswith((".json", ".jsonl")):
+                wanted.setdefault(src.path, set()).add(src.lines[0])
+    out: dict[tuple[str, int], str] = {}
+    for rel, lines in sorted(wanted.items()):
+        todo = sorted(lines)[:limit]
+        path = run.paths.root / rel
+        if not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if number == todo[0]:
+                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    out[(rel, number)] = text if len(text) <= 300 else text[:300] + "…"
+                    todo.pop(0)
+                    if not todo:
+                        break
+    return out
+
+
+def notebook_pages(run: Run) -> list[str]:
+    """The executed notebooks as HTML pages next to them (nbconvert, no external assets)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="basic")
+    names = []
+    for nb_path in sorted(run.paths.notebooks.glob("*.ipynb")):
+        body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
+        title = nb_path.stem
+        page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
+                f"</title></head><body>{body}</body></html>\n")
+        write_text_atomic(nb_path.with_suffix(".html"), page)
+        names.append(nb_path.with_suffix(".html").name)
+    return names
+
+
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
     """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
+    from .charts import chunk_chart, decode_chart, durations_chart
+    from .ingest import load_ingested
+
     templates = project / "templates"
     env = make_env(templates)
     inputs = input_checksums(run)
     packages = locked_packages(project)
+    derived = run.paths.derived
+    caveats = read_json(derived / "caveats.json") if (derived / "caveats.json").is_file() else {}
+    claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
+    lines = excerpts(run, registry)
+    ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
+    pages = notebook_pages(run) if run.paths.notebooks.is_dir() else []
     written = []
     for lang in LANGS:
         t = load_catalogue(templates / "labels", lang)
-        article = build_article(run, registry, lang, t, inputs, packages)
+        charts = {"results": [c for c in [durations_chart(run, registry, t)] if c]}
+        if ing is not None:
+            charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
+            charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
+        article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
+                                claims=claims, charts=charts, excerpts=lines, notebooks=pages)
         html = render_html(env, article)
         write_text_atomic(run.paths.html(lang), html)
         render_pdf(html, run.paths.pdf(lang), run_epoch(run))

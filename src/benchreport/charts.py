@@ -1,0 +1,155 @@
+"""Charts for the article: SVG, labels per language, text drawn as paths (Hangul included,
+no font needed to view), one colour per engine everywhere, same bytes for the same data."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+from markupsafe import Markup, escape
+
+from .decode import FOUND, steady_phase
+from .figures import Figure
+from .fonts import font_path
+from .ingest import Ingested
+from .io import Run
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import font_manager
+
+    font_manager.fontManager.addfont(str(font_path()))
+    name = font_manager.FontProperties(fname=str(font_path())).get_name()
+    matplotlib.rcParams.update({
+        "svg.fonttype": "path", "svg.hashsalt": "benchreport", "font.family": [name],
+        "axes.unicode_minus": False, "figure.dpi": 100,
+    })
+    return matplotlib
+
+
+def palette(run: Run) -> dict[str, str]:
+    """Colour-blind-safe colours (seaborn's 'colorblind'), fixed per engine by run order."""
+    import seaborn as sns
+
+    colours = sns.color_palette("colorblind", max(3, len(run.meta.engines))).as_hex()
+    return {e.id: colours[i] for i, e in enumerate(run.meta.engines)}
+
+
+def _svg(fig, alt: str) -> Markup:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]                        # drop the XML prolog and doctype
+    svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
+    return Markup(svg)
+
+
+def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    rows = [(w, e, registry[f"e2e.{w.id}.{e.id}.duration"].value)
+            for w in run.meta.workloads for e in run.meta.engines
+            if f"e2e.{w.id}.{e.id}.duration" in registry]
+    if not rows:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    fig = MplFigure(figsize=(6.4, 2.8))
+    ax = fig.subplots()
+    n = len(run.meta.engines)
+    width = 0.8 / n
+    for i, e in enumerate(run.meta.engines):
+        xs, ys = [], []
+        for j, w in enumerate(run.meta.workloads):
+            for ww, ee, v in rows:
+                if ww.id == w.id and ee.id == e.id:
+                    xs.append(j + (i - (n - 1) / 2) * width)
+                    ys.append(v)
+        bars = ax.bar(xs, ys, width=width, color=colours[e.id], label=e.name)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    ax.set_ylabel(t["chart.duration_s"])
+    ax.set_title(t["chart.durations"], fontsize=10)
+    ax.legend(frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    alt = t["chart.durations"] + ": " + "; ".join(
+        f"{w.label} {e.name} {v:.1f}" for w, e, v in rows)
+    return _svg(fig, alt)
+
+
+def decode_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
+    """Total decode throughput over each benchmark, steady phase shaded."""
+    panels = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            recs = [r for r in ing.in_window("engine_stats", e.id, w.id)] or \
+                   [r for r in ing.in_window("decode_batch", e.id, w.id)]
+            if recs:
+                panels.append((w, e, sorted(recs, key=lambda r: r["line"])))
+    if not panels:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    workloads = [w for w in run.meta.workloads if any(p[0].id == w.id for p in panels)]
+    fig = MplFigure(figsize=(6.4, 2.4 * len(workloads)))
+    axes = fig.subplots(len(workloads), 1, squeeze=False)[:, 0]
+    summary = []
+    for ax, w in zip(axes, workloads, strict=True):
+        for ww, e, recs in panels:
+            if ww.id != w.id:
+                continue
+            window = next(x for x in ing.windows if x.engine == e.id and x.workload == w.id)
+            t0 = dt.datetime.fromisoformat(window.start)
+            xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in recs]
+            ys = [float(r["gen_tps"]) for r in recs]
+            ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=1.2)
+            s = steady_phase(ing, e.id, w.id, min(w.concurrency, w.num_prompts))
+            if s.verdict == FOUND and s.start and s.end:
+                a = (dt.datetime.fromisoformat(s.start) - t0).total_seconds()
+                b = (dt.datetime.fromisoformat(s.end) - t0).total_seconds()
+                ax.axvspan(a, b, color=colours[e.id], alpha=0.12, linewidth=0)
+                summary.append(f"{w.label} {e.name}: {min(s.values):.0f}–{max(s.values):.0f}")
+        ax.set_title(w.label, fontsize=9, loc="left")
+        ax.set_ylabel(t["chart.tps"], fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(frameon=False, fontsize=7)
+    axes[-1].set_xlabel(t["chart.seconds"], fontsize=8)
+    fig.suptitle(t["chart.decode_time"], fontsize=10)
+    return _svg(fig, t["chart.decode_time"] + ". " + "; ".join(summary))
+
+
+def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
+    from .prefill import chunk_sequences
+
+    colours = palette(run)
+    longest = run.meta.workloads[-1]
+    series = []
+    for e in run.meta.engines:
+        seqs = chunk_sequences(ing, e.id, longest.id)
+        if seqs and len(seqs[0].tps) >= 2:
+            series.append((e, seqs[0]))
+    if not series:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(6.4, 2.6))
+    ax = fig.subplots()
+    for e, c in series:
+        ax.plot(c.cached, c.tps, marker="o", color=colours[e.id], label=e.name)
+        if c.next_first is not None:
+            ax.plot([c.cached[-1] + (c.cached[-1] - c.cached[-2])], [c.next_first], marker="o",
+                    linestyle="none", markerfacecolor="white", color=colours[e.id])
+    ax.set_xlabel(t["chart.cached"], fontsize=8)
+    ax.set_ylabel(t["chart.tps"], fontsize=8)
+    ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+    alt = t["chart.chunks"] + ": " + "; ".join(
+        f"{e.name} " + " → ".join(f"{v:.0f}" for v in c.tps) for e, c in series)
+    return _svg(fig, alt)
