@@ -52,7 +52,9 @@ def built(tmp_path_factory, request) -> Path:
 def test_build_writes_exactly_the_expected_files(built, project):
     found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
-    expected = EXPECTED | {f"notebooks/{n}" for n in notebooks} | {
+    expected = EXPECTED | {"blog/report.ko.md", "blog/report.en.md",
+                           "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg"} | {
+        f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
         if n != "05-ingest.ipynb"} | {"derived/caveats.json"} | {
         f"notebooks/{n.removesuffix('.ipynb')}.html" for n in notebooks}
@@ -150,6 +152,7 @@ def test_building_twice_gives_byte_identical_outputs(built, tmp_path, project):
     copy_run(tmp_path, "mini")
     _build(tmp_path, project, "mini")
     for name in ("report.ko.html", "report.en.html", "report.ko.pdf", "report.en.pdf",
+                 "blog/report.ko.md", "blog/report.en.md", "blog/images/en-results-1.svg",
                  "derived/figures.json", "derived/caveats.json"):
         a = hashlib.sha256((built / name).read_bytes()).hexdigest()
         b = hashlib.sha256((tmp_path / "report/mini" / name).read_bytes()).hexdigest()
@@ -169,3 +172,22 @@ def test_article_has_its_sections_and_accessible_charts(built):
     assert "At 1K: vLLM completed the benchmark first, 1.25× as fast." in t_en
     assert "At 4K: SGLang completed the benchmark first, 1.25× as fast." in t_en
     assert "no engine log covers this benchmark" in t_en        # the decode section says why
+
+
+def test_blog_markdown_has_front_matter_and_images(built):
+    md = (built / "blog/report.en.md").read_text()
+    assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: en\n---\n')
+    assert "![Benchmark duration by input length](images/en-results-1.svg)" in md
+    assert "That makes vLLM 1.25× as fast on this workload." in md
+    ko = (built / "blog/report.ko.md").read_text()
+    assert "lang: ko" in ko and "SGLang이 1.25배 빨랐던 셈입니다" in ko
+    svg = (built / "blog/images/en-results-1.svg").read_text()
+    assert svg.startswith('<?xml version="1.0" encoding="utf-8"?>\n<svg')
+
+
+def test_markdown_escapes_text_from_data():
+    from markupsafe import Markup
+
+    from benchreport.blog import plain
+
+    assert plain(Markup("<b>x</b>") + "<script>|*y*") == "x&lt;script&gt;\\|\\*y\\*"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from .blog import write_blog
 from .figures import Figure
 from .fonts import FAMILY, font_face_css
 from .i18n import load_catalogue
@@ -146,6 +147,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
                                 claims=claims, charts=charts, excerpts=lines, notebooks=pages)
         html = render_html(env, article)
+        written += write_blog(run.paths.report / "blog", article, charts)
         write_text_atomic(run.paths.html(lang), html)
         render_pdf(html, run.paths.pdf(lang), run_epoch(run))
         written += [run.paths.html(lang), run.paths.pdf(lang)]
