@@ -239,3 +239,35 @@ def test_one_context_length_has_no_degradation_or_crossover(tmp_path):
     assert "decode.8k.beta.mean" in ids
     assert not any(i.startswith("decode.degradation") for i in ids)
     assert crossover_figures(run, phases) == []
+
+
+def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path):
+    """Open the four published files as a reader would: PDF pages render to PNG, and the
+    text layer holds the headings and the headline figures in each language."""
+    import pypdfium2 as pdfium
+    from pypdf import PdfReader
+
+    run, _, _ = reference
+    expect = {
+        "ko": ["한눈에 보기", "입력 길이별 결과", "디코드 확장성", "통제되지 않은 것들",
+               "공개된 글이 맞힌 것과 틀린 것", "결론", "100.5초", "150.8초", "1.50배", "1.31배"],
+        "en": ["At a glance", "Results by input length", "Decode scalability",
+               "What was not controlled", "What the published text got right and wrong",
+               "Conclusion", "100.5 s", "150.8 s", "1.50×", "1.31×"],
+    }
+    for lang, words in expect.items():
+        path = run.paths.pdf(lang)
+        pdf = pdfium.PdfDocument(str(path))
+        assert len(pdf) > 5
+        for i in range(2):
+            image = pdf[i].render(scale=0.5).to_pil()
+            out = tmp_path / f"{lang}-{i}.png"
+            image.save(out)
+            assert out.stat().st_size > 5000 and image.width > 200
+        text = " ".join(p.extract_text() for p in PdfReader(path).pages[:12])
+        text = " ".join(text.split())
+        for word in words:
+            assert word in text, (lang, word)
+        reader = PdfReader(path)
+        assert reader.metadata["/Title"] == run.meta.title[lang]
+        assert str(reader.trailer["/Root"].get("/Lang")) == lang
