@@ -271,3 +271,47 @@ def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path
         reader = PdfReader(path)
         assert reader.metadata["/Title"] == run.meta.title[lang]
         assert str(reader.trailer["/Root"].get("/Lang")) == lang
+
+
+def _article(run, ing, lang="en"):
+    from benchreport.analysis import end_to_end, workload_figures
+    from benchreport.crossover import crossover_figures
+    from benchreport.i18n import load_catalogue
+    from benchreport.narrative import build_article
+
+    decode, phases = decode_figures(run, ing)
+    figs = workload_figures(run) + end_to_end(run).figures + decode + \
+        crossover_figures(run, phases)
+    registry = {f.id: f for f in figs}
+    t = load_catalogue(Path(__file__).parent.parent / "templates" / "labels", lang)
+    return build_article(run, registry, lang, t, [], [])
+
+
+def test_key_finding_and_conclusion_follow_the_data(tmp_path):
+    """Make the DCP engine slow at short context and fast at long: the finding names the
+    engines in that order; swap the engines' behaviour and the names swap."""
+    def crossing(doc):
+        # per token: alpha 2 ms + KV read, beta 8 ms + a quarter of the KV read (DCP=4);
+        # equal acceptance, so alpha is quicker at 8K and beta at 32K
+        doc["engines"]["beta"]["decode_step_fixed_ms"] = 8.0
+        for spec in doc["engines"].values():
+            for r in spec["runs"].values():
+                r["targets"], r["accept_prob"] = {}, 0.5
+
+    def swapped(doc):
+        crossing(doc)
+        e = doc["engines"]
+        for key in ("scheduler", "decode_step_fixed_ms", "decode_ns_per_kv_token", "dcp"):
+            e["alpha"][key], e["beta"][key] = e["beta"][key], e["alpha"][key]
+
+    def text(markup):
+        return " ".join(markup.striptags().split())
+
+    run, ing, _ = _variant(tmp_path, 12, crossing)
+    a = _article(run, ing)
+    assert "Per request, alpha decodes faster at 8K and beta at 32K" in text(a.finding)
+    run2, ing2, _ = _variant(tmp_path, 13, swapped)
+    b = _article(run2, ing2)
+    assert "Per request, beta decodes faster at 8K and alpha at 32K" in text(b.finding)
+    conclusion = {s.id: s for s in b.sections}["conclusion"]
+    assert any("prefer beta below roughly" in text(p) for p in conclusion.paragraphs)
