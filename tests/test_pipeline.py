@@ -52,7 +52,7 @@ def built(tmp_path_factory, request) -> Path:
 def test_build_writes_exactly_the_expected_files(built, project):
     found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
-    expected = EXPECTED | {"blog/report.ko.md", "blog/report.en.md",
+    expected = EXPECTED | {".build-keys.json", "blog/report.ko.md", "blog/report.en.md",
                            "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg"} | {
         f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
@@ -191,3 +191,30 @@ def test_markdown_escapes_text_from_data():
     from benchreport.blog import plain
 
     assert plain(Markup("<b>x</b>") + "<script>|*y*") == "x&lt;script&gt;\\|\\*y\\*"
+
+
+def test_rebuild_skips_what_did_not_change(tmp_path, project):
+    """No-op rebuild skips everything; a template change re-renders only."""
+    import time
+
+    copy_run(tmp_path, "mini")
+    _build(tmp_path, project, "mini")
+    html = (tmp_path / "report/mini/report.en.html").read_bytes()
+    lines: list[str] = []
+    start = time.perf_counter()
+    build("mini", data_root=tmp_path / "data", report_root=tmp_path / "report",
+          project=project, out=lines.append)
+    assert time.perf_counter() - start < 5          # generous: the goal (< 1 s) is benchmarked
+    steps = len(list((project / "notebooks").glob("*.ipynb"))) + 3
+    assert lines == [f"[1/{steps}] verify inputs against SHA256SUMS ...",
+                     lines[1], "notebooks and figures: inputs unchanged, skipped",
+                     "render: inputs unchanged, skipped"]
+    assert (tmp_path / "report/mini/report.en.html").read_bytes() == html
+    # a changed input re-runs what depends on it
+    (tmp_path / "data/mini/run.yaml").write_text(
+        (tmp_path / "data/mini/run.yaml").read_text().replace("A tiny test run", "A tiny run"))
+    lines.clear()
+    build("mini", data_root=tmp_path / "data", report_root=tmp_path / "report",
+          project=project, out=lines.append)
+    assert any("notebook 05-ingest.ipynb done" in line for line in lines)
+    assert "<title>A tiny run</title>" in (tmp_path / "report/mini/report.en.html").read_text()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import checksums
 from .errors import BuildError
-from .figures import merge
+from .figures import load_registry, merge
 from .io import Run, load_run, write_json
 
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
@@ -33,6 +33,15 @@ class Steps:
         self.done = 0
         self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
 
+    def note(self, text: str, done: bool = False) -> None:
+        """A line for a step that runs elsewhere (a worker process)."""
+        if not done:
+            self.done += 1
+            self.pending = getattr(self, "pending", []) + [self.done]
+            self.out(f"[{self.done}/{self.total}] {text}")
+        else:
+            self.out(f"[{self.pending.pop(0)}/{self.total}] {text}")
+
     def run(self, name: str, func: Callable[[], object]) -> object:
         self.done += 1
         tag = f"[{self.done}/{self.total}] {name}"
@@ -43,13 +52,22 @@ class Steps:
         return result
 
 
+_KERNEL_DIRS: list[str] = []
+
+
 def _ipc_kernel_manager():
     """A kernel manager that talks to the kernel over Unix sockets, not localhost TCP."""
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            super().__init__(transport="ipc", **kwargs)
+            import tempfile
+
+            # Socket files are named <ip>-<port>: a folder of its own per kernel, so
+            # kernels running side by side never share one.
+            folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
+            _KERNEL_DIRS.append(folder)
+            super().__init__(transport="ipc", ip=f"{folder}/ipc", **kwargs)
 
     return IPCKernelManager
 
@@ -66,14 +84,103 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
                   "notebook": src.name}
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
-                            progress_bar=False, log_output=False, cwd=str(src.parent),
-                            kernel_manager_class=_ipc_kernel_manager())
+        _execute(pm, src, dst, parameters)
     except PapermillExecutionError as exc:
         evalue = exc.evalue.splitlines()[0] if exc.evalue else exc.ename
         raise BuildError(f"notebook failed in cell {exc.exec_count}: {exc.ename}: {evalue}",
                          path=str(src.name),
                          hint=f"the executed copy with the error is {dst}") from None
+    finally:
+        import shutil
+
+        while _KERNEL_DIRS:
+            shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
+
+
+def _execute(pm, src: Path, dst: Path, parameters: dict) -> None:
+    pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
+                        progress_bar=False, log_output=False, cwd=str(src.parent),
+                        kernel_manager_class=_ipc_kernel_manager())
+
+
+def _digest(paths: list[Path], root: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def step_keys(run: Run, project: Path) -> dict[str, str]:
+    """Content keys: the notebooks' inputs (data, notebooks, package code, lock) and the
+    renderer's (those plus templates). Same key, same outputs: the step can be skipped."""
+    import benchreport
+
+    package = Path(benchreport.__file__).parent
+    groups = [  # (files, the folder their names are taken relative to)
+        ([p for p in run.paths.data.rglob("*") if p.is_file()], run.paths.data),
+        (list((project / "notebooks").glob("*.ipynb")), project / "notebooks"),
+        ([p for p in [project / "requirements.lock"] if p.is_file()], project),
+        (list(package.rglob("*.py")), package),
+    ]
+    nb_key = "".join(_digest(files, root) for files, root in groups)
+    templates = [p for p in (project / "templates").rglob("*") if p.is_file()]
+    return {"notebooks": nb_key, "render": nb_key + _digest(templates, project)}
+
+
+def _stamp(run: Run) -> Path:
+    return run.paths.report / ".build-keys.json"
+
+
+def _up_to_date(run: Run, step: str, key: str, outputs: list[Path]) -> bool:
+    path = _stamp(run)
+    if not path.is_file() or not all(p.exists() for p in outputs):
+        return False
+    return json.loads(path.read_text()).get(step) == key
+
+
+def _record(run: Run, step: str, key: str) -> None:
+    path = _stamp(run)
+    keys = json.loads(path.read_text()) if path.is_file() else {}
+    keys[step] = key
+    write_json(path, keys)
+
+
+def _execute_job(job: tuple) -> tuple[str, float]:
+    """Run one notebook in a worker process; returns (name, seconds)."""
+    src, dst, run, data_root, report_root = job
+    start = time.perf_counter()
+    execute_notebook(src, dst, run, data_root, report_root)
+    return src.name, time.perf_counter() - start
+
+
+def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root: Path,
+                  steps: Steps) -> None:
+    """The first notebook (ingest) and the last (claims) run alone; those between depend
+    only on the ingest, so they run two at a time."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    def job(nb: Path) -> tuple:
+        return (nb, run.paths.notebooks / nb.name, run, data_root, report_root)
+
+    head, middle, tail = notebooks[:1], notebooks[1:-1], notebooks[-1:] if len(notebooks) > 1 \
+        else []
+    for nb in head:
+        steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
+    if middle:
+        ctx = multiprocessing.get_context("spawn")   # no kernel state shared with the parent
+        with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+            for nb in middle:
+                steps.note(f"notebook {nb.name} ...")
+            futures = [pool.submit(_execute_job, job(nb)) for nb in middle]
+            for future in as_completed(futures):
+                name, seconds = future.result()
+                steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
+    for nb in tail:
+        steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
 
 
 def collect_figures(run: Run) -> dict:
@@ -101,14 +208,33 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     steps = Steps(total=len(notebooks) + 3, out=out)
     steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
         run.paths.data, run.paths.rel(run.paths.data), run.id))
-    # Figures of an earlier build must not leak into this one.
-    for stale in run.paths.figure_fragments.glob("*.json"):
-        stale.unlink()
-    for nb in notebooks:
-        steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(
-            nb, run.paths.notebooks / nb.name, run, data_root, report_root))
-    registry = steps.run("figures", lambda: collect_figures(run))
+    keys = step_keys(run, project)
+    executed = [run.paths.notebooks / nb.name for nb in notebooks]
+    if _up_to_date(run, "notebooks", keys["notebooks"], executed + [run.paths.figures_json]):
+        steps.out("notebooks and figures: inputs unchanged, skipped")
+    else:
+        # Figures of an earlier build must not leak into this one.
+        for stale in run.paths.figure_fragments.glob("*.json"):
+            stale.unlink()
+        _stamp(run).unlink(missing_ok=True)
+        run_notebooks(notebooks, run, data_root, report_root, steps)
+        steps.run("figures", lambda: collect_figures(run))
+        _record(run, "notebooks", keys["notebooks"])
+    outputs = [run.paths.html(lang) for lang in ("ko", "en")] + \
+              [run.paths.pdf(lang) for lang in ("ko", "en")]
+    if _up_to_date(run, "render", keys["render"], outputs):
+        steps.out("render: inputs unchanged, skipped")
+        return run
+    registry = load_registry(run.paths.figures_json)
     steps.run("render HTML and PDF (ko, en)",
               lambda: render_report(run, registry, project=project))
+    _record(run, "render", keys["render"])
+    return run
+    registry = load_registry(run.paths.figures_json)
+    if steps.total == 2:
+        steps.total, steps.done = 3, 2
+    steps.run("render HTML and PDF (ko, en)",
+              lambda: render_report(run, registry, project=project))
+    _record(run, "render", keys["render"])
     return run
 

@@ -136,8 +136,9 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
     claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
     lines = excerpts(run, registry)
     ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
-    pages = notebook_pages(run) if run.paths.notebooks.is_dir() else []
+    notebook_html = notebook_pages(run) if run.paths.notebooks.is_dir() else []
     written = []
+    pages: dict[str, str] = {}
     for lang in LANGS:
         t = load_catalogue(templates / "labels", lang)
         charts = {"results": [c for c in [durations_chart(run, registry, t)] if c]}
@@ -145,10 +146,27 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
             charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
             charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
         article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
-                                claims=claims, charts=charts, excerpts=lines, notebooks=pages)
+                                claims=claims, charts=charts, excerpts=lines,
+                                notebooks=notebook_html)
         html = render_html(env, article)
         written += write_blog(run.paths.report / "blog", article, charts)
         write_text_atomic(run.paths.html(lang), html)
-        render_pdf(html, run.paths.pdf(lang), run_epoch(run))
+        pages[lang] = html
         written += [run.paths.html(lang), run.paths.pdf(lang)]
+    _render_pdfs(run, pages)
     return written
+
+
+def _pdf_job(job: tuple) -> None:
+    html, path, epoch = job
+    render_pdf(html, path, epoch)
+
+
+def _render_pdfs(run: Run, pages: dict[str, str]) -> None:
+    """Both languages' PDFs at once, one process each (layout is the slow part)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(html, run.paths.pdf(lang), run_epoch(run)) for lang, html in pages.items()]
+    with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_pdf_job, jobs))
