@@ -53,7 +53,8 @@ def test_build_writes_exactly_the_expected_files(built, project):
     found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
     expected = EXPECTED | {".build-keys.json", "blog/report.ko.md", "blog/report.en.md",
-                           "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg"} | {
+                           "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg",
+                           "blog/images/ko-results-2.svg", "blog/images/en-results-2.svg"} | {
         f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
         if n != "05-ingest.ipynb"} | {"derived/caveats.json"} | {

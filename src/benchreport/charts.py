@@ -153,3 +153,64 @@ def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
     alt = t["chart.chunks"] + ": " + "; ".join(
         f"{e.name} " + " → ".join(f"{v:.0f}" for v in c.tps) for e, c in series)
     return _svg(fig, alt)
+
+
+def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    """Median and p99 of TTFT and TPOT by input length, one colour per engine."""
+    metrics = [m for m in ("ttft", "tpot")
+               if any(f"latency.{w.id}.{e.id}.{m}.median" in registry
+                      for w in run.meta.workloads for e in run.meta.engines)]
+    if not metrics or len(run.meta.workloads) < 1:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    fig = MplFigure(figsize=(6.4, 2.6))
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    alt = []
+    for ax, m in zip(axes, metrics, strict=True):
+        for e in run.meta.engines:
+            for stat, style in (("median", "-"), ("p99", "--")):
+                pts = [(i, registry[f"latency.{w.id}.{e.id}.{m}.{stat}"].value)
+                       for i, w in enumerate(run.meta.workloads)
+                       if f"latency.{w.id}.{e.id}.{m}.{stat}" in registry]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                            color=colours[e.id], label=f"{e.name} {stat}")
+                    alt.append(f"{e.name} {m} {stat}: " + ", ".join(f"{v:.0f}" for _, v in pts))
+        ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+        ax.set_title(t[f"metric.{m}"], fontsize=9)
+        ax.set_ylabel("ms", fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].legend(frameon=False, fontsize=7)
+    return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
+
+
+def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    rows = [(w, e, registry[f"spec.{w.id}.{e.id}.accept_len"].value)
+            for w in run.meta.workloads for e in run.meta.engines
+            if f"spec.{w.id}.{e.id}.accept_len" in registry]
+    if not rows:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    fig = MplFigure(figsize=(6.4, 2.2))
+    ax = fig.subplots()
+    n = len(run.meta.engines)
+    for i, e in enumerate(run.meta.engines):
+        pts = [(j + (i - (n - 1) / 2) * 0.8 / n, v) for j, w in enumerate(run.meta.workloads)
+               for ww, ee, v in rows if ww.id == w.id and ee.id == e.id]
+        if pts:
+            bars = ax.bar([p[0] for p in pts], [p[1] for p in pts], width=0.8 / n,
+                          color=colours[e.id], label=e.name)
+            ax.bar_label(bars, fmt="%.2f", fontsize=8)
+    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    ax.set_ylabel(t["table.accept_len"], fontsize=8)
+    ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+    return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
+        f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))

@@ -127,7 +127,10 @@ def step_keys(run: Run, project: Path) -> dict[str, str]:
     ]
     nb_key = "".join(_digest(files, root) for files, root in groups)
     templates = [p for p in (project / "templates").rglob("*") if p.is_file()]
-    return {"notebooks": nb_key, "render": nb_key + _digest(templates, project)}
+    from .render import code_version
+
+    return {"notebooks": nb_key,
+            "render": nb_key + _digest(templates, project) + code_version(project)}
 
 
 def _stamp(run: Run) -> Path:

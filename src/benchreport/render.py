@@ -30,6 +30,24 @@ def input_checksums(run: Run) -> list[tuple[str, str]]:
     return [(run.paths.rel(p), sha256_file(p)) for p in files]
 
 
+def code_version(project: Path) -> str:
+    """benchreport's version and the git commit it was built from (and whether modified)."""
+    import subprocess
+
+    from . import __version__
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks",
+                                "templates"], cwd=project, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha, dirty = "", ""
+    commit = f", commit {sha[:12]}" + (" (with local changes)" if dirty else "") if sha else ""
+    return f"benchreport {__version__}{commit}"
+
+
 def locked_packages(project: Path) -> list[tuple[str, str]]:
     lock = project / "requirements.lock"
     if not lock.is_file():
@@ -124,13 +142,14 @@ def notebook_pages(run: Run) -> list[str]:
 
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
     """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
-    from .charts import chunk_chart, decode_chart, durations_chart
+    from .charts import (acceptance_chart, chunk_chart, decode_chart, durations_chart,
+                         latency_chart)
     from .ingest import load_ingested
 
     templates = project / "templates"
     env = make_env(templates)
     inputs = input_checksums(run)
-    packages = locked_packages(project)
+    packages = [("code", code_version(project))] + locked_packages(project)
     derived = run.paths.derived
     caveats = read_json(derived / "caveats.json") if (derived / "caveats.json").is_file() else {}
     claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
@@ -141,7 +160,9 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
     pages: dict[str, str] = {}
     for lang in LANGS:
         t = load_catalogue(templates / "labels", lang)
-        charts = {"results": [c for c in [durations_chart(run, registry, t)] if c]}
+        charts = {"results": [c for c in [durations_chart(run, registry, t),
+                                          latency_chart(run, registry, t)] if c],
+                  "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
         if ing is not None:
             charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
             charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
