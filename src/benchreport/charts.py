@@ -47,6 +47,23 @@ def _svg(fig, alt: str) -> Markup:
     return Markup(svg)
 
 
+def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
+    """One group of bars per workload, one bar per engine in its colour, values on top."""
+    colours = palette(run)
+    n = len(run.meta.engines)
+    width = 0.8 / n
+    for i, e in enumerate(run.meta.engines):
+        pts = [(j + (i - (n - 1) / 2) * width, v) for j, w in enumerate(run.meta.workloads)
+               for ww, ee, v in rows if ww.id == w.id and ee.id == e.id]
+        if pts:
+            bars = ax.bar([p[0] for p in pts], [p[1] for p in pts], width=width,
+                          color=colours[e.id], label=e.name)
+            ax.bar_label(bars, fmt=fmt, fontsize=8)
+    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+
+
 def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
     rows = [(w, e, registry[f"e2e.{w.id}.{e.id}.duration"].value)
             for w in run.meta.workloads for e in run.meta.engines
@@ -56,25 +73,11 @@ def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) ->
     _mpl()
     from matplotlib.figure import Figure as MplFigure
 
-    colours = palette(run)
     fig = MplFigure(figsize=(6.4, 2.8))
     ax = fig.subplots()
-    n = len(run.meta.engines)
-    width = 0.8 / n
-    for i, e in enumerate(run.meta.engines):
-        xs, ys = [], []
-        for j, w in enumerate(run.meta.workloads):
-            for ww, ee, v in rows:
-                if ww.id == w.id and ee.id == e.id:
-                    xs.append(j + (i - (n - 1) / 2) * width)
-                    ys.append(v)
-        bars = ax.bar(xs, ys, width=width, color=colours[e.id], label=e.name)
-        ax.bar_label(bars, fmt="%.1f", fontsize=8)
-    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    _grouped_bars(ax, run, rows, "%.1f")
     ax.set_ylabel(t["chart.duration_s"])
     ax.set_title(t["chart.durations"], fontsize=10)
-    ax.legend(frameon=False, fontsize=8)
-    ax.spines[["top", "right"]].set_visible(False)
     alt = t["chart.durations"] + ": " + "; ".join(
         f"{w.label} {e.name} {v:.1f}" for w, e, v in rows)
     return _svg(fig, alt)
@@ -196,21 +199,10 @@ def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -
     _mpl()
     from matplotlib.figure import Figure as MplFigure
 
-    colours = palette(run)
     fig = MplFigure(figsize=(6.4, 2.2))
     ax = fig.subplots()
-    n = len(run.meta.engines)
-    for i, e in enumerate(run.meta.engines):
-        pts = [(j + (i - (n - 1) / 2) * 0.8 / n, v) for j, w in enumerate(run.meta.workloads)
-               for ww, ee, v in rows if ww.id == w.id and ee.id == e.id]
-        if pts:
-            bars = ax.bar([p[0] for p in pts], [p[1] for p in pts], width=0.8 / n,
-                          color=colours[e.id], label=e.name)
-            ax.bar_label(bars, fmt="%.2f", fontsize=8)
-    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    _grouped_bars(ax, run, rows, "%.2f")
     ax.set_ylabel(t["table.accept_len"], fontsize=8)
     ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, fontsize=8)
     return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
         f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))

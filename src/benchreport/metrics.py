@@ -24,9 +24,9 @@ def compare_lower_is_better(values: Mapping[str, float], decimals: int = 2) -> C
     The ratio is runner-up / best, so ``ratio`` x means "the best engine was ratio x faster".
     When the ratio rounds to 1 at ``decimals`` the comparison is a tie.
 
-    >>> c = compare_lower_is_better({"vllm": 100.5, "sglang": 150.8})
+    >>> c = compare_lower_is_better({"a": 20.0, "b": 30.0})
     >>> c.faster, c.slower, round(c.ratio, 2)
-    ('vllm', 'sglang', 1.5)
+    ('a', 'b', 1.5)
     """
     if len(values) < 2:
         raise ValueError("a comparison needs at least two engines")
