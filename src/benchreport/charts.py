@@ -64,18 +64,28 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
     ax.legend(frameon=False, fontsize=8)
 
 
-def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
-    rows = [(w, e, registry[f"e2e.{w.id}.{e.id}.duration"].value)
+def _bar_chart(run: Run, registry: dict[str, Figure], pattern: str, fmt: str, height: float):
+    """(figure, axes, rows) for a grouped bar chart of ``pattern`` (e.g. "e2e.{w}.{e}.duration")
+    per workload and engine, or None when no such figure exists."""
+    rows = [(w, e, registry[pattern.format(w=w.id, e=e.id)].value)
             for w in run.meta.workloads for e in run.meta.engines
-            if f"e2e.{w.id}.{e.id}.duration" in registry]
+            if pattern.format(w=w.id, e=e.id) in registry]
     if not rows:
         return None
     _mpl()
     from matplotlib.figure import Figure as MplFigure
 
-    fig = MplFigure(figsize=(6.4, 2.8))
+    fig = MplFigure(figsize=(6.4, height))
     ax = fig.subplots()
-    _grouped_bars(ax, run, rows, "%.1f")
+    _grouped_bars(ax, run, rows, fmt)
+    return fig, ax, rows
+
+
+def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    made = _bar_chart(run, registry, "e2e.{w}.{e}.duration", "%.1f", 2.8)
+    if made is None:
+        return None
+    fig, ax, rows = made
     ax.set_ylabel(t["chart.duration_s"])
     ax.set_title(t["chart.durations"], fontsize=10)
     alt = t["chart.durations"] + ": " + "; ".join(
@@ -191,17 +201,10 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
 
 
 def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
-    rows = [(w, e, registry[f"spec.{w.id}.{e.id}.accept_len"].value)
-            for w in run.meta.workloads for e in run.meta.engines
-            if f"spec.{w.id}.{e.id}.accept_len" in registry]
-    if not rows:
+    made = _bar_chart(run, registry, "spec.{w}.{e}.accept_len", "%.2f", 2.2)
+    if made is None:
         return None
-    _mpl()
-    from matplotlib.figure import Figure as MplFigure
-
-    fig = MplFigure(figsize=(6.4, 2.2))
-    ax = fig.subplots()
-    _grouped_bars(ax, run, rows, "%.2f")
+    fig, ax, rows = made
     ax.set_ylabel(t["table.accept_len"], fontsize=8)
     ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
     return _svg(fig, t["table.accept_len"] + ": " + "; ".join(

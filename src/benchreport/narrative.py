@@ -12,7 +12,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from .figures import Figure
-from .i18n import Name, sentence
+from .i18n import sentence
 from .io import Run
 from .metrics import TIE
 from .narrative_base import Writer, anchor
@@ -83,8 +83,7 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
     ctx = {"input": w.fig(f"workload.{wid}.input_tokens"),
            "concurrency": w.fig(f"workload.{wid}.concurrency")}
     if not w.has(f"e2e.{wid}.faster"):
-        text = sentence(w.t["results.single"], engine=Name(w.engine_name(engines[0]),
-                        Markup(escape(w.engine_name(engines[0])))),
+        text = sentence(w.t["results.single"], engine=w.name(engines[0]),
                         duration=w.fig(f"e2e.{wid}.{engines[0]}.duration"), **ctx)
     else:
         faster = w.registry[f"e2e.{wid}.faster"].value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from .figures import Figure
 from .i18n import UNITS, Name, format_value
@@ -25,6 +25,11 @@ class Writer:
             return self.run.meta.engine(engine_id).name
         except KeyError:
             return engine_id
+
+    def name(self, engine_id: str) -> Name:
+        """An engine's display name for a sentence (plain, no link)."""
+        text = self.engine_name(engine_id)
+        return Name(text, Markup(escape(text)))
 
     def text(self, fig: Figure) -> str:
         if fig.unit == "engine":

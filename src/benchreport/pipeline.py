@@ -31,13 +31,14 @@ class Steps:
     def __init__(self, total: int, out: Callable[[str], None] | None = None) -> None:
         self.total = total
         self.done = 0
+        self.pending: list[int] = []     # numbers of steps running in worker processes
         self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
 
     def note(self, text: str, done: bool = False) -> None:
         """A line for a step that runs elsewhere (a worker process)."""
         if not done:
             self.done += 1
-            self.pending = getattr(self, "pending", []) + [self.done]
+            self.pending.append(self.done)
             self.out(f"[{self.done}/{self.total}] {text}")
         else:
             self.out(f"[{self.pending.pop(0)}/{self.total}] {text}")

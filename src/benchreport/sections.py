@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .i18n import Name, sentence
+from .i18n import sentence
 from .metrics import TIE
 from .narrative_base import Writer
 
@@ -29,11 +29,6 @@ class Section:
     paragraphs: list[Markup] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     charts: list[Markup] = field(default_factory=list)
-
-
-def _name(w: Writer, engine: str) -> Name:
-    text = w.engine_name(engine)
-    return Name(text, Markup(escape(text)))
 
 
 def _cell(w: Writer, fid: str) -> Markup:
@@ -65,10 +60,10 @@ def finding(w: Writer) -> Markup | None:
     if qs is None or ql is None:
         return sentence(t["finding.nomodel"])
     if qs == ql or w.registry[key].value == "none":
-        return sentence(t["finding.same"], engine=_name(w, qs))
+        return sentence(t["finding.same"], engine=w.name(qs))
     rng = w.registry.get(f"{key}.range")
     lo, hi = (rng.value.split("–") if rng else ("–", "–"))
-    return sentence(t["finding.cross"], short_engine=_name(w, qs), long_engine=_name(w, ql),
+    return sentence(t["finding.cross"], short_engine=w.name(qs), long_engine=w.name(ql),
                     short_label=short.label, long_label=long_.label, x=w.fig(key),
                     lo=lo, hi=hi)
 
@@ -107,7 +102,7 @@ def decode_section(w: Writer) -> Section:
             if not w.has(f"{base}.steady"):
                 continue
             if w.registry[f"{base}.steady"].value != "found":
-                notes.append(sentence(t["decode.nosteady"], engine=_name(w, e.id),
+                notes.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
                                       label=wl.label, why=w.registry[f"{base}.steady"].method))
                 continue
             rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
@@ -120,7 +115,7 @@ def decode_section(w: Writer) -> Section:
         if w.has(key):
             ctx = w.registry[key].context
             paras.append(sentence(
-                t["decode.degradation"], engine=_name(w, e.id),
+                t["decode.degradation"], engine=w.name(e.id),
                 short=w.run.meta.workload(ctx["from"]).label,
                 long=w.run.meta.workload(ctx["to"]).label, mm=w.fig(key),
                 pm=w.fig(f"decode.degradation.{e.id}.peak_over_mean")))
@@ -144,13 +139,13 @@ def prefill_section(w: Writer) -> Section:
     for e in w.run.meta.engines:
         base = f"prefill.{longest.id}.{e.id}"
         if w.has(f"{base}.r1.sequence"):
-            paras.append(sentence(t["prefill.chunks"], engine=_name(w, e.id),
+            paras.append(sentence(t["prefill.chunks"], engine=w.name(e.id),
                                   label=longest.label, sequence=w.fig(f"{base}.r1.sequence"),
                                   pct=w.fig(f"{base}.r1.decay_pct"),
                                   recovery=w.fig(f"{base}.r1.recovery")
                                   if w.has(f"{base}.r1.recovery") else "–"))
         elif w.has(f"{base}.chunks"):
-            paras.append(sentence(t["prefill.coarse"], engine=_name(w, e.id)))
+            paras.append(sentence(t["prefill.coarse"], engine=w.name(e.id)))
     table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
                           t["table.mean"]], rows=rows, numeric=(2, 3, 4))
     return Section("prefill", t["heading.prefill"], paras, [table] if rows else [])
@@ -249,10 +244,10 @@ def conclusion_section(w: Writer) -> Section:
     long_w = w.registry.get(f"e2e.{wl[-1].id}.faster")
     if pairs and short_w and long_w and short_w.value != long_w.value and TIE not in winners:
         paras.append(sentence(t["conclusion.guidance_cross"], x=w.fig(pairs[0]),
-                              short_engine=_name(w, str(short_w.value)),
-                              long_engine=_name(w, str(long_w.value))))
+                              short_engine=w.name(str(short_w.value)),
+                              long_engine=w.name(str(long_w.value))))
     elif len(winners) == 1 and TIE not in winners:
-        paras.append(sentence(t["conclusion.guidance_one"], engine=_name(w, winners.pop())))
+        paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
     if any(k.startswith("setting.") for k in w.registry) and \
             w.has("caveats.settings_differing") and w.registry["caveats.settings_differing"].value:
         paras.append(sentence(t["conclusion.caveat"]))
