@@ -62,9 +62,12 @@ def test_bad_result_file_stops_the_build_naming_file_and_line(workspace, project
                  "--report-root", str(workspace / "report"), "--project", str(project)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1
-    assert err[-1].startswith("error: 05-ingest.ipynb: notebook failed in cell")
-    assert "data/mini/raw/sglang/sglang_0115_3.jsonl:1: JSON is not a benchmark result" in err[-1]
-    assert (workspace / "report/mini/notebooks/05-ingest.ipynb").is_file()
+    assert err[-1].startswith(
+        "error: data/mini/raw/sglang/sglang_0115_3.jsonl:1: JSON is not a benchmark result")
+    assert "(in 05-ingest.ipynb, cell 3); the failing notebook, with the error at its top: " \
+           f"{workspace}/report/mini.failed/05-ingest.ipynb" in err[-1]
+    assert (workspace / "report/mini.failed/05-ingest.ipynb").is_file()
+    assert not (workspace / "report/mini").exists()      # no first report: nothing appears
 
 
 def test_debug_shows_the_traceback(workspace):

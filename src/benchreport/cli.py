@@ -144,7 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        if args.debug:
+            raise
+        left = ""
+        if args.command == "build":
+            left = f"; {(args.report_root / args.run_id).as_posix()}/ was left as it was"
+        print(f"error: interrupted{left}", file=sys.stderr)
         return 130
 
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import checksums
+from . import checksums, staging
 from .errors import BuildError
 from .figures import load_registry, merge
 from .io import Run, load_run, write_json
+
+# Errors a notebook raises about the inputs (their one-line text is the message to show).
+_INPUT_ERRORS = {"ReportError", "ParseError", "MissingInputError", "ConfigError",
+                 "ProvenanceMismatch"}
 
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
 
@@ -87,10 +92,7 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
     try:
         _execute(pm, src, dst, parameters)
     except PapermillExecutionError as exc:
-        evalue = exc.evalue.splitlines()[0] if exc.evalue else exc.ename
-        raise BuildError(f"notebook failed in cell {exc.exec_count}: {exc.ename}: {evalue}",
-                         path=str(src.name),
-                         hint=f"the executed copy with the error is {dst}") from None
+        raise notebook_error(exc, src.name) from None
     finally:
         import shutil
 
@@ -98,9 +100,23 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
             shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
 
 
+def notebook_error(exc, notebook: str) -> BuildError:
+    """A notebook's exception as one line. An input problem the package raised (a
+    ReportError such as ParseError) reads as that problem; anything else as a failure in
+    the named cell."""
+    evalue = exc.evalue.splitlines()[0] if exc.evalue else ""
+    if exc.ename in _INPUT_ERRORS and evalue:
+        err = BuildError(f"{evalue} (in {notebook}, cell {exc.exec_count})")
+    else:
+        err = BuildError(f"notebook failed in cell {exc.exec_count}: {exc.ename}: {evalue}",
+                         path=notebook)
+    err.notebook = notebook
+    return err
+
+
 def _execute(pm, src: Path, dst: Path, parameters: dict) -> None:
     pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
-                        progress_bar=False, log_output=False, cwd=str(src.parent),
+                        progress_bar=False, log_output=False, cwd=str(src.parent.parent),
                         kernel_manager_class=_ipc_kernel_manager())
 
 
@@ -200,45 +216,71 @@ def collect_figures(run: Run) -> dict:
     return registry
 
 
+def _shown(path: Path, project: Path) -> str:
+    """A path as notebooks and messages show it: relative to the project when inside it."""
+    try:
+        return path.relative_to(project).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | str = "report",
           project: Path | str = ".", out: Callable[[str], None] | None = None) -> Run:
-    """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF."""
-    from .render import render_report
+    """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF.
 
+    The build writes into report/.staging/<run_id>/ and swaps it in only when every step
+    has succeeded, under a lock: a failed or interrupted build leaves the previous report
+    as it was, and a second build of the same run waits for the first.
+    """
     project = Path(project).resolve()
     run = load_run(run_id, data_root, report_root)
-    data_root, report_root = Path(data_root).resolve(), Path(report_root).resolve()
-    notebooks = list_notebooks(project / "notebooks")
-    steps = Steps(total=len(notebooks) + 3, out=out)
-    steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
-        run.paths.data, run.paths.rel(run.paths.data), run.id))
-    keys = step_keys(run, project)
-    executed = [run.paths.notebooks / nb.name for nb in notebooks]
-    if _up_to_date(run, "notebooks", keys["notebooks"], executed + [run.paths.figures_json]):
+    steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
+    with staging.lock(run.paths.report, steps_out):
+        notebooks = list_notebooks(project / "notebooks")
+        steps = Steps(total=len(notebooks) + 3, out=steps_out)
+        steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
+            run.paths.data, run.paths.rel(run.paths.data), run.id))
+        keys = step_keys(run, project)
+        if _up_to_date(run, "notebooks", keys["notebooks"], _notebook_outputs(run, notebooks)) \
+                and _up_to_date(run, "render", keys["render"], _render_outputs(run)):
+            steps.out("notebooks and figures: inputs unchanged, skipped")
+            steps.out("render: inputs unchanged, skipped")
+            shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
+            return run
+        with staging.stage(run, project) as staged:
+            _build_into(staged, notebooks, keys, steps, project)
+    return run
+
+
+def _notebook_outputs(run: Run, notebooks: list[Path]) -> list[Path]:
+    return [run.paths.notebooks / nb.name for nb in notebooks] + [run.paths.figures_json]
+
+
+def _render_outputs(run: Run) -> list[Path]:
+    return [run.paths.html(lang) for lang in ("ko", "en")] + \
+           [run.paths.pdf(lang) for lang in ("ko", "en")]
+
+
+def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: Steps,
+                project: Path) -> None:
+    """The steps whose inputs changed, writing under ``run.paths.report`` (the staging copy)."""
+    from .render import render_report
+
+    if _up_to_date(run, "notebooks", keys["notebooks"], _notebook_outputs(run, notebooks)):
         steps.out("notebooks and figures: inputs unchanged, skipped")
     else:
         # Figures of an earlier build must not leak into this one.
         for stale in run.paths.figure_fragments.glob("*.json"):
             stale.unlink()
         _stamp(run).unlink(missing_ok=True)
-        run_notebooks(notebooks, run, data_root, report_root, steps)
+        run_notebooks(notebooks, run, Path(_shown(run.paths.data.parent, project)),
+                      Path(_shown(run.paths.report.parent, project)), steps)
         steps.run("figures", lambda: collect_figures(run))
         _record(run, "notebooks", keys["notebooks"])
-    outputs = [run.paths.html(lang) for lang in ("ko", "en")] + \
-              [run.paths.pdf(lang) for lang in ("ko", "en")]
-    if _up_to_date(run, "render", keys["render"], outputs):
+    if _up_to_date(run, "render", keys["render"], _render_outputs(run)):
         steps.out("render: inputs unchanged, skipped")
-        return run
+        return
     registry = load_registry(run.paths.figures_json)
     steps.run("render HTML and PDF (ko, en)",
               lambda: render_report(run, registry, project=project))
     _record(run, "render", keys["render"])
-    return run
-    registry = load_registry(run.paths.figures_json)
-    if steps.total == 2:
-        steps.total, steps.done = 3, 2
-    steps.run("render HTML and PDF (ko, en)",
-              lambda: render_report(run, registry, project=project))
-    _record(run, "render", keys["render"])
-    return run
-

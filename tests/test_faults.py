@@ -1,0 +1,154 @@
+"""A failed, interrupted or concurrent build never damages the last good report."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchreport import render, staging
+from benchreport.cli import main
+
+from .conftest import ROOT, copy_run
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (the lock file aside)."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A workspace whose mini run has been built once (the 'previous good report')."""
+    ws = tmp_path_factory.mktemp("built")
+    (ws / "data").mkdir()
+    copy_run(ws, "mini")
+    assert main(["build", "mini", "--data-root", str(ws / "data"), "--report-root",
+                 str(ws / "report"), "--project", str(ROOT)]) == 0
+    return ws
+
+
+@pytest.fixture
+def ws(built, tmp_path) -> Path:
+    dst = tmp_path / "ws"
+    shutil.copytree(built, dst)
+    return dst
+
+
+def args(ws: Path, project: Path) -> list[str]:
+    return ["build", "mini", "--data-root", str(ws / "data"), "--report-root",
+            str(ws / "report"), "--project", str(project)]
+
+
+def touch_input(ws: Path) -> None:
+    """Change the run's inputs (a comment in run.yaml) so the next build has work to do."""
+    with open(ws / "data/mini/run.yaml", "a") as fh:
+        fh.write("# edited\n")
+
+
+def test_a_failing_notebook_leaves_the_previous_report_and_keeps_its_copy(ws, project, capsys):
+    before = snapshot(ws / "report/mini")
+    (ws / "data/mini/raw/sglang/sglang_0115_3.jsonl").write_text('{"duration": 3}\n')
+    assert main(args(ws, project)) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    kept = ws / "report/mini.failed/05-ingest.ipynb"
+    assert err == ("error: data/mini/raw/sglang/sglang_0115_3.jsonl:1: JSON is not a benchmark "
+                   "result (expected the keys of `vllm bench serve` --save-result or "
+                   "`sglang.bench_serving` output, e.g. 'duration', 'completed') "
+                   f"(in 05-ingest.ipynb, cell 3); the failing notebook, with the error at its "
+                   f"top: {kept}")
+    assert snapshot(ws / "report/mini") == before
+    assert not (ws / "report/.staging/mini").exists()
+    cells = json.loads(kept.read_text())["cells"]
+    assert "papermill-error-cell-tag" in cells[0]["metadata"]["tags"]
+    assert "JSON is not a benchmark result" in "".join(cells[1]["source"])
+    # once the input is fixed, the next build succeeds and the failed copy goes away
+    shutil.copy(Path(__file__).parent / "fixtures/runs/mini/raw/sglang/sglang_0115_3.jsonl",
+                ws / "data/mini/raw/sglang/")
+    assert main(args(ws, project)) == 0
+    assert not kept.parent.exists()
+
+
+def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, capsys,
+                                                                 monkeypatch):
+    before = snapshot(ws / "report/mini")
+    touch_input(ws)
+
+    def fill_the_disk(run, registry, project):      # noqa: ARG001
+        path = run.paths.html("ko")
+        path.write_bytes(b"<!doctype html><html><body><p>half a rep")
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(render, "render_report", fill_the_disk)
+    assert main(args(ws, project)) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"error: {ws}/report/mini/: no space left on the disk (No space left on "
+                   "device); nothing was replaced; free some space and build again")
+    assert snapshot(ws / "report/mini") == before
+    assert not (ws / "report/.staging/mini").exists()
+
+
+def test_ctrl_c_leaves_the_previous_report(ws, project):
+    before = snapshot(ws / "report/mini")
+    touch_input(ws)
+    proc = subprocess.Popen([sys.executable, "-m", "benchreport", *args(ws, project)],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("[3/12] notebook"):     # the notebooks are running
+            time.sleep(1.0)
+            os.killpg(proc.pid, signal.SIGINT)      # what Ctrl-C in a terminal sends
+            break
+    rest = proc.stderr.read().splitlines()
+    assert proc.wait(timeout=60) == 130
+    assert f"error: interrupted; {ws}/report/mini/ was left as it was" in rest
+    assert snapshot(ws / "report/mini") == before
+    assert not (ws / "report/.staging/mini").exists()
+
+
+def test_a_second_build_waits_for_the_first(ws, project, capsys):
+    lines: list[str] = []
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with staging.lock(ws / "report/mini", lines.append):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    timer = threading.Timer(1.0, release.set)
+    timer.start()
+    start = time.perf_counter()
+    assert main(args(ws, project)) == 0
+    waited = time.perf_counter() - start
+    holder.join()
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"waiting for another build of mini (pid {os.getpid()}) to finish ..."
+    assert waited >= 0.9
+    assert "render: inputs unchanged, skipped" in err
+
+
+def test_a_successful_build_swaps_the_new_report_in(ws, project):
+    before = snapshot(ws / "report/mini")
+    (ws / "data/mini/run.yaml").write_text((ws / "data/mini/run.yaml").read_text().replace(
+        "A tiny test run", "A tiny test run, renamed"))
+    assert main(args(ws, project)) == 0
+    after = snapshot(ws / "report/mini")
+    assert after.keys() == before.keys()
+    assert after["report.en.html"] != before["report.en.html"]
+    assert "A tiny test run, renamed" in (ws / "report/mini/report.en.html").read_text()
+    assert sorted(p.name for p in (ws / "report/.staging").iterdir()) == ["mini.lock"]
