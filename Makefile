@@ -69,7 +69,7 @@ lock:
 	@build/lock-venv/bin/python -m pip freeze --all --exclude-editable | grep -v -E '^(benchreport|pip)( @|==)' | LC_ALL=C sort -f > requirements.lock
 	@echo "requirements.lock: $$(wc -l < requirements.lock) pinned packages"
 
-## Delete report/$(RUN)/
+## Delete report/$(RUN)/ (and a failed build's notebook copy, report/$(RUN).failed/)
 clean:
-	@rm -rf -- 'report/$(RUN)'
+	@rm -rf -- 'report/$(RUN)' 'report/$(RUN).failed' 'report/.staging/$(RUN)'
 	@echo "removed report/$(RUN)/"

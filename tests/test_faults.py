@@ -152,3 +152,17 @@ def test_a_successful_build_swaps_the_new_report_in(ws, project):
     assert after["report.en.html"] != before["report.en.html"]
     assert "A tiny test run, renamed" in (ws / "report/mini/report.en.html").read_text()
     assert sorted(p.name for p in (ws / "report/.staging").iterdir()) == ["mini.lock"]
+
+
+def test_a_warning_is_printed_and_listed_in_the_report(ws, project, capsys):
+    jsonl = ws / "data/mini/raw/sglang/sglang_0115_3.jsonl"
+    good = jsonl.read_text().splitlines()
+    jsonl.write_text(good[0] + "\n" + '{"backend": "sglang", "dur' + "\n" + good[1] + "\n")
+    assert main(args(ws, project)) == 0
+    note = ("data/mini/raw/sglang/sglang_0115_3.jsonl:2: the JSON stops before the record is "
+            "complete (after 26 characters; the file looks cut off); this line is skipped, the "
+            "file's other records are used")
+    assert f"warning: {note}" in capsys.readouterr().err.splitlines()
+    page = (ws / "report/mini/report.en.html").read_text()
+    assert "What the ingest could not read" in page and note.replace("'", "&#39;") in page
+    assert "읽는 중 남은 경고" in (ws / "report/mini/report.ko.html").read_text()

@@ -76,6 +76,16 @@ def test_jsonl_with_several_records_keeps_line_numbers():
     assert [r.duration for r in records] == [20.5, 58.2]
 
 
+def test_a_broken_line_among_good_records_is_a_warning_when_asked():
+    notes = []
+    text = SGLANG_LINE + "\n" + '{"duration": 1,' + "\n" + SGLANG_LINE + "\n"
+    records = parse_results(io.StringIO(text), "r.jsonl", warn=lambda n, m: notes.append((n, m)))
+    assert [r.line for r in records] == [1, 3]
+    assert notes == [(2, "the JSON stops before the record is complete (after 15 characters; "
+                         "the file looks cut off); this line is skipped, the file's other "
+                         "records are used")]
+
+
 def test_vllm_append_result_file_is_read_as_lines():
     records = parse_results(io.StringIO(VLLM_08 + "\n" + VLLM_033), "r.json")
     assert [(r.line, r.duration) for r in records] == [(1, 12.0), (2, 41.8)]
@@ -86,7 +96,8 @@ def test_vllm_append_result_file_is_read_as_lines():
     ("   \n", "empty file", None),
     ('{"a": 1}', "not a benchmark result", 1),
     ("[1, 2]", "expected a JSON object", 1),
-    (SGLANG_LINE + "\n" + '{"duration": 1,', "not valid JSON", 2),
+    (SGLANG_LINE + "\n" + '{"duration": 1,', "the JSON stops before the record is complete", 2),
+    (SGLANG_LINE + "\n" + '{"duration": 1,]', "not valid JSON at column 16", 2),
     (SGLANG_LINE.replace('"duration": 58.2', '"duration": "fast"'), "'duration' must be a number", 1),
     (SGLANG_LINE.replace('"duration": 58.2', '"duration": 0'), "'duration' must be > 0", 1),
     ("\x89PNG\r\n\x1a\n\x00\x00", "binary content", None),

@@ -123,13 +123,18 @@ def test_pdfs_hold_hangul_and_the_headline(built):
 
 
 def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project):
-    """The words come from the data: swap the 1K results and the other engine wins."""
+    """The words come from the data: swap the engines' 1K durations and the other engine
+    wins. (Moving the files between the engine folders is refused: each result names its
+    backend.)"""
     run = copy_run(workspace, "mini", as_id="mini-swapped")
     vllm_1k = run / "raw/vllm/vllm-infqps-concurrency3-tiny-20260115-101000.json"
-    sglang_lines = (run / "raw/sglang/sglang_0115_3.jsonl").read_text().splitlines()
-    (run / "raw/sglang/sglang_0115_3.jsonl").write_text(sglang_lines[1] + "\n")
-    shutil.move(vllm_1k, run / "raw/sglang/vllm-1k.json")
-    (run / "raw/vllm/sglang-1k.jsonl").write_text(sglang_lines[0] + "\n")
+    sglang = run / "raw/sglang/sglang_0115_3.jsonl"
+    v = json.loads(vllm_1k.read_text())
+    lines = [json.loads(line) for line in sglang.read_text().splitlines()]
+    s = next(r for r in lines if r["random_input_len"] == 1024)
+    v["duration"], s["duration"] = s["duration"], v["duration"]
+    vllm_1k.write_text(json.dumps(v))
+    sglang.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
     report = _build(workspace, project, "mini-swapped")
     figs = _figures(report)

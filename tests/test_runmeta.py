@@ -1,5 +1,4 @@
 import datetime as dt
-import warnings
 from pathlib import Path
 
 import pytest
@@ -45,12 +44,15 @@ def test_bad_run_yaml_names_the_line(edit, message, line):
     assert info.value.one_line().startswith(f"data/x/run.yaml:{line}: ")
 
 
-def test_unknown_key_is_a_warning_not_an_error():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        parse_run_yaml(FIXTURE + "colour: blue\n", "run.yaml")
-    assert len(caught) == 1
-    assert "run.yaml:14: unknown key run.colour" in str(caught[0].message)
+@pytest.mark.parametrize("extra, message", [
+    ("colour: blue\n", "run.yaml:14: unknown key run.colour; known keys: assumed, date, "),
+    ("window: {}\n", "run.yaml:14: unknown key run.window; did you mean 'windows'?"),
+])
+def test_an_unknown_key_is_an_error_that_suggests_the_known_one(extra, message):
+    # A misspelt optional key would otherwise be ignored and change the report silently.
+    with pytest.raises(ConfigError) as info:
+        parse_run_yaml(FIXTURE + extra, "run.yaml")
+    assert info.value.one_line().startswith(message)
 
 
 def test_yaml_tags_that_build_objects_are_refused():

@@ -1,8 +1,8 @@
 """Blog export: one Markdown file per language with front matter, and an images folder.
 
 Text is taken from the same Article the HTML is made of; everything that came from data is
-escaped for Markdown (angle brackets, table pipes, emphasis and link markers), so log or
-config text cannot become markup on the blog either.
+escaped for Markdown (angle brackets, braces, table pipes, emphasis and link markers), so log
+or config text cannot become markup, or template code of the blog engine, either.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ def plain(html: Markup | str) -> str:
     """Markup to Markdown-safe text: tags dropped, then < > & and Markdown marks escaped."""
     text = Markup(html).striptags() if isinstance(html, Markup) else str(html)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    # Braces as character references: blog engines run templates over Markdown (Jekyll's
+    # Liquid evaluates {{ }} and {% %}, Hugo's shortcodes are {{< >}} and {{% %}}).
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return text.replace("{", "&#123;").replace("}", "&#125;")
 
 
 def _yaml_str(text: str) -> str:

@@ -21,6 +21,26 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from . import checksums
+    from .ingest import check_windows, ingest_run, warnings_of
+    from .io import load_run
+
+    run = load_run(args.run_id, args.data_root)
+    shown = run.paths.rel(run.paths.data)
+    checksums.verify(run.paths.data, shown, run.id)
+    ing = ingest_run(run)
+    check_windows(run, ing)
+    notes = warnings_of(ing.summaries)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    files = len({s["file"] for s in ing.summaries})
+    records = sum(len(rows) for rows in ing.records.values()) + len(ing.results)
+    print(f"{shown}: {files} files, {records} records, {len(ing.windows)} benchmark windows "
+          f"found, {len(notes)} warnings")
+    return 0
+
+
 def _checksums(args: argparse.Namespace) -> int:
     from . import checksums
     from .paths import run_paths
@@ -98,6 +118,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", type=Path, default=Path("."),
                    help="folder holding notebooks/ and templates/ (default: current folder)")
     p.set_defaults(func=_build)
+
+    p = sub.add_parser("check", help="read every input of data/<RUN>/ and report problems, "
+                                      "without building")
+    p.add_argument("run_id")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.set_defaults(func=_check)
 
     p = sub.add_parser("checksums", help="verify (or --write) data/<RUN>/SHA256SUMS")
     p.add_argument("run_id")

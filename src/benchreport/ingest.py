@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import ReportError
+from .errors import ParseError, ReportError
 from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, write_json,
                  write_text_atomic)
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
@@ -64,7 +64,8 @@ def _log_like(raw: RawFile) -> bool:
 def ingest_run(run: Run) -> Ingested:
     """Read every raw file of the run. Result files go through load_results (matched to
     workloads); logs and launch configurations through the streaming parsers."""
-    results = load_results(run)
+    result_notes: list[str] = []
+    results = load_results(run, result_notes)
     records: dict[str, list[dict[str, Any]]] = {}
     summaries = []
     year = run.meta.date.year
@@ -74,6 +75,8 @@ def ingest_run(run: Run) -> Ingested:
                 continue          # already read, with workload matching, by load_results
             summary = Summary(file=raw.rel, engine="auto")
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
+            if wanted != "auto":
+                _check_log_engine(raw, engine.id, engine.name)
             for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
                 # nested values become JSON text, so each table is flat
                 for key in ("env", "flags", "flag_lines", "args", "per_position_acceptance"):
@@ -84,14 +87,32 @@ def ingest_run(run: Run) -> Ingested:
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
                               "sha256": raw.sha256})
     for entry in results:
+        mine = [n for n in result_notes if n.startswith(f"{entry.file.rel}:")]
         summaries.append({"file": entry.file.rel, "engine": entry.engine,
                           "engine_folder": entry.engine, "lines": None, "unrecognised": 0,
-                          "counts": {"bench_result": 1}, "warnings": [],
+                          "counts": {"bench_result": 1}, "warnings": mine,
                           "sha256": entry.file.sha256, "workload": entry.workload,
                           "record_line": entry.result.line})
     ing = Ingested(records=records, summaries=summaries, results=results, windows=[])
     return Ingested(records=records, summaries=summaries, results=results,
                     windows=find_windows(run, ing))
+
+
+def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
+    """A server log under raw/<engine>/ must be that engine's log (by its line prefixes)."""
+    from .io import looks_binary
+    from .parsers.logscan import BLOCK, detect_engine
+
+    with open(raw.path, "rb") as fh:
+        head = fh.read(BLOCK)
+    if head.strip() and looks_binary(head):
+        raise ParseError("binary content, expected a server log", path=raw.rel)
+    found = detect_engine(head, raw.rel)
+    if found != engine_id:
+        names = {"vllm": "vLLM", "sglang": "SGLang"}
+        raise ParseError(f"this is {names[found]}'s server log (by its line prefixes), in "
+                         f"{engine_name}'s folder raw/{engine_id}/", path=raw.rel,
+                         hint=f"move it to the folder of the engine that wrote it")
 
 
 def _iso(t: dt.datetime) -> str:
@@ -176,6 +197,15 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_json(run.paths.derived / "windows.json", [w.__dict__ for w in ing.windows])
     return written + [run.paths.rel(run.paths.derived / "ingest.json"),
                       run.paths.rel(run.paths.derived / "windows.json")]
+
+
+def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
+    """Every file's warnings ("file:line: message"), once each, in file order."""
+    seen: dict[str, None] = {}
+    for s in sorted(summaries, key=lambda s: s["file"]):
+        for note in s["warnings"]:
+            seen.setdefault(note, None)
+    return list(seen)
 
 
 def load_ingested(run: Run) -> Ingested:

@@ -108,20 +108,48 @@ def _match_workload(result: BenchResult, workloads: tuple[Workload, ...]) -> Wor
     return None
 
 
-def load_results(run: Run) -> list[ResultEntry]:
+def looks_binary(head: bytes) -> bool:
+    """True for bytes that are not text: a NUL, or a start that is not UTF-8 at all."""
+    if b"\x00" in head:
+        return True
+    sample = head[:4096]
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") - (1 if len(sample) == 4096 else 0)   # a cut last character
+    return bad > max(8, len(sample) // 50)
+
+
+def load_results(run: Run, warnings: list[str] | None = None) -> list[ResultEntry]:
     """Every benchmark result record of the run, matched to engine (folder) and workload.
 
-    Raises ParseError for a file that is not a result, MissingInputError when the run
-    has no result at all, and ReportError for two records of one engine and workload.
+    Raises ParseError for a file that is not a result (or that belongs to another engine's
+    folder), MissingInputError when the run has no result at all, and ReportError for two
+    records of one engine and workload. A broken line in a JSON Lines file that also holds
+    good records is skipped and reported in ``warnings`` ("file:line: message").
     """
+    from .parsers.anyfile import engine_of_result
+
     entries: list[ResultEntry] = []
     seen: dict[tuple[str, str], str] = {}
+    ids = {e.id: e for e in run.meta.engines}
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
             if not _is_result_candidate(raw.path):
                 continue
+            with open(raw.path, "rb") as fh:
+                if looks_binary(fh.read(65536)):
+                    raise ParseError("binary content, expected a benchmark result (JSON or "
+                                     "JSON Lines)", path=raw.rel)
             text = read_text(raw.path, raw.rel)
-            for result in parse_results(_io.StringIO(text), raw.rel):
+            notes = warnings if warnings is not None else []
+            for result in parse_results(_io.StringIO(text), raw.rel, warn=lambda n, m, r=raw:
+                                        notes.append(f"{r.rel}:{n}: {m}")):
+                other = engine_of_result(result)
+                if other != engine.id and other in ids and engine.id in ("vllm", "sglang"):
+                    raise ParseError(
+                        f"a result of {ids[other].name} (backend {result.backend!r}) in "
+                        f"{engine.name}'s folder raw/{engine.id}/",
+                        path=raw.rel, line=result.line,
+                        hint=f"move it to raw/{other}/")
                 workload = _match_workload(result, run.meta.workloads)
                 if workload is None:
                     known = ", ".join(f"{w.id}={w.input_tokens}" for w in run.meta.workloads)
@@ -202,7 +230,7 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
     file order, so the result is the same as one process would give.
     """
     from .parsers.anyfile import parse_any
-    from .parsers.logscan import BLOCK, Summary, detect_engine, roll_years
+    from .parsers.logscan import BLOCK, Summary, detect_engine, file_checks, roll_years
 
     summary = summary if summary is not None else Summary(file=shown, engine=engine)
     size = path.stat().st_size
@@ -212,7 +240,9 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
         structured = head.lstrip()[:1] in (b"{", b"[") or \
             path.name.lower().endswith((".json", ".jsonl", ".yaml", ".yml"))
         if size < PARALLEL_MIN_BYTES or workers < 2 or structured:
-            return list(parse_any(fp, shown, engine, year, summary))
+            records = list(parse_any(fp, shown, engine, year, summary))
+            file_checks(records, summary)
+            return records
     if engine == "auto":
         engine = detect_engine(head, shown)
     import multiprocessing
@@ -235,6 +265,7 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
         roll_years(records, year)
     for rec in records:
         rec.pop("_yearless", None)
+    file_checks(records, summary)
     return records
 
 

@@ -70,6 +70,7 @@ class Article:
     sections: list[Section] = field(default_factory=list)
     charts: dict[str, list[Markup]] = field(default_factory=dict)
     notebooks: list[str] = field(default_factory=list)   # rendered notebook pages (links)
+    ingest_notes: list[str] = field(default_factory=list)  # warnings, "file:line: text"
 
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
@@ -124,7 +125,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                   caveats: dict | None = None, claims: list | None = None,
                   charts: dict[str, list[Markup]] | None = None,
                   excerpts: dict[tuple[str, int], str] | None = None,
-                  notebooks: list[str] | None = None) -> Article:
+                  notebooks: list[str] | None = None,
+                  ingest_notes: list[str] | None = None) -> Article:
     """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name,
     version); caveats and claim verdicts as the notebooks wrote them."""
     meta = run.meta
@@ -171,4 +173,5 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
             caveats_section(w, caveats or {}), claims_section(w, claims or []),
             conclusion_section(w)) if s is not None],
         charts=charts or {}, notebooks=notebooks or [],
+        ingest_notes=ingest_notes or [],
     )

@@ -83,4 +83,27 @@ def run_paths(run_id: str, data_root: Path | str = "data",
             hint=f"put the run's inputs in {data.as_posix()}/ (see README), "
                  "or try: make report RUN=2024-b300",
         )
+    refuse_links_outside(data, Path(data_root).resolve().parent)
     return RunPaths(run_id=run_id, data=data.resolve(), report=(Path(report_root) / run_id).resolve())
+
+
+def refuse_links_outside(folder: Path, project: Path) -> None:
+    """Raise ReportError for a symbolic link in ``folder`` (or ``folder`` itself) that
+    points outside ``project``: a run's inputs are files of the repository, checksummed
+    and committed, never something elsewhere on the machine."""
+    import os
+
+    def check(path: Path) -> None:
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(project):
+                shown = path.relative_to(project).as_posix() if path.absolute().is_relative_to(
+                    project) else path.as_posix()
+                raise ReportError(
+                    f"a symbolic link to {target.as_posix()}, outside the project; refused",
+                    path=shown, hint="copy the file into the run's folder instead")
+
+    check(folder)
+    for top, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            check(Path(top) / name)

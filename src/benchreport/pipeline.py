@@ -216,6 +216,23 @@ def collect_figures(run: Run) -> dict:
     return registry
 
 
+SHOWN_WARNINGS = 10
+
+
+def show_warnings(run: Run, out: Callable[[str], None]) -> None:
+    """Print what the ingest could not read (it is also in derived/ingest.json)."""
+    from .ingest import warnings_of
+
+    path = run.paths.derived / "ingest.json"
+    if not path.is_file():
+        return
+    notes = warnings_of(json.loads(path.read_text(encoding="utf-8"))["files"])
+    for note in notes[:SHOWN_WARNINGS]:
+        out(f"warning: {note}")
+    if len(notes) > SHOWN_WARNINGS:
+        out(f"warning: {len(notes) - SHOWN_WARNINGS} more in derived/ingest.json of the report")
+
+
 def _shown(path: Path, project: Path) -> str:
     """A path as notebooks and messages show it: relative to the project when inside it."""
     try:
@@ -276,6 +293,7 @@ def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: St
         run_notebooks(notebooks, run, Path(_shown(run.paths.data.parent, project)),
                       Path(_shown(run.paths.report.parent, project)), steps)
         steps.run("figures", lambda: collect_figures(run))
+        show_warnings(run, steps.out)
         _record(run, "notebooks", keys["notebooks"])
     if _up_to_date(run, "render", keys["render"], _render_outputs(run)):
         steps.out("render: inputs unchanged, skipped")

@@ -144,7 +144,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
     """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
     from .charts import (acceptance_chart, chunk_chart, decode_chart, durations_chart,
                          latency_chart)
-    from .ingest import load_ingested
+    from .ingest import load_ingested, warnings_of
 
     templates = project / "templates"
     env = make_env(templates)
@@ -168,7 +168,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
             charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
         article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
                                 claims=claims, charts=charts, excerpts=lines,
-                                notebooks=notebook_html)
+                                notebooks=notebook_html,
+                                ingest_notes=warnings_of(ing.summaries) if ing else [])
         html = render_html(env, article)
         written += write_blog(run.paths.report / "blog", article, charts)
         write_text_atomic(run.paths.html(lang), html)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,11 +110,15 @@ class _Checker:
         return value
 
     def known(self, obj: Located, allowed: set[str], what: str) -> None:
+        import difflib
+
         for key in obj:
             if key not in allowed:
-                warnings.warn(f"{self.path}:{obj.lines[key]}: unknown key {what}.{key} "
-                              f"(ignored; known keys: {', '.join(sorted(allowed))})",
-                              stacklevel=3)
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"did you mean {close[0]!r}?" if close else \
+                    f"known keys: {', '.join(sorted(allowed))}"
+                raise ConfigError(f"unknown key {what}.{key}", path=self.path,
+                                  line=obj.lines[key], hint=hint)
 
     def bilingual(self, obj: Located, key: str, what: str, required: bool = True
                   ) -> dict[str, str] | None:

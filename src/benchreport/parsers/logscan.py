@@ -19,6 +19,8 @@ from .vllm_log import FieldError
 
 BLOCK = 8 << 20
 HUGE_LINE = 64 << 20
+LONG_LINE = 1 << 20      # a line this long that crosses a read block is worth a warning
+CLOCK_SLACK_S = 60       # processes print a little out of order; more than this is news
 # Kinds whose markers are specific: a line carrying one that yields no record is counted
 # as "unrecognised" (a line we should have read and could not).
 _MUST_PARSE = {
@@ -212,6 +214,9 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
                 continue
             line = carry + block[: nl + 1]
             carry = b""
+            if len(line) > LONG_LINE:
+                summary.warn(line_base, f"a line of {len(line) / (1 << 20):.1f} MiB (no log "
+                                        "record is that long; read as one line)")
             yield from chunk(line, 0, len(line))
             start = nl + 1
         last = block.rfind(b"\n")
@@ -222,7 +227,37 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
             carry = block[last + 1:]
         block = fp.read(BLOCK)
     if carry:
+        summary.warn(line_base, "the last line has no line end: the file looks cut off here "
+                                "(read as it is)")
         yield from chunk(carry, 0, len(carry))
+
+
+def file_checks(records: list[dict[str, Any]], summary: Summary) -> None:
+    """Warnings about a whole log, from its records in file order: a server that starts
+    again (naming the settings that changed), and a clock that goes back."""
+    import datetime as dt
+
+    starts = [r for r in records if r["kind"] == "server_args"]
+    for before, again in zip(starts, starts[1:], strict=False):
+        a, b = before.get("args") or {}, again.get("args") or {}
+        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        summary.warn(again["line"], f"the server starts again here (previous start at line "
+                                    f"{before['line']}); " +
+                     (f"settings changed: {', '.join(changed)}" if changed else
+                      "same settings"))
+    last: tuple[str, int] | None = None
+    for rec in records:
+        ts = rec.get("ts")
+        if not ts:
+            continue
+        if last is not None and ts < last[0]:
+            back = (dt.datetime.fromisoformat(last[0]) -
+                    dt.datetime.fromisoformat(ts)).total_seconds()
+            if back > CLOCK_SLACK_S:
+                summary.warn(rec["line"], f"the clock goes back {back:.0f} s here (from "
+                                          f"{last[0]} at line {last[1]} to {ts}); records "
+                                          "are placed by their own time stamps")
+        last = (ts, rec["line"])
 
 
 def _fast_prefix(m: re.Match) -> Prefix:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..errors import ParseError
@@ -125,33 +126,53 @@ def _build(record: dict[str, Any], client: str, line: int, path: str) -> BenchRe
     )
 
 
-def parse_results(fp: TextIO, path: str) -> list[BenchResult]:
+def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """What is wrong with ``text`` as JSON, saying so plainly when it was cut off."""
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return (f"the JSON stops before the record is complete (after {len(text.rstrip())} "
+                "characters; the file looks cut off)")
+    return f"not valid JSON at column {exc.colno} ({exc.msg})"
+
+
+def parse_results(fp: TextIO, path: str,
+                  warn: Callable[[int, str], None] | None = None) -> list[BenchResult]:
     """Parse a result file (one JSON object, or JSON Lines) into BenchResult records.
 
     Non-standard JSON that the clients really write is accepted: SGLang's bare
     ``Infinity``, vLLM's ``"inf"`` rate and old vLLM's ``"request_goodput:"`` key.
     Raises ParseError naming ``path`` and the line when the content is not a result.
+    In JSON Lines (one record per line, as ``bench_serving`` appends them), a line that is
+    not JSON is skipped with a warning through ``warn(line, message)`` as long as another
+    line holds a record; without ``warn``, or with no good line, it is an error.
     """
     text = fp.read()
     if not text.strip():
         raise ParseError("empty file, expected a benchmark result (JSON or JSON Lines)",
                          path=path)
-    if "\x00" in text:
+    if "\x00" in text or "\ufffd" in text[:64]:
         raise ParseError("binary content, expected a benchmark result (JSON or JSON Lines)",
                          path=path)
     records: list[tuple[int, Any]] = []
     try:
         records = [(1 + text[: len(text) - len(text.lstrip())].count("\n"), json.loads(text))]
-    except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+    except json.JSONDecodeError as whole:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if not all(line.lstrip().startswith("{") for _, line in lines):
+            # one JSON document over several lines (vLLM writes it indented, or on one line)
+            raise ParseError(f"{_json_problem(whole, text)}; expected a benchmark result",
+                             path=path, line=whole.lineno) from None
+        bad: list[tuple[int, str]] = []
+        for number, line in lines:
             try:
                 records.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise ParseError(
-                    f"not valid JSON at column {exc.colno} ({exc.msg}); expected one result "
-                    "record per line", path=path, line=number) from None
+                bad.append((number, _json_problem(exc, line)))
+        if bad and (not records or warn is None):
+            number, problem = bad[0]
+            expected = "one result record per line" if len(lines) > 1 else "a benchmark result"
+            raise ParseError(f"{problem}; expected {expected}", path=path, line=number)
+        for number, problem in bad:
+            warn(number, f"{problem}; this line is skipped, the file's other records are used")
     out = []
     for line, record in records:
         if not isinstance(record, dict):

@@ -1,0 +1,130 @@
+"""Text from logs and configs is data, never markup or template code.
+
+One build of the reference run, with markup and Jinja syntax planted in a server-log line
+(an out-of-memory warning the caveats quote), in a launch flag (the MoE backend the
+settings table compares) and in the model name of run.yaml. Each must come out as the
+same visible text in the HTML, the PDF and the blog Markdown, and nothing may run.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from benchreport.pipeline import build
+
+from .conftest import ROOT
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(2)>'
+EXPR = "{{ 7*7 }}"
+STMT = "{% for x in range(3) %}LOOP{% endfor %}"
+HOSTILE = [SCRIPT, IMG, EXPR, STMT]
+PLANTED = " ".join(HOSTILE)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    ws = tmp_path_factory.mktemp("hostile")
+    run = ws / "data" / "2024-b300"
+    shutil.copytree(ROOT / "data" / "2024-b300", run)
+    (run / "SHA256SUMS").unlink()
+    log = run / "raw/vllm/server.log"
+    text = log.read_text()
+    oom = "CUDA out of memory while allocating the MoE workspace"
+    assert oom in text
+    log.write_text(text.replace(oom, f"{oom} {PLANTED}", 1))
+    launch = run / "raw/vllm/launch.yaml"
+    flags = launch.read_text()
+    assert "- --moe-backend\n- auto\n" in flags
+    launch.write_text(flags.replace("- --moe-backend\n- auto\n",
+                                    f"- --moe-backend\n- '{PLANTED}'\n"))
+    meta = run / "run.yaml"
+    meta.write_text(meta.read_text().replace("  name: Kimi-K3\n",
+                                             f"  name: 'Kimi-K3 {PLANTED}'\n", 1))
+    build("2024-b300", data_root=ws / "data", report_root=ws / "report", project=ROOT,
+          out=lambda line: None)
+    return ws / "report" / "2024-b300"
+
+
+class Elements(HTMLParser):
+    """Tags and attributes of an HTML page, and its visible text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(page: str) -> Elements:
+    parser = Elements()
+    parser.feed(page)
+    return parser
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def assert_inert(page: str) -> Elements:
+    """No element the planted text could have made; the planted text visible verbatim."""
+    doc = parse(page)
+    assert not [t for t, _ in doc.tags if t == "script"]
+    assert not [a for t, a in doc.tags if t == "img" and a.get("src") == "x"]
+    assert not [a for _, a in doc.tags if "onerror" in a]
+    assert "LOOPLOOP" not in " ".join(doc.text)          # the for loop never ran
+    return doc
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_html_shows_the_planted_text_as_text(hostile, lang):
+    page = (hostile / f"report.{lang}.html").read_text()
+    doc = assert_inert(page)
+    visible = " ".join(doc.text)
+    for bad in HOSTILE:
+        # in the quoted log line, the settings table and the model name
+        assert visible.count(bad) >= 3, bad
+    assert html.escape(SCRIPT, quote=False) in page
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_pdf_text_layer_shows_the_planted_text(hostile, lang):
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(hostile / f"report.{lang}.pdf")
+    text = squeeze("".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf))))
+    for bad in HOSTILE:
+        assert text.count(squeeze(bad)) >= 3, bad
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_blog_markdown_renders_the_planted_text_as_text(hostile, lang):
+    import mistune
+
+    source = (hostile / "blog" / f"report.{lang}.md").read_text()
+    body = source.split("\n---\n", 1)[1]               # after the front matter
+    # Static-site generators run their own templates over Markdown (Jekyll's Liquid
+    # evaluates {{ }} and {% %}; Hugo's shortcodes are {{< >}} / {{% %}}): no braces.
+    assert "{{" not in body and "{%" not in body
+    page = mistune.html(body)
+    doc = assert_inert(page)
+    visible = " ".join(doc.text)
+    for bad in HOSTILE:
+        assert bad in visible, bad
+
+
+def test_executed_notebook_pages_are_inert(hostile):
+    for page in sorted((hostile / "notebooks").glob("*.html")):
+        text = page.read_text()
+        assert SCRIPT not in text and "<img src=x" not in text, page.name
