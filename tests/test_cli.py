@@ -94,3 +94,14 @@ def test_changed_raw_file_stops_the_build_and_says_how_to_re_record(workspace, p
         "sha256 is ")
     assert "re-record with: make checksums RUN=mini" in err[-1]
     assert not (workspace / "report/mini/report.en.html").exists()
+
+
+def test_notebook_parameters_are_literals_that_read_back_as_themselves():
+    from benchreport.errors import BuildError
+    from benchreport.pipeline import check_parameters
+
+    # quotes and backslashes are escaped by papermill's translator: still plain data
+    check_parameters({"report_root": 'rep"ort\\\'; import os; os.system("x") #'})
+    for bad in ["rep\nort", "rep\x00ort"]:
+        with pytest.raises(BuildError, match="is not a plain string"):
+            check_parameters({"run_id": "r", "report_root": bad})

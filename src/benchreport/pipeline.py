@@ -88,6 +88,7 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
     # pattern, roots are paths): papermill writes them into a cell as Python literals.
     parameters = {"run_id": run.id, "data_root": str(data_root), "report_root": str(report_root),
                   "notebook": src.name}
+    check_parameters(parameters)
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         _execute(pm, src, dst, parameters)
@@ -98,6 +99,21 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
 
         while _KERNEL_DIRS:
             shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
+
+
+def check_parameters(parameters: dict[str, str]) -> None:
+    """Papermill writes parameters into a code cell as literals. Each value must be a plain
+    string that reads back, as a literal, to itself: data, never code."""
+    import ast
+
+    from papermill.translators import PythonTranslator
+
+    for name, value in parameters.items():
+        literal = PythonTranslator.translate(value) if isinstance(value, str) else None
+        if literal is None or ast.literal_eval(literal) != value or any(
+                ord(c) < 32 or ord(c) == 127 for c in value):
+            raise BuildError(f"notebook parameter {name}={value!r} is not a plain string",
+                             hint="use folder names without control characters")
 
 
 def notebook_error(exc, notebook: str) -> BuildError:
