@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 
 from markupsafe import Markup, escape
 
 from .decode import FOUND, steady_phase
 from .figures import Figure
-from .fonts import font_path
+from .fonts import FALLBACK, FAMILY, font_path
 from .ingest import Ingested
 from .io import Run
 
@@ -24,7 +25,7 @@ def _mpl():
     font_manager.fontManager.addfont(str(font_path()))
     name = font_manager.FontProperties(fname=str(font_path())).get_name()
     matplotlib.rcParams.update({
-        "svg.fonttype": "path", "svg.hashsalt": "benchreport", "font.family": [name],
+        "svg.fonttype": "none", "svg.hashsalt": "benchreport", "font.family": [name],
         "axes.unicode_minus": False, "figure.dpi": 100,
     })
     return matplotlib
@@ -43,6 +44,9 @@ def _svg(fig, alt: str) -> Markup:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]                        # drop the XML prolog and doctype
+    # Labels stay text (small, selectable, quick to lay out), set in the page's own inline
+    # fonts: matplotlib measured them with the same NanumGothic file.
+    svg = re.sub(r"font-family:\s*'?[^;'\"]+'?", f"font-family: '{FAMILY}', '{FALLBACK}'", svg)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
     return Markup(svg)
 

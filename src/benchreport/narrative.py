@@ -105,9 +105,25 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                           latency=latency_table(w, wid))
 
 
+def cited_closure(w: Writer) -> set[str]:
+    """The figures the text links to, and every figure they are computed from."""
+    todo, seen = list(w.cited), set()
+    while todo:
+        fig_id = todo.pop()
+        if fig_id in seen or fig_id not in w.registry:
+            continue
+        seen.add(fig_id)
+        todo.extend(w.registry[fig_id].depends_on)
+    return seen
+
+
 def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
+    """Entries for the numbers the article shows and everything they rest on, in registry
+    order. (Every figure, shown or not, is in derived/figures.json and `benchreport
+    explain`.)"""
     out = []
-    for fig in w.registry.values():
+    shown_ids = cited_closure(w)
+    for fig in (f for f in w.registry.values() if f.id in shown_ids):
         sources = []
         for s in fig.sources:
             shown = ", ".join(str(n) for n in s.lines[:12]) + (" …" if len(s.lines) > 12 else "")
@@ -155,23 +171,27 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  concurrency=w.fig(f"workload.{wl.id}.concurrency"),
                                  prompts=w.fig(f"workload.{wl.id}.num_prompts"),
                                  dataset=wl.dataset)))
+    headline = [r.sentence for r in results]
+    finding_html = finding(w)
+    settings = settings_section(w, (caveats or {}).get("compared", {}))
+    sections = [s for s in (
+        decode_section(w), prefill_section(w), spec_section(w),
+        caveats_section(w, caveats or {}), claims_section(w, claims or []),
+        conclusion_section(w)) if s is not None]
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
         title=meta.title[lang], date=meta.date.isoformat(),
         reconstruction=meta.reconstruction[lang] if meta.reconstruction else None,
-        headline=[r.sentence for r in results],
+        headline=headline,
         environment=env,
         assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value} — {a.why[lang]}")))
                  for a in meta.assumed],
-        results=results, derivations=_derivations(w, excerpts or {}),
+        results=results,
         inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
-        finding=finding(w),
-        settings=settings_section(w, (caveats or {}).get("compared", {})),
-        sections=[s for s in (
-            decode_section(w), prefill_section(w), spec_section(w),
-            caveats_section(w, caveats or {}), claims_section(w, claims or []),
-            conclusion_section(w)) if s is not None],
+        finding=finding_html, settings=settings, sections=sections,
+        # last: the entries cover what the text above cited
+        derivations=_derivations(w, excerpts or {}),
         charts=charts or {}, notebooks=notebooks or [],
         ingest_notes=ingest_notes or [],
     )

@@ -19,6 +19,7 @@ class Writer:
 
     def __init__(self, run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str]):
         self.run, self.registry, self.lang, self.t = run, registry, lang, t
+        self.cited: set[str] = set()          # ids of the figures the text links to
 
     def engine_name(self, engine_id: str) -> str:
         try:
@@ -43,9 +44,15 @@ class Writer:
     def fig(self, fig_id: str) -> Name:
         """A figure as a link to its derivation entry."""
         fig = self.registry[fig_id]
+        self.cited.add(fig_id)
         plain = self.text(fig)
         html = Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), plain)
         return Name(text=plain, html=html)
+
+    def link(self, fig_id: str, label: str) -> Markup:
+        """``label`` (escaped) as a link to a figure's derivation entry."""
+        self.cited.add(fig_id)
+        return Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), label)
 
     def has(self, *ids: str) -> bool:
         return all(i in self.registry for i in ids)

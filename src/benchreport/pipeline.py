@@ -204,19 +204,27 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
 
     head, middle, tail = notebooks[:1], notebooks[1:-1], notebooks[-1:] if len(notebooks) > 1 \
         else []
-    for nb in head:
-        steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
-    if middle:
-        ctx = multiprocessing.get_context("spawn")   # no kernel state shared with the parent
-        with ProcessPoolExecutor(2, mp_context=ctx) as pool:
-            for nb in middle:
-                steps.note(f"notebook {nb.name} ...")
-            futures = [pool.submit(_execute_job, job(nb)) for nb in middle]
-            for future in as_completed(futures):
-                name, seconds = future.result()
-                steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
+    ctx = multiprocessing.get_context("spawn")   # no kernel state shared with the parent
+    with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        # The workers start (and import papermill) while the ingest notebook runs.
+        warm = [pool.submit(_warm_up) for _ in range(2)] if middle else []
+        for nb in head:
+            steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
+        for future in warm:
+            future.result()
+        for nb in middle:
+            steps.note(f"notebook {nb.name} ...")
+        futures = [pool.submit(_execute_job, job(nb)) for nb in middle]
+        for future in as_completed(futures):
+            name, seconds = future.result()
+            steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
     for nb in tail:
         steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
+
+
+def _warm_up() -> None:
+    import papermill  # noqa: F401
+    from papermill.translators import PythonTranslator  # noqa: F401
 
 
 def collect_figures(run: Run) -> dict:

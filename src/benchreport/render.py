@@ -123,6 +123,13 @@ def excerpts(run: Run, registry: dict[str, Figure], limit: int = 4000
     return out
 
 
+def notebook_names(run: Run) -> list[str]:
+    """Names of the notebook pages notebook_pages() writes (the article links to them)."""
+    if not run.paths.notebooks.is_dir():
+        return []
+    return [p.with_suffix(".html").name for p in sorted(run.paths.notebooks.glob("*.ipynb"))]
+
+
 def notebook_pages(run: Run) -> list[str]:
     """The executed notebooks as HTML pages next to them (nbconvert, no external assets)."""
     import nbformat
@@ -147,36 +154,57 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
     from .ingest import load_ingested, warnings_of
 
     templates = project / "templates"
-    env = make_env(templates)
-    inputs = input_checksums(run)
-    packages = [("code", code_version(project))] + locked_packages(project)
-    derived = run.paths.derived
-    caveats = read_json(derived / "caveats.json") if (derived / "caveats.json").is_file() else {}
-    claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
-    lines = excerpts(run, registry)
-    ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
-    notebook_html = notebook_pages(run) if run.paths.notebooks.is_dir() else []
-    written = []
-    pages: dict[str, str] = {}
-    for lang in LANGS:
-        t = load_catalogue(templates / "labels", lang)
-        charts = {"results": [c for c in [durations_chart(run, registry, t),
-                                          latency_chart(run, registry, t)] if c],
-                  "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
-        if ing is not None:
-            charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
-            charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
-        article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
-                                claims=claims, charts=charts, excerpts=lines,
-                                notebooks=notebook_html,
-                                ingest_notes=warnings_of(ing.summaries) if ing else [])
-        html = render_html(env, article)
-        written += write_blog(run.paths.report / "blog", article, charts)
-        write_text_atomic(run.paths.html(lang), html)
-        pages[lang] = html
-        written += [run.paths.html(lang), run.paths.pdf(lang)]
-    _render_pdfs(run, pages)
+    with _pdf_workers() as pool:
+        # The workers import WeasyPrint while this process draws charts and writes HTML;
+        # each language's PDF starts as soon as its HTML exists.
+        warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)]
+        env = make_env(templates)
+        inputs = input_checksums(run)
+        packages = [("code", code_version(project))] + locked_packages(project)
+        derived = run.paths.derived
+        caveats = read_json(derived / "caveats.json") if (derived / "caveats.json").is_file() \
+            else {}
+        claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
+        lines = excerpts(run, registry)
+        ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
+        notebook_html = notebook_names(run)
+        written = []
+        pdfs = []
+        for lang in LANGS:
+            t = load_catalogue(templates / "labels", lang)
+            charts = {"results": [c for c in [durations_chart(run, registry, t),
+                                              latency_chart(run, registry, t)] if c],
+                      "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
+            if ing is not None:
+                charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
+                charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
+            article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
+                                    claims=claims, charts=charts, excerpts=lines,
+                                    notebooks=notebook_html,
+                                    ingest_notes=warnings_of(ing.summaries) if ing else [])
+            html = render_html(env, article)
+            pdfs.append(pool.submit(_pdf_job, (html, run.paths.pdf(lang), run_epoch(run))))
+            written += write_blog(run.paths.report / "blog", article, charts)
+            write_text_atomic(run.paths.html(lang), html)
+            written += [run.paths.html(lang), run.paths.pdf(lang)]
+        notebook_pages(run)
+        for future in warm + pdfs:
+            future.result()
     return written
+
+
+PDF_WORKERS = 2
+
+
+def _pdf_workers():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _warm_up() -> None:
+    import weasyprint  # noqa: F401
 
 
 def _pdf_job(job: tuple) -> None:
@@ -184,11 +212,3 @@ def _pdf_job(job: tuple) -> None:
     render_pdf(html, path, epoch)
 
 
-def _render_pdfs(run: Run, pages: dict[str, str]) -> None:
-    """Both languages' PDFs at once, one process each (layout is the slow part)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    jobs = [(html, run.paths.pdf(lang), run_epoch(run)) for lang, html in pages.items()]
-    with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(_pdf_job, jobs))

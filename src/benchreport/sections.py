@@ -211,8 +211,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         except (KeyError, IndexError):
             reason = c.get("sentence", "")
         fid = f"claim.{c['claim']}"
-        verdict = Markup('<a class="fig" href="#{}">{}</a>').format(
-            "fig-" + fid.replace(".", "-"), t.get(f"verdict.{c['verdict']}", c["verdict"])) \
+        verdict = w.link(fid, t.get(f"verdict.{c['verdict']}", c["verdict"])) \
             if w.has(fid) else Markup(escape(c["verdict"]))
         rows.append([Markup(escape(c["text"][lang])), Markup(escape(", ".join(c["source"]))),
                      Markup(escape(_short(c["published"]))),
