@@ -372,3 +372,39 @@ def test_fast_path_and_general_path_agree(project, monkeypatch, name):
     monkeypatch.setattr(sglang_log, "fast_line", lambda raw: None)
     slow, _ = records(data.decode())
     assert fast == slow
+
+
+def test_an_sglang_log_is_not_taken_for_json():
+    """Every SGLang line starts with "[": that must not send a big log down the one-process
+    path meant for JSON (it did, and halved the ingest speed of SGLang logs)."""
+    from benchreport.io import is_structured
+
+    assert not is_structured(b"[2026-11-20 13:41:07 TP0] Prefill batch, #new-seq: 1", "server.log")
+    assert not is_structured(b"[16:43:29 TP0] Decode batch. #running-req: 1", "x.txt")
+    assert is_structured(b'  [{"duration": 1}]', "x") and is_structured(b'{"a": 1}', "x")
+    assert is_structured(b"[]", "x") and is_structured(b"image: x", "launch.yaml")
+
+
+def test_a_big_sglang_log_is_read_in_two_processes(tmp_path, monkeypatch):
+    from benchreport import io as bio
+
+    line = ("[2026-11-20 14:0{m}:{s:02d} TP0] Decode batch, #running-req: 10, #token: 655360, "
+            "token usage: 0.31, accept len: 1.05, cuda graph: True, gen throughput (token/s): "
+            "{i}.25, #queue-req: 0")
+    text = "".join(line.format(m=i // 600, s=(i // 10) % 60, i=i) + "\n" +
+                   "[2026-11-20 14:00:00] INFO:     127.0.0.1:1 - \"POST /generate\" 200 OK\n"
+                   for i in range(3000))
+    path = tmp_path / "server.log"
+    path.write_text(text)
+    one = bio.read_raw(path, "server.log", "auto", 2026, workers=1)
+    real_cuts, cut = bio._cuts, []
+
+    def spy(*args):                     # _cuts runs only when the file is split
+        cut.append(args)
+        return real_cuts(*args)
+
+    monkeypatch.setattr(bio, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bio, "_cuts", spy)
+    two = bio.read_raw(path, "server.log", "auto", 2026, workers=2)
+    assert cut and two == one and len(two) == 3000
+    assert two[-1]["gen_tps"] == 2999.25 and two[-1]["line"] == 5999

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io as _io
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,6 +222,14 @@ def _cuts(path: Path, size: int, parts: int) -> list[int]:
     return cuts + [size]
 
 
+def is_structured(head: bytes, name: str) -> bool:
+    """JSON or YAML (read whole, in one process), as opposed to a log (scanned in parts).
+    A JSON array starts with "[" and a value; so does every SGLang log line ("[2026-…")."""
+    start = head.lstrip()
+    return start[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", start) is not None or \
+        name.lower().endswith((".json", ".jsonl", ".yaml", ".yml"))
+
+
 def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,
              summary=None, workers: int = 2) -> list[dict]:
     """Records of one raw file (result, launch configuration or server log).
@@ -237,8 +246,7 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
     with open(path, "rb") as fp:
         head = fp.read(BLOCK)
         fp.seek(0)
-        structured = head.lstrip()[:1] in (b"{", b"[") or \
-            path.name.lower().endswith((".json", ".jsonl", ".yaml", ".yml"))
+        structured = is_structured(head, path.name)
         if size < PARALLEL_MIN_BYTES or workers < 2 or structured:
             records = list(parse_any(fp, shown, engine, year, summary))
             file_checks(records, summary)

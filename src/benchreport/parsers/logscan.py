@@ -80,8 +80,11 @@ def detect_engine(head: bytes, path: str) -> str:
         raise ParseError("empty file, expected a vLLM or SGLang server log", path=path)
     if b"\x00" in head[:65536]:
         raise ParseError("binary content, expected a vLLM or SGLang server log", path=path)
-    hits = {name: len(rx.findall(head[: 4 << 20])) for name, rx in _DETECT.items()}
-    best = max(hits, key=hits.get)
+    for window in (1 << 20, 4 << 20):       # most logs tell within their first MiB
+        hits = {name: len(rx.findall(head[:window])) for name, rx in _DETECT.items()}
+        best = max(hits, key=hits.get)
+        if hits[best] or len(head) <= window:
+            break
     if hits[best] == 0:
         raise ParseError("no vLLM or SGLang log lines found (expected lines such as "
                          "'INFO 11-29 07:14:57 [loggers.py:271] …' or "
