@@ -20,6 +20,8 @@ from benchreport.prefill import prefill_figures
 from benchreport.spec import spec_figures
 from benchreport.synth import make_run
 
+from .conftest import ROOT
+
 SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
 
 
@@ -170,6 +172,21 @@ def test_no_steady_phase_is_an_explicit_verdict(tmp_path):
     assert figs["decode.8k.alpha.steady"].value == "none"
     assert "no log record in the benchmark window" in figs["decode.8k.alpha.steady"].method
     assert "decode.8k.alpha.mean" not in figs
+    # the article says so in each language's own words
+    from benchreport.i18n import load_catalogue
+    from benchreport.narrative_base import Writer
+    from benchreport.sections import decode_section
+
+    records = figs["decode.8k.alpha.steady"].context["window_records"]
+    notes = {}
+    for lang in ("ko", "en"):
+        t = load_catalogue(ROOT / "templates" / "labels", lang)
+        section = decode_section(Writer(run, figs, lang, t))
+        notes[lang] = " ".join(str(p) for p in section.paragraphs)
+    assert f"no log record in the benchmark window ({records} records) shows all 4 requests" \
+        in notes["en"]
+    assert f"벤치마크 구간의 로그 기록({records}개) 가운데 요청 4개가" in notes["ko"]
+    assert "no log record" not in notes["ko"]
 
 
 def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):

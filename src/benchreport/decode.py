@@ -94,7 +94,8 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                    NO_LOG: "no engine log covers this benchmark"}[s.verdict]
             figures.append(Figure(id=f"{base}.steady", value=s.verdict, unit="verdict",
                                   method=f"steady decode phase: {why}", sources=_src(s),
-                                  context=ctx))
+                                  context={**ctx, "requests": n,
+                                           "window_records": s.window_records}))
             if s.verdict != FOUND:
                 continue
             src = _src(s)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .i18n import sentence
+from .i18n import format_value, sentence
 from .metrics import TIE
 from .narrative_base import Writer
 
@@ -101,9 +101,15 @@ def decode_section(w: Writer) -> Section:
             base = f"decode.{wl.id}.{e.id}"
             if not w.has(f"{base}.steady"):
                 continue
-            if w.registry[f"{base}.steady"].value != "found":
+            steady = w.registry[f"{base}.steady"]
+            if steady.value != "found":
+                why = t["decode.why_nolog"] if steady.value == "no log" else \
+                    t["decode.why_none"].format(
+                        records=format_value(steady.context.get("window_records", 0), "count",
+                                             w.lang),
+                        n=format_value(steady.context.get("requests", 0), "count", w.lang))
                 notes.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
-                                      label=wl.label, why=w.registry[f"{base}.steady"].method))
+                                      label=wl.label, why=why))
                 continue
             rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
                         + [_cell(w, f"{base}.{k}") for k in ("min", "max", "mean", "median",
