@@ -28,3 +28,14 @@ def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
     dst = workspace / "data" / (as_id or name)
     shutil.copytree(FIXTURE_RUNS / name, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def reference_build(tmp_path_factory):
+    """The reference run built once per test session, into a temp folder (returns the Run)."""
+    from benchreport.pipeline import build
+
+    out = tmp_path_factory.mktemp("ref")
+    shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")
+    return build("2024-b300", data_root=out / "data", report_root=out / "report",
+                 project=ROOT, out=lambda line: None)

@@ -3,7 +3,6 @@ that lack something."""
 
 import io
 import json
-import shutil
 import statistics
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -26,12 +25,8 @@ SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory, request):
-    project = Path(request.config.rootpath)
-    out = tmp_path_factory.mktemp("ref")
-    shutil.copytree(project / "data" / "2024-b300", out / "data" / "2024-b300")
-    run = build("2024-b300", data_root=out / "data", report_root=out / "report",
-                project=project, out=lambda line: None)
+def reference(reference_build):
+    run = reference_build
     figs = {f.id: f for f in registry_of(run).values()}
     claims = {c["claim"]: c for c in json.loads((run.paths.derived / "claims.json").read_text())}
     return run, figs, claims

@@ -50,3 +50,20 @@ def test_page_loads_cleanly_and_every_audit_link_resolves(pages, tmp_path, lang)
     ids = set(re.findall(r'id="([^"]+)"', dom))
     links = re.findall(r'href="#([^"]+)"', dom)
     assert links and set(links) <= ids
+
+
+PROBE = ('<script>window.addEventListener("load", () => {{ const p = document.createElement('
+         '"pre"); p.id = "probe"; p.textContent = document.documentElement.scrollWidth + " " + '
+         'window.innerWidth; document.body.appendChild(p); }});</script></body>')
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_a_narrow_window_does_not_scroll_sideways(reference_build, tmp_path, lang):
+    """Wide tables (settings, caveats, claims) scroll inside their own box on a phone-sized
+    window; the page itself stays as wide as the window."""
+    page = (reference_build.paths.report / f"report.{lang}.html").read_text()
+    probe = tmp_path / f"probe.{lang}.html"      # a copy with a measuring script added
+    probe.write_text(page.replace("</body>", PROBE.format(), 1))
+    dom = chromium(tmp_path, "--window-size=420,900", "--dump-dom", probe.as_uri()).stdout
+    width, window = map(int, re.search(r'<pre id="probe">(\d+) (\d+)</pre>', dom).groups())
+    assert width <= window
