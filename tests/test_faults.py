@@ -166,3 +166,26 @@ def test_a_warning_is_printed_and_listed_in_the_report(ws, project, capsys):
     page = (ws / "report/mini/report.en.html").read_text()
     assert "What the ingest could not read" in page and note.replace("'", "&#39;") in page
     assert "읽는 중 남은 경고" in (ws / "report/mini/report.ko.html").read_text()
+
+
+def test_a_notebook_that_raises_midway_leaves_the_previous_report(ws, project, tmp_path, capsys):
+    """A bug, not an input problem: one of the notebooks that run side by side raises."""
+    import nbformat
+
+    proj = tmp_path / "project"                   # the project, with one notebook broken
+    shutil.copytree(project / "notebooks", proj / "notebooks")
+    shutil.copytree(project / "templates", proj / "templates")
+    nb_path = proj / "notebooks/30-decode.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell('raise RuntimeError("boom")'))
+    nbformat.write(nb, nb_path)
+    before = snapshot(ws / "report/mini")
+    assert main(["build", "mini", "--data-root", str(ws / "data"), "--report-root",
+                 str(ws / "report"), "--project", str(proj)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    kept = ws / "report/mini.failed/30-decode.ipynb"
+    assert err.startswith("error: 30-decode.ipynb: notebook failed in cell ")
+    assert err.endswith(f": RuntimeError: boom; the failing notebook, with the error at its "
+                        f"top: {kept}")
+    assert snapshot(ws / "report/mini") == before
+    assert kept.is_file() and not (ws / "report/.staging/mini").exists()

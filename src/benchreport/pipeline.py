@@ -215,9 +215,14 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
         for nb in middle:
             steps.note(f"notebook {nb.name} ...")
         futures = [pool.submit(_execute_job, job(nb)) for nb in middle]
-        for future in as_completed(futures):
-            name, seconds = future.result()
-            steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
+        try:
+            for future in as_completed(futures):
+                name, seconds = future.result()
+                steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
+        except BaseException:
+            for future in futures:       # do not start the rest; the build has failed
+                future.cancel()
+            raise
     for nb in tail:
         steps.run(f"notebook {nb.name}", lambda nb=nb: execute_notebook(*job(nb)))
 
