@@ -50,8 +50,11 @@ def missing_from_main(text: str) -> str:
     return "".join(sorted({c for c in text if ord(c) > 127 and ord(c) not in cmap}))
 
 
-def subset_woff2(weight: str, text: str, path: Path | None = None) -> bytes:
-    """The font reduced to the glyphs ``text`` needs, as WOFF2; same input, same bytes."""
+def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
+    """The font reduced to the glyphs ``text`` needs, as WOFF; same input, same bytes.
+
+    WOFF (zlib) rather than WOFF2 (brotli and a glyph transform): a fifth larger, three times
+    quicker to write, and the build writes four faces per language on its critical path."""
     import logging
 
     from fontTools import subset
@@ -62,7 +65,7 @@ def subset_woff2(weight: str, text: str, path: Path | None = None) -> bytes:
 
     font = TTFont(str(path or font_path(weight)), recalcTimestamp=False)
     options = subset.Options()
-    options.flavor = "woff2"
+    options.flavor = "woff"
     options.layout_features = ["*"]
     options.name_IDs = ["*"]
     options.notdef_outline = True
@@ -71,7 +74,7 @@ def subset_woff2(weight: str, text: str, path: Path | None = None) -> bytes:
     subsetter.populate(text=text + "".join(chr(c) for c in range(32, 127)) + "•◦")
     subsetter.subset(font)
     out = io.BytesIO()
-    font.flavor = "woff2"
+    font.flavor = "woff"
     font.save(out)
     return out.getvalue()
 
@@ -82,12 +85,12 @@ def font_face_css(text: str) -> str:
     rules = []
     extra = missing_from_main(text)
     for weight in FACES:
-        faces = [(FAMILY, subset_woff2(weight, text))]
+        faces = [(FAMILY, subset_woff(weight, text))]
         if extra:
-            faces.append((FALLBACK, subset_woff2(weight, extra, fallback_path(weight))))
+            faces.append((FALLBACK, subset_woff(weight, extra, fallback_path(weight))))
         for family, blob in faces:
             data = base64.b64encode(blob).decode("ascii")
             rules.append(
                 f"@font-face {{ font-family: '{family}'; font-weight: {weight}; "
-                f"src: url(data:font/woff2;base64,{data}) format('woff2'); }}")
+                f"src: url(data:font/woff;base64,{data}) format('woff'); }}")
     return "\n".join(rules)
