@@ -105,3 +105,17 @@ def test_notebook_parameters_are_literals_that_read_back_as_themselves():
     for bad in ["rep\nort", "rep\x00ort"]:
         with pytest.raises(BuildError, match="is not a plain string"):
             check_parameters({"run_id": "r", "report_root": bad})
+
+
+def test_a_file_that_cannot_be_read_is_one_line(workspace, capsys, monkeypatch):
+    from benchreport import io as bio
+
+    copy_run(workspace, "mini")
+
+    def denied(path, rel=None):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(bio, "read_text", denied)
+    assert main(["check", "mini", "--data-root", str(workspace / "data")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error: {workspace}/data/mini/run.yaml: Permission denied"]

@@ -169,6 +169,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
+    except OSError as exc:         # a file that cannot be read or written: still one line
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         if args.debug:
             raise
