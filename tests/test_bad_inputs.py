@@ -285,3 +285,23 @@ def test_a_run_without_logs_reads_its_results_only(tmp_path, capsys, baseline):
     decode = {k: v for k, v in got.items() if k.startswith("decode.")}
     assert decode == {f"decode.{w}.{e}.steady": "no log" for w in ("64k", "200k")
                       for e in ("vllm", "sglang")}
+
+
+def test_settings_are_those_of_the_start_in_effect_at_the_first_benchmark(tmp_path, capsys):
+    """The server failed to come up with one memory setting and was restarted with another
+    before the benchmarks: the settings compared are the restarted server's."""
+    run = fresh(tmp_path)
+    (run / "raw/vllm/launch.yaml").unlink()            # settings from the log alone
+    lines = (run / VLOG).read_text().splitlines(keepends=True)
+    again = [re.sub(r"pid=2185\) INFO 11-20 09:49:31", "pid=3301) INFO 11-20 10:05:00", x)
+             for x in lines[:2]]
+    again[1] = again[1].replace("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 0.9")
+    (run / VLOG).write_text("".join(lines[:24] + again + lines[24:]))
+    code, _, err = check(tmp_path, capsys)
+    assert code == 0 and err == [
+        "warning: data/r/raw/vllm/server.log:26: the server starts again here (previous start "
+        "at line 2); settings changed: gpu_memory_utilization"]
+    loaded = load_run("r", tmp_path / "data", tmp_path / "report")
+    memory = next(f for f in caveats(loaded, ingest_run(loaded)).figures
+                  if f.id == "setting.memory.vllm")
+    assert "0.9" in str(memory.value) and "0.95" not in str(memory.value)

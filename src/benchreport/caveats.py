@@ -73,7 +73,23 @@ def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
 
 
 def _logged(ing: Ingested, engine: str, kind: str) -> list[dict]:
-    return [r for r in ing.records.get(kind, []) if r["engine"] == engine]
+    """The engine's records of ``kind``. A log with several server starts: the records of
+    the start in effect when the engine's first benchmark began come first."""
+    rows = [r for r in ing.records.get(kind, []) if r["engine"] == engine]
+    starts = sorted((r for r in ing.records.get("server_args", []) if r["engine"] == engine),
+                    key=lambda r: (r["file"], r["line"]))
+    begins = sorted(w.start for w in ing.windows if w.engine == engine)
+    if len(starts) < 2 or not begins:
+        return rows
+    before = [r for r in starts if r.get("ts") and r["ts"] <= begins[0]]
+    if not before:
+        return rows
+    start = before[-1]           # the last start before the first benchmark
+
+    def after_start(r: dict) -> bool:
+        return (r["file"], r["line"]) >= (start["file"], start["line"])
+
+    return sorted(rows, key=lambda r: (not after_start(r), r["file"], r["line"]))
 
 
 def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
@@ -155,6 +171,14 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
             if cfg and name in cfg["flags"]:
                 mem[e] = f"--{name.replace('_', '-')} {cfg['flags'][name]}"
                 evidence.append(f"{cfg['file']}:{cfg['lines'].get(name, 1)}")
+                break
+        else:                          # no launch file: the arguments the server logged
+            for rec in _logged(ing, e, "server_args")[:1]:
+                args = json.loads(rec["args"])
+                name = next((n for n in MEMORY_FLAGS if args.get(n) is not None), None)
+                if name:
+                    mem[e] = f"--{name.replace('_', '-')} {args[name]}"
+                    evidence.append(f"{rec['file']}:{rec['line']}")
     if mem:
         compared["memory"] = Caveat(id="memory", kind="setting", values=mem, evidence=evidence)
     if len(mem) >= 2:
