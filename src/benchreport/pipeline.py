@@ -94,6 +94,8 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
         _execute(pm, src, dst, parameters)
     except PapermillExecutionError as exc:
         raise notebook_error(exc, src.name) from None
+    else:
+        stable_cell_ids(dst)
     finally:
         import shutil
 
@@ -114,6 +116,18 @@ def check_parameters(parameters: dict[str, str]) -> None:
                 ord(c) < 32 or ord(c) == 127 for c in value):
             raise BuildError(f"notebook parameter {name}={value!r} is not a plain string",
                              hint="use folder names without control characters")
+
+
+def stable_cell_ids(path: Path) -> None:
+    """Papermill gives the cell it injects a random id; name it after its tag instead, so
+    the notebook pages built from the executed copies are the same bytes every time."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.id = "injected-parameters"
+    nbformat.write(nb, path)
 
 
 def notebook_error(exc, notebook: str) -> BuildError:
