@@ -11,7 +11,7 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 # RUN is checked before anything is set up, so a typo costs one line, not an install.
-RUN_GOALS := report clean checksums
+RUN_GOALS := report check clean checksums
 ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
   ifeq ($(strip $(RUN)),)
     $(error RUN is not set. Usage: make report RUN=<run-id>, for example: make report RUN=2024-b300)
@@ -20,13 +20,13 @@ ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
     $(error RUN='$(RUN)' is not a run id (letters, digits, '.', '_', '-'; no '/' or '..'). Usage: make report RUN=<run-id>)
   endif
 endif
-ifneq ($(filter report checksums,$(MAKECMDGOALS)),)
+ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   ifeq ($(wildcard data/$(RUN)/run.yaml),)
     $(error data/$(RUN)/run.yaml not found; put the run's inputs in data/$(RUN)/ (see README), or try: make report RUN=2024-b300)
   endif
 endif
 
-.PHONY: help install report test bench checksums lock clean
+.PHONY: help install report check test bench checksums lock clean
 
 ## Show this help
 help:
@@ -48,6 +48,10 @@ install: $(STAMP)
 ## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English
 report: $(STAMP)
 	@$(BIN)/benchreport build $(RUN)
+
+## Read every input of data/$(RUN)/ and report problems, without building
+check: $(STAMP)
+	@$(BIN)/benchreport check $(RUN)
 
 ## Run the test suite
 test: $(STAMP)

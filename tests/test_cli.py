@@ -35,10 +35,17 @@ def test_make_report_with_a_malformed_run_prints_usage(project, run):
     assert "Usage: make report RUN=<run-id>" in lines[0]
 
 
+def test_make_check_reads_the_reference_run(project):
+    out = _make(project, "check", "RUN=2024-b300")
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout.splitlines()[-1] == ("data/2024-b300: 8 files, 411 records, 4 benchmark "
+                                           "windows found, 0 warnings")
+
+
 def test_plain_make_lists_the_targets(project):
     out = _make(project)
     assert out.returncode == 0
-    for target in ("report", "test", "clean", "install"):
+    for target in ("report", "check", "test", "clean", "install"):
         assert f"  {target} " in out.stdout
 
 
