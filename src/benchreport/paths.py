@@ -87,6 +87,14 @@ def run_paths(run_id: str, data_root: Path | str = "data",
     return RunPaths(run_id=run_id, data=data.resolve(), report=(Path(report_root) / run_id).resolve())
 
 
+def shown(path: Path, base: Path) -> str:
+    """``path`` as a user reads it: relative to ``base`` when inside it, else as it is."""
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def refuse_links_outside(folder: Path, project: Path) -> None:
     """Raise ReportError for a symbolic link in ``folder`` (or ``folder`` itself) that
     points outside ``project``: a run's inputs are files of the repository, checksummed
@@ -97,11 +105,10 @@ def refuse_links_outside(folder: Path, project: Path) -> None:
         if path.is_symlink():
             target = path.resolve()
             if not target.is_relative_to(project):
-                shown = path.relative_to(project).as_posix() if path.absolute().is_relative_to(
-                    project) else path.as_posix()
                 raise ReportError(
                     f"a symbolic link to {target.as_posix()}, outside the project; refused",
-                    path=shown, hint="copy the file into the run's folder instead")
+                    path=shown(path.absolute(), project),
+                    hint="copy the file into the run's folder instead")
 
     check(folder)
     for top, dirs, files in os.walk(folder):

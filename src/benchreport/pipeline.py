@@ -11,13 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import checksums, staging
-from .errors import BuildError
+from .errors import BuildError, ReportError
 from .figures import load_registry, merge
 from .io import Run, load_run, write_json
+from .paths import shown
 
-# Errors a notebook raises about the inputs (their one-line text is the message to show).
-_INPUT_ERRORS = {"ReportError", "ParseError", "MissingInputError", "ConfigError",
-                 "ProvenanceMismatch"}
+# Errors a notebook raises about the inputs (their one-line text is the message to show):
+# ReportError and its kinds, all but the build's own.
+_INPUT_ERRORS = {c.__name__ for c in (ReportError, *ReportError.__subclasses__())
+                 if c is not BuildError}
 
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
 
@@ -97,8 +99,6 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
     else:
         stable_cell_ids(dst)
     finally:
-        import shutil
-
         while _KERNEL_DIRS:
             shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
 
@@ -276,14 +276,6 @@ def show_warnings(run: Run, out: Callable[[str], None]) -> None:
         out(f"warning: {len(notes) - SHOWN_WARNINGS} more in derived/ingest.json of the report")
 
 
-def _shown(path: Path, project: Path) -> str:
-    """A path as notebooks and messages show it: relative to the project when inside it."""
-    try:
-        return path.relative_to(project).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | str = "report",
           project: Path | str = ".", out: Callable[[str], None] | None = None) -> Run:
     """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF.
@@ -307,7 +299,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
             steps.out("render: inputs unchanged, skipped")
             shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
             return run
-        with staging.stage(run, project) as staged:
+        with staging.stage(run) as staged:
             _build_into(staged, notebooks, keys, steps, project)
     return run
 
@@ -333,8 +325,9 @@ def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: St
         for stale in run.paths.figure_fragments.glob("*.json"):
             stale.unlink()
         _stamp(run).unlink(missing_ok=True)
-        run_notebooks(notebooks, run, Path(_shown(run.paths.data.parent, project)),
-                      Path(_shown(run.paths.report.parent, project)), steps)
+        # project-relative, so the executed copies do not carry this machine's paths
+        run_notebooks(notebooks, run, Path(shown(run.paths.data.parent, project)),
+                      Path(shown(run.paths.report.parent, project)), steps)
         steps.run("figures", lambda: collect_figures(run))
         show_warnings(run, steps.out)
         _record(run, "notebooks", keys["notebooks"])

@@ -168,6 +168,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         lines = excerpts(run, registry)
         ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
         notebook_html = notebook_names(run)
+        ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
         pdfs = []
         for lang in LANGS:
@@ -181,7 +182,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
             article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
                                     claims=claims, charts=charts, excerpts=lines,
                                     notebooks=notebook_html,
-                                    ingest_notes=warnings_of(ing.summaries) if ing else [])
+                                    ingest_notes=ingest_notes)
             html = render_html(env, article)
             pdfs.append(pool.submit(_pdf_job, (html, run.paths.pdf(lang), run_epoch(run))))
             written += write_blog(run.paths.report / "blog", article, charts)

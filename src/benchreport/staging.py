@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .errors import BuildError, ReportError
+from .paths import shown
 
 STAGING = ".staging"
 
@@ -61,7 +62,7 @@ def lock(report: Path, out: Callable[[str], None]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def stage(run, project: Path) -> Iterator[object]:
+def stage(run) -> Iterator[object]:
     """Yield ``run`` with its report folder moved to the staging copy; swap it in on success.
 
     On any exception (a failing step, Ctrl-C, a full disk) the staging copy is removed and
@@ -79,11 +80,11 @@ def stage(run, project: Path) -> Iterator[object]:
             staged.mkdir(parents=True)
         yield replace(run, paths=replace(run.paths, report=staged))
     except BaseException as exc:
-        _keep_failed_notebook(exc, staged, failed, project)
+        _keep_failed_notebook(exc, staged, failed)
         shutil.rmtree(staged, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise BuildError(f"no space left on the disk ({exc.strerror})",
-                             path=_rel(final, project) + "/",
+                             path=shown(final, Path.cwd()) + "/",
                              hint="nothing was replaced; free some space and build again") \
                 from exc
         raise
@@ -92,16 +93,7 @@ def stage(run, project: Path) -> Iterator[object]:
     shutil.rmtree(staged, ignore_errors=True)      # now the previous report
 
 
-def _rel(path: Path, project: Path) -> str:  # noqa: ARG001
-    """A path as the user will type it: relative to the current folder when inside it."""
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def _keep_failed_notebook(exc: BaseException, staged: Path, failed: Path,
-                          project: Path) -> None:
+def _keep_failed_notebook(exc: BaseException, staged: Path, failed: Path) -> None:
     notebook = getattr(exc, "notebook", None)
     if not isinstance(exc, ReportError) or notebook is None:
         return
@@ -112,7 +104,7 @@ def _keep_failed_notebook(exc: BaseException, staged: Path, failed: Path,
     failed.mkdir(parents=True)
     kept = failed / notebook
     _with_error_on_top(copy, kept, exc.one_line())
-    exc.hint = f"the failing notebook, with the error at its top: {_rel(kept, project)}"
+    exc.hint = f"the failing notebook, with the error at its top: {shown(kept, Path.cwd())}"
 
 
 def _with_error_on_top(src: Path, dst: Path, message: str) -> None:
