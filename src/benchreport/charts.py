@@ -141,13 +141,15 @@ def decode_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
 
 
 def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
+    """The first request's clean chunks (pure, full, interval prefill only) against the
+    context cached before each; its other batches (mixed, partial, after decode) hollow."""
     from .prefill import chunk_sequences
 
     colours = palette(run)
     longest = run.meta.workloads[-1]
     series = []
     for e in run.meta.engines:
-        seqs = chunk_sequences(ing, e.id, longest.id)
+        seqs = chunk_sequences(ing, e.id, longest.id, default_len=longest.input_tokens)
         if seqs and len(seqs[0].tps) >= 2:
             series.append((e, seqs[0]))
     if not series:
@@ -159,9 +161,10 @@ def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
     ax = fig.subplots()
     for e, c in series:
         ax.plot(c.cached, c.tps, marker="o", color=colours[e.id], label=e.name)
-        if c.next_first is not None:
-            ax.plot([c.cached[-1] + (c.cached[-1] - c.cached[-2])], [c.next_first], marker="o",
-                    linestyle="none", markerfacecolor="white", color=colours[e.id])
+        left = [(c.cached_before(b), b.tps) for b in c.excluded if b.tps is not None]
+        if left:
+            ax.plot([x for x, _ in left], [y for _, y in left], marker="o", linestyle="none",
+                    markerfacecolor="white", color=colours[e.id])
     ax.set_xlabel(t["chart.cached"], fontsize=8)
     ax.set_ylabel(t["chart.tps"], fontsize=8)
     ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)

@@ -1,0 +1,313 @@
+"""SGLang prefill chunks: each request's tokens accounted through the Prefill batches.
+
+A batch can hold the tail of one request and the head of the next (mixed); a small batch
+runs slower from fixed overheads (partial); a line's throughput covers the time since the
+previous Prefill line, which may include decode steps. Only pure, full batches with a
+prefill-only interval make a request's chunk sequence. Checked against generated runs whose
+batches are known, hand-made lines for what the generator never writes (prefix-cache hits,
+#new-seq counting the in-progress request, lengths that do not fit), and the reference run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchreport.analysis import load_run
+from benchreport.ingest import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
+from benchreport.io import load_run as load_synth_run
+from benchreport.prefill import (DECODE, FIRST, IDLE, PREFILL, account, chunk_sequences,
+                                 prefill_figures, window_accounting)
+from benchreport.synth import make_run
+
+from .conftest import ROOT
+
+SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
+
+
+# --- generated runs: the simulation's batches are the truth -----------------------------
+
+def _generated(tmp_path: Path, name: str, inputs: dict[str, int],
+               gaps: dict[str, float] | None = None):
+    """The small scenario's SGLang-like engine only, with other prompt lengths (not
+    multiples of its 4,096-token budget) and, per workload in ``gaps``, requests arriving
+    that many seconds apart."""
+    doc = yaml.safe_load(SMALL.read_text())
+    doc["engines"].pop("alpha")
+    for wid, n in inputs.items():
+        doc["workloads"][wid]["input_len"] = n
+    for wid, gap in (gaps or {}).items():
+        r = doc["engines"]["beta"]["runs"][wid]
+        r["targets"], r["knob_value"] = {}, gap
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    sims = make_run(path, tmp_path / "data" / name)
+    run = load_synth_run(name, tmp_path / "data", tmp_path / "report")
+    return run, ingest_run(run), {s.spec.workload: s for s in sims}
+
+
+def _truth(sim):
+    """Per prefill step of the simulation: its segments (1-based request, tokens, context
+    before, completes), and whether the time since the previous prefill step's end is
+    prefill only (no decode step or idle time between)."""
+    out, prev_end = [], None
+    for step in sim.timeline.steps:
+        if not step.prefill:
+            continue
+        segs = [(g.request + 1, g.tokens, g.cached, g.completes) for g in step.prefill]
+        only = prev_end is None or abs(step.start - prev_end) < 1e-9
+        out.append((segs, only))
+        prev_end = step.end
+    return out
+
+
+@pytest.fixture(scope="module")
+def back_to_back(tmp_path_factory):
+    """All four requests arrive at once: 10,000 and 30,000-token prompts under a 4,096
+    budget, so every request's tail shares a batch with the next one's head."""
+    return _generated(tmp_path_factory.mktemp("b2b"), "b2b", {"8k": 10_000, "32k": 30_000})
+
+
+def test_accounted_tokens_per_batch_equal_the_generators(back_to_back):
+    run, ing, sims = back_to_back
+    for wid, sim in sims.items():
+        acc = window_accounting(ing, "beta", wid)
+        truth = _truth(sim)
+        assert acc.exact and len(acc.batches) == len(truth)
+        for b, (segs, only) in zip(acc.batches, truth, strict=True):
+            assert [(s.request, s.tokens, s.cached, s.completes) for s in b.shares] == segs
+            assert b.mixed == (len(segs) > 1)
+            assert b.prefill_only == only
+        assert sum(b.mixed for b in acc.batches) == 3          # requests 1|2, 2|3, 3|4
+        assert acc.batches[0].interval == FIRST
+        assert [b.partial for b in acc.batches] == [False] * (len(truth) - 1) + [True]
+
+
+def test_clean_chunks_sit_on_the_prefill_curve_and_inside_their_prompt(back_to_back):
+    """Through the public sequence API: each clean chunk's throughput is the model's speed at
+    the request's own cached context; today's rule (a request starts at every #new-seq >= 1
+    line) gives request 2 the mixed batch's throughput at 0 cached, off the curve."""
+    run, ing, sims = back_to_back
+    for wid, sim in sims.items():
+        curve = sim.engine.model.prefill
+        n = sim.spec.input_len
+        seqs = chunk_sequences(ing, "beta", wid)
+        assert [c.request for c in seqs] == [1, 2, 3, 4]
+        for c in seqs:
+            assert len(c.tps) == len(c.cached) == len(c.lines) >= 1
+            for tps, cached in zip(c.tps, c.cached, strict=True):
+                assert tps == pytest.approx(curve.tps(cached), rel=2e-4)
+                assert cached + 4096 <= n
+    r2 = chunk_sequences(ing, "beta", "32k")[1]
+    assert r2.cached == (2768, 6864, 10960, 15056, 19152, 23248)
+    assert r2.next_start is not None and r2.next_start.mixed
+    assert [(s.request, s.tokens) for s in r2.next_start.shares] == [(2, 2656), (3, 1440)]
+
+
+def test_mixed_batches_are_counted_and_named_in_the_figures(back_to_back):
+    run, ing, _ = back_to_back
+    f = {x.id: x for x in prefill_figures(run, ing)[0]}
+    assert f["prefill.32k.beta.mixed_batches"].value == 3
+    assert f["prefill.32k.beta.excluded_batches"].value == 4    # 3 mixed + the 1,216 tail
+    rec = f["prefill.32k.beta.r1.recovery"]
+    assert "mixed batch: 1,328 tokens of request 1 at 28,672 cached, 2,768 of request 2" \
+        in rec.method
+    assert f["prefill.32k.beta.r1.recovery_clean"].value == pytest.approx(19493.16)
+    assert "at 2,768 tokens of its context cached" in f["prefill.32k.beta.r1.recovery_clean"].method
+    assert f["prefill.32k.beta.r2.sequence"].value.count("→") == 5
+    assert f["prefill.32k.beta.r1.decay_pct"].value == pytest.approx(20.0, abs=1e-6)
+    # the partial tail is no phase value; mixed (full) batches are
+    assert f["prefill.32k.beta.min"].value == pytest.approx(15915.08)
+    tail = window_accounting(ing, "beta", "32k").batches[-1]
+    assert tail.partial and tail.line not in f["prefill.32k.beta.min"].sources[0].lines
+    src = f["prefill.32k.beta.r1.sequence"].sources
+    assert src[0].path.endswith("raw/beta/server.log") and len(src[0].sha256) == 64
+    assert src[1].key == "input_lens" and src[1].path.endswith("_30000_1024.jsonl")
+
+
+def test_requests_arriving_apart_start_after_decode_and_are_left_out(tmp_path):
+    run, ing, sims = _generated(tmp_path, "apart", {"8k": 10_000}, {"8k": 3.0})
+    acc = window_accounting(ing, "beta", "8k")
+    truth = _truth(sims["8k"])
+    assert [b.prefill_only for b in acc.batches] == [only for _, only in truth]
+    starts = [b for b in acc.batches if any(s.starts for s in b.shares)]
+    assert [b.interval for b in starts] == [FIRST, DECODE, DECODE, DECODE]
+    assert all(b.tps < 2000 for b in starts[1:])       # decode time in the interval
+    f = {x.id: x for x in prefill_figures(run, ing)[0]}
+    for k in (2, 3, 4):        # one clean chunk each (the tail is partial): no decay figures
+        assert f"prefill.8k.beta.r{k}.decay_pct" not in f
+    assert f["prefill.8k.beta.r1.decay_pct"].value == pytest.approx(3.75, abs=1e-6)
+    assert "includes decode time" in f["prefill.8k.beta.r1.recovery"].method
+    assert f["prefill.8k.beta.min"].value >= 19000
+
+
+# --- hand-made lines: prefix-cache hits, #new-seq conventions, lengths that do not fit ---
+
+def _ing(prefill: list[tuple], decode_at: tuple[int, ...] = ()) -> Ingested:
+    """Prefill lines (new_seq, new_token, cached_token, pending_token, input_tps), numbered
+    from 1 in order; a Decode line before each 1-based position in ``decode_at``."""
+    rows, line = [], 0
+    for i, (seq, tok, hit, pending, tps) in enumerate(prefill, start=1):
+        if i in decode_at:
+            line += 1
+            rows.append({"kind": "decode_batch", "line": line, "running_req": 1,
+                         "gen_tps": 50.0})
+        line += 1
+        rows.append({"kind": "prefill_batch", "line": line, "new_seq": seq, "new_token": tok,
+                     "cached_token": hit, "pending_token": pending, "queue_req": 0,
+                     "input_tps": tps})
+    for r in rows:
+        r.update(engine="e", file="raw/e/server.log", sha256="0" * 64,
+                 ts=f"2026-01-01T00:00:{r['line']:02d}")
+    records = {"prefill_batch": [r for r in rows if r["kind"] == "prefill_batch"],
+               "decode_batch": [r for r in rows if r["kind"] == "decode_batch"]}
+    return Ingested(records=records, summaries=[], results=[], windows=[
+        BenchWindow("e", "w", "2026-01-01T00:00:00", "2026-01-01T00:01:00", "test")])
+
+
+def test_prefix_cache_hits_cover_prompt_tokens_without_computing_them():
+    ing = _ing([(1, 4096, 2000, 3904 + 10000, 20000.0),
+                (1, 4096, 6000, 3808, 19000.0),
+                (0, 3808, 0, 0, 18000.0)])
+    seqs = chunk_sequences(ing, "e", "w", lengths=[10_000, 10_000])
+    assert [(c.tps, c.cached) for c in seqs] == [((20000.0,), (2000,)), ((), ())]
+    acc = window_accounting(ing, "e", "w", lengths=[10_000, 10_000])
+    assert acc.exact
+    got = [[(s.request, s.tokens, s.cached, s.completes) for s in b.shares]
+           for b in acc.batches]
+    assert got == [[(1, 4096, 2000, False)],
+                   [(1, 3904, 6096, True), (2, 192, 6000, False)],
+                   [(2, 3808, 6192, True)]]
+    for b in acc.batches:
+        for s in b.shares:
+            assert s.cached < 10_000 and s.cached + s.tokens <= 10_000
+    assert [b.mixed for b in acc.batches] == [False, True, False]
+    assert [b.partial for b in acc.batches] == [False, False, True]
+
+
+def test_new_seq_that_counts_the_in_progress_request_is_accounted_too():
+    # the same batches, logged with #new-seq including the chunked request in progress
+    ing = _ing([(1, 4096, 2000, 0, 20000.0), (2, 4096, 6000, 0, 19000.0),
+                (1, 3808, 0, 0, 18000.0)])
+    acc = window_accounting(ing, "e", "w", lengths=[10_000, 10_000])
+    assert acc.exact and "counting the in-progress request too" in acc.note
+    assert [len(b.shares) for b in acc.batches] == [1, 2, 1]
+    assert acc.batches[1].shares[1].tokens == 192
+
+
+def test_intervals_after_decode_or_after_finished_work_are_not_prefill_only():
+    # r1 = 2 full chunks; r2 arrives later (no pending work left by line 2); r3 after decode
+    ing = _ing([(1, 4096, 0, 4096, 20000.0), (0, 4096, 0, 0, 19000.0),
+                (1, 4096, 0, 4096, 9000.0), (0, 4096, 0, 0, 19000.0),
+                (1, 4096, 0, 4096, 3000.0), (0, 4096, 0, 0, 19000.0)], decode_at=(5,))
+    seqs = chunk_sequences(ing, "e", "w", lengths=[8192] * 3)
+    assert [c.tps for c in seqs] == [(20000.0, 19000.0), (19000.0,), (19000.0,)]
+    acc = window_accounting(ing, "e", "w", lengths=[8192] * 3)
+    assert [b.interval for b in acc.batches] == [FIRST, PREFILL, IDLE, PREFILL, DECODE,
+                                                 PREFILL]
+    assert "no prompt work pending" in seqs[1].excluded[0].reasons()[0]
+    # a Decode line before the window's first Prefill line: not assumed prefill only
+    first = _ing([(1, 4096, 0, 4096, 5000.0), (0, 4096, 0, 0, 19000.0)], decode_at=(1,))
+    assert window_accounting(first, "e", "w", lengths=[8192]).batches[0].interval == DECODE
+
+
+def test_lengths_that_do_not_fit_fall_back_to_the_new_seq_rule_marked_approximate():
+    ing = _ing([(1, 4096, 0, 1, 20000.0), (0, 4096, 0, 1, 19000.0),
+                (0, 4096, 0, 1, 18000.0), (1, 4096, 0, 1, 20000.0),
+                (0, 4096, 0, 0, 19000.0)])
+    with pytest.raises(ValueError, match="belong to no request"):
+        account(sorted(ing.records["prefill_batch"], key=lambda r: r["line"]), [5000, 5000])
+    acc = window_accounting(ing, "e", "w", lengths=[5000, 5000])
+    assert not acc.exact and acc.note.startswith("approximate")
+    seqs = chunk_sequences(ing, "e", "w", lengths=[5000, 5000])
+    assert [c.tps for c in seqs] == [(20000.0, 19000.0, 18000.0), (20000.0, 19000.0)]
+
+
+# --- the reference run --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The reference run's records as the notebooks read them: ingested, saved to a temp
+    report folder and loaded back (no notebook build)."""
+    run = load_run("2024-b300", ROOT / "data", tmp_path_factory.mktemp("ref") / "report")
+    save_ingest(run, ingest_run(run))
+    ing = load_ingested(run)
+    figs, seqs = prefill_figures(run, ing)
+    return run, ing, {f.id: f for f in figs}, seqs
+
+
+def test_reference_200k_requests_have_at_most_six_clean_chunks_inside_their_prompt(reference):
+    _, _, f, seqs = reference
+    r1 = seqs[("sglang", "200k")][0]
+    assert r1.tps == (22265.0, 21064.0, 19628.0, 18475.0, 17243.0, 16408.0)
+    assert f["prefill.200k.sglang.r1.sequence"].value == \
+        "22,265 → 21,064 → 19,628 → 18,475 → 17,243 → 16,408"
+    assert len(seqs[("sglang", "200k")]) == 10
+    for c in seqs[("sglang", "200k")]:
+        assert 5 <= len(c.tps) <= 6
+        assert all(x < 200_000 for x in c.cached)
+        for b in c.batches:
+            s = b.share(c.request)
+            assert s.cached + s.tokens <= 200_000
+    r10 = seqs[("sglang", "200k")][9]
+    assert r10.cached == (2240, 35008, 67776, 100544, 133312, 166080)
+    assert f["prefill.200k.sglang.r10.sequence"].value == \
+        "22,163 → 20,679 → 19,032 → 17,668 → 16,291 → 15,290"
+    assert [b.new_token for b in r10.excluded] == [32768, 1152]    # mixed head, partial tail
+    assert f["prefill.200k.sglang.mixed_batches"].value == 9
+    assert f["prefill.200k.sglang.excluded_batches"].value == 10
+
+
+def test_reference_recovery_is_named_a_mixed_batch_and_a_clean_one_is_given(reference):
+    _, _, f, _ = reference
+    rec = f["prefill.200k.sglang.r1.recovery"]
+    assert round(rec.value, 2) == 21316.78
+    assert "mixed batch: 3,392 tokens of request 1 at 196,608 cached, 29,376 of request 2" \
+        in rec.method
+    assert rec.sources[0].lines == (143,)
+    clean = f["prefill.200k.sglang.r1.recovery_clean"]
+    assert round(clean.value, 2) == 20945.19 and clean.sources[0].lines == (144,)
+    assert "at 29,376 tokens of its context cached" in clean.method
+
+
+def test_reference_64k_decay_has_no_decode_time_in_it(reference):
+    """At 64K the requests arrive apart: each one's first chunk follows decode lines and its
+    throughput (~6,880 tok/s) covers decode time. Only request 1 (whose first chunk opens the
+    window) has two clean chunks: 5.4 %; requests 2-10 have one clean chunk, no decay."""
+    _, _, f, _ = reference
+    assert round(f["prefill.64k.sglang.r1.decay_pct"].value, 2) == 5.39
+    for k in range(2, 11):
+        assert f"prefill.64k.sglang.r{k}.decay_pct" not in f
+        assert f"prefill.64k.sglang.r{k}.sequence" not in f
+    assert all(x.value > 0 for k, x in f.items() if k.endswith(".decay_pct"))
+    assert f["prefill.64k.sglang.excluded_batches"].value == 9
+    assert f["prefill.64k.sglang.mixed_batches"].value == 0
+    assert (f["prefill.64k.sglang.min"].value, f["prefill.64k.sglang.max"].value) == \
+        (21064.0, 22265.0)
+
+
+def test_reference_prefill_range_leaves_out_the_partial_tail(reference):
+    _, _, f, _ = reference
+    lo = f["prefill.range.min"]
+    assert round(lo.value, 2) == 15290.15            # r10's last full chunk, 166,080 cached
+    assert lo.sources[0].lines == (197,)              # not 198, the 1,152-token tail (14,311)
+    assert f["prefill.200k.sglang.min"].value == lo.value
+    assert f["prefill.range.max"].value == 22265.0
+    assert "partial, 1,152 of 32,768 tokens" in f["prefill.200k.sglang.mean"].method
+
+
+def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
+    from benchreport.charts import chunk_chart
+
+    t = {"chart.chunks": "chunks", "chart.cached": "cached", "chart.tps": "tok/s"}
+    run, ing, _, _ = reference
+    svg = str(chunk_chart(run, ing, t))
+    assert svg.startswith("<svg") and "22265 → 21064 → 19628 → 18475 → 17243 → 16408" in svg
+    # 10,000-token prompts arriving apart: request 1's 1,808-token tail (18,500 tok/s) is a
+    # partial batch, drawn hollow, not part of the line or the alt text
+    run, ing, _ = _generated(tmp_path, "chart", {"32k": 10_000}, {"32k": 3.0})
+    assert run.meta.workloads[-1].id == "32k"
+    svg = str(chunk_chart(run, ing, t))
+    assert 'aria-label="chunks: beta 20000 → 19250"' in svg
