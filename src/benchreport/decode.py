@@ -5,6 +5,14 @@ Steady, from the engines' own lines inside the benchmark's window:
   the interval);
 - SGLang Decode line: #running-req = concurrency, #queue-req = 0, and no Prefill line since
   the previous Decode line (the interval the throughput covers).
+
+What one record covers decides what "the mean over the run" is. A vLLM stats line covers a
+fixed time (10 s by default), so the arithmetic mean of the records' throughputs is total
+tokens over total time. An SGLang Decode line covers a fixed number of decode steps
+(``--decode-log-interval``, default 40), not a fixed time: a fast line covers less time than
+a slow one. Total tokens over total time is then the token-weighted harmonic mean,
+Σw ÷ Σ(w ÷ rate), with w ∝ tokens per line = steps × running requests × accept len (1 when
+speculative decoding is not logged).
 """
 
 from __future__ import annotations
@@ -17,6 +25,24 @@ from .ingest import Ingested
 from .io import Run
 
 FOUND, NONE, NO_LOG = "found", "none", "no log"
+TIME, STEPS = "time", "steps"      # what one record covers: a fixed time or fixed steps
+
+
+def time_weighted_mean(values: tuple[float, ...] | list[float],
+                       weights: tuple[float, ...] | list[float] = (),
+                       basis: str = TIME) -> float:
+    """Total tokens over total time from per-record throughputs.
+
+    ``TIME`` (records of equal duration): the arithmetic mean. ``STEPS`` (records of equal
+    step count): the harmonic mean weighted by each record's tokens (``weights``, up to a
+    constant factor), Σw ÷ Σ(w ÷ rate).
+    """
+    if basis == TIME:
+        return statistics.fmean(values)
+    w = list(weights) if weights else [1.0] * len(values)
+    if len(w) != len(values):
+        raise ValueError("one weight per record is needed")
+    return sum(w) / sum(wi / v for wi, v in zip(w, values, strict=True))
 
 
 @dataclass(frozen=True)
@@ -33,9 +59,17 @@ class Steady:
     end: str = ""
     window_records: int = 0
     notes: list[str] = field(default_factory=list)
+    weights: tuple[float, ...] = ()  # tokens per record up to a constant (fixed-step records)
+    basis: str = TIME                # TIME: records cover a fixed time; STEPS: fixed steps
 
     @property
     def mean(self) -> float:
+        """Time-weighted mean: total tokens over total time of the steady records."""
+        return time_weighted_mean(self.values, self.weights, self.basis)
+
+    @property
+    def mean_of_lines(self) -> float:
+        """Plain arithmetic mean of the records (time-weighted only for fixed-time records)."""
         return statistics.fmean(self.values)
 
 
@@ -46,6 +80,8 @@ def steady_phase(ing: Ingested, engine: str, workload: str, concurrency: int) ->
         keep = [r for r in rows if int(r["running"]) == concurrency
                 and int(r["waiting"]) == 0 and float(r["prompt_tps"]) == 0.0]
         values = [float(r["gen_tps"]) for r in keep]
+        weights: list[float] = []
+        basis = TIME
     else:
         rows = sorted(ing.in_window("decode_batch", engine, workload)
                       + ing.in_window("prefill_batch", engine, workload),
@@ -55,18 +91,33 @@ def steady_phase(ing: Ingested, engine: str, workload: str, concurrency: int) ->
             if r["kind"] == "prefill_batch":
                 prefill_since = True
                 continue
+            # a line over fixed steps of all requests decoding cannot have generated nothing
             if int(r["running_req"]) == concurrency and int(r.get("queue_req", 0)) == 0 \
-                    and not prefill_since:
+                    and not prefill_since and float(r["gen_tps"]) > 0:
                 keep.append(r)
             prefill_since = False
         values = [float(r["gen_tps"]) for r in keep]
+        weights = [int(r["running_req"]) * float(r.get("accept_len") or 1.0) for r in keep]
+        basis = STEPS
     if not rows:
         return Steady(engine, workload, concurrency, NO_LOG)
     if not keep:
         return Steady(engine, workload, concurrency, NONE, window_records=len(rows))
     return Steady(engine, workload, concurrency, FOUND, tuple(values),
                   tuple(int(r["line"]) for r in keep), keep[0]["file"], keep[0]["sha256"],
-                  keep[0].get("ts") or "", keep[-1].get("ts") or "", len(rows))
+                  keep[0].get("ts") or "", keep[-1].get("ts") or "", len(rows),
+                  weights=tuple(weights), basis=basis)
+
+
+_MEAN_METHOD = {
+    TIME: "time-weighted mean of the steady records' total decode throughput: each record "
+          "covers the same time (one stats interval), so the arithmetic mean is total tokens "
+          "over total time",
+    STEPS: "time-weighted mean of the steady records' total decode throughput: each record "
+           "covers the same number of decode steps, not the same time, so total tokens over "
+           "total time is the harmonic mean weighted by tokens per record (running requests "
+           "× accept len, 1 when not logged)",
+}
 
 
 def _src(s: Steady) -> tuple[Source, ...]:
@@ -105,20 +156,22 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                  "steady phase (all requests together)"),
                 ("max", peak, "tok/s", 1, "highest total decode throughput in the steady "
                  "phase (the peak)"),
-                ("mean", mean, "tok/s", 1, "mean of the steady records' total decode "
-                 "throughput (each record covers one logging interval)"),
+                ("mean", mean, "tok/s", 1, _MEAN_METHOD[s.basis]),
                 ("median", statistics.median(s.values), "tok/s", 1, "median of the steady "
                  "records' total decode throughput"),
                 ("records", len(s.values), "records", 0, "number of steady log records"),
-                ("per_request", mean / n, "tok/s", 1, f"mean total decode throughput / {n} "
-                 "requests"),
+                ("per_request", mean / n, "tok/s", 1, f"time-weighted mean total decode "
+                 f"throughput / {n} requests"),
                 ("per_request_peak", peak / n, "tok/s", 1, f"peak total decode throughput / "
                  f"{n} requests"),
-                ("ms_per_token", 1000 * n / mean, "ms", 1, "1000 / per-request mean "
-                 "throughput: time per output token of one request"),
+                ("ms_per_token", 1000 * n / mean, "ms", 1, "1000 / per-request "
+                 "time-weighted mean throughput: time per output token of one request"),
                 ("ms_per_token_peak", 1000 * n / peak, "ms", 1, "1000 / per-request peak "
                  "throughput"),
             ]
+            if s.basis == STEPS:
+                add.insert(3, ("mean_of_lines", s.mean_of_lines, "tok/s", 1, "arithmetic mean "
+                               "of the lines: over-weights fast lines, which cover less time"))
             for name, value, unit, dec, how in add:
                 figures.append(Figure(id=f"{base}.{name}", value=value, unit=unit, method=how,
                                       sources=src, decimals=dec, context=ctx))
@@ -144,8 +197,9 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
         out += [
             Figure(id=f"decode.degradation.{e.id}.mean_over_mean",
                    value=short.mean / long_.mean, unit="x", decimals=2, context=ctx,
-                   method=f"steady mean decode throughput at {ws.label} / steady mean at "
-                          f"{wl.label} (one basis on both sides)", depends_on=dep),
+                   method=f"steady time-weighted mean decode throughput at {ws.label} / "
+                          f"steady time-weighted mean at {wl.label} (one basis on both sides)",
+                   depends_on=dep),
             Figure(id=f"decode.degradation.{e.id}.peak_over_mean",
                    value=max(short.values) / long_.mean, unit="x", decimals=2, context=ctx,
                    method=f"steady peak at {ws.label} / steady mean at {wl.label} (mixed "
@@ -157,4 +211,14 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
                    depends_on=(f"workload.{wl.id}.input_tokens",
                                f"workload.{ws.id}.input_tokens")),
         ]
+        if short.basis == STEPS and long_.basis == STEPS:
+            out.append(Figure(
+                id=f"decode.degradation.{e.id}.lines_over_lines",
+                value=short.mean_of_lines / long_.mean_of_lines, unit="x", decimals=2,
+                context=ctx, method=f"arithmetic mean of the steady lines at {ws.label} / "
+                                    f"arithmetic mean of the lines at {wl.label} (over-weights "
+                                    "fast lines, which cover less time: shown because a "
+                                    "published ratio uses it)",
+                depends_on=(f"decode.{ws.id}.{e.id}.mean_of_lines",
+                            f"decode.{wl.id}.{e.id}.mean_of_lines")))
     return out
