@@ -5,6 +5,7 @@ and the logs; each row carries its evidence as file:line."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +23,15 @@ SETTINGS = {
     "moe_backend": (("moe_backend",), ("moe_runner_backend",)),
 }
 DEFAULTS = {"dcp": "1"}
+# A flag value that leaves the choice to the engine: the engine's own start-up line says
+# what it chose, and that is what gets compared.
+ENGINE_CHOOSES = ("auto", "none", "")
 MEMORY_FLAGS = ("gpu_memory_utilization", "mem_fraction_static")
 
 # Why each difference matters (English here; the report's wording lives in the catalogues).
 WHY = {
-    "image": "different builds can carry different kernels and defaults",
+    "draft_model": "each engine loads its own copy of the draft model; different draft "
+                   "weights accept different tokens",
     "dcp": "decode context parallelism splits each request's KV reads across GPUs: cheaper "
            "reads at long context, extra communication at every step",
     "tensor_parallel": "how the model is split across GPUs changes per-step communication",
@@ -60,6 +65,34 @@ class Caveat:
     touches: list[str] = field(default_factory=list)     # figure ids the event affects
     why: str = ""
     requests: str = ""                                   # which requests an event touched
+    engine: str | None = None                            # an event's engine
+    span: tuple[str, ...] = ()                           # an event's first and last time
+
+
+_NOTE = re.compile(r"\s*\((?:default|auto)\)\s*$")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
+
+
+def normalise(value: object) -> str:
+    """A setting's value in a form where equal settings compare equal: case, '-' versus
+    '_', white space, thousands separators, trailing zeros, and the "(default)" / "(auto)"
+    notes this module adds are ignored.
+
+    >>> normalise("DSPARK, 7 draft tokens") == normalise("dspark, 7 draft tokens")
+    True
+    >>> normalise("0.950") == normalise("0.95"), normalise("32,768") == normalise("32768")
+    (True, True)
+    >>> normalise("1 (default)") == normalise("1"), normalise("trtllm_mla") == normalise("FLASHINFER_MLA")
+    (True, False)
+    """
+    text = _NOTE.sub("", str(value)).strip().lower().replace("-", "_")
+    text = re.sub(r"\s+", " ", text)
+
+    def number(m: re.Match) -> str:
+        x = float(m[0].replace(",", ""))
+        return str(int(x)) if x == int(x) else repr(x)
+
+    return _NUMBER.sub(number, text)
 
 
 def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
@@ -95,19 +128,30 @@ def _logged(ing: Ingested, engine: str, kind: str) -> list[dict]:
 def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
     """(value, evidence) of one setting for one engine: launch flags, then the logs."""
     cfg = launch.get(engine)
+    flagged = None
     for names in SETTINGS[sid]:
         for name in names:
             if cfg and name in cfg["flags"]:
-                return str(cfg["flags"][name]), f"{cfg['file']}:{cfg['lines'].get(name, 1)}"
+                flagged = str(cfg["flags"][name]), f"{cfg['file']}:{cfg['lines'].get(name, 1)}"
+                break
             for rec in _logged(ing, engine, "server_args"):
                 args = json.loads(rec["args"])
                 if name in args and args[name] is not None:
-                    return str(args[name]), f"{rec['file']}:{rec['line']}"
+                    flagged = str(args[name]), f"{rec['file']}:{rec['line']}"
+                    break
+            if flagged:
+                break
+        if flagged:
+            break
+    if flagged and normalise(flagged[0]) not in ENGINE_CHOOSES:
+        return flagged
     if sid in ("attention_backend", "moe_backend"):
-        field_ = "attention_backend" if sid == "attention_backend" else "moe_backend"
         for rec in _logged(ing, engine, "backend"):
-            if rec.get(field_):
-                return str(rec[field_]), f"{rec['file']}:{rec['line']}"
+            if rec.get(sid):
+                chosen = f"{rec[sid]} ({flagged[0]})" if flagged else str(rec[sid])
+                return chosen, f"{rec['file']}:{rec['line']}"
+    if flagged:
+        return flagged
     if sid in DEFAULTS and (cfg or _logged(ing, engine, "server_args")):
         return DEFAULTS[sid] + " (default)", cfg["file"] if cfg else ""
     return None, ""
@@ -127,6 +171,31 @@ def _speculative(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, 
         drafts = f", {int(n) - 1} draft tokens" if n is not None else ""
         return (f"{flags['speculative_algorithm']}{drafts}",
                 f"{cfg['file']}:{cfg['lines'].get('speculative_algorithm', 1)}")
+    return None, ""
+
+
+def _draft_model(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    """The draft checkpoint: vLLM's speculative_config.model, SGLang's
+    speculative_draft_model_path; from the launch file, else the logged arguments."""
+    cfg = launch.get(engine)
+    sources = [(cfg["flags"], cfg["file"], cfg["lines"])] if cfg else []
+    sources += [(json.loads(r["args"]), r["file"], None)
+                for r in _logged(ing, engine, "server_args")[:1]]
+    for flags, file, lines in sources:
+        spec = flags.get("speculative_config")
+        if isinstance(spec, str):
+            try:
+                spec = json.loads(spec)
+            except ValueError:
+                spec = None
+        for key, value in (("speculative_config", (spec or {}).get("model")
+                            if isinstance(spec, dict) else None),
+                           ("speculative_draft_model_path",
+                            flags.get("speculative_draft_model_path"))):
+            if value:
+                line = lines.get(key, 1) if lines is not None else \
+                    _logged(ing, engine, "server_args")[0]["line"]
+                return str(value), f"{file}:{line}"
     return None, ""
 
 
@@ -153,11 +222,11 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
                     evidence.append(where)
         if values:
             compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence)
-        if len(values) >= 2 and len(set(values.values())) > 1:
+        if len(values) >= 2 and len({normalise(v) for v in values.values()}) > 1:
             rows.append(compared[sid])
 
-    add("image", lambda e: (launch[e]["image"], f"{launch[e]['file']}:1")
-        if e in launch and launch[e]["image"] else (None, ""))
+    # The image is the engine itself (what is compared), not a setting that differs; the
+    # report shows it with the engines.
     for sid in ("dcp", "tensor_parallel", "chunked_prefill", "max_context",
                 "attention_backend", "moe_backend"):
         add(sid, lambda e, sid=sid: _setting(ing, launch, e, sid))
@@ -184,6 +253,7 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     if len(mem) >= 2:
         rows.append(compared["memory"])
     add("speculative", lambda e: _speculative(ing, launch, e))
+    add("draft_model", lambda e: _draft_model(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
     for c in rows:
@@ -257,6 +327,7 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                     last = max(r.get("ts") or "" for r in recs)
                     rows.append(Caveat(
                         id=cid, kind="event", workload=w.id, touches=touched, why=WHY[cid],
+                        engine=e.id, span=(first, last),
                         requests=_touched_requests(ing, e.id, w.id, first),
                         values={e.id: f"{value}, {first[11:]}–{last[11:]}"},
                         evidence=[f"{recs[0]['file']}:{r['line']}" for r in recs[:3]]))

@@ -36,6 +36,7 @@ class Assumption:
     setting: dict[str, str]    # per language
     value: str
     why: dict[str, str]        # per language
+    settings: tuple[str, ...] = ()   # "<setting>.<engine>" values this assumption set
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class RunMeta:
     notes: dict[str, str] | None
     # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
     windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    scenario: str | None = None       # a reconstruction's generator input, beside run.yaml
 
     def engine(self, engine_id: str) -> Engine:
         for engine in self.engines:
@@ -195,6 +197,8 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
             setting=c.bilingual(a, "setting", "assumed[]"),
             value=str(c.get(a, "value", (str, int, float, bool), "assumed[]")),
             why=c.bilingual(a, "why", "assumed[]"),
+            settings=tuple(str(x) for x in c.get(a, "settings", list, "assumed[]",
+                                                  required=False, default=[])),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
     windows: dict[str, dict[str, dict[str, str]]] = {}
@@ -213,4 +217,5 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     return RunMeta(title=title, date=date, hardware=hardware, model=model,
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
-                   windows=windows)
+                   windows=windows,
+                   scenario=c.get(doc, "scenario", str, "run", required=False, default=None))

@@ -84,9 +84,11 @@ def _from_sglang(base: str, ctx: dict, recs: list[dict]) -> list[Figure]:
                          "averages the same number of verify steps); bonus token included")]
     rates = [float(r["accept_rate"]) for r in recs if r.get("accept_rate") not in (None, "")]
     if rates:
-        out.append(Figure(id=f"{base}.accept_rate", value=statistics.fmean(rates),
-                          unit="fraction", decimals=3, sources=src, context=ctx,
-                          method="mean of 'accept rate' (0.5.12+: accepted drafts / drafted)"))
+        out.append(Figure(id=f"{base}.acceptance_pct", value=100 * statistics.fmean(rates),
+                          unit="%", decimals=1, sources=src, context=ctx,
+                          method="100 × mean of 'accept rate' over the Decode lines in the "
+                                 "window (0.5.12+: accepted drafts / drafted; each line "
+                                 "averages the same number of verify steps)"))
     out.append(Figure(id=f"{base}.drafted", value="not logged", unit="verdict", context=ctx,
                       method="SGLang logs acceptance per window, not token counts"))
     return out

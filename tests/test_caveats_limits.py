@@ -1,0 +1,105 @@
+"""What was not controlled, compared after normalising; what one run cannot tell; and what
+the reference article says about both, in each language."""
+
+import json
+import re
+
+import pytest
+
+from benchreport.caveats import normalise
+
+
+@pytest.mark.parametrize("a, b, equal", [
+    ("DSPARK, 7 draft tokens", "dspark, 7 draft tokens", True),
+    ("0.950", "0.95", True),
+    ("32,768", "32768", True),
+    ("1 (default)", "1", True),
+    ("FLASHINFER_CUTLASS (auto)", "flashinfer-cutlass", True),
+    ("trtllm_mla", "FLASHINFER_MLA", False),
+    ("/models/Kimi-K3-DSpark", "/models/sglang-Kimi-K3-DSpark", False),
+    ("8", "1", False),
+])
+def test_settings_compare_after_normalising(a, b, equal):
+    assert (normalise(a) == normalise(b)) is equal
+
+
+@pytest.fixture(scope="module")
+def built(reference_build):
+    run = reference_build
+    caveats = json.loads((run.paths.derived / "caveats.json").read_text())
+    figures = {f["id"]: f for f in
+               json.loads((run.paths.derived / "figures.json").read_text())["figures"]}
+    return run, caveats, figures
+
+
+def test_identical_speculative_settings_are_not_a_difference(built):
+    _, caveats, figures = built
+    differing = {c["id"] for c in caveats["differing"] if c["kind"] == "setting"}
+    # DSPARK vs dspark with 7 drafts each: the same method; the image is the engine itself
+    assert "speculative" not in differing and "image" not in differing
+    # the draft checkpoints the article names differ, one per engine
+    assert "draft_model" in differing
+    assert caveats["compared"]["draft_model"] == {
+        "vllm": "/models/Kimi-K3-DSpark", "sglang": "/models/sglang-Kimi-K3-DSpark"}
+    assert differing == {"dcp", "attention_backend", "moe_backend", "memory", "draft_model",
+                         "verification"}
+    assert figures["caveats.settings_differing"]["value"] == 6
+    # vLLM was launched with --moe-backend auto: its log says what it chose
+    assert caveats["compared"]["moe_backend"]["vllm"] == "FLASHINFER_CUTLASS (auto)"
+
+
+def test_what_one_run_cannot_tell_is_computed(built):
+    _, caveats, figures = built
+    value = {k: f["value"] for k, f in figures.items()}
+    assert {r["id"] for r in caveats["limits"]} == {
+        "single_run", "no_warmup", "p99_is_max", "event_stall", "kv_capacity", "spec_overhead"}
+    assert value["limits.repeats"] == 1
+    assert value["limits.vllm.warmup_records"] == 0
+    assert value["latency.64k.vllm.requests"] == 10
+    # vLLM's 64K start: first token at 6.2 s, the next 7.9 s later, against ~3.05 s later on
+    assert round(value["limits.64k.vllm.first_ttft_s"], 1) == 6.2
+    assert round(value["limits.64k.vllm.second_gap_s"], 1) == 7.9
+    assert round(value["limits.64k.vllm.typical_gap_s"], 2) == 3.05
+    assert 7.0 < value["limits.64k.vllm.stall_s"] < 10.0
+    assert "limits.200k.vllm.stall_s" not in value          # no events at 200K
+    # DCP=8 shards the latent KV cache: eight times the capacity, both fit 10 x 200K
+    assert value["limits.kv_capacity_ratio.sglang.vllm"] == 8.0
+    assert value["limits.kv_fits"] == "yes"
+    assert value["limits.spec_max_accept_len"] < 1.1
+    # every limit figure explains down to a file or to other figures
+    for fid in ("limits.vllm.warmup_records", "limits.64k.vllm.stall_s",
+                "limits.sglang.kv_capacity_tokens"):
+        assert figures[fid]["sources"] and figures[fid]["sources"][0]["sha256"]
+
+
+def _text(path) -> str:
+    html = path.read_text(encoding="utf-8")
+    html = re.sub(r"<style.*?</style>|<svg.*?</svg>|</?a\b[^>]*>", "", html, flags=re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_reference_article_states_the_split_the_limits_and_the_marks(built):
+    run, _, _ = built
+    en, ko = _text(run.paths.html("en")), _text(run.paths.html("ko"))
+    # the 64K gap's split between first tokens and decode
+    assert "Of that gap, 22.2 s (44%) had built up by the time every request had its first " \
+           "token, and 28.1 s (56%) accrued in the decode tail" in en
+    assert "이 차이 가운데 22.2초(44%)는 모든 요청이 첫 토큰을 받기 전에, 28.1초(56%)는" in ko
+    # the single-run limitation beside the speedups
+    assert en.count("This is one run per engine, so it gives no estimate of run-to-run noise") >= 2
+    assert ko.count("엔진마다 한 번씩만 실행했으므로") >= 2
+    # calibrated claims marked
+    assert "by construction" in en and "보정으로 맞춤" in ko
+    # the crossover as a rounded range with its caveat, never as the old fixed sentence
+    assert "about 100K–110K tokens of input" in en and "입력 약 100K–110K 토큰" in ko
+    assert "holds for 10 requests in flight and this speculative-decoding setup only" in en
+    assert "Decode speed decides" not in en and "승부를 가르는 것은" not in ko
+    # acceptance: SGLang's rate is shown, and vLLM's per-position acceptance
+    assert "0.060, 0.003, 0.000" in en and "0.060, 0.003, 0.000" in ko
+    row = re.search(r"64K SGLang 1\.06 tokens/step (\S+)", en)
+    assert row and row[1] == "1.0%"
+    # the missing caveats are rows of the table
+    for words in ("Warm-up before the first benchmark", "Requests behind each percentile",
+                  "Time the runtime events cost", "KV-cache capacity",
+                  "Speculative decoding that accepts almost nothing"):
+        assert words in en, words
