@@ -2,6 +2,10 @@
 # # End-to-end duration and speedup
 # Reads each engine's benchmark-client result file and compares how long each engine took for
 # the same workload. Speedup = duration of the slower engine ÷ duration of the faster engine.
+# When every request is sent at the start, each duration splits at the last request's first
+# token (the largest TTFT): before it, queueing and prefill with decode interleaved; after
+# it, decode only. The gap between two engines splits the same way, and that split, not a
+# fixed sentence, decides how the report explains the gap.
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/

@@ -18,8 +18,11 @@ figs = Collector(run, notebook)
 # Per engine and input length, from the benchmark clients' result files: request and token
 # throughput, and TTFT, TPOT, ITL and E2E latency (mean, median, p90, p99, in ms). TPOT
 # leaves the first token out; ITL is the gap between streamed chunks, and under speculative
-# decoding a chunk can hold several tokens. Ratios compare the means, quicker engine named,
-# with a 95% bootstrap interval over the requests.
+# decoding a chunk can hold several tokens. Each metric has one definition for every engine:
+# recomputed from per-request lists where the file has them for that metric, otherwise the
+# client's own statistics. Ratios compare the means, quicker engine named. The ten requests
+# of one run are not independent samples, so their spread is shown as a spread (min–max),
+# never as a confidence interval.
 
 # %%
 figs.add(latency_figures(run))

@@ -17,10 +17,10 @@ run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)
 
 # %% [markdown]
-# A model, not a measurement: each engine's steady per-token decode time is fitted as a
-# straight line of the input length, and the lines' crossing is where the engines would be
-# equally fast at decoding. The interval refits each line to its fastest or slowest steady
-# records.
+# Where the engines' steady per-token decode times would be equal. With two context lengths
+# this is a linear interpolation between them, and the straight-line form is an assumption
+# that two points cannot test; a fitted model (intercept, slope) is registered only with
+# three or more lengths. The crossover is also given rounded to what the data supports.
 
 # %%
 _, phases = decode_figures(run, load_ingested(run))

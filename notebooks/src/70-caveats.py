@@ -17,7 +17,9 @@ figs = Collector(run, notebook)
 # %% [markdown]
 # Every setting that differs between the engines (from the launch configurations and the
 # engines' own start-up lines) and every runtime event inside a measurement (OOM retries,
-# JIT compilations, retractions, preemptions), each with its evidence as file:line.
+# JIT compilations, retractions, preemptions), each with its evidence as file:line; and what a
+# single run cannot tell (one run per engine, no warm-up, percentiles of few requests, the
+# time runtime events cost, KV capacity, speculative decoding that accepts almost nothing).
 
 # %%
 cav = caveats(run, load_ingested(run))

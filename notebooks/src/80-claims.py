@@ -15,8 +15,10 @@ figs = Collector(run, notebook)
 
 # %% [markdown]
 # Each claim of data/<run>/claims.yaml against the recomputed figures: published value,
-# recomputed value, the tolerance its rounding allows, and a verdict: confirmed, differs,
-# different method, contradicted by the data, or not derivable.
+# recomputed value, the tolerance its rounding allows, and a verdict: confirmed, consistent
+# with the data (a causal claim the data agree with), differs, different method, contradicted
+# by the data, or not derivable. For a reconstruction, a claim whose figures rest on what the
+# generator was calibrated to agrees by construction; the "calibrated" column says so.
 
 # %%
 check = claim_check(run)

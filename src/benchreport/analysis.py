@@ -8,6 +8,7 @@ import pandas as pd
 
 from .figures import Figure, Source, fragment
 from .io import ResultEntry, Run, load_results, load_run, sha256_file, write_json
+from .gap import split_figures
 from .metrics import compare_lower_is_better
 
 __all__ = ["Collector", "EndToEnd", "end_to_end", "load_run", "save_figures",
@@ -54,9 +55,12 @@ def end_to_end(run: Run) -> EndToEnd:
                 sources=(_source(entry, "duration"),), decimals=1,
                 context={"engine": entry.engine, "workload": workload.id},
             ))
+        mine = [e for e in entries if e.workload == workload.id]
         if len(durations) < 2:
+            figures += split_figures(workload, mine, None)
             continue
         comparison = compare_lower_is_better(durations)
+        figures += split_figures(workload, mine, comparison)
         dep = tuple(f"e2e.{workload.id}.{e}.duration" for e in comparison.ranking[:2])
         ctx = {"workload": workload.id}
         figures += [
@@ -140,22 +144,41 @@ class Caveats:
 
 
 def caveats(run: Run, ing) -> Caveats:
-    """Settings that differ and events inside the measurements; writes derived/caveats.json."""
+    """Settings that differ, events inside the measurements and what one run cannot tell;
+    writes derived/caveats.json."""
+    from . import limits
     from .caveats import caveat_figures, event_caveats, setting_caveats
+    from .spec import spec_figures
 
     rows, compared = setting_caveats(run, ing)
     events, event_figs = event_caveats(run, ing)
     sha = {s["file"]: s["sha256"] for s in ing.summaries}
     all_rows = rows + events
+    spans: dict[tuple[str, str], tuple[str, str]] = {}
+    for c in events:
+        if c.engine and c.workload and c.span:
+            lo, hi = spans.get((c.engine, c.workload), c.span)
+            spans[(c.engine, c.workload)] = (min(lo, c.span[0]), max(hi, c.span[1]))
+    differing = {c.id for c in rows}
+    parts = [limits.repeats(run), limits.warmup(run, ing), limits.few_requests(run, ing),
+             limits.event_stall(run, ing, spans),
+             limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
+             limits.spec_overhead(run, spec_figures(run, ing), differing)]
+    limit_figs = [f for figs, _ in parts for f in figs]
+    limit_rows = [r for _, found in parts for r in found]
     write_json(run.paths.derived / "caveats.json", {
         "differing": [c.__dict__ for c in all_rows],
-        "compared": {k: c.values for k, c in sorted(compared.items())}})
+        "compared": {k: c.values for k, c in sorted(compared.items())},
+        "limits": [r.__dict__ for r in limit_rows]})
     table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
                            **{f"{e}": c.values.get(e, "") for e in
                               (x.id for x in run.meta.engines)},
                            "why it matters": c.why, "touches": c.requests,
-                           "evidence": "; ".join(c.evidence)} for c in all_rows])
-    return Caveats(table=table, figures=caveat_figures(rows, compared, sha) + event_figs)
+                           "evidence": "; ".join(c.evidence)} for c in all_rows]
+                         + [{"what": r.id, "kind": "limit", "workload": r.workload,
+                             "evidence": "; ".join(r.evidence)} for r in limit_rows])
+    return Caveats(table=table,
+                   figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
 
 
 @dataclass(frozen=True)
@@ -183,7 +206,9 @@ def claim_check(run: Run) -> ClaimCheck:
     registry = merge(fragments)
     cav = read_json(run.paths.derived / "caveats.json")
     differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
-    verdicts = [check_claim(c, registry, cav["compared"], differing) for c in claims]
+    calibrated = _calibration(run)
+    verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
+                for c in claims]
     src = {"path": run.paths.rel(path), "sha256": sha256_file(path)}
     figures = []
     for c, v in zip(claims, verdicts, strict=True):
@@ -195,16 +220,47 @@ def claim_check(run: Run) -> ClaimCheck:
                      "params": {k: str(x) for k, x in v.params.items()},
                      "published": _json.dumps(c.value, ensure_ascii=False),
                      "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
-                     "tolerance": v.tolerance, "source": list(c.source)},
+                     "tolerance": v.tolerance, "source": list(c.source),
+                     "calibrated": ", ".join(v.calibrated)},
             method="published claim checked against the recomputed figures "
-                   f"({v.reason.replace('_', ' ')})"))
+                   f"({v.reason.replace('_', ' ')})"
+                   + (f"; those figures rest on what the reconstruction was calibrated to "
+                      f"({', '.join(v.calibrated)}), so agreement is by construction"
+                      if v.calibrated else "")))
+    figures.append(_informative(claims, verdicts, src))
     write_json(run.paths.derived / "claims.json", [
         {"claim": v.claim, "verdict": v.verdict, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
-         "sentence": v.sentence,
-         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source)}
+         "sentence": v.sentence, "calibrated": v.calibrated,
+         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
+         "scope": c.scope, "why": c.why}
         for c, v in zip(claims, verdicts, strict=True)])
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
-                           "recomputed": v.recomputed, "reason": v.sentence}
+                           "recomputed": v.recomputed, "reason": v.sentence,
+                           "calibrated": ", ".join(v.calibrated)}
                           for c, v in zip(claims, verdicts, strict=True)])
     return ClaimCheck(table=table, figures=figures)
+
+
+def _calibration(run: Run) -> dict[str, str]:
+    """For a reconstruction: the figure-id patterns its generator was calibrated to."""
+    if not run.meta.reconstruction or not run.meta.scenario:
+        return {}
+    from .synth.scenario import calibrated_patterns, load_scenario
+
+    return calibrated_patterns(load_scenario(run.paths.data / run.meta.scenario))
+
+
+def _informative(claims, verdicts, src) -> Figure:
+    """How many verdicts carry information: those not agreeing by construction."""
+    from .claimcheck import CONFIRMED, NOT_DERIVABLE
+
+    telling = [v.claim for v in verdicts if v.verdict != NOT_DERIVABLE
+               and not (v.verdict == CONFIRMED and v.calibrated)]
+    return Figure(id="claims.informative", value=len(telling), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(f"claim.{c}" for c in telling),
+                  context={"claims": telling},
+                  method="claims whose verdict is evidence: every verdict but 'not "
+                         "derivable' and 'confirmed' on figures the reconstruction was "
+                         "calibrated to")

@@ -23,7 +23,12 @@ class Claim:
     figure: str | None = None      # registry id (pattern) it is checked against
     line: int = 0
     check: dict | None = None      # how it is checked (see claimcheck)
-    why: str | None = None         # for claims without a check: why the data cannot tell
+    why: dict[str, str] | None = None   # ko/en: why the data cannot tell (all or the rest)
+    scope: dict[str, str] | None = None  # ko/en: the part of the claim the check covers
+    causal: bool = False           # states a cause: agreeing data make it "consistent"
+
+    def why_text(self, lang: str) -> str:
+        return (self.why or {}).get(lang, "")
 
 
 def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
@@ -54,10 +59,19 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
         text_ = item["text"]
         if not isinstance(text_, dict) or set(text_) != {"ko", "en"}:
             raise ConfigError(f"claim {cid}: text needs ko and en", path=path, line=line)
+        extras = {}
+        for key in ("why", "scope"):
+            if key in item and (not isinstance(item[key], dict)
+                                or set(item[key]) != {"ko", "en"}):
+                raise ConfigError(f"claim {cid}: {key} needs ko and en", path=path, line=line)
+            extras[key] = dict(item[key]) if key in item else None
+        if not isinstance(item.get("causal", False), bool):
+            raise ConfigError(f"claim {cid}: causal must be true or false", path=path, line=line)
         claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],
                             text=dict(text_), value=item.get("value"), unit=item.get("unit"),
                             rounding=item.get("rounding"), figure=item.get("figure"),
-                            line=line, check=item.get("check"), why=item.get("why")))
+                            line=line, check=item.get("check"), causal=item.get("causal", False),
+                            **extras))
     if not claims:
         raise ConfigError("no claims listed", path=path, line=doc.line)
     return dict(articles), claims

@@ -101,6 +101,9 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                             faster_s=w.fig(f"e2e.{wid}.{faster}.duration"),
                             slower_s=w.fig(f"e2e.{wid}.{slower}.duration"),
                             ratio=w.fig(f"e2e.{wid}.speedup"), **ctx)
+        if w.has("limits.repeats") and w.registry["limits.repeats"].value == 1:
+            text = Markup(" ").join([text, sentence(w.t["results.single_run"],
+                                                    n=w.fig("limits.repeats"))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
                           latency=latency_table(w, wid))
 

@@ -149,3 +149,27 @@ def load_scenario(path: Path) -> Scenario:
                                   server_start=server_start, ready_after_s=ready_after,
                                   launch=dict(_get(e, "launch", Located, p))))
     return Scenario(seed=seed, model_id=_get(doc, "model_id", str, p), engines=tuple(engines))
+
+
+def calibrated_patterns(scenario: Scenario) -> dict[str, str]:
+    """Figure-id patterns (fnmatch) whose values the reconstruction was fitted to, or copied
+    from the published text, mapped to what set them. A published claim checked against
+    such a figure agrees by construction: its check is no independent evidence.
+
+    >>> from pathlib import Path
+    >>> p = calibrated_patterns(load_scenario(Path("data/2024-b300/scenario.yaml")))
+    >>> p["e2e.64k.vllm.duration"], p["prefill.*"]
+    ('target duration', 'prefill_knots')
+    """
+    # Runtime events, and their absence, are whatever the scenario lists.
+    out = {"prefill.*": "prefill_knots", "events.*": "events"}
+    for e in scenario.engines:
+        out[f"setting.*.{e.id}"] = "launch"
+        for r in e.runs:
+            t = r.targets
+            if t.duration is not None:
+                out[f"e2e.{r.workload}.{e.id}.duration"] = "target duration"
+            if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
+                out[f"decode.{r.workload}.{e.id}.*"] = "target steady decode"
+            out[f"spec.{r.workload}.{e.id}.*"] = "accept_prob"
+    return out

@@ -1,0 +1,80 @@
+"""Each claim-check kind against a registry of a few figures."""
+
+from benchreport.claimcheck import (CONFIRMED, CONSISTENT, DIFFERS, METHOD, check_claim)
+from benchreport.claims import Claim
+from benchreport.figures import Figure
+
+
+def _reg(**values) -> dict[str, Figure]:
+    out = {}
+    for key, value in values.items():
+        fid = key.replace("__", ".")
+        out[fid] = Figure(id=fid, value=value, unit="x", method="test")
+    return out
+
+
+def _claim(check, value=None, rounding=None, causal=False) -> Claim:
+    return Claim(id="c", source=("a",), kind="figure", text={"ko": "k", "en": "e"},
+                 value=value, rounding=rounding, check=check, causal=causal)
+
+
+def test_a_match_on_the_alternative_basis_only_is_a_different_method():
+    reg = _reg(d__mean=3.02, d__peak=3.29)
+    v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.29, 0.01), reg, {}, set())
+    assert v.verdict == METHOD and v.params["alternatives"] == "d.peak"
+    v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.02, 0.01), reg, {}, set())
+    assert v.verdict == CONFIRMED
+
+
+def test_linear_says_when_the_data_are_closer_to_proportional_than_published():
+    reg = _reg(deg=3.02, ctx=3.05)
+    check = {"linear": {"change": "deg", "context": "ctx"}, "within": 0.1}
+    v = check_claim(_claim(check, {"degradation": 3.29, "context_ratio": 3.1}), reg, {}, set())
+    assert (v.verdict, v.reason, v.params["ratio"]) == (CONFIRMED, "linear_closer", "0.99")
+    # published pair already closer than the data: plain "linear"
+    v = check_claim(_claim(check, {"degradation": 3.05, "context_ratio": 3.05}), reg, {}, set())
+    assert v.reason == "linear"
+    v = check_claim(_claim(check), _reg(deg=1.5, ctx=3.05), {}, set())
+    assert (v.verdict, v.reason) == (DIFFERS, "not_linear")
+
+
+def test_at_least():
+    check = {"at_least": {"a": 50, "b": 50}}
+    assert check_claim(_claim(check), _reg(a=56.0, b=103.0), {}, set()).verdict == CONFIRMED
+    v = check_claim(_claim(check), _reg(a=44.0, b=103.0), {}, set())
+    assert v.verdict == DIFFERS and v.params["which"] == "a 44.00"
+
+
+def test_settings_compare_normalised():
+    check = {"settings": {"speculative": {"vllm": "dspark, 7 draft tokens"}}}
+    v = check_claim(_claim(check), {}, {"speculative": {"vllm": "DSPARK, 7 draft tokens"}},
+                    set())
+    assert v.verdict == CONFIRMED
+
+
+def test_a_causal_claim_the_data_agree_with_is_only_consistent():
+    reg = _reg(events__64k__vllm__oom_retries=32)
+    reg["limits.vllm.warmup_records"] = Figure(id="limits.vllm.warmup_records", value=0,
+                                               unit="count", method="t",
+                                               context={"first_workload": "64k"})
+    check = {"nonzero": ["events.64k.vllm.oom_retries"]}
+    v = check_claim(_claim(check, causal=True), reg, {}, set())
+    assert (v.verdict, v.reason) == (CONSISTENT, "cold_start")
+    # warm engine, or events in a later benchmark: no cold start to point at
+    reg["limits.vllm.warmup_records"] = Figure(id="limits.vllm.warmup_records", value=5,
+                                               unit="count", method="t",
+                                               context={"first_workload": "64k"})
+    v = check_claim(_claim(check, causal=True), reg, {}, set())
+    assert (v.verdict, v.reason) == (CONSISTENT, "cause_not_measured")
+    assert check_claim(_claim(check), reg, {}, set()).verdict == CONFIRMED
+
+
+def test_calibration_follows_what_a_figure_is_computed_from():
+    reg = _reg(e2e__w__a__duration=100.0, e2e__w__b__duration=150.0)
+    reg["e2e.w.speedup"] = Figure(id="e2e.w.speedup", value=1.5, unit="x", method="t",
+                                  depends_on=("e2e.w.a.duration", "e2e.w.b.duration"))
+    patterns = {"e2e.w.a.duration": "target duration"}
+    v = check_claim(_claim({"figure": "e2e.w.speedup"}, 1.5, 0.1), reg, {}, set(), patterns)
+    assert v.calibrated == ["target duration"]
+    v = check_claim(_claim({"figure": "e2e.w.speedup"}, 1.5, 0.1), reg, {}, set(), {})
+    assert v.calibrated == []

@@ -1,0 +1,108 @@
+"""No conclusion is typed into a template: every sentence that compares, concludes or
+explains is picked by a computed figure, and flipping the figure flips the sentence."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchreport.gap import BOTH, DECODE, FIRST_TOKENS, split_figures, where
+from benchreport.i18n import load_catalogue
+from benchreport.io import RawFile, ResultEntry
+from benchreport.metrics import compare_lower_is_better
+from benchreport.parsers.results import BenchResult
+from benchreport.runmeta import Workload
+from benchreport.sections import CHOSEN_BY
+
+LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
+# Words that compare engines, draw a conclusion or give a cause.
+CLAIMING = re.compile(
+    r"\b(faster|slower|quicker|wins?|first at|finished first|completed the benchmark first|"
+    r"decides?|because|explains?|overstates?|understates?|most of|closer|prefer|"
+    r"did not limit|may have limited|is mixed into|dominat\w*)\b", re.I)
+
+
+def test_every_claiming_sentence_is_chosen_by_a_figure():
+    en = load_catalogue(LABELS, "en")
+    claiming = {k for k, v in en.items() if CLAIMING.search(v)}
+    # sentences that only define a metric or a table column are not claims
+    defining = {k for k in claiming if k.startswith(("metric.", "table.", "setting."))}
+    missing = sorted(claiming - defining - set(CHOSEN_BY))
+    assert not missing, f"sentences with a comparison or conclusion no figure selects: {missing}"
+
+
+def test_every_listed_sentence_exists_in_both_languages():
+    en, ko = load_catalogue(LABELS, "en"), load_catalogue(LABELS, "ko")
+    for key, figure in CHOSEN_BY.items():
+        assert key in en and key in ko, key
+        assert re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_<>]+)+", figure), figure
+
+
+def test_no_fixed_causal_sentence_is_left():
+    en = load_catalogue(LABELS, "en")
+    assert not any("decides the outcome" in v for v in en.values())
+
+
+def _entry(engine: str, duration: float, ttfts: list[float]) -> ResultEntry:
+    raw = RawFile(path=Path(f"/x/{engine}.json"), rel=f"data/r/raw/{engine}/{engine}.json",
+                  sha256="0" * 64)
+    result = BenchResult(client="vllm", line=1, backend=engine, duration=duration,
+                         completed=len(ttfts), total_input_tokens=None,
+                         total_output_tokens=None, request_rate=None, max_concurrency=None,
+                         per_request={"ttfts": ttfts})
+    return ResultEntry(engine=engine, workload="w", result=result, file=raw)
+
+
+WL = Workload(id="w", label="W", input_tokens=1000, output_tokens=100, concurrency=4,
+              num_prompts=4)
+
+
+def _split(a: tuple[float, list[float]], b: tuple[float, list[float]]) -> dict:
+    entries = [_entry("a", *a), _entry("b", *b)]
+    cmp = compare_lower_is_better({"a": a[0], "b": b[0]})
+    return {f.id: f.value for f in split_figures(WL, entries, cmp)}
+
+
+def test_gap_split_follows_the_first_token_times():
+    # b is 30 s slower; 25 s of it before its last first token
+    figs = _split((100.0, [1, 2, 3, 10]), (130.0, [1, 5, 20, 35]))
+    assert figs["e2e.w.gap_s"] == 30.0
+    assert figs["e2e.w.gap.first_tokens_s"] == 25.0
+    assert figs["e2e.w.gap.decode_tail_s"] == 5.0
+    assert figs["e2e.w.gap.where"] == FIRST_TOKENS
+    assert round(figs["e2e.w.gap.decode_share"], 1) == 16.7
+    # the same gap, but b reached its first tokens as early as a: all of it is decode
+    figs = _split((100.0, [1, 2, 3, 10]), (130.0, [1, 2, 3, 10]))
+    assert figs["e2e.w.gap.where"] == DECODE and figs["e2e.w.gap.decode_share"] == 100.0
+
+
+def test_swapping_the_first_token_share_changes_the_sentence(reference_build):
+    """On the reference article: 64K splits about 44/56; swap the engines' first-token
+    times so the slower engine's lag lies before its first tokens, and the sentence
+    changes."""
+    from benchreport.explain import registry_of
+    from benchreport.i18n import load_catalogue
+    from benchreport.narrative_base import Writer
+    from benchreport.sections import gap_sentences
+
+    run = reference_build
+    registry = dict(registry_of(run))
+    t = load_catalogue(LABELS, "en")
+    text = " ".join(s.striptags() for s in gap_sentences(Writer(run, registry, "en", t)))
+    assert "At 64K, SGLang finished 50.3 s after vLLM. Of that gap, 22.2 s (44%)" in text
+    # at 200K the slower engine had its first tokens sooner: the whole gap is decode
+    assert "At 200K, vLLM finished 69.9 s after SGLang, although it had every request's " \
+        "first token 1.8 s sooner: all of the gap, and more (71.7 s)" in text
+    assert registry["e2e.64k.gap.where"].value == BOTH
+    # the slower engine's lag lies before its first tokens: another sentence
+    from dataclasses import replace
+    registry["e2e.64k.gap.where"] = replace(registry["e2e.64k.gap.where"], value=FIRST_TOKENS)
+    flipped = " ".join(s.striptags() for s in gap_sentences(Writer(run, registry, "en", t)))
+    assert "it lies in queueing and prefill, not in decode" in flipped
+    assert "Of that gap, 22.2 s (44%)" not in flipped
+
+
+@pytest.mark.parametrize("share, expect", [(0.9, FIRST_TOKENS), (0.5, BOTH), (0.2, DECODE),
+                                           (-0.03, DECODE), (2 / 3, FIRST_TOKENS)])
+def test_where_thresholds(share, expect):
+    assert where(share) == expect
