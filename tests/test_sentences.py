@@ -98,7 +98,7 @@ def test_swapping_the_first_token_share_changes_the_sentence(reference_build):
     from dataclasses import replace
     registry["e2e.64k.gap.where"] = replace(registry["e2e.64k.gap.where"], value=FIRST_TOKENS)
     flipped = " ".join(s.striptags() for s in gap_sentences(Writer(run, registry, "en", t)))
-    assert "it lies in queueing and prefill, not in decode" in flipped
+    assert "it lies before the first tokens, not in the decode tail" in flipped
     assert "Of that gap, 22.2 s (44%)" not in flipped
 
 
@@ -106,3 +106,25 @@ def test_swapping_the_first_token_share_changes_the_sentence(reference_build):
                                            (-0.03, DECODE), (2 / 3, FIRST_TOKENS)])
 def test_where_thresholds(share, expect):
     assert where(share) == expect
+
+
+def test_the_mixed_basis_sentence_follows_its_direction(reference_build):
+    """Peak over mean above mean over mean overstates the drop; below, it understates it."""
+    from dataclasses import replace
+
+    from benchreport.explain import registry_of
+    from benchreport.narrative_base import Writer
+    from benchreport.sections import decode_section
+
+    run = reference_build
+    registry = dict(registry_of(run))
+    t = load_catalogue(LABELS, "en")
+
+    def text(reg) -> str:
+        return " ".join(p.striptags() for p in decode_section(Writer(run, reg, "en", t))
+                        .paragraphs)
+
+    assert "gives 3.29×, which overstates the drop" in text(registry)
+    key = "decode.degradation.vllm.peak_over_mean"
+    registry[key] = replace(registry[key], value=2.5)
+    assert "gives 2.50×, which understates the drop" in text(registry)

@@ -170,8 +170,15 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                  "throughput"),
             ]
             if s.basis == STEPS:
-                add.insert(3, ("mean_of_lines", s.mean_of_lines, "tok/s", 1, "arithmetic mean "
+                lines = s.mean_of_lines
+                add.insert(3, ("mean_of_lines", lines, "tok/s", 1, "arithmetic mean "
                                "of the lines: over-weights fast lines, which cover less time"))
+                add += [("per_request_of_lines", lines / n, "tok/s", 1, f"arithmetic mean of "
+                         f"the lines / {n} requests (shown because a published figure uses "
+                         "this basis)"),
+                        ("ms_per_token_of_lines", 1000 * n / lines, "ms", 1, "1000 / "
+                         "per-request speed from the arithmetic mean of the lines (shown "
+                         "because a published figure uses this basis)")]
             for name, value, unit, dec, how in add:
                 figures.append(Figure(id=f"{base}.{name}", value=value, unit=unit, method=how,
                                       sources=src, decimals=dec, context=ctx))

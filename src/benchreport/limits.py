@@ -140,15 +140,18 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
             _fig(f"{base}.typical_gap_s", typical, "s", "median time between successive "
                  "first tokens, over the gaps that do not overlap the runtime events", src, 1,
                  **ctx),
+            _fig(f"{base}.stall_gaps", len(hit), "count", "gaps between successive first "
+                 "tokens that overlap the runtime events", src, 0, **ctx),
             _fig(f"{base}.stall_s", lost, "s",
                  f"sum over the {len(hit)} gaps between first tokens that overlap the runtime "
                  f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) of their excess over the "
                  "median gap: an estimate of the time the events cost the first requests",
-                 src, 1, depends_on=(f"{base}.typical_gap_s",), **ctx),
+                 src, 1, depends_on=(f"{base}.typical_gap_s", f"{base}.stall_gaps"), **ctx),
         ]
         rows.append(Limit("event_stall", {"first": f"{base}.first_ttft_s",
                                           "second": f"{base}.second_gap_s",
                                           "typical": f"{base}.typical_gap_s",
+                                          "gaps": f"{base}.stall_gaps",
                                           "lost": f"{base}.stall_s"},
                           workload=workload, engine=engine,
                           evidence=[f"{entry.file.rel}:{entry.result.line}"]))

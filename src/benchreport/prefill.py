@@ -35,6 +35,8 @@ from .figures import Figure, Source
 from .ingest import Ingested
 from .io import Run
 
+EVENTS = ("memory_event", "jit_event")     # runtime events that stall the engine
+
 # What the time a Prefill line's throughput covers holds.
 PREFILL = "prefill"      # only prefill: the previous Prefill line left prompt work pending
 FIRST = "first"          # the window's first line, no Decode line before it: assumed prefill
@@ -455,7 +457,14 @@ def phase_values(ing: Ingested, engine: str, workload: str,
     if stats:
         busy = [r for r in stats if float(r["prompt_tps"]) > 0]
         interior = busy[1:-1] if len(busy) >= 3 else busy
-        return [float(r["prompt_tps"]) for r in interior], interior
+        # an interval in which a runtime event ran (OOM retry, kernel compile) measures the
+        # stall as well as prefill: left out (the caveats table counts the events)
+        events = sorted(r["ts"] for k in EVENTS for r in ing.in_window(k, engine, workload)
+                        if r.get("ts"))
+        before = {r["line"]: p["ts"] for p, r in zip(stats, stats[1:], strict=False)}
+        clean = [r for r in interior
+                 if not any(before.get(r["line"], "") < t <= r["ts"] for t in events)]
+        return [float(r["prompt_tps"]) for r in clean], clean
     acc = accounting or window_accounting(ing, engine, workload)
     if acc is None:
         return [], []
@@ -501,7 +510,8 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
                             f"{e.id}, {w.id}, line {r['line']}")
                            for v, r in zip(values, recs, strict=True)]
             if recs[0]["kind"] == "engine_stats":
-                how = "10-s stats intervals while prefilling, first and last (partial) left out"
+                how = ("10-s stats intervals while prefilling, first and last (partial) left "
+                       "out, and any in which a runtime event (OOM retry, kernel compile) ran")
             else:
                 how = (f"Prefill lines of full batches ({acc.budget:,} tokens, the window's "
                        "largest #new-token) whose interval is prefill only: the line before is "

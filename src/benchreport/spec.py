@@ -35,7 +35,8 @@ def spec_figures(run: Run, ing: Ingested) -> list[Figure]:
             if vllm:
                 figures += _from_vllm(base, ctx, sorted(vllm, key=lambda r: r["line"]))
             elif sglang:
-                figures += _from_sglang(base, ctx, sorted(sglang, key=lambda r: r["line"]))
+                figures += _from_sglang(base, ctx, sorted(sglang, key=lambda r: r["line"]),
+                                        draft_tokens(ing, e.id))
             else:
                 figures.append(Figure(id=f"{base}.verdict", value="not logged", unit="verdict",
                                       context=ctx, method="no speculative-decoding figures in "
@@ -75,20 +76,53 @@ def _from_vllm(base: str, ctx: dict, recs: list[dict]) -> list[Figure]:
     return out
 
 
-def _from_sglang(base: str, ctx: dict, recs: list[dict]) -> list[Figure]:
+def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
+    """Draft tokens per verify step as launched, and the record that says so: vLLM's
+    speculative_config num_speculative_tokens; SGLang's speculative_num_draft_tokens counts
+    the verified token too, so drafts are one fewer."""
+    recs = [r for k in ("launch_config", "server_args") for r in ing.records.get(k, [])
+            if r["engine"] == engine]
+    for rec in recs:
+        flags = json.loads(rec.get("flags") or rec.get("args") or "{}")
+        spec = flags.get("speculative_config")
+        if isinstance(spec, str):
+            try:
+                spec = json.loads(spec)
+            except ValueError:
+                spec = None
+        if isinstance(spec, dict) and spec.get("num_speculative_tokens"):
+            return int(spec["num_speculative_tokens"]), rec
+        if flags.get("speculative_num_draft_tokens"):
+            return int(flags["speculative_num_draft_tokens"]) - 1, rec
+    return None
+
+
+def _from_sglang(base: str, ctx: dict, recs: list[dict],
+                 drafts: tuple[int, dict] | None) -> list[Figure]:
     src = _src(recs)
-    out = [Figure(id=f"{base}.accept_len", value=statistics.fmean(float(r["accept_len"])
-                                                                  for r in recs),
+    mean_len = statistics.fmean(float(r["accept_len"]) for r in recs)
+    out = [Figure(id=f"{base}.accept_len", value=mean_len,
                   unit="tokens/step", decimals=2, sources=src, context=ctx,
                   method="mean of 'accept len' over the Decode lines in the window (each line "
                          "averages the same number of verify steps); bonus token included")]
     rates = [float(r["accept_rate"]) for r in recs if r.get("accept_rate") not in (None, "")]
-    if rates:
+    if drafts and drafts[0] > 0:
+        k, rec = drafts
+        out.append(Figure(
+            id=f"{base}.acceptance_pct", value=100 * (mean_len - 1) / k, unit="%", decimals=1,
+            sources=src + (Source(path=rec["file"], sha256=rec["sha256"],
+                                  lines=(int(rec["line"]),)),),
+            depends_on=(f"{base}.accept_len",), context=ctx,
+            method=f"100 × (mean accepted length − 1) / {k} draft tokens per step: accepted "
+                   "drafts over drafted. The log's own 'accept rate' has two decimals, too "
+                   "coarse for rates below a few per cent"))
+    elif rates:
         out.append(Figure(id=f"{base}.acceptance_pct", value=100 * statistics.fmean(rates),
                           unit="%", decimals=1, sources=src, context=ctx,
                           method="100 × mean of 'accept rate' over the Decode lines in the "
-                                 "window (0.5.12+: accepted drafts / drafted; each line "
-                                 "averages the same number of verify steps)"))
+                                 "window (0.5.12+: accepted drafts / drafted, printed with two "
+                                 "decimals; each line averages the same number of verify "
+                                 "steps)"))
     out.append(Figure(id=f"{base}.drafted", value="not logged", unit="verdict", context=ctx,
                       method="SGLang logs acceptance per window, not token counts"))
     return out
