@@ -202,7 +202,24 @@ def _draft_model(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, 
 def _verification(ing: Ingested, engine: str, has_spec: bool) -> tuple[str | None, str]:
     for rec in _logged(ing, engine, "spec_mode"):
         return "non-adaptive", f"{rec['file']}:{rec['line']}"
-    return ("default" if has_spec else None), ""
+    if not has_spec:
+        return None, ""
+    # nothing logged: the evidence is the whole log that was searched
+    logs = {r["file"] for r in _logged(ing, engine, "server_args")}
+    searched = [s for s in ing.summaries if s["file"] in logs and s.get("lines")]
+    return "default", (f"{searched[0]['file']}:1-{searched[0]['lines']}" if searched else "")
+
+
+def _searched(ing: Ingested, engine: str, workload: str) -> Source | None:
+    """The stretch of the engine's log a window covers: where absence was looked for."""
+    recs = [r for k in ("engine_stats", "decode_batch", "prefill_batch", "spec_decode")
+            for r in ing.in_window(k, engine, workload)]
+    if not recs:
+        return None
+    file = min(r["file"] for r in recs)
+    lines = [int(r["line"]) for r in recs if r["file"] == file]
+    sha = next(r["sha256"] for r in recs if r["file"] == file)
+    return Source(path=file, sha256=sha, lines=(min(lines), max(lines)))
 
 
 def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Caveat]]:
@@ -304,16 +321,23 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                       "oom_errors": len(ooms), "jit_compiles": len(jit),
                       "retractions": len(retract), "preemptions": preempt}
             ctx = {"engine": e.id, "workload": w.id}
+            searched = _searched(ing, e.id, w.id)
             for name, n in counts.items():
                 recs = {"oom_retries": retries, "oom_retry_workers": retries,
                         "oom_errors": ooms, "jit_compiles": jit,
                         "retractions": retract, "preemptions": stats}[name]
-                src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
-                              lines=tuple(int(r["line"]) for r in recs)),) if recs and n else ()
+                how = f"{name.replace('_', ' ')} logged inside the benchmark window"
+                if recs and n:
+                    src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                                  lines=tuple(int(r["line"]) for r in recs)),)
+                else:     # none found: cite the stretch of the log that was searched
+                    src = (searched,) if searched else ()
+                    if searched:
+                        how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
+                                "the window's first and last record")
                 figures.append(Figure(id=f"events.{w.id}.{e.id}.{name}", value=n,
                                       unit="count", decimals=0, sources=src, context=ctx,
-                                      method=f"{name.replace('_', ' ')} logged inside the "
-                                             "benchmark window"))
+                                      method=how))
             touched = [f"latency.{w.id}.{e.id}.ttft.mean", f"e2e.{w.id}.{e.id}.duration"]
             for cid, recs, value in (
                     ("event_oom_retry", retries,
@@ -343,15 +367,17 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
         for engine, value in sorted(c.values.items()):
             src = []
             for where in c.evidence:
-                path, _, line = where.rpartition(":")
+                path, _, line = where.rpartition(":")   # "file:line" or "file:first-last"
                 if path in sha and f"/{engine}/" in path:
-                    src.append(Source(path=path, sha256=sha[path], lines=(int(line),)))
+                    src.append(Source(path=path, sha256=sha[path],
+                                      lines=tuple(int(x) for x in line.split("-"))))
             out.append(Figure(id=f"setting.{c.id}.{engine}", value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
                               method=f"{c.id.replace('_', ' ')} as launched"
                                      + (" (differs between the engines)" if differs else "")))
     out.append(Figure(id="caveats.settings_differing", unit="count", decimals=0,
                       value=sum(1 for c in rows if c.kind == "setting"),
+                      depends_on=tuple(f.id for f in out),
                       method="settings that differ between the engines: "
                              + ", ".join(c.id for c in rows if c.kind == "setting")))
     return out

@@ -124,5 +124,7 @@ def _from_sglang(base: str, ctx: dict, recs: list[dict],
                                  "decimals; each line averages the same number of verify "
                                  "steps)"))
     out.append(Figure(id=f"{base}.drafted", value="not logged", unit="verdict", context=ctx,
-                      method="SGLang logs acceptance per window, not token counts"))
+                      sources=src,
+                      method="SGLang logs acceptance per window, not token counts: none in the "
+                             "Decode lines of the window"))
     return out
