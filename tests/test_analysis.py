@@ -317,7 +317,7 @@ def _article(run, ing, lang="en"):
     from benchreport.narrative import build_article
 
     decode, phases = decode_figures(run, ing)
-    figs = workload_figures(run) + end_to_end(run).figures + decode + \
+    figs = workload_figures(run) + end_to_end(run, ing).figures + decode + \
         crossover_figures(run, phases)
     registry = {f.id: f for f in figs}
     t = load_catalogue(Path(__file__).parent.parent / "templates" / "labels", lang)

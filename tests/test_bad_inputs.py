@@ -50,7 +50,7 @@ def figures(root: Path) -> dict[str, float]:
     """Every figure the notebooks compute from the inputs, by id."""
     run = load_run("r", root / "data", root / "report")
     ing = ingest_run(run)
-    figs = workload_figures(run) + end_to_end(run).figures + caveats(run, ing).figures + \
+    figs = workload_figures(run) + end_to_end(run, ing).figures + caveats(run, ing).figures + \
         decode_figures(run, ing)[0] + prefill_figures(run, ing)[0] \
         + spec_figures(run, ing)
     return {f.id: f.value for f in figs}

@@ -170,7 +170,9 @@ def _handmade(workspace: Path, vllm: dict) -> dict:
         .write_text(json.dumps(vllm))
     (run_dir / "raw" / "sglang" / "sglang_0115_4.jsonl").write_text(json.dumps(SGLANG) + "\n")
     run = load_run("defs", workspace / "data", workspace / "report")
-    return {f.id: f for f in latency_figures(run)}
+    from benchreport.ingest import ingest_run
+
+    return {f.id: f for f in latency_figures(run, ingest_run(run))}
 
 
 def test_e2e_comes_from_latencies_or_from_the_clients_statistics_never_from_the_gaps(

@@ -8,7 +8,7 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "70-caveats.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, caveats, load_run
+from benchreport.analysis import Collector, caveats, load_run, save_caveats
 from benchreport.ingest import load_ingested
 
 run = load_run(run_id, data_root, report_root)
@@ -29,4 +29,5 @@ cav.table
 figs.add(cav.figures)
 
 # %%
+save_caveats(run, cav)
 figs.save()

@@ -7,12 +7,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from .figures import Figure, Source, fragment
-from .io import ResultEntry, Run, load_results, load_run, sha256_file, write_json
+from .ingest import input_checksum
+from .io import ResultEntry, Run, load_run, write_json
 from .gap import split_figures
 from .metrics import compare_lower_is_better
 
-__all__ = ["Collector", "EndToEnd", "end_to_end", "load_run", "save_figures",
-           "workload_figures"]
+__all__ = ["Collector", "EndToEnd", "caveats", "claim_check", "end_to_end", "load_run",
+           "save_caveats", "save_claims", "save_figures", "workload_figures"]
 
 
 def _source(entry: ResultEntry, key: str) -> Source:
@@ -28,13 +29,15 @@ class EndToEnd:
     figures: list[Figure]
 
 
-def end_to_end(run: Run) -> EndToEnd:
+def end_to_end(run: Run, ing=None) -> EndToEnd:
     """Duration per engine and workload, and per workload which engine finished first.
 
     Figure ids: ``e2e.<workload>.<engine>.duration`` (s), ``e2e.<workload>.faster`` (engine
     id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
     """
-    entries = load_results(run)
+    from .ingest import load_ingested
+
+    entries = (ing or load_ingested(run)).results
     figures: list[Figure] = []
     rows = []
     for workload in run.meta.workloads:
@@ -86,7 +89,7 @@ def workload_figures(run: Run) -> list[Figure]:
     ``.num_prompts``.
     """
     path = run.paths.run_yaml
-    src = {"path": run.paths.rel(path), "sha256": sha256_file(path)}
+    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
     figures = []
     for w in run.meta.workloads:
         for name, unit in (("input_tokens", "tokens"), ("output_tokens", "tokens"),
@@ -137,15 +140,16 @@ def save_figures(run: Run, figures: list[Figure], notebook: str) -> str:
 
 @dataclass(frozen=True)
 class Caveats:
-    """What was not controlled: one row per differing setting or runtime event."""
+    """What was not controlled: one row per differing setting or runtime event, and what
+    one run cannot tell; ``record`` is what save_caveats writes for the report."""
 
     table: pd.DataFrame
     figures: list[Figure]
+    record: dict
 
 
 def caveats(run: Run, ing) -> Caveats:
-    """Settings that differ, events inside the measurements and what one run cannot tell;
-    writes derived/caveats.json."""
+    """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
     from .caveats import caveat_figures, event_caveats, setting_caveats
     from .spec import spec_figures
@@ -166,10 +170,9 @@ def caveats(run: Run, ing) -> Caveats:
              limits.spec_overhead(run, spec_figures(run, ing), differing)]
     limit_figs = [f for figs, _ in parts for f in figs]
     limit_rows = [r for _, found in parts for r in found]
-    write_json(run.paths.derived / "caveats.json", {
-        "differing": [c.__dict__ for c in all_rows],
-        "compared": {k: c.values for k, c in sorted(compared.items())},
-        "limits": [r.__dict__ for r in limit_rows]})
+    record = {"differing": [c.__dict__ for c in all_rows],
+              "compared": {k: c.values for k, c in sorted(compared.items())},
+              "limits": [r.__dict__ for r in limit_rows]}
     table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
                            **{f"{e}": c.values.get(e, "") for e in
                               (x.id for x in run.meta.engines)},
@@ -177,14 +180,21 @@ def caveats(run: Run, ing) -> Caveats:
                            "evidence": "; ".join(c.evidence)} for c in all_rows]
                          + [{"what": r.id, "kind": "limit", "workload": r.workload,
                              "evidence": "; ".join(r.evidence)} for r in limit_rows])
-    return Caveats(table=table,
+    return Caveats(table=table, record=record,
                    figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
+
+
+def save_caveats(run: Run, cav: Caveats) -> str:
+    """Write derived/caveats.json (the claim check and the article read it)."""
+    write_json(run.paths.caveats_json, cav.record)
+    return run.paths.rel(run.paths.caveats_json)
 
 
 @dataclass(frozen=True)
 class ClaimCheck:
     table: pd.DataFrame
     figures: list[Figure]
+    record: list = ()            # what save_claims writes for the article
 
 
 def claim_check(run: Run) -> ClaimCheck:
@@ -204,12 +214,12 @@ def claim_check(run: Run) -> ClaimCheck:
                  for p in sorted(run.paths.figure_fragments.glob("*.json"))
                  if not p.name.startswith("80-")}
     registry = merge(fragments)
-    cav = read_json(run.paths.derived / "caveats.json")
+    cav = read_json(run.paths.caveats_json)
     differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
     calibrated = _calibration(run)
     verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
                 for c in claims]
-    src = {"path": run.paths.rel(path), "sha256": sha256_file(path)}
+    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
     figures = []
     for c, v in zip(claims, verdicts, strict=True):
         figures.append(Figure(
@@ -228,18 +238,24 @@ def claim_check(run: Run) -> ClaimCheck:
                       f"({', '.join(v.calibrated)}), so agreement is by construction"
                       if v.calibrated else "")))
     figures.append(_informative(claims, verdicts, src))
-    write_json(run.paths.derived / "claims.json", [
+    record = [
         {"claim": v.claim, "verdict": v.verdict, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence, "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "scope": c.scope, "why": c.why}
-        for c, v in zip(claims, verdicts, strict=True)])
+        for c, v in zip(claims, verdicts, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
                            "recomputed": v.recomputed, "reason": v.sentence,
                            "calibrated": ", ".join(v.calibrated)}
                           for c, v in zip(claims, verdicts, strict=True)])
-    return ClaimCheck(table=table, figures=figures)
+    return ClaimCheck(table=table, figures=figures, record=record)
+
+
+def save_claims(run: Run, check: ClaimCheck) -> str:
+    """Write derived/claims.json (the article reads it)."""
+    write_json(run.paths.claims_json, list(check.record))
+    return run.paths.rel(run.paths.claims_json)
 
 
 def _calibration(run: Run) -> dict[str, str]:

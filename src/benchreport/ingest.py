@@ -11,8 +11,10 @@ from typing import Any
 import pandas as pd
 
 from .errors import ParseError, ReportError
-from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, write_json,
-                 write_text_atomic)
+from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, sha256_file,
+                 write_json)
+from .parsers.results import BenchResult
+from .tables import PER_REQUEST, read_results, read_rows, stats_json, write_results, write_rows
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
 
@@ -184,19 +186,78 @@ def find_windows(run: Run, ing: Ingested) -> list[BenchWindow]:
     return out
 
 
+def _result_row(entry: ResultEntry) -> dict[str, Any]:
+    r = entry.result
+    raw = r.raw
+    return {"engine": entry.engine, "workload": entry.workload, "file": entry.file.rel,
+            "sha256": entry.file.sha256, "line": r.line, "client": r.client,
+            "backend": r.backend, "duration": r.duration, "completed": r.completed,
+            "failed": raw.get("failed") if isinstance(raw.get("failed"), int) else None,
+            "total_input_tokens": r.total_input_tokens,
+            "total_output_tokens": r.total_output_tokens, "request_rate": r.request_rate,
+            "max_concurrency": r.max_concurrency,
+            "date": raw.get("date") if isinstance(raw.get("date"), str) else None,
+            "random_input_len": raw.get("random_input_len")
+            if isinstance(raw.get("random_input_len"), int) else None,
+            "stats": stats_json(r.stats),
+            **{k: r.per_request.get(k) for k in PER_REQUEST}}
+
+
+def _result_entry(run: Run, row: dict[str, Any]) -> ResultEntry:
+    raw = {k: row[k] for k in ("date", "failed", "random_input_len", "errors")
+           if row.get(k) is not None}
+    result = BenchResult(
+        client=row["client"], line=int(row["line"]), backend=row["backend"],
+        duration=row["duration"], completed=int(row["completed"]),
+        total_input_tokens=row["total_input_tokens"],
+        total_output_tokens=row["total_output_tokens"], request_rate=row["request_rate"],
+        max_concurrency=row["max_concurrency"], stats=json.loads(row["stats"]),
+        per_request={k: row[k] for k in PER_REQUEST if row.get(k) is not None}, raw=raw)
+    # the file is named, never opened again: everything later steps need is in the row
+    file = RawFile(path=run.paths.root / row["file"], rel=row["file"], sha256=row["sha256"])
+    return ResultEntry(engine=row["engine"], workload=row["workload"], result=result,
+                       file=file)
+
+
+def _inputs(run: Run) -> list[dict[str, Any]]:
+    """Every input file of the run with its checksum and role."""
+    roles = {"run.yaml": "run", "claims.yaml": "claims", "SHA256SUMS": "checksums"}
+    out = []
+    for path in sorted(p for p in run.paths.data.rglob("*") if p.is_file()):
+        name = path.name.lower()
+        role = roles.get(path.name) or ("scenario" if path.parent == run.paths.data
+                                        and name.endswith((".yaml", ".yml")) else
+                                        "result" if name.endswith(RESULT_SUFFIXES) else
+                                        "launch" if name.endswith(LAUNCH_SUFFIXES) else
+                                        "log" if path.parent.parent == run.paths.raw
+                                        else "other")
+        out.append({"path": run.paths.rel(path), "sha256": sha256_file(path), "role": role})
+    return out
+
+
 def save_ingest(run: Run, ing: Ingested) -> list[str]:
-    """Write derived/tables/<kind>.csv, derived/ingest.json and derived/windows.json."""
+    """Write the derived tables (derived/tables/*.parquet, see ``tables``), and
+    derived/ingest.json (what each file held) and derived/windows.json."""
+    folder = run.paths.tables
     written = []
-    folder = run.paths.derived / "tables"
+    for old in folder.glob("*.csv") if folder.is_dir() else []:
+        old.unlink()                  # an earlier build's CSV tables
     for kind in sorted(ing.records):
-        path = folder / f"{kind}.csv"
-        write_text_atomic(path, ing.table(kind).to_csv(index=False, lineterminator="\n"))
-        written.append(run.paths.rel(path))
-    write_json(run.paths.derived / "ingest.json", {"run_id": run.id, "files": sorted(
+        path = folder / f"records_{kind}.parquet"
+        write_rows(path, ing.records[kind], list(ing.table(kind).columns))
+        written.append(path)
+    write_results(folder / "results.parquet", [_result_row(e) for e in ing.results])
+    write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
+               ["engine", "workload", "start", "end", "source"])
+    write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
+    written += [folder / "results.parquet", folder / "windows.parquet",
+                folder / "inputs.parquet"]
+    write_json(run.paths.ingest_json, {"run_id": run.id, "files": sorted(
         ing.summaries, key=lambda s: s["file"])})
-    write_json(run.paths.derived / "windows.json", [w.__dict__ for w in ing.windows])
-    return written + [run.paths.rel(run.paths.derived / "ingest.json"),
-                      run.paths.rel(run.paths.derived / "windows.json")]
+    write_json(run.paths.windows_json, [w.__dict__ for w in ing.windows])
+    return [run.paths.rel(p) for p in written] + [
+        run.paths.rel(run.paths.ingest_json),
+        run.paths.rel(run.paths.windows_json)]
 
 
 def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
@@ -209,27 +270,35 @@ def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
 
 
 def load_ingested(run: Run) -> Ingested:
-    """What the ingest notebook wrote, read back (later notebooks do not re-read raw logs)."""
-    import math
-
-    folder = run.paths.derived / "tables"
-    if not (run.paths.derived / "ingest.json").is_file():
+    """What the ingest notebook wrote, read back: later steps read no raw file again."""
+    folder = run.paths.tables
+    if not (run.paths.ingest_json).is_file():
         raise ReportError("derived/ingest.json is missing; the ingest notebook must run first",
                           path=run.paths.rel(run.paths.derived))
     records: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
-        df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-        rows = []
-        for row in df.to_dict("records"):
-            rows.append({k: (int(v) if isinstance(v, float) and k in ("line", "pid") else v)
-                         for k, v in row.items()
-                         if not (isinstance(v, float) and math.isnan(v))})
-        records[path.stem] = rows
-    summaries = json.loads((run.paths.derived / "ingest.json").read_text())["files"]
-    windows = [BenchWindow(**w) for w in
-               json.loads((run.paths.derived / "windows.json").read_text())]
-    return Ingested(records=records, summaries=summaries, results=load_results(run),
-                    windows=windows)
+    for path in sorted(folder.glob("records_*.parquet")):
+        rows = read_rows(path)
+        for row in rows:
+            for key in ("line", "pid"):
+                if isinstance(row.get(key), float):
+                    row[key] = int(row[key])
+        records[path.stem.removeprefix("records_")] = rows
+    summaries = json.loads((run.paths.ingest_json).read_text())["files"]
+    windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
+    results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
+    return Ingested(records=records, summaries=summaries, results=results, windows=windows)
+
+
+def input_checksum(run: Run, path) -> str:
+    """The sha256 of an input file of the run, as ingest recorded it (computed from the
+    file only where no ingest was saved: the package used as a library, in tests)."""
+    table = run.paths.tables / "inputs.parquet"
+    if table.is_file():
+        rel = run.paths.rel(path)
+        for row in read_rows(table):
+            if row["path"] == rel:
+                return row["sha256"]
+    return sha256_file(path)
 
 
 def check_windows(run: Run, ing: Ingested) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import ParseError
 from .figures import Figure, Source
-from .io import ResultEntry, Run, load_results
+from .io import ResultEntry, Run
 from .metrics import compare_lower_is_better
 from .parsers.results import SGLANG_CLIENT
 
@@ -202,9 +202,11 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
     return figures, means
 
 
-def latency_figures(run: Run) -> list[Figure]:
+def latency_figures(run: Run, ing=None) -> list[Figure]:
     figures: list[Figure] = []
-    entries = load_results(run)
+    from .ingest import load_ingested
+
+    entries = (ing or load_ingested(run)).results
     for w in run.meta.workloads:
         means: dict[str, dict[str, tuple[float, str]]] = {}
         for entry in (e for e in entries if e.workload == w.id):

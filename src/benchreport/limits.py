@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .figures import Figure, Source
-from .ingest import Ingested
-from .io import Run, sha256_file
+from .ingest import Ingested, input_checksum
+from .io import Run
 
 # Fewer requests than this and p99 (linear interpolation) lies between the two largest.
 P99_MIN_REQUESTS = 100
@@ -44,7 +44,7 @@ def _fig(fid, value, unit, method, sources=(), decimals=None, depends_on=(), **c
 def repeats(run: Run) -> tuple[list[Figure], list[Limit]]:
     """Runs per engine and workload: run.yaml declares none, so one."""
     path = run.paths.data / "run.yaml"
-    src = Source(path=run.paths.rel(path), sha256=sha256_file(path), key="workloads")
+    src = Source(path=run.paths.rel(path), sha256=input_checksum(run, path), key="workloads")
     fig = _fig("limits.repeats", 1, "count", "runs per engine and workload: run.yaml declares "
                "no repeats, and each workload has one result file per engine", (src,), 0)
     return [fig], [Limit("single_run", {"n": fig.id})]

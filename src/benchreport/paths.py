@@ -50,6 +50,27 @@ class RunPaths:
         return self.derived / "figures.json"
 
     @property
+    def tables(self) -> Path:
+        """The derived tables ingest writes (see ``tables``)."""
+        return self.derived / "tables"
+
+    @property
+    def ingest_json(self) -> Path:
+        return self.derived / "ingest.json"
+
+    @property
+    def windows_json(self) -> Path:
+        return self.derived / "windows.json"
+
+    @property
+    def caveats_json(self) -> Path:
+        return self.derived / "caveats.json"
+
+    @property
+    def claims_json(self) -> Path:
+        return self.derived / "claims.json"
+
+    @property
     def notebooks(self) -> Path:
         return self.report / "notebooks"
 

@@ -162,11 +162,11 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         inputs = input_checksums(run)
         packages = [("code", code_version(project))] + locked_packages(project)
         derived = run.paths.derived
-        caveats = read_json(derived / "caveats.json") if (derived / "caveats.json").is_file() \
+        caveats = read_json(run.paths.caveats_json) if run.paths.caveats_json.is_file() \
             else {}
-        claims = read_json(derived / "claims.json") if (derived / "claims.json").is_file() else []
+        claims = read_json(run.paths.claims_json) if run.paths.claims_json.is_file() else []
         lines = excerpts(run, registry)
-        ing = load_ingested(run) if (derived / "ingest.json").is_file() else None
+        ing = load_ingested(run) if run.paths.ingest_json.is_file() else None
         notebook_html = notebook_names(run)
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
