@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from ..errors import ParseError
-from . import sglang_log, vllm_log
+from . import sglang_log, tracebacks, vllm_log
 from .prefix import Prefix, clean, split_sglang, split_vllm
 from .vllm_log import FieldError
 
@@ -21,6 +21,7 @@ BLOCK = 8 << 20
 HUGE_LINE = 64 << 20
 LONG_LINE = 1 << 20      # a line this long that crosses a read block is worth a warning
 CLOCK_SLACK_S = 60       # processes print a little out of order; more than this is news
+TB_WINDOW = 1 << 20      # how far after an error record a large log is searched for tracebacks
 # Kinds whose markers are specific: a line carrying one that yields no record is counted
 # as "unrecognised" (a line we should have read and could not).
 _MUST_PARSE = {
@@ -35,6 +36,25 @@ _DETECT = {
                          rb"(?:Prefill batch|Decode batch|server_args|Load weight|KV Cache|"
                          rb"The server|max_total|INFO: )"),
 }
+# Weaker evidence, looked at only when no line above is found: a log excerpt holding one
+# kind of event, or lines of an older era. Line shapes first; then, for a bare pasted
+# traceback, the package its frames run in.
+_VLLM_PROCS = (rb"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|Worker(?:_[A-Z]+\d+)*|"
+               rb"VllmWorker(?: TP\d+| PP\d+_TP\d+| rank=\d+)?|VllmWorkerProcess|DPSupervisor)")
+_DETECT_WEAK = {
+    # vLLM's process prefix (engine-formats.md 1.1), also on the lines of a traceback
+    "vllm": re.compile(rb"(?:^|\n)(?:\S+Z )?(?:\x1b\[[\d;]*m)?\(" + _VLLM_PROCS + rb" pid=\d+\)"),
+    # SGLang <= 0.1.x lines without a prefix (3.2, 3.3); any SGLang record after its prefix
+    # (retractions, out-of-memory, startup: the scanner's own message starts, except a bare
+    # traceback header, which any program behind a time-stamping wrapper prints alike)
+    "sglang": re.compile(rb"(?:^|\n)(?:new fill batch\. #seq: \d|#running-req: \d+, #token: \d+, "
+                         rb"token usage: )|(?:^|\n)(?:\S+Z )?\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d"
+                         rb"(?:\.\d{3})?(?: [A-Z_]+\d+)*\] (?:"
+                         + b"|".join(re.escape(w) for w in sglang_log.RARE if w != b"Traceback")
+                         + rb")"),
+}
+_DETECT_FRAMES = {name: re.compile(rb'File "[^"\n]*/' + name.encode() + rb'/')
+                  for name in ("vllm", "sglang")}
 
 
 @dataclass
@@ -75,7 +95,8 @@ class Summary:
 
 
 def detect_engine(head: bytes, path: str) -> str:
-    """'vllm' or 'sglang' from the first block's line prefixes."""
+    """'vllm' or 'sglang' from the first block's line prefixes; failing those, from weaker
+    evidence (older eras, one kind of event, a pasted traceback)."""
     if not head.strip():
         raise ParseError("empty file, expected a vLLM or SGLang server log", path=path)
     if b"\x00" in head[:65536]:
@@ -85,11 +106,23 @@ def detect_engine(head: bytes, path: str) -> str:
         best = max(hits, key=hits.get)
         if hits[best] or len(head) <= window:
             break
-    if hits[best] == 0:
-        raise ParseError("no vLLM or SGLang log lines found (expected lines such as "
-                         "'INFO 11-29 07:14:57 [loggers.py:271] …' or "
-                         "'[2026-11-29 07:14:57 TP0] Prefill batch, …')", path=path, line=1)
-    return best
+    if hits[best]:
+        return best
+    part = head[: 4 << 20]
+    for detectors in (_DETECT_WEAK, _DETECT_FRAMES):
+        hits = {name: len(rx.findall(part)) for name, rx in detectors.items()}
+        best = max(hits, key=hits.get)
+        if hits[best] and list(hits.values()).count(hits[best]) == 1:
+            return best
+    tb = part.find(tracebacks.MARKER)
+    if tb != -1:
+        raise ParseError("a Python traceback, but no line in it shows whether vLLM or SGLang "
+                         "wrote it (no process prefix, no frame in a vllm/ or sglang/ "
+                         "package)", path=path, line=part.count(b"\n", 0, tb) + 1,
+                         hint="name the engine: benchreport parse FILE --engine vllm (or sglang)")
+    raise ParseError("no vLLM or SGLang log lines found (expected lines such as "
+                     "'INFO 11-29 07:14:57 [loggers.py:271] …' or "
+                     "'[2026-11-29 07:14:57 TP0] Prefill batch, …')", path=path, line=1)
 
 
 class _Clock:
@@ -122,9 +155,13 @@ class _Clock:
 
 
 def _candidates(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
-                rare: re.Pattern, ancient: tuple[bytes, ...] = ()) -> list[int]:
-    """Start offsets of the lines in ``block[lo:hi]`` that may hold a record, sorted."""
+                rare: re.Pattern, ancient: tuple[bytes, ...] = (),
+                errors: frozenset[bytes] = frozenset()) -> tuple[list[int], list[int]]:
+    """Start offsets of the lines in ``block[lo:hi]`` that may hold a record, sorted; and
+    those of the lines whose rare marker is one of ``errors`` (after which tracebacks are
+    looked for)."""
     starts = set()
+    triggers = []
     markers = list(frequent)
     k = 0
     while k < len(markers):
@@ -140,10 +177,48 @@ def _candidates(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
             starts.add(max(lo, block.rfind(b"\n", lo, pos) + 1))
             pos = block.find(marker, pos + step, hi)
     for m in rare.finditer(block, lo, hi):
-        starts.add(max(lo, block.rfind(b"\n", lo, m.start()) + 1))
+        start = max(lo, block.rfind(b"\n", lo, m.start()) + 1)
+        starts.add(start)
+        if m.group()[2:] in errors:
+            triggers.append(start)
     if block.startswith((b"new fill batch", b"#running-req: "), lo):
         starts.add(lo)
-    return sorted(starts)
+    return sorted(starts), triggers
+
+
+def _traceback_heads(block: bytes, lo: int, hi: int, triggers: list[int], left: int,
+                     everywhere: bool) -> tuple[set[int], int]:
+    """Line starts of traceback headers in ``block[lo:hi]``, and the bytes of search window
+    still owed to the next range.
+
+    A header without the "] " of a log prefix (``(EngineCore pid=1) Traceback …``, or bare)
+    is no candidate line, and one more search of every block would slow the scan of a large
+    log by a tenth. So headers are searched for ``everywhere`` only in a file read in one
+    block; in a larger one, within TB_WINDOW bytes after an error record (a ``triggers``
+    line) or after another header, since a process that dies logs an error first."""
+    heads: set[int] = set()
+    limit = hi if everywhere else lo + left
+    pos, k = lo, 0
+    while pos < hi:
+        while k < len(triggers) and triggers[k] < limit:
+            limit = max(limit, triggers[k] + TB_WINDOW)
+            k += 1
+        if pos >= limit:
+            if k == len(triggers):
+                break
+            pos, limit = triggers[k], triggers[k] + TB_WINDOW
+            k += 1
+            continue
+        end = min(limit, hi)
+        found = block.find(tracebacks.MARKER, pos, end)
+        if found == -1:
+            pos = end
+            continue
+        heads.add(max(lo, block.rfind(b"\n", lo, found) + 1))
+        if not everywhere:
+            limit = max(limit, found + TB_WINDOW)
+        pos = found + len(tracebacks.MARKER)
+    return heads, 0 if everywhere else max(0, limit - hi)
 
 
 def roll_years(records: list[dict[str, Any]], year: int) -> None:
@@ -181,19 +256,87 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
     summary.engine = engine
     clock = _Clock(year, rollover)
     ancient = getattr(module, "ANCIENT", ())
+    errors = getattr(module, "ERRORS", frozenset())
+    # A file read in one block (an excerpt, a short run) is searched for every line shape
+    # everywhere: the cost is nil, and a paste need not hold the line that would trigger it.
+    everywhere = len(head) < BLOCK
+    if everywhere:
+        frequent, ancient = module.FREQUENT + ancient[1:], ()
+    else:
+        frequent = module.FREQUENT
+    walks: list[tracebacks.Walk] = []     # tracebacks whose exception line is still ahead
+    tb_left = 0
     line_base = 1
+
+    def finished(rec: dict[str, Any]) -> dict[str, Any]:
+        """Count a traceback. One without its exception line keeps its header's line number
+        but comes out where the reading gave up, so it can follow records of later lines."""
+        summary.counts["traceback"] = summary.counts.get("traceback", 0) + 1
+        if rec["exception"] is None:
+            summary.warn(rec["line"], "a traceback without its exception line (cut off, or "
+                                      "mixed with other output)")
+        return rec
+
+    def follow(data: bytes, pos: int, limit: int, line: int) -> Iterator[dict[str, Any]]:
+        """Feed the lines in data[pos:limit] (the first is number ``line``) to the walks."""
+        while pos < limit and walks:
+            end = data.find(b"\n", pos, limit)
+            text = clean(data[pos: end if end != -1 else limit].decode("utf-8", "replace"))
+            for walk in list(walks):
+                rec = walk.feed(text, line)
+                if rec is not None:
+                    walks.remove(walk)
+                    yield finished(rec)
+            pos, line = (end + 1 if end != -1 else limit), line + 1
+
+    def begin(raw: bytes, line: int) -> None:
+        """Start reading a traceback at its header line, if this is one."""
+        text = clean(raw.decode("utf-8", "replace"))
+        got = tracebacks.header(text)
+        if got is None:
+            return
+        keys, message = got
+        rec: dict[str, Any] = {"kind": "traceback", "line": line, "ts": None}
+        prefix = next((p for p, msg in split(text) if tracebacks.TEXT_MARKER in msg), None)
+        if prefix is None:
+            prefix = tracebacks.process_of(text)
+        if prefix is not None:
+            rec["ts"] = clock.stamp(prefix)
+            if not rollover and prefix.mmdd is not None and not prefix.date:
+                rec["_yearless"] = True
+            for name in ("proc", "pid", "ranks", "level"):
+                if getattr(prefix, name):
+                    rec["rank" if name == "ranks" else name] = getattr(prefix, name)
+        if message:
+            rec["message"] = message[:300]
+        walks.append(tracebacks.Walk(line, keys, rec))
 
     def chunk(data: bytes, lo: int, hi: int) -> Iterator[dict[str, Any]]:
         """Records of the whole lines in data[lo:hi]; advances the line count."""
-        nonlocal line_base
+        nonlocal line_base, tb_left
+        starts, triggers = _candidates(data, lo, hi, frequent, module.RARE_RE, ancient, errors)
+        heads, tb_left = _traceback_heads(data, lo, hi, triggers, tb_left, everywhere)
+        if heads:
+            starts = sorted(heads.union(starts))
+        check = heads.union(triggers) if heads or triggers else ()
         counted, at = 0, lo
-        for start in _candidates(data, lo, hi, module.FREQUENT, module.RARE_RE, ancient):
+        walked, walked_line = lo, line_base      # the walks have seen the lines before this
+        for start in starts:
             counted += data.count(b"\n", at, start)
             at = start
             end = data.find(b"\n", start, hi)
-            raw = data[start: end if end != -1 else hi]
-            yield from _records(raw, line_base + counted, engine, split, module, must,
+            stop = end if end != -1 else hi
+            line = line_base + counted
+            if walks:
+                yield from follow(data, walked, stop + 1, walked_line)
+            raw = data[start:stop]
+            yield from _records(raw, line, engine, split, module, must,
                                 clock, summary, mark_yearless=not rollover)
+            if start in check and tracebacks.MARKER in raw:
+                begin(raw, line)
+            walked, walked_line = stop + 1, line + 1
+        if walks:
+            yield from follow(data, walked, hi, walked_line)
         newlines = counted + data.count(b"\n", at, hi)
         summary.lines += newlines + (0 if hi == lo or data[hi - 1:hi] == b"\n" else 1)
         line_base += newlines
@@ -233,6 +376,8 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
         summary.warn(line_base, "the last line has no line end: the file looks cut off here "
                                 "(read as it is)")
         yield from chunk(carry, 0, len(carry))
+    for walk in walks:                            # the text ended inside a traceback
+        yield finished(walk.finish(None, walk.start))
 
 
 def file_checks(records: list[dict[str, Any]], summary: Summary) -> None:

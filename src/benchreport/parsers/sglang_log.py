@@ -24,9 +24,17 @@ RARE = (
     b"Prefill batch", b"Decode batch", b"server_args=", b"KV Cache is allocated", b"max_total_num_tokens=", b"Load weight end",
     b"Capture ", b"KV cache pool is full", b"Decode out of memory", b"Prefill out of memory",
     b"Not enough memory", b"The memory capacity", b"Retraction host", b"Try DeepGEMM JIT",
-    b"Entering DeepGEMM", b"The server is fired up", b"DCP is enabled",
+    b"Entering DeepGEMM", b"The server is fired up", b"DCP is enabled", b"Traceback",
+    b"Scheduler hit an exception", b"DetokenizerManager hit an exception",
+    b"DataParallelController hit an exception",
 )
 RARE_RE = message_starts(RARE)
+# Rare markers of a failure: the scanner looks for tracebacks after these lines (logscan).
+ERRORS = frozenset((
+    b"Traceback", b"Scheduler hit an exception", b"DetokenizerManager hit an exception",
+    b"DataParallelController hit an exception", b"Decode out of memory",
+    b"Prefill out of memory", b"Not enough memory", b"Retraction host",
+))
 
 _BATCH = re.compile(r"^(?P<what>Prefill|Decode) batch(?: \[\d+\])?(?:\(mixed #running-req: (?P<mixed>\d+)\))?[.,] ")
 _KEYS = {
@@ -145,10 +153,18 @@ def parse_batch(msg: str) -> tuple[str, dict[str, Any]]:
 
 
 _OLD_FILL = re.compile(r"^new fill batch\. #seq: (\d+)\. #cached_token: (\d+)\. #new_token: (\d+)\. "
-                       r"#remaining_req: (\d+)\. #running_req: (\d+)\.")
+                       r"#remaining_req: (\d+)\. #running_req: (\d+)\.(?: tree_cache_hit_rate: "
+                       r"([\d.]+)%)?")
 _BARE_DECODE = re.compile(r"^#running-req: (\d+), #token: (\d+), token usage: ([\d.]+), "
                           r"(?:gen throughput \(token/s\): ([\d.]+), )?#queue-req: (\d+)")
 _RETRACT = re.compile(r"#retracted_reqs: (?P<retracted>\d+)")
+# The other counters of a retraction line across eras (engine-formats.md 3.5), by name.
+_RETRACT_MORE = (
+    ("aborted_retracted", re.compile(r"#aborted_retracted_reqs: (\d+)"), int),
+    ("new_tokens_gained", re.compile(r"#new_tokens_gained: (\d+)"), int),
+    ("mamba_num_gained", re.compile(r"#mamba_num_gained: (\d+)"), int),
+)
+_RATIO = re.compile(r"#new_token_ratio: ([\d.]+) -> ([\d.]+)")
 _OTHER = [
     (re.compile(r"^KV Cache is allocated\..*?#tokens: (?P<kv_tokens>\d+)"), "kv_cache"),
     (re.compile(r"^max_total_num_tokens=(?P<kv_tokens>\d+), chunked_prefill_size=(?P<chunked_prefill_size>-?\d+), max_prefill_tokens=(?P<max_prefill_tokens>\d+), max_running_requests=(?P<max_running_requests>\d+), context_len=(?P<context_len>\d+)"), "capacity"),
@@ -194,9 +210,11 @@ def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, An
         f = _OLD_FILL.match(m)
         if not f:
             raise FieldError("malformed 'new fill batch' line")
-        return "prefill_batch", {"new_seq": int(f[1]), "cached_token": int(f[2]),
-                                 "new_token": int(f[3]), "queue_req": int(f[4]),
-                                 "running_req": int(f[5])}
+        fields = {"new_seq": int(f[1]), "cached_token": int(f[2]), "new_token": int(f[3]),
+                  "queue_req": int(f[4]), "running_req": int(f[5])}
+        if f[6] is not None:              # the radix tree's running hit rate, like 0.2-0.4.3
+            fields["cache_hit_rate_pct"] = float(f[6])
+        return "prefill_batch", fields
     if m.startswith("#running-req:"):
         f = _BARE_DECODE.match(m)
         if f:
@@ -211,7 +229,15 @@ def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, An
     if "Retract" in m or "Decode out of memory happened" in m:
         r = _RETRACT.search(m)
         if r:
-            return "retraction", {"retracted": int(r["retracted"]), "message": m[:300]}
+            fields: dict[str, Any] = {"retracted": int(r["retracted"])}
+            for name, rx, cast in _RETRACT_MORE:
+                if more := rx.search(m):
+                    fields[name] = cast(more[1])
+            if ratio := _RATIO.search(m):
+                fields["new_token_ratio_from"] = float(ratio[1])
+                fields["new_token_ratio_to"] = float(ratio[2])
+            fields["message"] = m[:300]
+            return "retraction", fields
     if _MEMORY.search(m):
         return "memory_event", {"event": "oom", "message": m[:300]}
     for rx, kind in _OTHER:

@@ -33,8 +33,16 @@ RARE = (
     b"Engine core initialization", b"Free memory on device", b"No available memory",
     b"To serve at least one request", b"Failed to load model", b"ValueError",
     b"torch.OutOfMemoryError", b"CUDA out of memory", b"Prefix cache hit rate: GPU",
+    b"Traceback", b"EngineCore failed to start",
 )
 RARE_RE = message_starts(RARE)
+# Rare markers of a failure: the scanner looks for tracebacks after these lines (logscan).
+ERRORS = frozenset((
+    b"Traceback", b"EngineCore encountered", b"EngineCore failed to start",
+    b"Engine core initialization", b"ValueError", b"torch.OutOfMemoryError",
+    b"CUDA out of memory", b"Failed to load model", b"Free memory on device",
+    b"No available memory", b"To serve at least one request",
+))
 
 # The current (0.31-0.33) shapes of the two frequent lines, read in one match each; any
 # other era or optional part falls through to the general, part-by-part reader.
