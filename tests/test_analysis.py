@@ -249,16 +249,22 @@ def test_a_run_without_logs_says_why(workspace, project):
 
 
 def test_caveats_say_why_and_reasons_are_sentences(reference):
+    """Codes in the derived files, words only in the catalogues, in both languages."""
+    from benchreport.i18n import load_catalogue
+
     run, _, c = reference
+    labels = ROOT / "templates" / "labels"
+    en, ko = load_catalogue(labels, "en"), load_catalogue(labels, "ko")
     cav = json.loads((run.paths.derived / "caveats.json").read_text())
     rows = {x["id"]: x for x in cav["differing"]}
-    assert "not comparable" in rows["memory"]["why"]
+    assert "not be compared as equal" in en["why.memory"]
     assert rows["event_oom_retry"]["requests"].startswith("10 of 10 requests")
-    assert all(x["why"] for x in cav["differing"])
+    assert all(f"why.{x['id']}" in en and f"why.{x['id']}" in ko for x in cav["differing"])
+    assert not any("why" in x for x in cav["differing"])
     assert c["decode-degradation-vllm"]["sentence"] == (
-        "The published value matches decode.degradation.vllm.peak_over_mean, not the "
-        "like-for-like basis.")
-    assert c["both-oom-at-095"]["sentence"] == "No such event appears in the logs of: sglang."
+        "The published number matches another basis (decode.degradation.vllm.peak_over_mean), "
+        "not the like-for-like one.")
+    assert c["both-oom-at-095"]["sentence"] == "No such event appears in the logs of sglang."
     assert all(x["sentence"].endswith(".") for x in c.values())
 
 

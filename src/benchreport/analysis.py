@@ -156,6 +156,7 @@ def caveats(run: Run, ing) -> Caveats:
 
     rows, compared = setting_caveats(run, ing)
     events, event_figs = event_caveats(run, ing)
+    en = english()
     sha = {s["file"]: s["sha256"] for s in ing.summaries}
     all_rows = rows + events
     spans: dict[tuple[str, str], tuple[str, str]] = {}
@@ -176,12 +177,20 @@ def caveats(run: Run, ing) -> Caveats:
     table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
                            **{f"{e}": c.values.get(e, "") for e in
                               (x.id for x in run.meta.engines)},
-                           "why it matters": c.why, "touches": c.requests,
+                           "why it matters": en[f"why.{c.id}"], "touches": c.requests,
                            "evidence": "; ".join(c.evidence)} for c in all_rows]
                          + [{"what": r.id, "kind": "limit", "workload": r.workload,
                              "evidence": "; ".join(r.evidence)} for r in limit_rows])
     return Caveats(table=table, record=record,
                    figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
+
+
+def english() -> dict[str, str]:
+    """The English catalogue, for the notebooks' tables (the article has its own)."""
+    from .i18n import load_catalogue
+    from .paths import LABELS
+
+    return load_catalogue(LABELS, "en")
 
 
 def save_caveats(run: Run, cav: Caveats) -> str:
@@ -219,6 +228,7 @@ def claim_check(run: Run) -> ClaimCheck:
     calibrated = _calibration(run)
     verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
                 for c in claims]
+    en = english()
     src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
     figures = []
     for c, v in zip(claims, verdicts, strict=True):
@@ -226,7 +236,7 @@ def claim_check(run: Run) -> ClaimCheck:
             id=f"claim.{c.id}", value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
             depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
-            context={"reason": v.reason, "sentence": v.sentence,
+            context={"reason": v.reason, "sentence": v.sentence(en),
                      "params": {k: str(x) for k, x in v.params.items()},
                      "published": _json.dumps(c.value, ensure_ascii=False),
                      "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
@@ -241,12 +251,12 @@ def claim_check(run: Run) -> ClaimCheck:
     record = [
         {"claim": v.claim, "verdict": v.verdict, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
-         "sentence": v.sentence, "calibrated": v.calibrated,
+         "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "scope": c.scope, "why": c.why}
         for c, v in zip(claims, verdicts, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
-                           "recomputed": v.recomputed, "reason": v.sentence,
+                           "recomputed": v.recomputed, "reason": v.sentence(en),
                            "calibrated": ", ".join(v.calibrated)}
                           for c, v in zip(claims, verdicts, strict=True)])
     return ClaimCheck(table=table, figures=figures, record=record)

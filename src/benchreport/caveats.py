@@ -28,42 +28,14 @@ DEFAULTS = {"dcp": "1"}
 ENGINE_CHOOSES = ("auto", "none", "")
 MEMORY_FLAGS = ("gpu_memory_utilization", "mem_fraction_static")
 
-# Why each difference matters (English here; the report's wording lives in the catalogues).
-WHY = {
-    "draft_model": "each engine loads its own copy of the draft model; different draft "
-                   "weights accept different tokens",
-    "dcp": "decode context parallelism splits each request's KV reads across GPUs: cheaper "
-           "reads at long context, extra communication at every step",
-    "tensor_parallel": "how the model is split across GPUs changes per-step communication",
-    "chunked_prefill": "the prefill budget sets chunk size, TTFT and how prefill interleaves "
-                       "with decode",
-    "max_context": "the maximum context changes how much KV memory is reserved",
-    "attention_backend": "attention kernels set the cost of reading the KV cache at each "
-                         "decode step",
-    "moe_backend": "MoE kernels set the cost of the expert layers at every step",
-    "memory": "vLLM's value is the share of all GPU memory the engine may use; SGLang's is "
-              "the share for weights and KV pool: different quantities, not comparable",
-    "speculative": "draft method and length change tokens per step and verification work",
-    "verification": "non-adaptive verification checks every draft position even when "
-                    "acceptance is low",
-    "event_oom_retry": "retries stall the engine while they run: the requests prefilling "
-                       "then wait",
-    "event_oom": "an out-of-memory error can abort or slow requests",
-    "event_jit": "compiling kernels during the measurement adds their compile time to it",
-    "event_retraction": "retracted requests are prefilled again later",
-    "event_preemption": "preempted requests are recomputed later",
-}
-
-
 @dataclass
 class Caveat:
-    id: str                                  # catalogue key: caveat.<id>.what / .why
+    id: str                                  # catalogue keys: setting.<id>, why.<id>
     kind: str                                # "setting" or "event"
     values: dict[str, str]                   # engine -> value as shown
     evidence: list[str] = field(default_factory=list)   # "file:line"
     workload: str | None = None
     touches: list[str] = field(default_factory=list)     # figure ids the event affects
-    why: str = ""
     requests: str = ""                                   # which requests an event touched
     engine: str | None = None                            # an event's engine
     span: tuple[str, ...] = ()                           # an event's first and last time
@@ -273,8 +245,6 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     add("draft_model", lambda e: _draft_model(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
-    for c in rows:
-        c.why = WHY.get(c.id, "")
     return rows, compared
 
 
@@ -350,7 +320,7 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                     first = min(r.get("ts") or "" for r in recs)
                     last = max(r.get("ts") or "" for r in recs)
                     rows.append(Caveat(
-                        id=cid, kind="event", workload=w.id, touches=touched, why=WHY[cid],
+                        id=cid, kind="event", workload=w.id, touches=touched,
                         engine=e.id, span=(first, last),
                         requests=_touched_requests(ing, e.id, w.id, first),
                         values={e.id: f"{value}, {first[11:]}–{last[11:]}"},

@@ -39,39 +39,12 @@ CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
     "contradicted by the data", "not derivable")
 
 
-# One sentence per reason (English, for the notebook's table; the report words them from
-# its catalogues, reason.<code>).
-SENTENCES = {
-    "within_rounding": "The recomputed value lies within half the published rounding.",
-    "other_basis": "The published {keys} matches {alternatives}, not the like-for-like basis.",
-    "differs": "The recomputed {keys} falls outside the published rounding.",
-    "missing": "This run has no figure to check it against ({ids}).",
-    "setting_differs": "The launch settings say otherwise: {which}.",
-    "settings_match": "The launch settings match.",
-    "differs_listed": "The launch settings and logs show these differences: {which}.",
-    "not_all_differ": "Not all of these differ between the engines: {missing}.",
-    "settings_differ": "Besides the engine, these settings differ: {which}.",
-    "nothing_differs": "No compared setting differs between the engines.",
-    "events_match": "The event counts in the logs agree.",
-    "events_differ": "The logs show otherwise: {which}.",
-    "engine_without_events": "No such event appears in the logs of: {which}.",
-    "similar": "The values are within {within} of each other.",
-    "not_similar": "More than {within} apart: {which}.",
-    "equals": "The data shows exactly this.",
-    "linear_closer": "On one basis the change is {change}× for {context}× the context, a "
-                     "ratio of {ratio}: closer to proportional than the published figures say.",
-    "linear": "On one basis the change is {change}× for {context}× the context, a ratio of "
-              "{ratio}.",
-    "not_linear": "On one basis the change is {change}× for {context}× the context, a ratio "
-                  "of {ratio}: not proportional.",
-    "at_least": "Every value reaches the stated level: {which}.",
-    "below": "Below the stated level: {which}.",
-    "cold_start": "The events are in the logs, but only in the first benchmark after the "
-                  "server started, with no warm-up before it: a cold start explains them as "
-                  "well as the stated cause.",
-    "cause_not_measured": "The data agree with it, but a cause is not measured.",
-    "not_derivable": "Not derivable from this run's data: {why}.",
-}
+# Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
+REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_differs",
+           "settings_match", "differs_listed", "not_all_differ", "settings_differ",
+           "nothing_differs", "events_match", "events_differ", "engine_without_events",
+           "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
+           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable")
 
 
 @dataclass
@@ -86,14 +59,12 @@ class Verdict:
     figures: list[str] = field(default_factory=list)
     calibrated: list[str] = field(default_factory=list)   # what set the figures, if anything
 
-    @property
-    def sentence(self) -> str:
-        params = {k: (f"{v:.0%}" if k == "within" else v) for k, v in self.params.items()}
-        params.setdefault("keys", "value")
-        try:
-            return SENTENCES[self.reason].format(**params)
-        except KeyError:
-            return self.reason
+    def sentence(self, t: dict[str, str]) -> str:
+        """The reason in the words of catalogue ``t``."""
+        params = {k: (f"{float(v):.0%}" if k == "within" else str(v))
+                  for k, v in self.params.items()}
+        params.setdefault("alternatives", "")
+        return t[f"reason.{self.reason}"].format(**params)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ from .errors import MissingInputError, ReportError
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+# The label catalogues, beside the package in the project tree (src/benchreport/ -> templates/).
+LABELS = Path(__file__).resolve().parents[2] / "templates" / "labels"
+
+
 def check_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is a plain folder name, else raise ReportError."""
     if not run_id or not RUN_ID_PATTERN.fullmatch(run_id) or ".." in run_id:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .claimcheck import SENTENCES
+from .claimcheck import REASONS
 from .i18n import format_value, sentence
 from .metrics import TIE
 from .narrative_base import Writer
@@ -76,7 +76,7 @@ CHOSEN_BY = {
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "claims.intro_reconstruction": "claims.informative",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
-    **{f"reason.{code}": "claim.<id>" for code in SENTENCES},
+    **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }
 
 
