@@ -38,17 +38,18 @@ class Steps:
     def __init__(self, total: int, out: Callable[[str], None] | None = None) -> None:
         self.total = total
         self.done = 0
-        self.pending: list[int] = []     # numbers of steps running in worker processes
+        self.pending: dict[str, int] = {}   # numbers of steps running in worker processes
         self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
 
-    def note(self, text: str, done: bool = False) -> None:
-        """A line for a step that runs elsewhere (a worker process)."""
-        if not done:
+    def note(self, name: str, seconds: float | None = None) -> None:
+        """A line for a step that runs elsewhere (a worker process): its start, or, given
+        ``seconds``, its end, under the number it started with (steps end in any order)."""
+        if seconds is None:
             self.done += 1
-            self.pending.append(self.done)
-            self.out(f"[{self.done}/{self.total}] {text}")
+            self.pending[name] = self.done
+            self.out(f"[{self.done}/{self.total}] {name} ...")
         else:
-            self.out(f"[{self.pending.pop(0)}/{self.total}] {text}")
+            self.out(f"[{self.pending.pop(name)}/{self.total}] {name} done in {seconds:.1f}s")
 
     def run(self, name: str, func: Callable[[], object]) -> object:
         self.done += 1
@@ -63,8 +64,15 @@ class Steps:
 _KERNEL_DIRS: list[str] = []
 
 
+# How long a kernel asked to shut down may take to exit before it is interrupted. An idle
+# kernel exits in well under a second; one that does not is running a cell (the build is
+# being stopped, e.g. by Ctrl-C) and gets the interrupt.
+KERNEL_EXIT_WAIT = 2.0
+
+
 def _ipc_kernel_manager():
-    """A kernel manager that talks to the kernel over Unix sockets, not localhost TCP."""
+    """A kernel manager that talks to the kernel over Unix sockets, not localhost TCP, and
+    shuts a finished kernel down without interrupting it."""
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
@@ -76,6 +84,35 @@ def _ipc_kernel_manager():
             folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
             _KERNEL_DIRS.append(folder)
             super().__init__(transport="ipc", ip=f"{folder}/ipc", **kwargs)
+
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            """Ask the kernel to exit, and interrupt it only if it does not.
+
+            jupyter_client's own shutdown sends SIGINT first, then the shutdown request.
+            Papermill shuts the kernel down right after the reply to its last request
+            (kernel_info), and ipykernel sends a reply before it leaves the handler, where
+            SIGINT raises KeyboardInterrupt: when the signal lands there, the kernel prints
+            "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." to the stderr it
+            shares with the build, on a build that went well.
+            """
+            if now or restart or not self.owns_kernel or not self.has_kernel:
+                await super().shutdown_kernel(now=now, restart=restart)
+                return
+            import asyncio
+
+            self.shutting_down = True          # as jupyter_client does: no auto-restart
+            self.stop_restarter()
+            await self.request_shutdown()
+            deadline = time.monotonic() + KERNEL_EXIT_WAIT
+            while await self.is_alive() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            if await self.is_alive():
+                # Still running a cell: jupyter_client's way, which interrupts it, then
+                # terminates it if need be. By now an idle kernel ignores SIGINT.
+                await super().shutdown_kernel()
+                return
+            await self.finish_shutdown()       # reaps the process (it has exited)
+            await self.cleanup_resources()
 
     return IPCKernelManager
 
@@ -227,12 +264,12 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
         for future in warm:
             future.result()
         for nb in middle:
-            steps.note(f"notebook {nb.name} ...")
+            steps.note(f"notebook {nb.name}")
         futures = [pool.submit(_execute_job, job(nb)) for nb in middle]
         try:
             for future in as_completed(futures):
                 name, seconds = future.result()
-                steps.note(f"notebook {name} done in {seconds:.1f}s", done=True)
+                steps.note(f"notebook {name}", seconds)
         except BaseException:
             for future in futures:       # do not start the rest; the build has failed
                 future.cancel()
@@ -266,7 +303,7 @@ def show_warnings(run: Run, out: Callable[[str], None]) -> None:
     """Print what the ingest could not read (it is also in derived/ingest.json)."""
     from .ingest import warnings_of
 
-    path = run.paths.derived / "ingest.json"
+    path = run.paths.ingest_json
     if not path.is_file():
         return
     notes = warnings_of(json.loads(path.read_text(encoding="utf-8"))["files"])
