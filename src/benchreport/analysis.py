@@ -263,7 +263,10 @@ def claim_check(run: Run) -> ClaimCheck:
 
 
 def save_claims(run: Run, check: ClaimCheck) -> str:
-    """Write derived/claims.json (the article reads it)."""
+    """Write derived/claims.json (the article reads it); a run without claims.yaml has
+    none to write."""
+    if not check.record:
+        return ""
     write_json(run.paths.claims_json, list(check.record))
     return run.paths.rel(run.paths.claims_json)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from .errors import MissingInputError, ReportError
 from .figures import Figure, load_registry
@@ -20,21 +19,11 @@ def registry_of(run: Run) -> dict[str, Figure]:
     return load_registry(path)
 
 
-def raw_lines(root: Path, rel: str, lines: tuple[int, ...], limit: int = 5) -> list[str]:
-    """The text of up to ``limit`` of ``lines`` (1-based) of a file, read sequentially."""
-    wanted = sorted(set(lines))[:limit]
-    if not wanted:
-        return []
-    out = []
-    with open(root / rel, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == wanted[0]:
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                out.append(f"{rel}:{number}: {text[:400]}")
-                wanted.pop(0)
-                if not wanted:
-                    break
-    return out
+def raw_lines(excerpts: dict[tuple[str, int], str], rel: str, lines: tuple[int, ...],
+              limit: int = 5) -> list[str]:
+    """The text of up to ``limit`` of ``lines`` (1-based) of a file, as ingest kept it."""
+    return [f"{rel}:{n}: {excerpts[(rel, n)]}" for n in sorted(set(lines))[:limit]
+            if (rel, n) in excerpts]
 
 
 def explain(run: Run, figure_id: str, out: Callable[[str], None] = print) -> None:
@@ -45,6 +34,7 @@ def explain(run: Run, figure_id: str, out: Callable[[str], None] = print) -> Non
                           hint="list them with: benchreport explain "
                                f"{run.id} --list" + (f" (near: {', '.join(close)})" if close else ""))
     seen: set[str] = set()
+    kept = _excerpts(run)
 
     def show(fid: str, depth: int) -> None:
         fig = registry[fid]
@@ -62,12 +52,22 @@ def explain(run: Run, figure_id: str, out: Callable[[str], None] = print) -> Non
             shown_lines = ", ".join(map(str, src.lines[:8])) + (" …" if len(src.lines) > 8 else "")
             out(f"{pad}  input: {src.path} (sha256 {src.sha256[:16]}…){at}"
                 + (f" lines {shown_lines}" if src.lines else ""))
-            for text in raw_lines(run.paths.root, src.path, src.lines, limit=3):
+            for text in raw_lines(kept, src.path, src.lines, limit=3):
                 out(f"{pad}    {text}")
         for dep in fig.depends_on:
             show(dep, depth + 1)
 
     show(figure_id, 0)
+
+
+def _excerpts(run: Run) -> dict[tuple[str, int], str]:
+    """The raw lines ingest kept (explain opens no input file)."""
+    from .tables import read_rows
+
+    table = run.paths.tables / "excerpts.parquet"
+    if not table.is_file():
+        return {}
+    return {(r["file"], int(r["line"])): r["text"] for r in read_rows(table)}
 
 
 def list_ids(run: Run, out: Callable[[str], None] = print) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -14,7 +14,7 @@ from .errors import ParseError, ReportError
 from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, sha256_file,
                  write_json)
 from .parsers.results import BenchResult
-from .tables import PER_REQUEST, read_results, read_rows, stats_json, write_results, write_rows
+from .tables import EXCERPT_CHARS, PER_REQUEST, read_results, read_rows, stats_json, write_results, write_rows
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
 
@@ -40,6 +40,9 @@ class Ingested:
     summaries: list[dict[str, Any]]
     results: list[ResultEntry]
     windows: list[BenchWindow]
+    # (file, line) -> the raw text of every line a figure can cite: each log record's line
+    # and every line of a launch configuration
+    excerpts: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def table(self, kind: str) -> pd.DataFrame:
         rows = self.records.get(kind, [])
@@ -70,6 +73,7 @@ def ingest_run(run: Run) -> Ingested:
     results = load_results(run, result_notes)
     records: dict[str, list[dict[str, Any]]] = {}
     summaries = []
+    excerpts: dict[tuple[str, int], str] = {}
     year = run.meta.date.year
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
@@ -88,6 +92,13 @@ def ingest_run(run: Run) -> Ingested:
                     {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
                               "sha256": raw.sha256})
+            cited = None if raw.path.name.lower().endswith(LAUNCH_SUFFIXES) else {1} | {
+                r["line"] for rs in records.values() for r in rs if r["file"] == raw.rel}
+            excerpts.update(((raw.rel, n), text)
+                            for n, text in line_texts(raw.path, cited).items())
+    for path in sorted(run.paths.data.glob("*.yaml")):     # run.yaml, claims.yaml, …
+        excerpts.update(((run.paths.rel(path), n), text)
+                        for n, text in line_texts(path, None).items())
     for entry in results:
         mine = [n for n in result_notes if n.startswith(f"{entry.file.rel}:")]
         summaries.append({"file": entry.file.rel, "engine": entry.engine,
@@ -97,7 +108,51 @@ def ingest_run(run: Run) -> Ingested:
                           "record_line": entry.result.line})
     ing = Ingested(records=records, summaries=summaries, results=results, windows=[])
     return Ingested(records=records, summaries=summaries, results=results,
-                    windows=find_windows(run, ing))
+                    windows=find_windows(run, ing), excerpts=excerpts)
+
+
+def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict[int, str]:
+    """The text of the given 1-based lines of a file (all lines when ``lines`` is None),
+    found by counting newlines block by block: only the wanted lines are decoded."""
+    out: dict[int, str] = {}
+    todo = sorted(lines) if lines is not None else None
+    if todo is not None and not todo:
+        return out
+    block, number, carry = 8 << 20, 1, b""
+    with open(path, "rb") as fh:
+        while True:
+            data = fh.read(block)
+            if not data:
+                break
+            data = carry + data
+            last = data.rfind(b"\n")
+            if last == -1:
+                carry = data
+                continue
+            whole, carry = data[: last + 1], data[last + 1:]
+            ends = number + whole.count(b"\n")
+            if todo is None or (todo and todo[0] < ends):
+                at = 0
+                for n in range(number, ends):
+                    nl = whole.find(b"\n", at)
+                    if todo is None or n == todo[0]:
+                        out[n] = _text(whole[at:nl], limit)
+                        if todo is not None:
+                            todo.pop(0)
+                            if not todo:
+                                break
+                    at = nl + 1
+            number = ends
+            if todo is not None and not todo:
+                break
+    if carry and (todo is None or (todo and todo[0] == number)):
+        out[number] = _text(carry, limit)
+    return out
+
+
+def _text(raw: bytes, limit: int) -> str:
+    text = raw.decode("utf-8", errors="replace").rstrip("\r")
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
@@ -250,8 +305,11 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
                ["engine", "workload", "start", "end", "source"])
     write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
+    write_rows(folder / "excerpts.parquet",
+               [{"file": f, "line": n, "text": t} for (f, n), t in sorted(ing.excerpts.items())],
+               ["file", "line", "text"])
     written += [folder / "results.parquet", folder / "windows.parquet",
-                folder / "inputs.parquet"]
+                folder / "inputs.parquet", folder / "excerpts.parquet"]
     write_json(run.paths.ingest_json, {"run_id": run.id, "files": sorted(
         ing.summaries, key=lambda s: s["file"])})
     write_json(run.paths.windows_json, [w.__dict__ for w in ing.windows])
@@ -286,7 +344,10 @@ def load_ingested(run: Run) -> Ingested:
     summaries = json.loads((run.paths.ingest_json).read_text())["files"]
     windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
     results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
-    return Ingested(records=records, summaries=summaries, results=results, windows=windows)
+    excerpts = {(r["file"], int(r["line"])): r["text"]
+                for r in read_rows(folder / "excerpts.parquet")}
+    return Ingested(records=records, summaries=summaries, results=results, windows=windows,
+                    excerpts=excerpts)
 
 
 def input_checksum(run: Run, path) -> str:

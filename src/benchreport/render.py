@@ -10,7 +10,7 @@ from .blog import write_blog
 from .figures import Figure
 from .fonts import FAMILY, font_face_css
 from .i18n import load_catalogue
-from .io import Run, read_json, sha256_file, write_text_atomic
+from .io import Run, read_json, write_text_atomic
 from .narrative import Article, build_article
 from .runmeta import LANGS
 
@@ -25,9 +25,12 @@ def make_env(templates: Path) -> Environment:
 
 
 def input_checksums(run: Run) -> list[tuple[str, str]]:
-    """(repo-relative path, sha256) of every file under data/<RUN>/, in path order."""
-    files = sorted(p for p in run.paths.data.rglob("*") if p.is_file())
-    return [(run.paths.rel(p), sha256_file(p)) for p in files]
+    """(repo-relative path, sha256) of every file under data/<RUN>/, in path order, as
+    ingest recorded them."""
+    from .tables import read_rows
+
+    return sorted((r["path"], r["sha256"]) for r in read_rows(run.paths.tables /
+                                                                  "inputs.parquet"))
 
 
 def code_version(project: Path) -> str:
@@ -98,28 +101,15 @@ def run_epoch(run: Run) -> int:
     return calendar.timegm(run.meta.date.timetuple())
 
 
-def excerpts(run: Run, registry: dict[str, Figure], limit: int = 4000
-             ) -> dict[tuple[str, int], str]:
-    """The raw text of each source's first line, read once per file, for the appendix."""
-    wanted: dict[str, set[int]] = {}
+def excerpts(ing, registry: dict[str, Figure]) -> dict[tuple[str, int], str]:
+    """The raw text of each source's first line, from what ingest kept, for the appendix."""
+    out: dict[tuple[str, int], str] = {}
     for fig in registry.values():
         for src in fig.sources:
-            if src.lines and not src.path.endswith((".json", ".jsonl")):
-                wanted.setdefault(src.path, set()).add(src.lines[0])
-    out: dict[tuple[str, int], str] = {}
-    for rel, lines in sorted(wanted.items()):
-        todo = sorted(lines)[:limit]
-        path = run.paths.root / rel
-        if not path.is_file():
-            continue
-        with open(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if number == todo[0]:
-                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                    out[(rel, number)] = text if len(text) <= 300 else text[:300] + "…"
-                    todo.pop(0)
-                    if not todo:
-                        break
+            if src.lines and (src.path, src.lines[0]) in ing.excerpts:
+                text = ing.excerpts[(src.path, src.lines[0])]
+                out[(src.path, src.lines[0])] = text if len(text) <= 300 else \
+                    text[:300] + "…"
     return out
 
 
@@ -161,12 +151,11 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         env = make_env(templates)
         inputs = input_checksums(run)
         packages = [("code", code_version(project))] + locked_packages(project)
-        derived = run.paths.derived
         caveats = read_json(run.paths.caveats_json) if run.paths.caveats_json.is_file() \
             else {}
         claims = read_json(run.paths.claims_json) if run.paths.claims_json.is_file() else []
-        lines = excerpts(run, registry)
         ing = load_ingested(run) if run.paths.ingest_json.is_file() else None
+        lines = excerpts(ing, registry) if ing else {}
         notebook_html = notebook_names(run)
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
