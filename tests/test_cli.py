@@ -115,14 +115,14 @@ def test_notebook_parameters_are_literals_that_read_back_as_themselves():
 
 
 def test_a_file_that_cannot_be_read_is_one_line(workspace, capsys, monkeypatch):
-    from benchreport import io as bio
+    from benchreport import files
 
     copy_run(workspace, "mini")
 
     def denied(path, rel=None):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(bio, "read_text", denied)
+    monkeypatch.setattr(files, "read_text", denied)
     assert main(["check", "mini", "--data-root", str(workspace / "data")]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err == [f"error: {workspace}/data/mini/run.yaml: Permission denied"]

@@ -301,13 +301,15 @@ def test_reference_prefill_range_leaves_out_the_partial_tail(reference):
 def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
     from benchreport.charts import chunk_chart
 
+    from benchreport.prefill import chunk_rows
+
     t = {"chart.chunks": "chunks", "chart.cached": "cached", "chart.tps": "tok/s"}
-    run, ing, _, _ = reference
-    svg = str(chunk_chart(run, ing, t))
+    run, _, _, seqs = reference
+    svg = str(chunk_chart(run, chunk_rows(seqs), t))
     assert svg.startswith("<svg") and "22265 → 21064 → 19628 → 18475 → 17243 → 16408" in svg
     # 10,000-token prompts arriving apart: request 1's 1,808-token tail (18,500 tok/s) is a
     # partial batch, drawn hollow, not part of the line or the alt text
     run, ing, _ = _generated(tmp_path, "chart", {"32k": 10_000}, {"32k": 3.0})
     assert run.meta.workloads[-1].id == "32k"
-    svg = str(chunk_chart(run, ing, t))
+    svg = str(chunk_chart(run, chunk_rows(prefill_figures(run, ing)[1]), t))
     assert 'aria-label="chunks: beta 20000 → 19250"' in svg

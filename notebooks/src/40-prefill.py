@@ -8,7 +8,7 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "40-prefill.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, load_run
+from benchreport.analysis import Collector, load_run, save_chunks
 from benchreport.ingest import load_ingested
 from benchreport.prefill import prefill_figures
 
@@ -26,4 +26,5 @@ prefill, sequences = prefill_figures(run, load_ingested(run))
 figs.add(prefill)
 
 # %%
+save_chunks(run, sequences)
 figs.save()

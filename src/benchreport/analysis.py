@@ -7,13 +7,15 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from .figures import Figure, Source, fragment
-from .ingest import input_checksum
-from .io import ResultEntry, Run, load_run, write_json
+from .files import write_json
 from .gap import split_figures
 from .metrics import compare_lower_is_better
+from .records import ResultEntry, Run
+from .runmeta import load_run
+from .tables import input_checksum
 
 __all__ = ["Collector", "EndToEnd", "caveats", "claim_check", "end_to_end", "load_run",
-           "save_caveats", "save_claims", "save_figures", "workload_figures"]
+           "save_caveats", "save_chunks", "save_claims", "save_figures", "workload_figures"]
 
 
 def _source(entry: ResultEntry, key: str) -> Source:
@@ -35,7 +37,7 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     Figure ids: ``e2e.<workload>.<engine>.duration`` (s), ``e2e.<workload>.faster`` (engine
     id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
     """
-    from .ingest import load_ingested
+    from .tables import load_ingested
 
     entries = (ing or load_ingested(run)).results
     figures: list[Figure] = []
@@ -185,6 +187,16 @@ def caveats(run: Run, ing) -> Caveats:
                    figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
 
 
+def save_chunks(run: Run, sequences: dict) -> str:
+    """Write derived/tables/prefill_chunks.parquet: every batch of every request, for the
+    chunk chart (which draws and does not analyse)."""
+    from .prefill import CHUNK_COLUMNS, chunk_rows
+    from .tables import write_rows
+
+    write_rows(run.paths.prefill_chunks, chunk_rows(sequences), CHUNK_COLUMNS)
+    return run.paths.rel(run.paths.prefill_chunks)
+
+
 def english() -> dict[str, str]:
     """The English catalogue, for the notebooks' tables (the article has its own)."""
     from .i18n import load_catalogue
@@ -213,7 +225,7 @@ def claim_check(run: Run) -> ClaimCheck:
     from .claimcheck import check_claim
     from .claims import parse_claims
     from .figures import merge
-    from .io import read_json, read_text
+    from .files import read_json, read_text
 
     path = run.paths.data / "claims.yaml"
     if not path.is_file():

@@ -11,7 +11,7 @@ import re
 
 from markupsafe import Markup
 
-from .io import write_text_atomic
+from .files import write_text_atomic
 from .narrative import Article
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .figures import Figure, Source
-from .ingest import Ingested
-from .io import Run
+from .records import Ingested, Run
 
 # Equivalent settings under each engine's flag names (vLLM first, then SGLang).
 SETTINGS = {

@@ -9,11 +9,9 @@ import re
 
 from markupsafe import Markup, escape
 
-from .decode import FOUND, steady_phase
 from .figures import Figure
 from .fonts import FALLBACK, FAMILY, font_path
-from .ingest import Ingested
-from .io import Run
+from .records import Ingested, Run
 
 
 def _mpl():
@@ -97,8 +95,10 @@ def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) ->
     return _svg(fig, alt)
 
 
-def decode_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
-    """Total decode throughput over each benchmark, steady phase shaded."""
+def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
+                 t: dict[str, str]) -> Markup | None:
+    """Total decode throughput over each benchmark (the log records, as ingested), the
+    steady phase the decode notebook found shaded."""
     panels = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
@@ -125,12 +125,15 @@ def decode_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
             xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in recs]
             ys = [float(r["gen_tps"]) for r in recs]
             ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=1.2)
-            s = steady_phase(ing, e.id, w.id, min(w.concurrency, w.num_prompts))
-            if s.verdict == FOUND and s.start and s.end:
-                a = (dt.datetime.fromisoformat(s.start) - t0).total_seconds()
-                b = (dt.datetime.fromisoformat(s.end) - t0).total_seconds()
+            base = f"decode.{w.id}.{e.id}"
+            span = registry.get(f"{base}.window")
+            if span is not None and " – " in str(span.value):
+                start, end = str(span.value).split(" – ")
+                a = (dt.datetime.fromisoformat(start) - t0).total_seconds()
+                b = (dt.datetime.fromisoformat(end) - t0).total_seconds()
                 ax.axvspan(a, b, color=colours[e.id], alpha=0.12, linewidth=0)
-                summary.append(f"{w.label} {e.name}: {min(s.values):.0f}–{max(s.values):.0f}")
+                summary.append(f"{w.label} {e.name}: {registry[base + '.min'].value:.0f}–"
+                               f"{registry[base + '.max'].value:.0f}")
         ax.set_title(w.label, fontsize=9, loc="left")
         ax.set_ylabel(t["chart.tps"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
@@ -140,18 +143,19 @@ def decode_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
     return _svg(fig, t["chart.decode_time"] + ". " + "; ".join(summary))
 
 
-def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
+def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | None:
     """The first request's clean chunks (pure, full, interval prefill only) against the
-    context cached before each; its other batches (mixed, partial, after decode) hollow."""
-    from .prefill import chunk_sequences
-
+    context cached before each; its other batches (mixed, partial, after decode) hollow.
+    ``chunks``: the rows of derived/tables/prefill_chunks.parquet."""
     colours = palette(run)
     longest = run.meta.workloads[-1]
     series = []
     for e in run.meta.engines:
-        seqs = chunk_sequences(ing, e.id, longest.id, default_len=longest.input_tokens)
-        if seqs and len(seqs[0].tps) >= 2:
-            series.append((e, seqs[0]))
+        mine = sorted((r for r in chunks if r["engine"] == e.id and r["workload"] == longest.id
+                       and r["request"] == 1), key=lambda r: r["line"])
+        clean = [r for r in mine if r["clean"]]
+        if len(clean) >= 2:
+            series.append((e, clean, [r for r in mine if not r["clean"] and r.get("tps")]))
     if not series:
         return None
     _mpl()
@@ -159,19 +163,19 @@ def chunk_chart(run: Run, ing: Ingested, t: dict[str, str]) -> Markup | None:
 
     fig = MplFigure(figsize=(6.4, 2.6))
     ax = fig.subplots()
-    for e, c in series:
-        ax.plot(c.cached, c.tps, marker="o", color=colours[e.id], label=e.name)
-        left = [(c.cached_before(b), b.tps) for b in c.excluded if b.tps is not None]
+    for e, clean, left in series:
+        ax.plot([r["cached"] for r in clean], [r["tps"] for r in clean], marker="o",
+                color=colours[e.id], label=e.name)
         if left:
-            ax.plot([x for x, _ in left], [y for _, y in left], marker="o", linestyle="none",
-                    markerfacecolor="white", color=colours[e.id])
+            ax.plot([r["cached"] for r in left], [r["tps"] for r in left], marker="o",
+                    linestyle="none", markerfacecolor="white", color=colours[e.id])
     ax.set_xlabel(t["chart.cached"], fontsize=8)
     ax.set_ylabel(t["chart.tps"], fontsize=8)
     ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(frameon=False, fontsize=8)
     alt = t["chart.chunks"] + ": " + "; ".join(
-        f"{e.name} " + " → ".join(f"{v:.0f}" for v in c.tps) for e, c in series)
+        f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, _ in series)
     return _svg(fig, alt)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ParseError, ProvenanceMismatch
-from .io import sha256_file, write_text_atomic
+from .files import sha256_file, write_text_atomic
 
 NAME = "SHA256SUMS"
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .decode import FOUND, Steady
 from .figures import Figure
-from .io import Run
+from .records import Run
 
 STEP = 10_000   # tokens: the crossover is rounded outward to whole steps of this size
 

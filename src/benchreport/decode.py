@@ -21,8 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .figures import Figure, Source
-from .ingest import Ingested
-from .io import Run
+from .records import Ingested, Run
 
 FOUND, NONE, NO_LOG = "found", "none", "no log"
 TIME, STEPS = "time", "steps"      # what one record covers: a fixed time or fixed steps

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from .errors import MissingInputError, ReportError
 from .figures import Figure, load_registry
 from .i18n import format_value
-from .io import Run
+from .records import Run
 
 
 def registry_of(run: Run) -> dict[str, Figure]:

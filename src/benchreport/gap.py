@@ -16,8 +16,8 @@ that explains the gap (``WHERE``); no explanation is fixed text.
 from __future__ import annotations
 
 from .figures import Figure, Source
-from .io import ResultEntry
 from .metrics import Comparison
+from .records import ResultEntry
 
 # A share of the gap at or above this is "most of it".
 MOST = 2 / 3

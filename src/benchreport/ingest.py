@@ -5,61 +5,36 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
 from .errors import ParseError, ReportError
-from .io import (RawFile, ResultEntry, Run, load_results, raw_files, read_raw, sha256_file,
-                 write_json)
-from .parsers.results import BenchResult
-from .tables import EXCERPT_CHARS, PER_REQUEST, read_results, read_rows, stats_json, write_results, write_rows
+from .io import (
+    RawFile,
+    ResultEntry,
+    Run,
+    load_results,
+    raw_files,
+    read_raw,
+    sha256_file,
+    write_json,
+)
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
+from .records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
+from .tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
+    EXCERPT_CHARS,
+    PER_REQUEST,
+    input_checksum,
+    load_ingested,
+    read_rows,
+    stats_json,
+    warnings_of,
+    write_results,
+    write_rows,
+)
 
-LEAD = ["engine", "file", "line", "ts", "kind"]
 BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
 MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
-
-
-@dataclass(frozen=True)
-class BenchWindow:
-    """Where one benchmark sits in its engine's log."""
-
-    engine: str
-    workload: str
-    start: str        # ISO local time, inclusive
-    end: str          # ISO local time, inclusive
-    source: str       # "run.yaml", "result date" or "activity burst"
-
-
-@dataclass(frozen=True)
-class Ingested:
-    records: dict[str, list[dict[str, Any]]]     # kind -> records (with engine, file, sha256)
-    summaries: list[dict[str, Any]]
-    results: list[ResultEntry]
-    windows: list[BenchWindow]
-    # (file, line) -> the raw text of every line a figure can cite: each log record's line
-    # and every line of a launch configuration
-    excerpts: dict[tuple[str, int], str] = field(default_factory=dict)
-
-    def table(self, kind: str) -> pd.DataFrame:
-        rows = self.records.get(kind, [])
-        if not rows:
-            return pd.DataFrame(columns=LEAD)
-        df = pd.DataFrame(rows)
-        lead = [c for c in LEAD if c in df.columns]
-        return df[lead + sorted(c for c in df.columns if c not in lead)]
-
-    def in_window(self, kind: str, engine: str, workload: str) -> list[dict[str, Any]]:
-        """Records of ``kind`` from ``engine``'s logs inside the workload's window."""
-        w = next((w for w in self.windows if w.engine == engine and w.workload == workload),
-                 None)
-        if w is None:
-            return []
-        return [r for r in self.records.get(kind, [])
-                if r["engine"] == engine and r.get("ts") and w.start <= r["ts"] <= w.end]
 
 
 def _log_like(raw: RawFile) -> bool:
@@ -169,7 +144,7 @@ def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
         names = {"vllm": "vLLM", "sglang": "SGLang"}
         raise ParseError(f"this is {names[found]}'s server log (by its line prefixes), in "
                          f"{engine_name}'s folder raw/{engine_id}/", path=raw.rel,
-                         hint=f"move it to the folder of the engine that wrote it")
+                         hint="move it to the folder of the engine that wrote it")
 
 
 def _iso(t: dt.datetime) -> str:
@@ -258,22 +233,6 @@ def _result_row(entry: ResultEntry) -> dict[str, Any]:
             **{k: r.per_request.get(k) for k in PER_REQUEST}}
 
 
-def _result_entry(run: Run, row: dict[str, Any]) -> ResultEntry:
-    raw = {k: row[k] for k in ("date", "failed", "random_input_len", "errors")
-           if row.get(k) is not None}
-    result = BenchResult(
-        client=row["client"], line=int(row["line"]), backend=row["backend"],
-        duration=row["duration"], completed=int(row["completed"]),
-        total_input_tokens=row["total_input_tokens"],
-        total_output_tokens=row["total_output_tokens"], request_rate=row["request_rate"],
-        max_concurrency=row["max_concurrency"], stats=json.loads(row["stats"]),
-        per_request={k: row[k] for k in PER_REQUEST if row.get(k) is not None}, raw=raw)
-    # the file is named, never opened again: everything later steps need is in the row
-    file = RawFile(path=run.paths.root / row["file"], rel=row["file"], sha256=row["sha256"])
-    return ResultEntry(engine=row["engine"], workload=row["workload"], result=result,
-                       file=file)
-
-
 def _inputs(run: Run) -> list[dict[str, Any]]:
     """Every input file of the run with its checksum and role."""
     roles = {"run.yaml": "run", "claims.yaml": "claims", "SHA256SUMS": "checksums"}
@@ -316,50 +275,6 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     return [run.paths.rel(p) for p in written] + [
         run.paths.rel(run.paths.ingest_json),
         run.paths.rel(run.paths.windows_json)]
-
-
-def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
-    """Every file's warnings ("file:line: message"), once each, in file order."""
-    seen: dict[str, None] = {}
-    for s in sorted(summaries, key=lambda s: s["file"]):
-        for note in s["warnings"]:
-            seen.setdefault(note, None)
-    return list(seen)
-
-
-def load_ingested(run: Run) -> Ingested:
-    """What the ingest notebook wrote, read back: later steps read no raw file again."""
-    folder = run.paths.tables
-    if not (run.paths.ingest_json).is_file():
-        raise ReportError("derived/ingest.json is missing; the ingest notebook must run first",
-                          path=run.paths.rel(run.paths.derived))
-    records: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(folder.glob("records_*.parquet")):
-        rows = read_rows(path)
-        for row in rows:
-            for key in ("line", "pid"):
-                if isinstance(row.get(key), float):
-                    row[key] = int(row[key])
-        records[path.stem.removeprefix("records_")] = rows
-    summaries = json.loads((run.paths.ingest_json).read_text())["files"]
-    windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
-    results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
-    excerpts = {(r["file"], int(r["line"])): r["text"]
-                for r in read_rows(folder / "excerpts.parquet")}
-    return Ingested(records=records, summaries=summaries, results=results, windows=windows,
-                    excerpts=excerpts)
-
-
-def input_checksum(run: Run, path) -> str:
-    """The sha256 of an input file of the run, as ingest recorded it (computed from the
-    file only where no ingest was saved: the package used as a library, in tests)."""
-    table = run.paths.tables / "inputs.parquet"
-    if table.is_file():
-        rel = run.paths.rel(path)
-        for row in read_rows(table):
-            if row["path"] == rel:
-                return row["sha256"]
-    return sha256_file(path)
 
 
 def check_windows(run: Run, ing: Ingested) -> None:

@@ -1,80 +1,17 @@
-"""The only module that opens files: reads a run's inputs, writes derived files atomically."""
+"""Reading a run's inputs: run.yaml, the raw files of each engine, benchmark results.
+Ingest is the only step that uses it; later steps read the derived tables."""
 
 from __future__ import annotations
 
-import hashlib
 import io as _io
-import os
 import re
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .errors import MissingInputError, ParseError, ReportError
-from .figures import dumps
-from .parsers import BenchResult, parse_results
-from .paths import RunPaths, run_paths
-from .runmeta import RunMeta, Workload, parse_run_yaml
-
-
-@dataclass(frozen=True)
-class Run:
-    """A run's paths and validated metadata."""
-
-    paths: RunPaths
-    meta: RunMeta
-
-    @property
-    def id(self) -> str:
-        return self.paths.run_id
-
-
-@dataclass(frozen=True)
-class RawFile:
-    """A raw input file: where it is (absolute and repo-relative) and its sha256."""
-
-    path: Path
-    rel: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class ResultEntry:
-    """One benchmark result record matched to its engine and workload."""
-
-    engine: str
-    workload: str
-    result: BenchResult
-    file: RawFile
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def read_text(path: Path, rel: str | None = None) -> str:
-    """Read a text file as UTF-8; a byte that is not UTF-8 is an error naming the line."""
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
-                         path=rel or str(path), line=line) from None
-
-
-def load_run(run_id: str, data_root: Path | str = "data",
-             report_root: Path | str = "report") -> Run:
-    """Locate and validate run ``run_id`` (its run.yaml); nothing is written."""
-    paths = run_paths(run_id, data_root, report_root)
-    meta = parse_run_yaml(read_text(paths.run_yaml, paths.rel(paths.run_yaml)),
-                          paths.rel(paths.run_yaml))
-    return Run(paths=paths, meta=meta)
+from .files import read_json, read_text, sha256_file, write_json, write_text_atomic  # noqa: F401 (re-exported)
+from .parsers import parse_results
+from .records import BenchResult, RawFile, ResultEntry, Run  # noqa: F401 (re-exported)
+from .runmeta import Workload, load_run  # noqa: F401 (re-exported)
 
 
 def raw_files(run: Run, engine: str) -> list[RawFile]:
@@ -172,10 +109,6 @@ def load_results(run: Run, warnings: list[str] | None = None) -> list[ResultEntr
             f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
             hint="put each engine's result JSON/JSONL in raw/<engine-id>/ as listed in run.yaml")
     return entries
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 PARALLEL_MIN_BYTES = 32 << 20     # below this, one process is faster than starting two
@@ -277,28 +210,3 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
     return records
 
 
-def write_text_atomic(path: Path, text: str | bytes) -> None:
-    """Write via a temporary file in the same folder and rename, so no reader sees half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_UMASK)   # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, obj: Any) -> None:
-    write_text_atomic(path, dumps(obj))
-
-
-def read_json(path: Path) -> Any:
-    import json
-
-    if not path.is_file():
-        raise MissingInputError(f"{path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))

@@ -27,9 +27,8 @@ import numpy as np
 
 from .errors import ParseError
 from .figures import Figure, Source
-from .io import ResultEntry, Run
 from .metrics import compare_lower_is_better
-from .parsers.results import SGLANG_CLIENT
+from .records import SGLANG_CLIENT, ResultEntry, Run
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99")
@@ -204,7 +203,7 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
 
 def latency_figures(run: Run, ing=None) -> list[Figure]:
     figures: list[Figure] = []
-    from .ingest import load_ingested
+    from .tables import load_ingested
 
     entries = (ing or load_ingested(run)).results
     for w in run.meta.workloads:

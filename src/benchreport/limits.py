@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .figures import Figure, Source
-from .ingest import Ingested, input_checksum
-from .io import Run
+from .records import Ingested, Run
+from .tables import input_checksum
 
 # Fewer requests than this and p99 (linear interpolation) lies between the two largest.
 P99_MIN_REQUESTS = 100

@@ -13,12 +13,22 @@ from markupsafe import Markup, escape
 
 from .figures import Figure
 from .i18n import sentence
-from .io import Run
 from .metrics import TIE
 from .narrative_base import Writer, anchor
-from .sections import (Section, Table, caveats_section, claims_section, conclusion_section,
-                       decode_section, finding, latency_table, prefill_section, settings_section,
-                       spec_section)
+from .records import Run
+from .sections import (
+    Section,
+    Table,
+    caveats_section,
+    claims_section,
+    conclusion_section,
+    decode_section,
+    finding,
+    latency_table,
+    prefill_section,
+    settings_section,
+    spec_section,
+)
 
 
 @dataclass(frozen=True)

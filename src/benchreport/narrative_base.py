@@ -6,8 +6,8 @@ from markupsafe import Markup, escape
 
 from .figures import Figure
 from .i18n import UNITS, Name, format_value
-from .io import Run
 from .metrics import TIE
+from .records import Run
 
 
 def anchor(fig_id: str) -> str:

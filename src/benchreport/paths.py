@@ -59,6 +59,11 @@ class RunPaths:
         return self.derived / "tables"
 
     @property
+    def prefill_chunks(self) -> Path:
+        """Every prefill batch of every request, as the prefill notebook accounted them."""
+        return self.tables / "prefill_chunks.parquet"
+
+    @property
     def ingest_json(self) -> Path:
         return self.derived / "ingest.json"
 

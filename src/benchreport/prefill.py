@@ -32,8 +32,7 @@ import statistics
 from dataclasses import dataclass
 
 from .figures import Figure, Source
-from .ingest import Ingested
-from .io import Run
+from .records import Ingested, Run
 
 EVENTS = ("memory_event", "jit_event")     # runtime events that stall the engine
 
@@ -671,3 +670,23 @@ def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
                        f"{n.line}: pure, full, interval prefill only), at "
                        f"{s.cached if s else 0:,} tokens of its context cached.{note}"))
     return out
+
+
+CHUNK_COLUMNS = ["engine", "workload", "request", "line", "cached", "tokens", "tps", "clean",
+                 "why_not"]
+
+
+def chunk_rows(sequences: dict[tuple[str, str], list[Chunks]]) -> list[dict]:
+    """One row per batch of each request: the request's context before it, its tokens and
+    throughput, and whether it is a clean chunk (else why not). The chunk chart draws these."""
+    rows = []
+    for (engine, workload), seqs in sorted(sequences.items()):
+        for c in seqs:
+            for b in c.batches:
+                share = b.share(c.request)
+                rows.append({"engine": engine, "workload": workload, "request": c.request,
+                             "line": b.line, "cached": c.cached_before(b),
+                             "tokens": share.tokens if share else b.new_token,
+                             "tps": b.tps, "clean": b.clean,
+                             "why_not": "; ".join(b.reasons())})
+    return rows

@@ -8,10 +8,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from .blog import write_blog
 from .figures import Figure
+from .files import read_json, write_text_atomic
 from .fonts import FAMILY, font_face_css
 from .i18n import load_catalogue
-from .io import Run, read_json, write_text_atomic
 from .narrative import Article, build_article
+from .records import Run
 from .runmeta import LANGS
 
 FONT_SLOT = "/*@font-face@*/"
@@ -139,9 +140,8 @@ def notebook_pages(run: Run) -> list[str]:
 
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
     """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
-    from .charts import (acceptance_chart, chunk_chart, decode_chart, durations_chart,
-                         latency_chart)
-    from .ingest import load_ingested, warnings_of
+    from .charts import acceptance_chart, chunk_chart, decode_chart, durations_chart, latency_chart
+    from .tables import load_ingested, read_rows, warnings_of
 
     templates = project / "templates"
     with _pdf_workers() as pool:
@@ -156,6 +156,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         claims = read_json(run.paths.claims_json) if run.paths.claims_json.is_file() else []
         ing = load_ingested(run) if run.paths.ingest_json.is_file() else None
         lines = excerpts(ing, registry) if ing else {}
+        chunks = read_rows(run.paths.prefill_chunks) if run.paths.prefill_chunks.is_file() \
+            else []
         notebook_html = notebook_names(run)
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
@@ -166,8 +168,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
                                               latency_chart(run, registry, t)] if c],
                       "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
             if ing is not None:
-                charts["decode"] = [c for c in [decode_chart(run, ing, t)] if c]
-                charts["prefill"] = [c for c in [chunk_chart(run, ing, t)] if c]
+                charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
+                charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]
             article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
                                     claims=claims, charts=charts, excerpts=lines,
                                     notebooks=notebook_html,

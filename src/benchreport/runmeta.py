@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 from .yamlio import Located, load_yaml
+
+if TYPE_CHECKING:
+    from .records import Run
 
 LANGS = ("ko", "en")
 
@@ -219,3 +223,16 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
                    windows=windows,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None))
+
+
+def load_run(run_id: str, data_root: Path | str = "data",
+             report_root: Path | str = "report") -> Run:
+    """Locate and validate run ``run_id`` (its run.yaml); nothing is written."""
+    from .files import read_text
+    from .paths import run_paths
+    from .records import Run
+
+    paths = run_paths(run_id, data_root, report_root)
+    meta = parse_run_yaml(read_text(paths.run_yaml, paths.rel(paths.run_yaml)),
+                          paths.rel(paths.run_yaml))
+    return Run(paths=paths, meta=meta)

@@ -12,8 +12,7 @@ import json
 import statistics
 
 from .figures import Figure, Source
-from .ingest import Ingested
-from .io import Run
+from .records import Ingested, Run
 
 
 def _src(recs: list[dict]) -> tuple[Source, ...]:

@@ -31,6 +31,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .errors import ReportError
+from .files import sha256_file
+from .records import BenchResult, BenchWindow, Ingested, RawFile, ResultEntry, Run
+
 RESULT_COLUMNS = (
     ("engine", "VARCHAR"), ("workload", "VARCHAR"), ("file", "VARCHAR"), ("sha256", "VARCHAR"),
     ("line", "BIGINT"), ("client", "VARCHAR"), ("backend", "VARCHAR"), ("duration", "DOUBLE"),
@@ -105,6 +109,68 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> No
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if v is not None} for row in _read(path)]
+
+
+# --- reading back: the one loader ------------------------------------------------------
+
+def _result_entry(run: Run, row: dict[str, Any]) -> ResultEntry:
+    raw = {k: row[k] for k in ("date", "failed", "random_input_len", "errors")
+           if row.get(k) is not None}
+    result = BenchResult(
+        client=row["client"], line=int(row["line"]), backend=row["backend"],
+        duration=row["duration"], completed=int(row["completed"]),
+        total_input_tokens=row["total_input_tokens"],
+        total_output_tokens=row["total_output_tokens"], request_rate=row["request_rate"],
+        max_concurrency=row["max_concurrency"], stats=json.loads(row["stats"]),
+        per_request={k: row[k] for k in PER_REQUEST if row.get(k) is not None}, raw=raw)
+    # the file is named, never opened again: everything later steps need is in the row
+    file = RawFile(path=run.paths.root / row["file"], rel=row["file"], sha256=row["sha256"])
+    return ResultEntry(engine=row["engine"], workload=row["workload"], result=result,
+                       file=file)
+
+
+def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
+    """Every file's warnings ("file:line: message"), once each, in file order."""
+    seen: dict[str, None] = {}
+    for s in sorted(summaries, key=lambda s: s["file"]):
+        for note in s["warnings"]:
+            seen.setdefault(note, None)
+    return list(seen)
+
+
+def load_ingested(run: Run) -> Ingested:
+    """What the ingest notebook wrote, read back: later steps read no raw file again."""
+    folder = run.paths.tables
+    if not (run.paths.ingest_json).is_file():
+        raise ReportError("derived/ingest.json is missing; the ingest notebook must run first",
+                          path=run.paths.rel(run.paths.derived))
+    records: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("records_*.parquet")):
+        rows = read_rows(path)
+        for row in rows:
+            for key in ("line", "pid"):
+                if isinstance(row.get(key), float):
+                    row[key] = int(row[key])
+        records[path.stem.removeprefix("records_")] = rows
+    summaries = json.loads((run.paths.ingest_json).read_text())["files"]
+    windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
+    results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
+    excerpts = {(r["file"], int(r["line"])): r["text"]
+                for r in read_rows(folder / "excerpts.parquet")}
+    return Ingested(records=records, summaries=summaries, results=results, windows=windows,
+                    excerpts=excerpts)
+
+
+def input_checksum(run: Run, path) -> str:
+    """The sha256 of an input file of the run, as ingest recorded it (computed from the
+    file only where no ingest was saved: the package used as a library, in tests)."""
+    table = run.paths.tables / "inputs.parquet"
+    if table.is_file():
+        rel = run.paths.rel(path)
+        for row in read_rows(table):
+            if row["path"] == rel:
+                return row["sha256"]
+    return sha256_file(path)
 
 
 def stats_json(stats: dict) -> str:

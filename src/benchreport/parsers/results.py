@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..errors import ParseError
-
-VLLM_CLIENT = "vllm-bench-serve"
-SGLANG_CLIENT = "sglang-bench-serving"
+from ..records import SGLANG_CLIENT, VLLM_CLIENT, BenchResult  # noqa: F401 (re-exported)
 
 # Keys that only one client writes. vLLM: `date` + `num_prompts` (+ `endpoint_type` or
 # `total_token_throughput`). SGLang: `dataset_name` + `random_input_len`/`sharegpt_output_len`.
@@ -27,30 +24,6 @@ _SGLANG_MARKERS = ("dataset_name",)
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 # SGLang spells end-to-end latency `e2e_latency`; vLLM `e2el`.
 _SGLANG_METRIC_NAMES = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency"}
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    """One benchmark record, in the units the client wrote (durations s, latencies ms)."""
-
-    client: str                  # VLLM_CLIENT or SGLANG_CLIENT
-    line: int                    # 1-based line of the record in its file
-    backend: str
-    duration: float              # s
-    completed: int
-    total_input_tokens: int | None
-    total_output_tokens: int | None
-    request_rate: float | None   # req/s; math.inf for "inf"/Infinity
-    max_concurrency: int | None
-    # latency statistics in ms: stats["ttft"]["p99"], keys: mean, median, std, pNN
-    stats: dict[str, dict[str, float]] = field(default_factory=dict)
-    # per-request lists when saved (seconds): input_lens, output_lens, ttfts, itls, latencies
-    per_request: dict[str, list] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    def key(self, name: str) -> str:
-        """The JSON key a value came from, as written in the file (for provenance)."""
-        return name
 
 
 def _rate(value: Any) -> float | None:
