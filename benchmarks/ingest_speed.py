@@ -53,7 +53,7 @@ SGLANG_STATS = [
 ]
 def literals(engine: str) -> list[str]:
     """The very literals the scanner looks for, so grep finds the same lines."""
-    from benchreport.parsers import sglang_log, vllm_log
+    from benchreport.ingest.parsers import sglang_log, vllm_log
 
     module = vllm_log if engine == "vllm" else sglang_log
     return ([m.decode().replace("\n", "") for m in module.FREQUENT]
@@ -102,8 +102,8 @@ def timed(cmd: list[str]) -> tuple[float, str, int]:
 INGEST = """
 import sys
 from pathlib import Path
-from benchreport.io import read_raw
-from benchreport.parsers.logscan import Summary
+from benchreport.ingest.io import read_raw
+from benchreport.ingest.parsers.logscan import Summary
 s = Summary(file=sys.argv[1], engine="auto")
 records = read_raw(Path(sys.argv[1]), sys.argv[1], "auto", 2026, s)
 print(len(records), s.lines, s.unrecognised)

@@ -33,7 +33,7 @@ def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
 @pytest.fixture(scope="session")
 def reference_build(tmp_path_factory):
     """The reference run built once per test session, into a temp folder (returns the Run)."""
-    from benchreport.pipeline import build
+    from benchreport.build.pipeline import build
 
     out = tmp_path_factory.mktemp("ref")
     shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")

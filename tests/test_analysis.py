@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchreport.decode import decode_figures
-from benchreport.explain import explain, registry_of
-from benchreport.ingest import ingest_run
-from benchreport.io import load_run
-from benchreport.pipeline import build
-from benchreport.prefill import prefill_figures
-from benchreport.spec import spec_figures
+from benchreport.analyses.decode import decode_figures
+from benchreport.analyses.prefill import prefill_figures
+from benchreport.analyses.spec import spec_figures
+from benchreport.build.explain import explain, registry_of
+from benchreport.build.pipeline import build
+from benchreport.ingest.io import load_run
+from benchreport.ingest.run import ingest_run
 from benchreport.synth import make_run
 
 from .conftest import ROOT
@@ -193,9 +193,9 @@ def test_no_steady_phase_is_an_explicit_verdict(tmp_path):
     assert "no log record in the benchmark window" in figs["decode.8k.alpha.steady"].method
     assert "decode.8k.alpha.mean" not in figs
     # the article says so in each language's own words
-    from benchreport.i18n import load_catalogue
-    from benchreport.narrative_base import Writer
-    from benchreport.sections import decode_section
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import decode_section
 
     records = figs["decode.8k.alpha.steady"].context["window_records"]
     notes = {}
@@ -250,7 +250,7 @@ def test_a_run_without_logs_says_why(workspace, project):
 
 def test_caveats_say_why_and_reasons_are_sentences(reference):
     """Codes in the derived files, words only in the catalogues, in both languages."""
-    from benchreport.i18n import load_catalogue
+    from benchreport.core.i18n import load_catalogue
 
     run, _, c = reference
     labels = ROOT / "templates" / "labels"
@@ -269,7 +269,7 @@ def test_caveats_say_why_and_reasons_are_sentences(reference):
 
 
 def test_one_context_length_has_no_degradation_or_crossover(tmp_path):
-    from benchreport.crossover import crossover_figures
+    from benchreport.analyses.crossover import crossover_figures
 
     def single(doc):
         del doc["workloads"]["32k"]
@@ -317,10 +317,10 @@ def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path
 
 
 def _article(run, ing, lang="en"):
-    from benchreport.analysis import end_to_end, workload_figures
-    from benchreport.crossover import crossover_figures
-    from benchreport.i18n import load_catalogue
-    from benchreport.narrative import build_article
+    from benchreport.analyses.crossover import crossover_figures
+    from benchreport.analyses.notebook import end_to_end, workload_figures
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative import build_article
 
     decode, phases = decode_figures(run, ing)
     figs = workload_figures(run) + end_to_end(run, ing).figures + decode + \

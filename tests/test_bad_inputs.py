@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.analysis import caveats, end_to_end, workload_figures
+from benchreport.analyses.decode import decode_figures
+from benchreport.analyses.notebook import caveats, end_to_end, workload_figures
+from benchreport.analyses.prefill import prefill_figures
+from benchreport.analyses.spec import spec_figures
 from benchreport.cli import main
-from benchreport.decode import decode_figures
-from benchreport.ingest import ingest_run
-from benchreport.io import load_run
-from benchreport.prefill import prefill_figures
-from benchreport.spec import spec_figures
+from benchreport.ingest.io import load_run
+from benchreport.ingest.run import ingest_run
 
 from .conftest import ROOT
 

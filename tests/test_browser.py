@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.pipeline import build
+from benchreport.build.pipeline import build
 
 from .conftest import copy_run
 

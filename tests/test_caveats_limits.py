@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benchreport.caveats import normalise
+from benchreport.analyses.caveats import normalise
 
 
 @pytest.mark.parametrize("a, b, equal", [

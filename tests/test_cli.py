@@ -104,8 +104,8 @@ def test_changed_raw_file_stops_the_build_and_says_how_to_re_record(workspace, p
 
 
 def test_notebook_parameters_are_literals_that_read_back_as_themselves():
-    from benchreport.errors import BuildError
-    from benchreport.pipeline import check_parameters
+    from benchreport.build.pipeline import check_parameters
+    from benchreport.core.errors import BuildError
 
     # quotes and backslashes are escaped by papermill's translator: still plain data
     check_parameters({"report_root": 'rep"ort\\\'; import os; os.system("x") #'})
@@ -115,7 +115,7 @@ def test_notebook_parameters_are_literals_that_read_back_as_themselves():
 
 
 def test_a_file_that_cannot_be_read_is_one_line(workspace, capsys, monkeypatch):
-    from benchreport import files
+    from benchreport.core import files
 
     copy_run(workspace, "mini")
 

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchreport.crossover import crossover_figures, rounded
-from benchreport.decode import FOUND, STEPS, TIME, Steady, steady_phase, time_weighted_mean
-from benchreport.explain import registry_of
+from benchreport.analyses.crossover import crossover_figures, rounded
+from benchreport.analyses.decode import FOUND, STEPS, TIME, Steady, steady_phase, time_weighted_mean
+from benchreport.build.explain import registry_of
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_sglang_mean_is_time_weighted_and_the_mean_of_lines_is_kept(reference):
 
 def test_vllm_mean_is_the_arithmetic_mean_of_its_fixed_time_records(reference):
     run, f = reference
-    from benchreport.ingest import ingest_run
+    from benchreport.ingest.run import ingest_run
 
     ing = ingest_run(run)
     for w in ("64k", "200k"):
@@ -95,7 +95,7 @@ def test_steady_phase_weights_sglang_lines_by_running_requests_and_accept_len():
 
 
 def test_fixed_step_mean_is_total_tokens_over_total_time_on_a_run_with_known_truth(tmp_path):
-    from benchreport.decode import decode_figures
+    from benchreport.analyses.decode import decode_figures
 
     from .test_analysis import _variant
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from benchreport.parsers import logscan
-from benchreport.parsers.logscan import Summary, scan
+from benchreport.ingest.parsers import logscan
+from benchreport.ingest.parsers.logscan import Summary, scan
 
 
 def parse(project, path, *extra):
@@ -300,7 +300,7 @@ def test_large_log_looks_for_unprefixed_tracebacks_only_after_an_error(small_blo
 
 def test_large_log_parsed_in_two_processes_gives_the_same_records(small_blocks, monkeypatch,
                                                                     tmp_path):
-    from benchreport import io as bio
+    from benchreport.ingest import io as bio
 
     monkeypatch.setattr(bio, "PARALLEL_MIN_BYTES", 1)
     text, before = large_log(100)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from benchreport import render, staging
+from benchreport.build import staging
 from benchreport.cli import main
+from benchreport.publish import render
 
 from .conftest import ROOT, copy_run
 

@@ -3,7 +3,7 @@ import re
 import pytest
 from markupsafe import Markup
 
-from benchreport.i18n import Name, format_value, josa, load_catalogue, sentence
+from benchreport.core.i18n import Name, format_value, josa, load_catalogue, sentence
 
 
 def test_both_languages_define_the_same_keys_and_placeholders(project):

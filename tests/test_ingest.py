@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.errors import ReportError
-from benchreport.ingest import check_windows, ingest_run, save_ingest
-from benchreport.io import load_run
+from benchreport.core.errors import ReportError
+from benchreport.ingest.io import load_run
+from benchreport.ingest.run import check_windows, ingest_run, save_ingest
 from benchreport.synth import make_run
 
 from .conftest import copy_run

@@ -7,9 +7,9 @@ from statistics import mean
 
 import pytest
 
-from benchreport.explain import registry_of
-from benchreport.io import load_run
-from benchreport.latency import latency_figures
+from benchreport.analyses.latency import latency_figures
+from benchreport.build.explain import registry_of
+from benchreport.ingest.io import load_run
 
 from .conftest import ROOT
 
@@ -170,7 +170,7 @@ def _handmade(workspace: Path, vllm: dict) -> dict:
         .write_text(json.dumps(vllm))
     (run_dir / "raw" / "sglang" / "sglang_0115_4.jsonl").write_text(json.dumps(SGLANG) + "\n")
     run = load_run("defs", workspace / "data", workspace / "report")
-    from benchreport.ingest import ingest_run
+    from benchreport.ingest.run import ingest_run
 
     return {f.id: f for f in latency_figures(run, ingest_run(run))}
 

@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from benchreport.errors import ParseError
-from benchreport.parsers.logscan import Summary, scan
+from benchreport.core.errors import ParseError
+from benchreport.ingest.parsers.logscan import Summary, scan
 
 
 def records(text, engine="auto", year=2026):
@@ -326,7 +326,7 @@ def test_a_huge_single_line_is_read_without_trouble():
 
 def test_parallel_read_equals_one_process(tmp_path, monkeypatch):
     """A big log is scanned in two processes; the records are the same as from one."""
-    from benchreport import io as bio
+    from benchreport.ingest import io as bio
 
     lines = []
     for i in range(4000):
@@ -348,7 +348,7 @@ def test_parallel_read_equals_one_process(tmp_path, monkeypatch):
 @pytest.mark.parametrize("block", [17, 64, 100, 257, 1000])
 def test_block_boundaries_change_nothing(monkeypatch, block):
     """Blocks cut lines anywhere; the records and counts must not depend on where."""
-    from benchreport.parsers import logscan
+    from benchreport.ingest.parsers import logscan
 
     text = "".join(line + "\n" + 'INFO:     1.2.3.4:5 - "GET / HTTP/1.1" 200 OK\n'
                    for line, _ in VLLM_STATS[3:6]) * 3
@@ -363,7 +363,7 @@ def test_block_boundaries_change_nothing(monkeypatch, block):
 def test_fast_path_and_general_path_agree(project, monkeypatch, name):
     """Current-era lines take a one-regex fast path; it must read exactly what the general
     path reads."""
-    from benchreport.parsers import sglang_log, vllm_log
+    from benchreport.ingest.parsers import sglang_log, vllm_log
 
     data = (project / "data/2024-b300/raw" / name).read_bytes()
     fast, _ = records(data.decode())
@@ -377,7 +377,7 @@ def test_fast_path_and_general_path_agree(project, monkeypatch, name):
 def test_an_sglang_log_is_not_taken_for_json():
     """Every SGLang line starts with "[": that must not send a big log down the one-process
     path meant for JSON (it did, and halved the ingest speed of SGLang logs)."""
-    from benchreport.io import is_structured
+    from benchreport.ingest.io import is_structured
 
     assert not is_structured(b"[2026-11-20 13:41:07 TP0] Prefill batch, #new-seq: 1", "server.log")
     assert not is_structured(b"[16:43:29 TP0] Decode batch. #running-req: 1", "x.txt")
@@ -386,7 +386,7 @@ def test_an_sglang_log_is_not_taken_for_json():
 
 
 def test_a_big_sglang_log_is_read_in_two_processes(tmp_path, monkeypatch):
-    from benchreport import io as bio
+    from benchreport.ingest import io as bio
 
     line = ("[2026-11-20 14:0{m}:{s:02d} TP0] Decode batch, #running-req: 10, #token: 655360, "
             "token usage: 0.31, accept len: 1.05, cuda graph: True, gen throughput (token/s): "

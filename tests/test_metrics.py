@@ -1,6 +1,6 @@
 import pytest
 
-from benchreport.metrics import TIE, compare_lower_is_better
+from benchreport.core.metrics import TIE, compare_lower_is_better
 
 
 def test_published_durations_give_published_speedups():

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 
-
 def _notebooks(project):
     found = sorted((project / "notebooks").glob("*.ipynb"))
     assert found

@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from benchreport.errors import ParseError
-from benchreport.parsers import SGLANG_CLIENT, VLLM_CLIENT, parse_results
+from benchreport.core.errors import ParseError
+from benchreport.ingest.parsers import SGLANG_CLIENT, VLLM_CLIENT, parse_results
 
 VLLM_033 = (
     '{"date": "20261129-071500", "endpoint_type": "openai", "backend": "openai", "label": null, '

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.pipeline import build
+from benchreport.build.pipeline import build
 
 from .conftest import copy_run
 
@@ -205,7 +205,7 @@ def test_blog_markdown_has_front_matter_and_images(built):
 def test_markdown_escapes_text_from_data():
     from markupsafe import Markup
 
-    from benchreport.blog import plain
+    from benchreport.publish.blog import plain
 
     assert plain(Markup("<b>x</b>") + "<script>|*y*") == "x&lt;script&gt;\\|\\*y\\*"
 

@@ -15,11 +15,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchreport.analysis import load_run
-from benchreport.ingest import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
-from benchreport.io import load_run as load_synth_run
-from benchreport.prefill import (DECODE, FIRST, IDLE, PREFILL, account, chunk_sequences,
-                                 prefill_figures, window_accounting)
+from benchreport.analyses.notebook import load_run
+from benchreport.analyses.prefill import (
+    DECODE,
+    FIRST,
+    IDLE,
+    PREFILL,
+    account,
+    chunk_sequences,
+    prefill_figures,
+    window_accounting,
+)
+from benchreport.ingest.io import load_run as load_synth_run
+from benchreport.ingest.run import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
 from benchreport.synth import make_run
 
 from .conftest import ROOT
@@ -299,9 +307,8 @@ def test_reference_prefill_range_leaves_out_the_partial_tail(reference):
 
 
 def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
-    from benchreport.charts import chunk_chart
-
-    from benchreport.prefill import chunk_rows
+    from benchreport.analyses.prefill import chunk_rows
+    from benchreport.publish.charts import chunk_chart
 
     t = {"chart.chunks": "chunks", "chart.cached": "cached", "chart.tps": "tok/s"}
     run, _, _, seqs = reference

@@ -21,9 +21,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchreport.io import load_run
-from benchreport import pipeline
-from benchreport.pipeline import _ipc_kernel_manager, execute_notebook
+from benchreport.build import pipeline
+from benchreport.build.pipeline import _ipc_kernel_manager, execute_notebook
+from benchreport.ingest.io import load_run
 
 from .conftest import ROOT, copy_run
 

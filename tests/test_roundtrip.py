@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchreport.parsers.logscan import Summary, scan
+from benchreport.ingest.parsers.logscan import Summary, scan
 from benchreport.synth import make_run
 from benchreport.synth.windows import decode_log_windows
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.errors import ConfigError
-from benchreport.runmeta import parse_run_yaml
+from benchreport.core.errors import ConfigError
+from benchreport.core.runmeta import parse_run_yaml
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.gap import BOTH, DECODE, FIRST_TOKENS, split_figures, where
-from benchreport.i18n import load_catalogue
-from benchreport.io import RawFile, ResultEntry
-from benchreport.metrics import compare_lower_is_better
-from benchreport.parsers.results import BenchResult
-from benchreport.runmeta import Workload
-from benchreport.sections import CHOSEN_BY
+from benchreport.analyses.gap import BOTH, DECODE, FIRST_TOKENS, split_figures, where
+from benchreport.core.i18n import load_catalogue
+from benchreport.core.metrics import compare_lower_is_better
+from benchreport.core.runmeta import Workload
+from benchreport.ingest.io import RawFile, ResultEntry
+from benchreport.ingest.parsers.results import BenchResult
+from benchreport.publish.sections import CHOSEN_BY
 
 LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
 # Words that compare engines, draw a conclusion or give a cause.
@@ -80,10 +80,10 @@ def test_swapping_the_first_token_share_changes_the_sentence(reference_build):
     """On the reference article: 64K splits about 44/56; swap the engines' first-token
     times so the slower engine's lag lies before its first tokens, and the sentence
     changes."""
-    from benchreport.explain import registry_of
-    from benchreport.i18n import load_catalogue
-    from benchreport.narrative_base import Writer
-    from benchreport.sections import gap_sentences
+    from benchreport.build.explain import registry_of
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import gap_sentences
 
     run = reference_build
     registry = dict(registry_of(run))
@@ -112,9 +112,9 @@ def test_the_mixed_basis_sentence_follows_its_direction(reference_build):
     """Peak over mean above mean over mean overstates the drop; below, it understates it."""
     from dataclasses import replace
 
-    from benchreport.explain import registry_of
-    from benchreport.narrative_base import Writer
-    from benchreport.sections import decode_section
+    from benchreport.build.explain import registry_of
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import decode_section
 
     run = reference_build
     registry = dict(registry_of(run))

@@ -14,7 +14,7 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "10-end-to-end.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import end_to_end, load_run, save_figures, workload_figures
+from benchreport.analyses.notebook import end_to_end, load_run, save_figures, workload_figures
 
 run = load_run(run_id, data_root, report_root)
 e2e = end_to_end(run)

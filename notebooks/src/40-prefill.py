@@ -8,9 +8,9 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "40-prefill.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, load_run, save_chunks
-from benchreport.ingest import load_ingested
-from benchreport.prefill import prefill_figures
+from benchreport.analyses.notebook import Collector, load_run, save_chunks
+from benchreport.core.tables import load_ingested
+from benchreport.analyses.prefill import prefill_figures
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

@@ -8,9 +8,9 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "50-spec.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, load_run
-from benchreport.ingest import load_ingested
-from benchreport.spec import spec_figures
+from benchreport.analyses.notebook import Collector, load_run
+from benchreport.core.tables import load_ingested
+from benchreport.analyses.spec import spec_figures
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

@@ -8,10 +8,10 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "60-crossover.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, load_run
-from benchreport.crossover import crossover_figures
-from benchreport.decode import decode_figures
-from benchreport.ingest import load_ingested
+from benchreport.analyses.notebook import Collector, load_run
+from benchreport.analyses.crossover import crossover_figures
+from benchreport.analyses.decode import decode_figures
+from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

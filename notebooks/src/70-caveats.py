@@ -8,8 +8,8 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "70-caveats.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, caveats, load_run, save_caveats
-from benchreport.ingest import load_ingested
+from benchreport.analyses.notebook import Collector, caveats, load_run, save_caveats
+from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

@@ -8,7 +8,7 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "80-claims.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analysis import Collector, claim_check, load_run, save_claims
+from benchreport.analyses.notebook import Collector, claim_check, load_run, save_claims
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

@@ -8,11 +8,11 @@ import warnings
 from pathlib import Path
 
 from . import __version__
-from .errors import ReportError
+from .core.errors import ReportError
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .pipeline import build
+    from .build.pipeline import build
 
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
                 project=args.project)
@@ -22,9 +22,9 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from . import checksums
-    from .ingest import check_windows, ingest_run, warnings_of
-    from .io import load_run
+    from .build import checksums
+    from .ingest.io import load_run
+    from .ingest.run import check_windows, ingest_run, warnings_of
 
     run = load_run(args.run_id, args.data_root)
     shown = run.paths.rel(run.paths.data)
@@ -42,8 +42,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _checksums(args: argparse.Namespace) -> int:
-    from . import checksums
-    from .paths import run_paths
+    from .build import checksums
+    from .core.paths import run_paths
 
     paths = run_paths(args.run_id, args.data_root)
     shown = paths.rel(paths.data)
@@ -60,12 +60,12 @@ def _parse(args: argparse.Namespace) -> int:
     import datetime as dt
     import json
 
-    from .io import read_raw
-    from .parsers.logscan import Summary
+    from .ingest.io import read_raw
+    from .ingest.parsers.logscan import Summary
 
     path = args.file
     if not path.is_file():
-        from .errors import MissingInputError
+        from .core.errors import MissingInputError
 
         raise MissingInputError(f"{path} not found (expected a file)")
     year = args.year or dt.datetime.fromtimestamp(path.stat().st_mtime).year
@@ -86,8 +86,8 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from .explain import explain, list_ids
-    from .io import load_run
+    from .build.explain import explain, list_ids
+    from .ingest.io import load_run
 
     run = load_run(args.run_id, args.data_root, args.report_root)
     if args.list or not args.figure_id:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
-import io
-import random
-
 import yaml
 
-from ..io import write_text_atomic
-from ..parsers.launch import flags_from_args
+from ..ingest.io import write_text_atomic
+from ..ingest.parsers.launch import flags_from_args
 from .calibrate import Fitted, fit
 from .logs import Lines, VllmProcs, sglang_run, sglang_startup, vllm_run, vllm_startup
 from .model import Timeline

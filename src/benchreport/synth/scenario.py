@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..yamlio import Located, load_yaml
+from ..core.errors import ConfigError
+from ..core.yamlio import Located, load_yaml
 from .calibrate import Logging, Targets
 from .model import EngineModel, PrefillCurve
 

@@ -1,0 +1,402 @@
+"""Check each published claim against the recomputed figures.
+
+Each claim in claims.yaml says how it is checked (``check:``); one function per kind:
+
+- ``figures: {key: id | [id, alternative ids…]}`` (or ``figure: id``): compare the published
+  value(s) within half the published rounding; a match on an alternative only is
+  "different method" (for example a ratio on a mixed peak/mean basis). The first id is the
+  like-for-like basis, always.
+- ``sequence: id``: a published list against a figure holding a list.
+- ``settings: {setting: {engine: value}}``: launch settings as recorded.
+- ``differs: [setting…]``: the caveats table lists these as differing.
+- ``identical: true``: nothing but the engine changed (contradicted by any difference).
+- ``zero: [id…]`` / ``nonzero: [id…]``: event counts.
+- ``every_engine: [event…]``: each engine logged at least one of these events.
+- ``similar: [[id, id], …]`` with ``within``: pairs no more than that share apart.
+- ``equals: {id: value}``: a verdict figure has this value.
+- ``linear: {change: id, context: id}`` with ``within``: a quantity changed in proportion
+  to the context (change ÷ context within ``within`` of 1).
+- ``at_least: {id: value}``: each figure is at least the value (for example a share).
+
+A claim marked ``causal: true`` states a cause. Data that agree with it make it
+"consistent with the data", never "confirmed": a cause is not measured.
+Claims without ``check`` are "not derivable" from benchmark data, with ``why``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.figures import Figure
+from ..ingest.claims import Claim
+
+CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
+    "confirmed", "consistent with the data", "differs", "different method",
+    "contradicted by the data", "not derivable")
+
+
+# Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
+REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_differs",
+           "settings_match", "differs_listed", "not_all_differ", "settings_differ",
+           "nothing_differs", "events_match", "events_differ", "engine_without_events",
+           "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
+           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable")
+
+
+@dataclass
+class Verdict:
+    claim: str
+    verdict: str
+    published: Any
+    recomputed: Any
+    tolerance: float | None
+    reason: str                      # reason code: claim.reason.<code> in the catalogues
+    params: dict[str, Any] = field(default_factory=dict)
+    figures: list[str] = field(default_factory=list)
+    calibrated: list[str] = field(default_factory=list)   # what set the figures, if anything
+
+    def sentence(self, t: dict[str, str]) -> str:
+        """The reason in the words of catalogue ``t``."""
+        params = {k: (f"{float(v):.0%}" if k == "within" else str(v))
+                  for k, v in self.params.items()}
+        params.setdefault("alternatives", "")
+        return t[f"reason.{self.reason}"].format(**params)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every check may look at."""
+
+    claim: Claim
+    registry: dict[str, Figure]
+    settings: dict[str, dict[str, str]]      # setting id -> engine -> value as compared
+    differing: set[str]                      # setting ids that differ
+
+    def fig(self, fid: str) -> Any:
+        return self.registry[fid].value if fid in self.registry else None
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int | float):
+        return float(x)
+    if isinstance(x, str):
+        m = re.match(r"^\s*([\d,]+(?:\.\d+)?)", x)
+        if m:
+            return float(m[1].replace(",", ""))
+    return None
+
+
+def _close(published: Any, value: Any, tol: float) -> bool:
+    a, b = _num(published), _num(value)
+    if a is None or b is None:
+        return str(published).strip().lower() == str(value).strip().lower()
+    return abs(a - b) <= tol + 1e-9
+
+
+def _tolerance(claim: Claim, key: str | None = None) -> float:
+    """Half the published rounding (per key when rounding is a mapping); else 0.5%."""
+    r = claim.rounding
+    if isinstance(r, dict):
+        r = r.get(key)
+    return r / 2 if r else 0.005
+
+
+def _new(cx: Context) -> Verdict:
+    tol = _tolerance(cx.claim)
+    return Verdict(cx.claim.id, NOT_DERIVABLE, cx.claim.value, None,
+                   tol if isinstance(cx.claim.rounding, int | float) else None,
+                   "not_derivable", {"why": cx.claim.why_text("en")})
+
+
+def _missing(v: Verdict, ids) -> Verdict:
+    v.verdict, v.reason, v.params = NOT_DERIVABLE, "missing", {"ids": ", ".join(ids)}
+    return v
+
+
+def _lookup(cx: Context, v: Verdict, ids) -> dict[str, Any]:
+    """The figures' values by id, recorded on the verdict as what it rests on."""
+    got = {i: cx.fig(i) for i in ids}
+    v.figures += list(got)
+    v.recomputed = got
+    return got
+
+
+def check_figures(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    spec = check.get("figures") or {"value": check["figure"]}
+    published = cx.claim.value if isinstance(cx.claim.value, dict) else {"value": cx.claim.value}
+    got, method_only, missing, wrong = {}, [], [], []
+    for key, ids in spec.items():
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        v.figures += ids
+        if cx.fig(ids[0]) is None:
+            missing.append(ids[0])
+            continue
+        got[key] = cx.fig(ids[0])
+        k_tol = _tolerance(cx.claim, key)
+        if key not in published or _close(published[key], got[key], k_tol):
+            continue
+        alt = next((a for a in ids[1:] if cx.fig(a) is not None
+                    and _close(published[key], cx.fig(a), k_tol)), None)
+        (method_only if alt else wrong).append((key, alt))
+    v.recomputed = got if len(got) != 1 or "value" not in got else got["value"]
+    if missing and not got:
+        return _missing(v, missing)
+    if wrong:
+        v.verdict, v.reason = DIFFERS, "differs"
+        v.params = {"keys": ", ".join(k for k, _ in wrong)}
+    elif method_only:
+        v.verdict, v.reason = METHOD, "other_basis"
+        v.params = {"alternatives": ", ".join(a for _, a in method_only),
+                    "keys": ", ".join(k for k, _ in method_only)}
+    else:
+        v.verdict, v.reason = CONFIRMED, "within_rounding"
+    return v
+
+
+def check_sequence(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    fid = check["sequence"]
+    v.figures.append(fid)
+    if cx.fig(fid) is None:
+        return _missing(v, [fid])
+    got = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", str(cx.fig(fid)))]
+    v.recomputed = got
+    ok = len(got) == len(cx.claim.value) and all(
+        abs(a - b) <= v.tolerance + 1e-9 if v.tolerance else a == b
+        for a, b in zip(cx.claim.value, got, strict=False))
+    v.verdict, v.reason = (CONFIRMED, "within_rounding") if ok else (DIFFERS, "differs")
+    return v
+
+
+def check_settings(cx: Context, check: dict) -> Verdict:
+    from .caveats import normalise
+
+    v = _new(cx)
+    got, wrong = {}, []
+    for sid, per_engine in check["settings"].items():
+        for engine, want in per_engine.items():
+            have = cx.settings.get(sid, {}).get(engine)
+            got[f"{sid}.{engine}"] = have
+            v.figures.append(f"setting.{sid}.{engine}")
+            if have is None or normalise(have) != normalise(want):
+                wrong.append(f"{sid} ({engine}: {have})")
+    v.recomputed = got
+    if all(x is None for x in got.values()):
+        return _missing(v, list(got))
+    if wrong:
+        v.verdict, v.reason, v.params = CONTRADICTED, "setting_differs", {"which": "; ".join(wrong)}
+    else:
+        v.verdict, v.reason = CONFIRMED, "settings_match"
+    return v
+
+
+def _setting_ids(cx: Context, sids) -> list[str]:
+    return sorted(f for f in cx.registry if f.startswith("setting.")
+                  and f.split(".")[1] in sids)
+
+
+def check_differs(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    want = set(check["differs"])
+    v.recomputed = sorted(cx.differing)
+    v.figures += ["caveats.settings_differing", *_setting_ids(cx, want)]
+    missing = sorted(want - cx.differing)
+    v.verdict, v.reason = (CONFIRMED, "differs_listed") if not missing else \
+        (DIFFERS, "not_all_differ")
+    v.params = {"which": ", ".join(sorted(want & cx.differing)), "missing": ", ".join(missing)}
+    return v
+
+
+def check_identical(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    v.recomputed = sorted(cx.differing)
+    v.figures += ["caveats.settings_differing", *_setting_ids(cx, cx.differing)]
+    if cx.differing:
+        v.verdict, v.reason = CONTRADICTED, "settings_differ"
+        v.params = {"which": ", ".join(sorted(cx.differing))}
+    else:
+        v.verdict, v.reason = CONFIRMED, "nothing_differs"
+    return v
+
+
+def check_events(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    ids = list(check.get("zero", [])) + list(check.get("nonzero", []))
+    got = _lookup(cx, v, ids)
+    bad = [i for i in check.get("zero", []) if got[i]] + \
+          [i for i in check.get("nonzero", []) if not got[i]]
+    unknown = [i for i in ids if got[i] is None]
+    if len(unknown) == len(ids):
+        return _missing(v, unknown)
+    if bad:
+        v.verdict, v.reason, v.params = CONTRADICTED, "events_differ", {"which": ", ".join(bad)}
+    else:
+        v.verdict, v.reason = CONFIRMED, "events_match"
+    return v
+
+
+def check_every_engine(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    per_engine: dict[str, int] = {}
+    for fid, f in cx.registry.items():
+        parts = fid.split(".")
+        if parts[0] == "events" and len(parts) == 4 and parts[-1] in check["every_engine"]:
+            per_engine[parts[2]] = per_engine.get(parts[2], 0) + int(f.value or 0)
+            v.figures.append(fid)
+    v.recomputed = per_engine
+    without = sorted(e for e, n in per_engine.items() if n == 0)
+    if not per_engine:
+        return _missing(v, ["events.*"])
+    if without:
+        v.verdict, v.reason = CONTRADICTED, "engine_without_events"
+        v.params = {"which": ", ".join(without)}
+    else:
+        v.verdict, v.reason = CONFIRMED, "events_match"
+    return v
+
+
+def check_similar(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    within = float(check.get("within", 0.15))
+    got, far = {}, []
+    for a, b in check["similar"]:
+        v.figures += [a, b]
+        va, vb = _num(cx.fig(a)), _num(cx.fig(b))
+        if va is None or vb is None:
+            continue
+        gap = abs(va - vb) / max(va, vb)
+        got[f"{a} vs {b}"] = round(gap, 3)
+        if gap > within:
+            far.append(f"{a} vs {b}")
+    v.recomputed = got
+    if not got:
+        return _missing(v, v.figures)
+    if far:
+        v.verdict, v.reason = DIFFERS, "not_similar"
+        v.params = {"which": "; ".join(far), "within": within}
+    else:
+        v.verdict, v.reason, v.params = CONFIRMED, "similar", {"within": within}
+    return v
+
+
+def check_equals(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    got = _lookup(cx, v, check["equals"])
+    ok = all(str(got[i]) == str(want) for i, want in check["equals"].items())
+    v.verdict, v.reason = (CONFIRMED, "equals") if ok else (DIFFERS, "differs")
+    return v
+
+
+def check_linear(cx: Context, check: dict) -> Verdict:
+    """change ÷ context near 1; compared with the published pair when the claim gives one."""
+    v = _new(cx)
+    spec = check["linear"]
+    within = float(check.get("within", 0.1))
+    change, context = cx.fig(spec["change"]), cx.fig(spec["context"])
+    v.figures += [spec["change"], spec["context"]]
+    if _num(change) is None or _num(context) is None:
+        return _missing(v, v.figures)
+    ratio = change / context
+    v.recomputed = {"change": change, "context": context, "ratio": round(ratio, 3)}
+    v.params = {"change": f"{change:.2f}", "context": f"{context:.2f}",
+                "ratio": f"{ratio:.2f}", "within": within}
+    pub = cx.claim.value if isinstance(cx.claim.value, dict) else {}
+    pub_ratio = (pub["degradation"] / pub["context_ratio"]
+                 if {"degradation", "context_ratio"} <= set(pub) else None)
+    if abs(ratio - 1) > within:
+        v.verdict, v.reason = DIFFERS, "not_linear"
+    elif pub_ratio is not None and abs(ratio - 1) < abs(pub_ratio - 1):
+        v.verdict, v.reason = CONFIRMED, "linear_closer"
+    else:
+        v.verdict, v.reason = CONFIRMED, "linear"
+    return v
+
+
+def check_at_least(cx: Context, check: dict) -> Verdict:
+    v = _new(cx)
+    got = _lookup(cx, v, check["at_least"])
+    if all(_num(x) is None for x in got.values()):
+        return _missing(v, list(got))
+    low = [i for i, want in check["at_least"].items()
+           if _num(got[i]) is None or _num(got[i]) < float(want)]
+    shown = "; ".join(f"{i} {got[i]:.2f}" if isinstance(got[i], float) else f"{i} {got[i]}"
+                      for i in (low or got))
+    v.verdict, v.reason = (DIFFERS, "below") if low else (CONFIRMED, "at_least")
+    v.params = {"which": shown}
+    return v
+
+
+CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
+    ("figure", "figures"): check_figures,
+    ("sequence",): check_sequence,
+    ("settings",): check_settings,
+    ("differs",): check_differs,
+    ("identical",): check_identical,
+    ("zero", "nonzero"): check_events,
+    ("every_engine",): check_every_engine,
+    ("similar", "within"): check_similar,
+    ("equals",): check_equals,
+    ("linear",): check_linear,
+    ("at_least",): check_at_least,
+}
+ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, CONSISTENT, CONFIRMED)
+
+
+def check_claim(claim: Claim, registry: dict[str, Figure],
+                setting_values: dict[str, dict[str, str]], differing: set[str],
+                calibrated: dict[str, str] | None = None) -> Verdict:
+    """Evaluate every part of the claim's check; the worst verdict wins. ``calibrated`` maps
+    figure-id patterns to what a reconstruction fitted them to (see synth.scenario)."""
+    cx = Context(claim, registry, setting_values, differing)
+    check = claim.check or {}
+    parts = [(fn, {k: check[k] for k in keys if k in check})
+             for keys, fn in CHECKS.items() if any(k in check for k in keys)
+             and not (keys == ("similar", "within") and "similar" not in check)]
+    if not parts:
+        return _new(cx)
+    results = [fn(cx, part) for fn, part in parts]
+    worst = min(results, key=lambda r: ORDER.index(r.verdict))
+    if len(results) > 1:
+        worst.recomputed = [r.recomputed for r in results]
+        worst.figures = [f for r in results for f in r.figures]
+    if claim.causal and worst.verdict == CONFIRMED:
+        worst.verdict = CONSISTENT
+        worst.reason = "cold_start" if _cold_start(cx, worst.figures) else "cause_not_measured"
+    worst.calibrated = sorted(_calibrated(registry, worst.figures, calibrated or {}))
+    return worst
+
+
+def _cold_start(cx: Context, ids: list[str]) -> bool:
+    """Every nonzero event count the claim rests on falls in its engine's first benchmark
+    after the server started, and nothing ran before that benchmark."""
+    events = [i for i in ids if i.startswith("events.") and cx.fig(i)]
+    if not events:
+        return False
+    for fid in events:
+        _, workload, engine, _ = fid.split(".", 3)
+        warm = cx.registry.get(f"limits.{engine}.warmup_records")
+        if warm is None or warm.value != 0 or warm.context.get("first_workload") != workload:
+            return False
+    return True
+
+
+def _calibrated(registry: dict[str, Figure], ids: list[str],
+                patterns: dict[str, str]) -> set[str]:
+    """What set the figures ``ids`` rest on (themselves or what they are computed from)."""
+    found, todo, seen = set(), list(ids), set()
+    while todo:
+        fid = todo.pop()
+        if fid in seen:
+            continue
+        seen.add(fid)
+        found |= {why for pat, why in patterns.items() if fnmatch.fnmatchcase(fid, pat)}
+        if fid in registry:
+            todo.extend(registry[fid].depends_on)
+    return found

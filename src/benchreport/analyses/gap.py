@@ -1,0 +1,127 @@
+"""Where an end-to-end gap accrues: before the last request's first token, or after it.
+
+When every request is sent at the start (no more prompts than the concurrency), a run's
+duration splits into three parts, from the per-request TTFTs and the duration:
+
+- to the first first token: min TTFT, prefill only;
+- overlap: from the first first token to the last one (max TTFT − min TTFT), in which
+  prefill and decode share the engine;
+- decode tail: from the last first token to the end (duration − max TTFT), decode only.
+
+Between two engines, the duration gap is the difference of the time to the last first
+token plus the difference of the decode tails. Which share dominates selects the sentence
+that explains the gap (``WHERE``); no explanation is fixed text.
+"""
+
+from __future__ import annotations
+
+from ..core.figures import Figure, Source
+from ..core.metrics import Comparison
+from ..core.records import ResultEntry
+
+# A share of the gap at or above this is "most of it".
+MOST = 2 / 3
+FIRST_TOKENS, DECODE, BOTH, UNKNOWN = "first tokens", "decode", "both", "not derivable"
+
+
+def _src(entry: ResultEntry, key: str) -> tuple[Source, ...]:
+    return (Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
+                   lines=(entry.result.line,)),)
+
+
+def where(first_share: float) -> str:
+    """Which part of a gap dominates, from the share that accrued before the last first
+    token.
+
+    >>> where(0.9), where(0.44), where(-0.03)
+    ('first tokens', 'both', 'decode')
+    """
+    if first_share >= MOST:
+        return FIRST_TOKENS
+    if 1 - first_share >= MOST:
+        return DECODE
+    return BOTH
+
+
+def split_figures(workload, entries: list[ResultEntry],
+                  comparison: Comparison | None) -> list[Figure]:
+    """Per engine: the three parts of the duration; per pair: how the gap splits."""
+    out: list[Figure] = []
+    wid = workload.id
+    parts: dict[str, tuple[float, float]] = {}
+    sent_at_start = workload.num_prompts <= workload.concurrency
+    for entry in entries:
+        ttfts = entry.result.per_request.get("ttfts")
+        if not ttfts or not sent_at_start:
+            continue
+        e, dur = entry.engine, entry.result.duration
+        base, ctx = f"e2e.{wid}.{e}", {"engine": e, "workload": wid}
+        first, last = min(ttfts), max(ttfts)
+        parts[e] = (last, dur - last)
+        dep = (f"{base}.duration",)
+        out += [
+            Figure(id=f"{base}.to_first_token_s", value=first, unit="s", decimals=1,
+                   sources=_src(entry, "ttfts"), context=ctx,
+                   method="smallest TTFT: every request was sent at the start, so this is "
+                          "the time to the first first token (prefill only)"),
+            Figure(id=f"{base}.to_last_first_token_s", value=last, unit="s", decimals=1,
+                   sources=_src(entry, "ttfts"), context=ctx,
+                   method="largest TTFT: the time until every request had its first token"),
+            Figure(id=f"{base}.overlap_s", value=last - first, unit="s", decimals=1,
+                   sources=_src(entry, "ttfts"), context=ctx,
+                   method="largest − smallest TTFT: the span in which prefill and decode "
+                          "share the engine"),
+            Figure(id=f"{base}.decode_tail_s", value=dur - last, unit="s", decimals=1,
+                   sources=_src(entry, "duration, ttfts"), depends_on=dep, context=ctx,
+                   method="duration − largest TTFT: the time after the last first token, "
+                          "decode only"),
+        ]
+    ctx = {"workload": wid}
+    if comparison is None:
+        return out
+    fast, slow = comparison.ranking[0], comparison.slower
+    if fast not in parts or slow not in parts:
+        reason = ("requests were not all sent at the start, so TTFTs do not place first "
+                  "tokens on the run's clock" if not sent_at_start else
+                  "a result file has no per-request TTFTs")
+        out.append(Figure(id=f"e2e.{wid}.gap.where", value=UNKNOWN, unit="verdict",
+                          context=ctx, method=f"where the gap accrues: {reason}"))
+        return out
+    gap = sum(parts[slow]) - sum(parts[fast])
+    d_first = parts[slow][0] - parts[fast][0]
+    d_tail = parts[slow][1] - parts[fast][1]
+    ids = {e: (f"e2e.{wid}.{e}.to_last_first_token_s", f"e2e.{wid}.{e}.decode_tail_s")
+           for e in (fast, slow)}
+    if gap <= 0:
+        return out
+    share = d_first / gap
+    out += [
+        Figure(id=f"e2e.{wid}.gap_s", value=gap, unit="s", decimals=1, context=ctx,
+               depends_on=(f"e2e.{wid}.{slow}.duration", f"e2e.{wid}.{fast}.duration"),
+               method="duration of the slower engine − duration of the faster one"),
+        Figure(id=f"e2e.{wid}.gap.first_tokens_s", value=d_first, unit="s", decimals=1,
+               context=ctx, depends_on=(ids[slow][0], ids[fast][0]),
+               method="difference in the time to the last first token (slower − faster)"),
+        Figure(id=f"e2e.{wid}.gap.decode_tail_s", value=d_tail, unit="s", decimals=1,
+               context=ctx, depends_on=(ids[slow][1], ids[fast][1]),
+               method="difference in the decode tail (slower − faster)"),
+        Figure(id=f"e2e.{wid}.gap.first_tokens_share", value=100 * share, unit="%",
+               decimals=0, context=ctx,
+               depends_on=(f"e2e.{wid}.gap.first_tokens_s", f"e2e.{wid}.gap_s"),
+               method="share of the gap that accrued before the last first token"),
+        Figure(id=f"e2e.{wid}.gap.decode_share", value=100 * (1 - share), unit="%",
+               decimals=0, context=ctx,
+               depends_on=(f"e2e.{wid}.gap.decode_tail_s", f"e2e.{wid}.gap_s"),
+               method="share of the gap that accrued in the decode tail, after the last "
+                      "first token"),
+        *([Figure(id=f"e2e.{wid}.gap.first_tokens_lead_s", value=-d_first, unit="s",
+                  decimals=1, context=ctx, depends_on=(f"e2e.{wid}.gap.first_tokens_s",),
+                  method="how much sooner the slower engine had every request's first token")]
+          if d_first < 0 else []),
+        Figure(id=f"e2e.{wid}.gap.where", value=where(share), unit="verdict", context=ctx,
+               depends_on=(f"e2e.{wid}.gap.first_tokens_share",),
+               method=f"where most of the gap accrues: 'first tokens' when at least "
+                      f"{MOST:.0%} accrued before the last first token, 'decode' when at "
+                      f"least {MOST:.0%} accrued after it, else 'both'"),
+    ]
+    return out

@@ -1,0 +1,245 @@
+"""Latency and throughput per engine and workload, from the benchmark clients' results.
+
+One definition per metric, the same for every engine:
+
+- TTFT: time to the first token of each request.
+- TPOT: (latency − TTFT) ÷ (output tokens − 1) per request, so the first token is left out.
+- ITL: gaps between streamed chunks, pooled over requests. Under speculative decoding a
+  chunk can carry several tokens, so ITL is per chunk, not per token.
+- E2E: request latency, as the client timed it.
+
+Per metric and engine the statistics are recomputed from the file's per-request lists only
+where the file has that metric's own list (TTFT: ``ttfts``; ITL: ``itls``; E2E:
+``latencies``; TPOT needs ``latencies``, ``ttfts`` and ``output_lens``). Otherwise the
+client's own statistic is used as recorded (``mean_e2e_latency_ms`` and so on), and a
+statistic the client did not record gets no figure. E2E is never rebuilt as TTFT + ΣITL:
+that sum misses the time between the last chunk and the end of the request (about 0.65 s in
+the reference run's vLLM files) and would be a different definition.
+
+A run holds one batch of requests that share a queue, so they are not independent samples:
+the spread of the requests within the run is reported (min and max), not a confidence
+interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ParseError
+from ..core.figures import Figure, Source
+from ..core.metrics import compare_lower_is_better
+from ..core.records import SGLANG_CLIENT, ResultEntry, Run
+
+METRICS = ("ttft", "tpot", "itl", "e2el")
+STATS = ("mean", "median", "p90", "p99")
+# Below this many requests, p99 is (close to) the largest value: see _p99_method.
+P99_MIN_REQUESTS = 100
+
+# The per-request lists each metric is recomputed from.
+_LISTS = {"ttft": ("ttfts",), "itl": ("itls",), "e2el": ("latencies",),
+          "tpot": ("latencies", "ttfts", "output_lens")}
+# SGLang's bench_serving spells E2E 'e2e_latency' in its keys (mean_e2e_latency_ms); vLLM 'e2el'.
+_SGLANG_SPELLING = {"e2el": "e2e_latency"}
+_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2E latency"}
+# What the file lacks when a metric falls back to the client's statistics.
+_LACKS = {"ttft": "per-request TTFTs ('ttfts')", "itl": "per-request chunk gaps ('itls')",
+          "e2el": "per-request latencies",
+          "tpot": "per-request latencies, so TPOT cannot be recomputed per request"}
+
+
+def _ok(entry: ResultEntry, n: int) -> list[int]:
+    """Indices of the requests that succeeded (empty entry in 'errors'), as the clients count."""
+    errors = entry.result.raw.get("errors")
+    if not isinstance(errors, list) or len(errors) != n:
+        return list(range(n))
+    return [i for i, e in enumerate(errors) if not e]
+
+
+def per_request(entry: ResultEntry) -> dict[str, list[float]]:
+    """Per-request values in ms, for each metric whose per-request list the file holds.
+
+    Keys: a subset of METRICS (ITL: each request's mean chunk gap) and ``itl_pooled`` (every
+    chunk gap of every request) when ``itls`` is present. Failed requests (non-empty
+    ``errors`` entry) are left out, as the clients leave them out of their statistics.
+    """
+    pr = entry.result.per_request
+    out: dict[str, list[float]] = {}
+    lengths = {k: len(pr[k]) for k in ("ttfts", "itls", "latencies", "output_lens") if k in pr}
+    if not lengths:
+        return out
+    if len(set(lengths.values())) > 1:
+        raise ParseError("per-request lists of different lengths ("
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()) + ")",
+                         path=entry.file.rel, line=entry.result.line)
+    ok = _ok(entry, max(lengths.values()))
+    if "ttfts" in pr:
+        out["ttft"] = [1000 * pr["ttfts"][i] for i in ok]
+    if "itls" in pr:
+        rows = [pr["itls"][i] for i in ok]
+        out["itl"] = [1000 * sum(x) / len(x) for x in rows if x]
+        out["itl_pooled"] = [1000 * g for row in rows for g in row]
+    if "latencies" in pr:
+        out["e2el"] = [1000 * pr["latencies"][i] for i in ok]
+        if "ttfts" in pr and "output_lens" in pr:
+            out["tpot"] = [1000 * (pr["latencies"][i] - pr["ttfts"][i]) / (n - 1)
+                           for i in ok if (n := pr["output_lens"][i]) > 1]
+    return {k: v for k, v in out.items() if v}
+
+
+def _stat(values: list[float], stat: str) -> float:
+    arr = np.asarray(values, dtype=float)
+    if stat == "mean":
+        return float(arr.mean())
+    if stat == "median":
+        return float(np.median(arr))
+    return float(np.percentile(arr, float(stat[1:])))
+
+
+def _client_key(client: str, metric: str, stat: str) -> str:
+    spelled = _SGLANG_SPELLING.get(metric, metric) if client == SGLANG_CLIENT else metric
+    return f"{stat}_{spelled}_ms"
+
+
+def _request_count(entry: ResultEntry) -> tuple[int, str, str]:
+    """How many requests the statistics cover, the key it comes from, and how it was counted."""
+    lists = entry.result.per_request
+    for key in ("ttfts", "latencies", "itls"):
+        if key in lists:
+            n = len(_ok(entry, len(lists[key])))
+            return n, key, (f"requests with per-request data in the file (entries of '{key}', "
+                            "failed requests left out)")
+    return entry.result.completed, "completed", \
+        "the client's own 'completed' (the file has no per-request lists)"
+
+
+def _p99_method(n: int) -> str:
+    rank = 0.99 * (n - 1)
+    if n < 2:
+        where = f"here n = {n}: p99 is the one value itself"
+    elif n <= P99_MIN_REQUESTS:
+        where = (f"here n = {n}: p99 is {rank - int(rank):.0%} of the way from the second "
+                 "largest value to the largest, so it says little more than the slowest request")
+    else:
+        where = f"here n = {n}, so p99 reflects more than the two slowest requests"
+    return (f"'yes' when the run has fewer than {P99_MIN_REQUESTS} requests. p99 by linear "
+            "interpolation sits at rank 0.99 × (n − 1) of the sorted values, which for "
+            f"n ≤ 100 lies between the two largest values ({where}). Applies to the "
+            "per-request metrics (TTFT, TPOT, E2E); ITL pools the chunk gaps of all requests")
+
+
+def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[float, str]]]:
+    """Throughput and latency figures of one engine and workload, and each metric's mean with
+    a phrase naming its source (for the ratios)."""
+    r, eng, w = entry.result, entry.engine, entry.workload
+    base, ctx = f"latency.{w}.{eng}", {"engine": eng, "workload": w}
+    row = Source(path=entry.file.rel, sha256=entry.file.sha256, lines=(r.line,))
+
+    def src(key: str) -> tuple[Source, ...]:
+        return (Source(**{**row.__dict__, "key": key}),)
+
+    figures = [Figure(id=f"throughput.{w}.{eng}.requests", value=r.completed / r.duration,
+                      unit="req/s", decimals=3, context=ctx, sources=src("completed, duration"),
+                      method="completed requests / benchmark duration")]
+    if r.total_output_tokens:
+        figures.append(Figure(
+            id=f"throughput.{w}.{eng}.output", unit="tok/s", decimals=1,
+            value=r.total_output_tokens / r.duration, context=ctx,
+            sources=src("total_output_tokens, duration"),
+            method="output tokens / benchmark duration"))
+
+    pr = per_request(entry)
+    n, n_key, n_how = _request_count(entry)
+    figures.append(Figure(id=f"{base}.requests", value=n, unit="req", decimals=0, context=ctx,
+                          sources=src(n_key), method=n_how))
+    if n > 0:
+        figures.append(Figure(id=f"{base}.p99_is_max", unit="verdict", context=ctx,
+                              value="yes" if n < P99_MIN_REQUESTS else "no",
+                              depends_on=(f"{base}.requests",), method=_p99_method(n)))
+
+    means: dict[str, tuple[float, str]] = {}
+    for metric in METRICS:
+        name = _NAMES[metric]
+        if metric in pr:
+            keys = ", ".join(_LISTS[metric])
+            data = pr["itl_pooled"] if metric == "itl" else pr[metric]
+            k = len(pr[metric])
+            over = (f"the {len(data)} chunk gaps pooled over the {k} requests" if metric == "itl"
+                    else f"the {k} requests' {name} values")
+            if metric == "tpot":
+                over += ", each (latency − TTFT) ÷ (output tokens − 1)"
+            for stat in STATS:
+                figures.append(Figure(
+                    id=f"{base}.{metric}.{stat}", value=_stat(data, stat), unit="ms",
+                    decimals=1, context=ctx, sources=src(keys),
+                    method=f"{stat} of {over}, recomputed from the file's per-request "
+                           + ", ".join(f"'{x}'" for x in _LISTS[metric])))
+            means[metric] = (_stat(data, "mean"),
+                             "recomputed from its file's per-request "
+                             + ", ".join(f"'{x}'" for x in _LISTS[metric]))
+            each = "requests' mean chunk gaps" if metric == "itl" else f"requests' {name} values"
+            for stat, fn in (("min", min), ("max", max)):
+                figures.append(Figure(
+                    id=f"{base}.{metric}.{stat}", value=fn(pr[metric]), unit="ms",
+                    decimals=1, context={**ctx, "requests": k}, sources=src(keys),
+                    method=f"{'smallest' if stat == 'min' else 'largest'} of the {k} {each}: "
+                           f"spread of the {k} requests within this one run; not a confidence "
+                           "interval (the requests share one queue and are not independent)"))
+        else:
+            for stat in STATS:
+                key = _client_key(r.client, metric, stat)
+                value = r.stats.get(metric, {}).get(stat)
+                if value is None:
+                    continue      # not recorded: no figure rather than another definition
+                figures.append(Figure(
+                    id=f"{base}.{metric}.{stat}", value=value, unit="ms", decimals=1,
+                    context=ctx, sources=src(key),
+                    method=f"the client's own '{key}'; the file has no {_LACKS[metric]}"))
+                if stat == "mean":
+                    lacks = _LACKS[metric].split(",")[0]
+                    means[metric] = (value, f"the client's own '{key}', as its file has no "
+                                            f"{lacks}")
+    return figures, means
+
+
+def latency_figures(run: Run, ing=None) -> list[Figure]:
+    figures: list[Figure] = []
+    from ..core.tables import load_ingested
+
+    entries = (ing or load_ingested(run)).results
+    for w in run.meta.workloads:
+        means: dict[str, dict[str, tuple[float, str]]] = {}
+        for entry in (e for e in entries if e.workload == w.id):
+            figs, means[entry.engine] = _engine_figures(entry)
+            figures += figs
+        figures += _ratios(w, means)
+    return figures
+
+
+def _ratios(w, means: dict[str, dict[str, tuple[float, str]]]) -> list[Figure]:
+    """Per metric: which engine was quicker on the mean, and by how much (runner-up / quicker).
+
+    The means are the registered ``latency.<w>.<e>.<metric>.mean`` figures, one definition for
+    every engine whether recomputed or the client's own; no interval, as one run's requests
+    are not independent samples.
+    """
+    out = []
+    for metric in METRICS:
+        have = {e: m[metric] for e, m in means.items() if metric in m and m[metric][0] > 0}
+        if len(have) < 2:
+            continue
+        c = compare_lower_is_better({e: v for e, (v, _) in have.items()})
+        pair = c.ranking[:2]
+        ids = tuple(f"latency.{w.id}.{e}.{metric}.mean" for e in pair)
+        ctx = {"workload": w.id, "metric": metric}
+        whence = "; ".join(f"{e}'s mean is {have[e][1]}" for e in pair)
+        out += [
+            Figure(id=f"latency.{w.id}.{metric}.faster", value=c.faster, unit="engine",
+                   depends_on=ids, context=ctx,
+                   method=f"engine with the lower mean {metric} ({whence})"),
+            Figure(id=f"latency.{w.id}.{metric}.ratio", value=c.ratio, unit="x", decimals=2,
+                   depends_on=ids, context=ctx,
+                   method=f"mean {metric} of the runner-up / of the quicker engine, the same "
+                          f"definition for both ({whence}); a ratio of one run each, with "
+                          "no confidence interval"),
+        ]
+    return out

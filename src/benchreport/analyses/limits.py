@@ -1,0 +1,230 @@
+"""What one run cannot tell, computed from its files: how many runs there were, whether the
+engines were warm, how many requests a percentile rests on, the time runtime events cost,
+the KV capacity each engine had, and whether speculative decoding could pay off.
+
+Each limit is a figure (with its inputs) and, where it applies, a row of the caveats table.
+The rows carry codes and parameters; the report words them from its catalogues.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, Run
+from ..core.tables import input_checksum
+
+# Fewer requests than this and p99 (linear interpolation) lies between the two largest.
+P99_MIN_REQUESTS = 100
+# Accepted length (bonus token included) below this: drafts almost never accepted, so the
+# draft and verify work of every step buys next to nothing.
+SPEC_USELESS_BELOW = 1.1
+ACTIVITY = ("engine_stats", "prefill_batch", "decode_batch")
+
+
+@dataclass
+class Limit:
+    """One row of the caveats table about what the run cannot tell."""
+
+    id: str                                   # catalogue key: limit.<id> / why.<id>
+    params: dict[str, Any] = field(default_factory=dict)   # figure ids by placeholder
+    workload: str | None = None
+    engine: str | None = None
+    evidence: list[str] = field(default_factory=list)
+
+
+def _fig(fid, value, unit, method, sources=(), decimals=None, depends_on=(), **ctx) -> Figure:
+    return Figure(id=fid, value=value, unit=unit, method=method, sources=tuple(sources),
+                  decimals=decimals, depends_on=tuple(depends_on), context=ctx)
+
+
+def repeats(run: Run) -> tuple[list[Figure], list[Limit]]:
+    """Runs per engine and workload: run.yaml declares none, so one."""
+    path = run.paths.data / "run.yaml"
+    src = Source(path=run.paths.rel(path), sha256=input_checksum(run, path), key="workloads")
+    fig = _fig("limits.repeats", 1, "count", "runs per engine and workload: run.yaml declares "
+               "no repeats, and each workload has one result file per engine", (src,), 0)
+    return [fig], [Limit("single_run", {"n": fig.id})]
+
+
+def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
+    """Engine activity between the server start in effect and the first benchmark."""
+    figures, rows = [], []
+    for e in run.meta.engines:
+        mine = sorted((w for w in ing.windows if w.engine == e.id), key=lambda w: w.start)
+        starts = sorted((r for r in ing.records.get("server_args", []) if r["engine"] == e.id
+                         and r.get("ts") and mine and r["ts"] <= mine[0].start),
+                        key=lambda r: r["ts"])
+        if not mine or not starts:
+            continue
+        start, first = starts[-1], mine[0]
+        busy = [r for k in ACTIVITY for r in ing.records.get(k, [])
+                if r["engine"] == e.id and r.get("ts") and start["ts"] <= r["ts"] < first.start
+                and _active(r)]
+        last = max((r for k in ACTIVITY for r in ing.records.get(k, [])
+                     if r["engine"] == e.id and r.get("ts") and r["ts"] < first.start),
+                    key=lambda r: r["line"], default=start)
+        fid = f"limits.{e.id}.warmup_records"
+        figures.append(_fig(
+            fid, len(busy), "count",
+            f"log records showing prefill or decode work between the server start in effect "
+            f"(line {start['line']}) and the first benchmark ({first.workload}, from "
+            f"{first.start[11:]}); searched lines {start['line']}–{last['line']}",
+            (Source(path=start["file"], sha256=start["sha256"],
+                    lines=(int(start["line"]), int(last["line"]))),), 0,
+            engine=e.id, first_workload=first.workload))
+        if not busy:
+            rows.append(Limit("no_warmup", {"n": fid}, engine=e.id,
+                              evidence=[f"{start['file']}:{start['line']}"]))
+    return figures, rows
+
+
+def _active(r: dict) -> bool:
+    if r["kind"] == "engine_stats":
+        return float(r.get("prompt_tps") or 0) > 0 or float(r.get("gen_tps") or 0) > 0
+    return True
+
+
+def few_requests(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
+    """How many requests each percentile rests on (the counts are the latency notebook's
+    ``latency.<w>.<e>.requests``)."""
+    small = [e for e in ing.results if e.result.completed < P99_MIN_REQUESTS]
+    if not small:
+        return [], []
+    first = small[0]
+    return [], [Limit("p99_is_max", {"n": f"latency.{first.workload}.{first.engine}.requests"},
+                      evidence=[f"{e.file.rel}:{e.result.line}" for e in small[:2]])]
+
+
+def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tuple[str, str]]
+                ) -> tuple[list[Figure], list[Limit]]:
+    """Time the first requests lost while runtime events ran, from the gaps between
+    successive first tokens: gaps that overlap the events, against the median of the rest.
+
+    ``event_windows`` maps (engine, workload) to the first and last event's timestamp.
+    Only workloads whose requests were all sent at the start are measured (the gaps are
+    then the engine's, not the client's)."""
+    figures, rows = [], []
+    for (engine, workload), (first_ts, last_ts) in sorted(event_windows.items()):
+        entry = next((r for r in ing.results if r.engine == engine and r.workload == workload),
+                     None)
+        window = next((w for w in ing.windows if w.engine == engine and w.workload == workload),
+                      None)
+        w = run.meta.workload(workload)
+        ttfts = sorted(entry.result.per_request.get("ttfts") or []) if entry else []
+        if not window or len(ttfts) < 4 or w.num_prompts > w.concurrency:
+            continue
+        t0 = dt.datetime.fromisoformat(window.start)
+        lo = (dt.datetime.fromisoformat(first_ts) - t0).total_seconds()
+        hi = (dt.datetime.fromisoformat(last_ts) - t0).total_seconds()
+        bounds = [0.0] + ttfts
+        gaps = [(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+        hit = [(a, b) for a, b in gaps if a <= hi and b >= lo]
+        rest = [b - a for a, b in gaps if (a, b) not in hit]
+        if not hit or len(rest) < 2:
+            continue
+        typical = statistics.median(rest)
+        lost = sum(max(0.0, (b - a) - typical) for a, b in hit)
+        src = (Source(path=entry.file.rel, sha256=entry.file.sha256, key="ttfts",
+                      lines=(entry.result.line,)),)
+        base = f"limits.{workload}.{engine}"
+        ctx = {"engine": engine, "workload": workload}
+        figures += [
+            _fig(f"{base}.first_ttft_s", ttfts[0], "s", "the earliest first token of the "
+                 "run (smallest TTFT)", src, 1, **ctx),
+            _fig(f"{base}.second_gap_s", ttfts[1] - ttfts[0], "s", "time from the first "
+                 "first token to the second", src, 1, **ctx),
+            _fig(f"{base}.typical_gap_s", typical, "s", "median time between successive "
+                 "first tokens, over the gaps that do not overlap the runtime events", src, 1,
+                 **ctx),
+            _fig(f"{base}.stall_gaps", len(hit), "count", "gaps between successive first "
+                 "tokens that overlap the runtime events", src, 0, **ctx),
+            _fig(f"{base}.stall_s", lost, "s",
+                 f"sum over the {len(hit)} gaps between first tokens that overlap the runtime "
+                 f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) of their excess over the "
+                 "median gap: an estimate of the time the events cost the first requests",
+                 src, 1, depends_on=(f"{base}.typical_gap_s", f"{base}.stall_gaps"), **ctx),
+        ]
+        rows.append(Limit("event_stall", {"first": f"{base}.first_ttft_s",
+                                          "second": f"{base}.second_gap_s",
+                                          "typical": f"{base}.typical_gap_s",
+                                          "gaps": f"{base}.stall_gaps",
+                                          "lost": f"{base}.stall_s"},
+                          workload=workload, engine=engine,
+                          evidence=[f"{entry.file.rel}:{entry.result.line}"]))
+    return figures, rows
+
+
+def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figure],
+                                                                          list[Limit]]:
+    """KV-cache capacity each engine logged, against what the workloads need at once."""
+    figures, rows = [], []
+    caps: dict[str, Figure] = {}
+    for e in run.meta.engines:
+        recs = [r for k in ("kv_cache", "capacity") for r in ing.records.get(k, [])
+                if r["engine"] == e.id and r.get("kv_tokens") not in (None, "")]
+        if not recs:
+            continue
+        rec = recs[-1]
+        fid = f"limits.{e.id}.kv_capacity_tokens"
+        caps[e.id] = _fig(fid, int(float(rec["kv_tokens"])), "tokens",
+                          "KV-cache capacity in tokens, as the engine logged it at start-up",
+                          (Source(path=rec["file"], sha256=rec["sha256"],
+                                  lines=(int(rec["line"]),)),), 0, engine=e.id)
+        figures.append(caps[e.id])
+    if not caps:
+        return figures, rows
+    longest = max(run.meta.workloads, key=lambda w: w.input_tokens)
+    need = min(longest.concurrency, longest.num_prompts) * (longest.input_tokens
+                                                             + longest.output_tokens)
+    need_id = f"limits.{longest.id}.kv_needed_tokens"
+    figures.append(_fig(need_id, need, "tokens", "requests in flight × (input + output "
+                        "tokens) at the longest input: the KV cache the workload needs at once",
+                        (), 0, depends_on=(f"workload.{longest.id}.input_tokens",
+                                           f"workload.{longest.id}.output_tokens"),
+                        workload=longest.id))
+    if len(caps) >= 2:
+        (a, fa), (b, fb) = sorted(caps.items(), key=lambda kv: kv[1].value)[:1] + \
+            sorted(caps.items(), key=lambda kv: kv[1].value)[-1:]
+        ratio_id = f"limits.kv_capacity_ratio.{b}.{a}"
+        figures.append(_fig(ratio_id, fb.value / fa.value, "x",
+                            "larger KV capacity / smaller, as logged", (), 2,
+                            depends_on=(fb.id, fa.id)))
+        fits = all(f.value >= need for f in caps.values())
+        fits_id = "limits.kv_fits"
+        figures.append(_fig(fits_id, "yes" if fits else "no", "verdict",
+                            "whether every engine's KV capacity holds the workload's demand at "
+                            "the longest input", (), depends_on=(need_id, *(f.id for f in
+                                                                          caps.values()))))
+        split = {e: v for e, v in dcp.items() if v.split(" ")[0] not in ("1", "")}
+        if split and fb.value / fa.value >= 1.5:
+            rows.append(Limit("kv_capacity", {"big": fb.id, "small": fa.id, "ratio": ratio_id,
+                                              "need": need_id, "fits": fits_id,
+                                              "big_engine": b, "small_engine": a},
+                              evidence=[f"{s.path}:{s.lines[0]}" for f in (fb, fa)
+                                        for s in f.sources]))
+    return figures, rows
+
+
+def spec_overhead(run: Run, spec: list[Figure], differing: set[str]) -> tuple[list[Figure],
+                                                                              list[Limit]]:
+    """Speculative decoding that accepts next to nothing is pure overhead; when the engines
+    apply it differently, that confounds any attribution of the difference to one setting."""
+    lens = {f.id: f for f in spec if f.id.endswith(".accept_len")
+            and isinstance(f.value, int | float)}
+    if not lens:
+        return [], []
+    worst = max(lens.values(), key=lambda f: f.value)
+    fid = "limits.spec_max_accept_len"
+    fig = _fig(fid, worst.value, "tokens/step", "the highest mean accepted length of any "
+               "engine and workload (bonus token included; 1 means no draft accepted)",
+               (), 2, depends_on=tuple(sorted(lens)))
+    rows = []
+    if worst.value < SPEC_USELESS_BELOW:
+        rows.append(Limit("spec_overhead", {"max": fid, "applied_differently":
+                                            "yes" if differing & {"verification", "speculative",
+                                                                  "draft_model"} else "no"}))
+    return [fig], rows

@@ -1,0 +1,307 @@
+"""What the notebooks call: each function takes a loaded run and returns tables and figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from ..core.figures import Figure, Source, fragment
+from ..core.files import write_json
+from ..core.metrics import compare_lower_is_better
+from ..core.records import ResultEntry, Run
+from ..core.runmeta import load_run
+from ..core.tables import input_checksum
+from .gap import split_figures
+
+__all__ = ["Collector", "EndToEnd", "caveats", "claim_check", "end_to_end", "load_run",
+           "save_caveats", "save_chunks", "save_claims", "save_figures", "workload_figures"]
+
+
+def _source(entry: ResultEntry, key: str) -> Source:
+    return Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
+                  lines=(entry.result.line,))
+
+
+@dataclass(frozen=True)
+class EndToEnd:
+    """End-to-end results: one row per engine and workload, and their figures."""
+
+    table: pd.DataFrame
+    figures: list[Figure]
+
+
+def end_to_end(run: Run, ing=None) -> EndToEnd:
+    """Duration per engine and workload, and per workload which engine finished first.
+
+    Figure ids: ``e2e.<workload>.<engine>.duration`` (s), ``e2e.<workload>.faster`` (engine
+    id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
+    """
+    from ..core.tables import load_ingested
+
+    entries = (ing or load_ingested(run)).results
+    figures: list[Figure] = []
+    rows = []
+    for workload in run.meta.workloads:
+        durations: dict[str, float] = {}
+        for entry in (e for e in entries if e.workload == workload.id):
+            r = entry.result
+            durations[entry.engine] = r.duration
+            rows.append({
+                "workload": workload.id, "engine": entry.engine, "duration_s": r.duration,
+                "completed": r.completed, "total_input_tokens": r.total_input_tokens,
+                "total_output_tokens": r.total_output_tokens,
+                "file": f"{entry.file.rel}:{r.line}",
+            })
+            figures.append(Figure(
+                id=f"e2e.{workload.id}.{entry.engine}.duration", value=r.duration, unit="s",
+                method="benchmark duration written by the benchmark client (key 'duration'): "
+                       "wall time from the first request sent to the last response received",
+                sources=(_source(entry, "duration"),), decimals=1,
+                context={"engine": entry.engine, "workload": workload.id},
+            ))
+        mine = [e for e in entries if e.workload == workload.id]
+        if len(durations) < 2:
+            figures += split_figures(workload, mine, None)
+            continue
+        comparison = compare_lower_is_better(durations)
+        figures += split_figures(workload, mine, comparison)
+        dep = tuple(f"e2e.{workload.id}.{e}.duration" for e in comparison.ranking[:2])
+        ctx = {"workload": workload.id}
+        figures += [
+            Figure(id=f"e2e.{workload.id}.faster", value=comparison.faster, unit="engine",
+                   method="the engine with the shortest duration ('tie' when the speedup "
+                          "rounds to 1.00)", depends_on=dep, context=ctx),
+            Figure(id=f"e2e.{workload.id}.slower", value=comparison.slower, unit="engine",
+                   method="the engine with the second-shortest duration", depends_on=dep,
+                   context=ctx),
+            Figure(id=f"e2e.{workload.id}.speedup", value=comparison.ratio, unit="x",
+                   method="duration of the second-fastest engine divided by duration of the "
+                          "fastest engine", depends_on=dep, decimals=2, context=ctx),
+        ]
+    table = pd.DataFrame(rows, columns=["workload", "engine", "duration_s", "completed",
+                                        "total_input_tokens", "total_output_tokens", "file"])
+    return EndToEnd(table=table, figures=figures)
+
+
+def workload_figures(run: Run) -> list[Figure]:
+    """The workload parameters from run.yaml, registered so the page can cite them too.
+
+    Figure ids: ``workload.<id>.input_tokens``, ``.output_tokens``, ``.concurrency``,
+    ``.num_prompts``.
+    """
+    path = run.paths.run_yaml
+    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
+    figures = []
+    for w in run.meta.workloads:
+        for name, unit in (("input_tokens", "tokens"), ("output_tokens", "tokens"),
+                           ("concurrency", "req"), ("num_prompts", "req")):
+            figures.append(Figure(
+                id=f"workload.{w.id}.{name}", value=getattr(w, name), unit=unit,
+                method=f"workload setting '{name}' as declared in run.yaml",
+                sources=(Source(key=f"workloads[id={w.id}].{name}", **src),),
+                decimals=0, context={"workload": w.id}))
+    return figures
+
+
+class Collector:
+    """Gathers a notebook's figures; each is stamped with the cell that computed it."""
+
+    def __init__(self, run: Run, notebook: str) -> None:
+        self.run, self.notebook = run, notebook
+        self.figures: list[Figure] = []
+
+    def add(self, figures: list[Figure]) -> pd.DataFrame:
+        """Keep ``figures`` (stamped with the current cell) and return them as a table."""
+        cell = _current_cell()
+        stamped = [replace(f, cell=cell) for f in figures]
+        self.figures += stamped
+        return pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit, "method": f.method}
+                             for f in stamped], columns=["id", "value", "unit", "method"])
+
+    def save(self) -> str:
+        return save_figures(self.run, self.figures, self.notebook)
+
+
+def _current_cell() -> int | None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipykernel is a dependency
+        return None
+    shell = get_ipython()
+    return int(shell.execution_count) if shell is not None else None
+
+
+def save_figures(run: Run, figures: list[Figure], notebook: str) -> str:
+    """Write a notebook's figures to derived/figures/<notebook>.json; return that path."""
+    stem = notebook.removesuffix(".ipynb")
+    path = run.paths.figure_fragments / f"{stem}.json"
+    write_json(path, fragment(figures, notebook))
+    return run.paths.rel(path)
+
+
+@dataclass(frozen=True)
+class Caveats:
+    """What was not controlled: one row per differing setting or runtime event, and what
+    one run cannot tell; ``record`` is what save_caveats writes for the report."""
+
+    table: pd.DataFrame
+    figures: list[Figure]
+    record: dict
+
+
+def caveats(run: Run, ing) -> Caveats:
+    """Settings that differ, events inside the measurements and what one run cannot tell."""
+    from . import limits
+    from .caveats import caveat_figures, event_caveats, setting_caveats
+    from .spec import spec_figures
+
+    rows, compared = setting_caveats(run, ing)
+    events, event_figs = event_caveats(run, ing)
+    en = english()
+    sha = {s["file"]: s["sha256"] for s in ing.summaries}
+    all_rows = rows + events
+    spans: dict[tuple[str, str], tuple[str, str]] = {}
+    for c in events:
+        if c.engine and c.workload and c.span:
+            lo, hi = spans.get((c.engine, c.workload), c.span)
+            spans[(c.engine, c.workload)] = (min(lo, c.span[0]), max(hi, c.span[1]))
+    differing = {c.id for c in rows}
+    parts = [limits.repeats(run), limits.warmup(run, ing), limits.few_requests(run, ing),
+             limits.event_stall(run, ing, spans),
+             limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
+             limits.spec_overhead(run, spec_figures(run, ing), differing)]
+    limit_figs = [f for figs, _ in parts for f in figs]
+    limit_rows = [r for _, found in parts for r in found]
+    record = {"differing": [c.__dict__ for c in all_rows],
+              "compared": {k: c.values for k, c in sorted(compared.items())},
+              "limits": [r.__dict__ for r in limit_rows]}
+    table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
+                           **{f"{e}": c.values.get(e, "") for e in
+                              (x.id for x in run.meta.engines)},
+                           "why it matters": en[f"why.{c.id}"], "touches": c.requests,
+                           "evidence": "; ".join(c.evidence)} for c in all_rows]
+                         + [{"what": r.id, "kind": "limit", "workload": r.workload,
+                             "evidence": "; ".join(r.evidence)} for r in limit_rows])
+    return Caveats(table=table, record=record,
+                   figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
+
+
+def save_chunks(run: Run, sequences: dict) -> str:
+    """Write derived/tables/prefill_chunks.parquet: every batch of every request, for the
+    chunk chart (which draws and does not analyse)."""
+    from ..core.tables import write_rows
+    from .prefill import CHUNK_COLUMNS, chunk_rows
+
+    write_rows(run.paths.prefill_chunks, chunk_rows(sequences), CHUNK_COLUMNS)
+    return run.paths.rel(run.paths.prefill_chunks)
+
+
+def english() -> dict[str, str]:
+    """The English catalogue, for the notebooks' tables (the article has its own)."""
+    from ..core.i18n import load_catalogue
+    from ..core.paths import LABELS
+
+    return load_catalogue(LABELS, "en")
+
+
+def save_caveats(run: Run, cav: Caveats) -> str:
+    """Write derived/caveats.json (the claim check and the article read it)."""
+    write_json(run.paths.caveats_json, cav.record)
+    return run.paths.rel(run.paths.caveats_json)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    table: pd.DataFrame
+    figures: list[Figure]
+    record: list = ()            # what save_claims writes for the article
+
+
+def claim_check(run: Run) -> ClaimCheck:
+    """Every claim of data/<RUN>/claims.yaml against the figures of the earlier notebooks."""
+    import json as _json
+
+    from ..core.figures import merge
+    from ..core.files import read_json, read_text
+    from ..ingest.claims import parse_claims
+    from .claimcheck import check_claim
+
+    path = run.paths.data / "claims.yaml"
+    if not path.is_file():
+        return ClaimCheck(table=pd.DataFrame(), figures=[])
+    _, claims = parse_claims(read_text(path, run.paths.rel(path)), run.paths.rel(path))
+    fragments = {p.name: _json.loads(p.read_text(encoding="utf-8"))
+                 for p in sorted(run.paths.figure_fragments.glob("*.json"))
+                 if not p.name.startswith("80-")}
+    registry = merge(fragments)
+    cav = read_json(run.paths.caveats_json)
+    differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
+    calibrated = _calibration(run)
+    verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
+                for c in claims]
+    en = english()
+    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
+    figures = []
+    for c, v in zip(claims, verdicts, strict=True):
+        figures.append(Figure(
+            id=f"claim.{c.id}", value=v.verdict, unit="verdict",
+            sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
+            depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
+            context={"reason": v.reason, "sentence": v.sentence(en),
+                     "params": {k: str(x) for k, x in v.params.items()},
+                     "published": _json.dumps(c.value, ensure_ascii=False),
+                     "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
+                     "tolerance": v.tolerance, "source": list(c.source),
+                     "calibrated": ", ".join(v.calibrated)},
+            method="published claim checked against the recomputed figures "
+                   f"({v.reason.replace('_', ' ')})"
+                   + (f"; those figures rest on what the reconstruction was calibrated to "
+                      f"({', '.join(v.calibrated)}), so agreement is by construction"
+                      if v.calibrated else "")))
+    figures.append(_informative(claims, verdicts, src))
+    record = [
+        {"claim": v.claim, "verdict": v.verdict, "published": c.value,
+         "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
+         "sentence": v.sentence(en), "calibrated": v.calibrated,
+         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
+         "scope": c.scope, "why": c.why}
+        for c, v in zip(claims, verdicts, strict=True)]
+    table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
+                           "recomputed": v.recomputed, "reason": v.sentence(en),
+                           "calibrated": ", ".join(v.calibrated)}
+                          for c, v in zip(claims, verdicts, strict=True)])
+    return ClaimCheck(table=table, figures=figures, record=record)
+
+
+def save_claims(run: Run, check: ClaimCheck) -> str:
+    """Write derived/claims.json (the article reads it); a run without claims.yaml has
+    none to write."""
+    if not check.record:
+        return ""
+    write_json(run.paths.claims_json, list(check.record))
+    return run.paths.rel(run.paths.claims_json)
+
+
+def _calibration(run: Run) -> dict[str, str]:
+    """For a reconstruction: the figure-id patterns its generator was calibrated to."""
+    if not run.meta.reconstruction or not run.meta.scenario:
+        return {}
+    from ..synth.scenario import calibrated_patterns, load_scenario
+
+    return calibrated_patterns(load_scenario(run.paths.data / run.meta.scenario))
+
+
+def _informative(claims, verdicts, src) -> Figure:
+    """How many verdicts carry information: those not agreeing by construction."""
+    from .claimcheck import CONFIRMED, NOT_DERIVABLE
+
+    telling = [v.claim for v in verdicts if v.verdict != NOT_DERIVABLE
+               and not (v.verdict == CONFIRMED and v.calibrated)]
+    return Figure(id="claims.informative", value=len(telling), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(f"claim.{c}" for c in telling),
+                  context={"claims": telling},
+                  method="claims whose verdict is evidence: every verdict but 'not "
+                         "derivable' and 'confirmed' on figures the reconstruction was "
+                         "calibrated to")

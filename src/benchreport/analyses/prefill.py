@@ -1,0 +1,692 @@
+"""Prefill: total prefill throughput while prefilling, and per-request chunk decay.
+
+vLLM logs prompt throughput per 10-s interval: only the phase's throughput is derivable
+(the first and last intervals of the phase are partial and left out).
+
+SGLang logs one Prefill line per prefill batch, with #new-seq (requests admitted in the
+batch), #new-token (tokens computed), #cached-token (prompt tokens of the admitted requests
+found in the prefix cache, not computed) and the input throughput: the batch's tokens ÷ the
+time since the previous Prefill line. A batch is not one request's chunk: the scheduler puts
+the in-progress chunked request first and fills the rest of the budget with newly admitted
+requests, so one batch can hold the tail of request k and the head of request k+1. The
+tokens of every request are therefore accounted through the batches, from the prompt
+lengths (the result file's ``input_lens`` in order, else the workload's input length):
+
+* a batch is *pure* (one request's tokens) or *mixed* (several, with the split known);
+* *partial* when it holds fewer tokens than the prefill budget (the window's largest
+  #new-token): small batches run slower from fixed overheads;
+* its interval is *prefill only* when the line before it in the window is a Prefill line
+  that left prompt work pending (a chunked request in progress, or queued prompts). The
+  window's first Prefill line counts as prefill only if no Decode line precedes it in the
+  window (its interval is taken to be its own batch).
+
+A request's chunk sequence uses only clean chunks: pure, full, interval prefill only. When
+the tokens cannot be accounted (lengths that do not fit the log, lines from before the
+window) every line with #new-seq >= 1 is taken as a request's start, and the figures say
+the accounting is approximate.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, Run
+
+EVENTS = ("memory_event", "jit_event")     # runtime events that stall the engine
+
+# What the time a Prefill line's throughput covers holds.
+PREFILL = "prefill"      # only prefill: the previous Prefill line left prompt work pending
+FIRST = "first"          # the window's first line, no Decode line before it: assumed prefill
+DECODE = "decode"        # a Decode line comes between: decode steps ran in the interval
+IDLE = "idle"            # the previous Prefill line left no prompt work: decode or idle time
+
+
+class Unaccountable(ValueError):
+    """The Prefill lines and the prompt lengths do not fit together."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """The tokens of one request in one batch."""
+
+    request: int          # 1-based, in order of admission in the window
+    tokens: int           # prompt tokens computed for it in this batch
+    cached: int           # its context before this batch: prefix-cache hits + earlier chunks
+    starts: bool          # the request's prompt begins in this batch
+    completes: bool       # ... and ends in it
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One Prefill line, classified."""
+
+    line: int
+    file: str
+    sha256: str
+    tps: float | None
+    new_token: int
+    new_seq: int
+    cached_token: int
+    shares: tuple[Share, ...]      # empty when the request is unknown
+    partial: bool                  # fewer tokens than the budget
+    interval: str                  # PREFILL, FIRST, DECODE or IDLE
+    budget: int
+    exact: bool                    # shares from token accounting (else: the #new-seq rule)
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.shares) > 1
+
+    @property
+    def prefill_only(self) -> bool:
+        return self.interval in (PREFILL, FIRST)
+
+    @property
+    def clean(self) -> bool:
+        """Usable as a chunk of one request: pure, full, interval prefill only."""
+        return (self.tps is not None and len(self.shares) == 1 and not self.partial
+                and self.prefill_only)
+
+    def share(self, request: int) -> Share | None:
+        return next((s for s in self.shares if s.request == request), None)
+
+    def split(self) -> str:
+        """How the batch's tokens divide between requests, in words."""
+        if not self.shares:
+            return f"{self.new_token:,} tokens of a request that began before the window"
+        parts = []
+        for i, s in enumerate(self.shares):
+            at = f" at {s.cached:,} cached" if i == 0 or s.cached else ""
+            parts.append(f"{s.tokens:,}{' tokens' if i == 0 else ''} of request {s.request}{at}")
+        return ", ".join(parts)
+
+    def reasons(self) -> list[str]:
+        """Why the batch is not a clean chunk (empty when it is one)."""
+        out = []
+        if not self.shares:
+            out.append(f"continues a request that began before the window ({self.new_token:,} "
+                       "tokens)")
+        elif self.mixed:
+            out.append(f"mixed batch: {self.split()}")
+        if self.partial:
+            out.append(f"partial batch: {self.new_token:,} of {self.budget:,} tokens")
+        if self.interval == DECODE:
+            out.append("its interval includes decode time (a Decode line comes before it)")
+        elif self.interval == IDLE:
+            out.append("its interval may include decode or idle time (the Prefill line before "
+                       "it left no prompt work pending)")
+        if self.tps is None:
+            out.append("no input throughput logged")
+        return out
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """Every Prefill line of one benchmark window, classified."""
+
+    batches: tuple[Batch, ...]
+    exact: bool
+    budget: int
+    lengths: dict[int, int]        # request -> prompt length used (exact accounting)
+    note: str                      # how the tokens were accounted, or why only approximately
+    length_source: Source | None   # the result file's input_lens, when used
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """One request's prefill batches; the chunk sequence is its clean ones."""
+
+    request: int                       # 1-based, in order of admission in the window
+    input_len: int | None
+    batches: tuple[Batch, ...]         # every batch holding tokens of this request
+    next_start: Batch | None           # the batch where the next request's prompt begins
+    next_clean: Batch | None           # the next request's first clean chunk
+    exact: bool
+
+    @property
+    def clean(self) -> tuple[Batch, ...]:
+        return tuple(b for b in self.batches if b.clean)
+
+    @property
+    def excluded(self) -> tuple[Batch, ...]:
+        return tuple(b for b in self.batches if not b.clean)
+
+    @property
+    def tps(self) -> tuple[float, ...]:
+        return tuple(float(b.tps) for b in self.clean if b.tps is not None)
+
+    @property
+    def cached(self) -> tuple[int, ...]:
+        """The request's context before each clean chunk."""
+        return tuple(self.cached_before(b) for b in self.clean)
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return tuple(b.line for b in self.clean)
+
+    def cached_before(self, batch: Batch) -> int:
+        s = batch.share(self.request)
+        return s.cached if s else 0
+
+    @property
+    def next_first(self) -> float | None:
+        return self.next_start.tps if self.next_start else None
+
+    @property
+    def next_line(self) -> int | None:
+        return self.next_start.line if self.next_start else None
+
+
+# --- reading the records --------------------------------------------------------------
+
+def _int(rec: dict, key: str, default: int | None = 0) -> int | None:
+    v = rec.get(key)
+    if v is None or v == "":
+        return default
+    try:
+        return int(float(v))
+    except (TypeError, ValueError):
+        return default
+
+
+def _tps(rec: dict) -> float | None:
+    v = rec.get("input_tps")
+    if v is None or v == "":
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _order(rec: dict) -> tuple[str, int]:
+    return (str(rec.get("file", "")), int(rec["line"]))
+
+
+def _queued(rec: dict) -> bool:
+    """The line reports prompt work still waiting (#pending-token, else #queue-req)."""
+    pending = _int(rec, "pending_token", None)
+    if pending is not None:
+        return pending > 0
+    return (_int(rec, "queue_req", 0) or 0) > 0
+
+
+def result_lengths(ing: Ingested, engine: str, workload: str) -> tuple[list[int], Source | None]:
+    """The prompt lengths the result file lists, in request order, and where they are."""
+    for entry in ing.results:
+        if entry.engine == engine and entry.workload == workload:
+            lens = entry.result.per_request.get("input_lens")
+            if isinstance(lens, list) and lens and all(isinstance(x, int | float) for x in lens):
+                return [int(x) for x in lens], Source(
+                    path=entry.file.rel, sha256=entry.file.sha256, key="input_lens",
+                    lines=(entry.result.line,))
+    return [], None
+
+
+# --- accounting -------------------------------------------------------------------------
+
+def account(rows: list[dict], lengths: list[int], default_len: int | None = None, *,
+            counts_in_progress: bool = False) -> tuple[list[tuple[Share, ...]], list[int], bool]:
+    """Follow each request's prompt tokens through the Prefill lines ``rows`` (in order).
+
+    Per line: the in-progress chunked request (if any) takes the batch's tokens first, then
+    the requests admitted in it (``#new-seq``; with ``counts_in_progress`` the count
+    includes the in-progress request) take theirs, each needing its prompt length minus
+    its prefix-cache hits (``#cached-token``, for the admitted requests; split evenly when
+    several are admitted with hits: the line gives only the total). Only the last admitted
+    request may stop before its prompt ends. Request i (1-based) has prompt length
+    ``lengths[i - 1]``, or ``default_len`` past the list's end.
+
+    Returns the shares per line, the in-progress request's remaining tokens after each
+    line, and whether a cache split had to be guessed. Raises Unaccountable when the line
+    and the lengths do not fit.
+    """
+    out: list[tuple[Share, ...]] = []
+    remaining_after: list[int] = []
+    active: tuple[int, int, int] | None = None    # request, tokens left, context so far
+    admitted = 0
+    guessed = False
+    for r in rows:
+        line = r.get("line")
+        total = _int(r, "new_token", 0) or 0
+        left = total
+        new = _int(r, "new_seq", None)
+        if new is None:
+            raise Unaccountable(f"line {line}: no #new-seq")
+        hits = _int(r, "cached_token", 0) or 0
+        shares: list[Share] = []
+        if counts_in_progress and active is not None:
+            new -= 1
+        if new < 0:
+            raise Unaccountable(f"line {line}: #new-seq {new + 1} with request {active[0]} "
+                                "in progress")
+        if active is not None:
+            req, rem, ctx = active
+            take = min(rem, left)
+            if take <= 0:
+                raise Unaccountable(f"line {line}: no tokens left for request {req}, which had "
+                                    f"{rem:,} to prefill")
+            shares.append(Share(req, take, ctx, False, take == rem))
+            left -= take
+            active = (req, rem - take, ctx + take) if take < rem else None
+            if active is not None and new:
+                raise Unaccountable(f"line {line}: {new} request(s) admitted while request "
+                                    f"{req} still had {rem - take:,} prompt tokens to prefill")
+        elif new == 0:
+            raise Unaccountable(f"line {line}: #new-seq 0 and no request in progress")
+        ids = list(range(admitted + 1, admitted + new + 1))
+        lens = []
+        for i in ids:
+            n = lengths[i - 1] if i <= len(lengths) else default_len
+            if n is None:
+                raise Unaccountable(f"line {line}: request {i} has no known prompt length "
+                                    f"({len(lengths)} listed)")
+            lens.append(n)
+        split = [0] * new
+        if new == 1:
+            split = [hits]
+        elif new > 1 and hits:
+            guessed = True
+            each, extra = divmod(hits, new)
+            split = [each + (1 if j < extra else 0) for j in range(new)]
+        for j, (i, n, c) in enumerate(zip(ids, lens, split, strict=True)):
+            need = n - c
+            take = min(need, left)
+            if need <= 0 or take <= 0:
+                raise Unaccountable(f"line {line}: request {i} ({n:,} tokens, {c:,} cached) gets "
+                                    "no tokens")
+            if take < need and j < new - 1:
+                raise Unaccountable(f"line {line}: request {i} would stop before its end but "
+                                    "is not the last one admitted")
+            shares.append(Share(i, take, c, True, take == need))
+            left -= take
+            if take < need:
+                active = (i, need - take, c + take)
+        admitted += new
+        if left:
+            raise Unaccountable(f"line {line}: {left:,} of its {total:,} tokens belong to no "
+                                "request once every admitted prompt is complete (the prompt "
+                                "lengths do not fit the log)")
+        out.append(tuple(shares))
+        remaining_after.append(active[1] if active else 0)
+    return out, remaining_after, guessed
+
+
+def _by_rule(rows: list[dict]) -> tuple[list[tuple[Share, ...]], list[int]]:
+    """Approximate shares: each line with #new-seq >= 1 starts a request, which holds the
+    whole line and the #new-seq 0 lines after it."""
+    out: list[tuple[Share, ...]] = []
+    req, ctx = 0, 0
+    for r in rows:
+        n = _int(r, "new_token", 0) or 0
+        starts = (_int(r, "new_seq", 0) or 0) >= 1
+        if starts:
+            req, ctx = req + 1, _int(r, "cached_token", 0) or 0
+        out.append((Share(req, n, ctx, starts, False),) if req else ())
+        ctx += n
+    return out, [0] * len(rows)
+
+
+def window_accounting(ing: Ingested, engine: str, workload: str,
+                      lengths: list[int] | None = None, default_len: int | None = None,
+                      budget: int | None = None) -> Accounting | None:
+    """Every Prefill line of the window with its requests' shares, its fullness and what its
+    interval holds; None when the window has no Prefill line.
+
+    ``lengths``: the prompt lengths in request order (default: the result file's
+    ``input_lens``); ``default_len`` for requests past their end; ``budget``: the prefill
+    token budget (default: the window's largest #new-token)."""
+    rows = sorted(ing.in_window("prefill_batch", engine, workload), key=_order)
+    if not rows:
+        return None
+    src = None
+    if lengths is None:
+        lengths, src = result_lengths(ing, engine, workload)
+    budget = budget or max(_int(r, "new_token", 0) or 0 for r in rows)
+    exact, guessed, also = True, False, ""
+    try:
+        shares, remaining, guessed = account(rows, lengths, default_len)
+    except Unaccountable as first:
+        try:
+            shares, remaining, guessed = account(rows, lengths, default_len,
+                                                 counts_in_progress=True)
+            also = ", this log's #new-seq counting the in-progress request too"
+        except Unaccountable:
+            exact = False
+            shares, remaining = _by_rule(rows)
+            why = str(first)
+    n = max((s.request for row in shares for s in row), default=0)
+    how_long = (f"prompt lengths from {src.path} input_lens in order" if src else
+                f"prompt lengths {', '.join(f'{x:,}' for x in sorted(set(lengths)))} as given"
+                if lengths else "")
+    if default_len is not None and (n > len(lengths) or not exact):
+        how_long += ((f"; past its {len(lengths)} entries, " if lengths else "prompt lengths: ")
+                     + f"the workload's {default_len:,} tokens")
+    if exact:
+        note = ("tokens accounted per request from #new-token, #cached-token and #new-seq"
+                f"{also} ({how_long}); the in-progress chunked request fills a batch first, "
+                "then newly admitted ones")
+    else:
+        note = ("approximate: the tokens could not be accounted per request "
+                f"({why}; {how_long or 'no prompt lengths'}), so each Prefill line with "
+                "#new-seq >= 1 is taken as a request's start and whether a batch also holds "
+                "the previous request's tail is unknown")
+    if guessed:
+        note += ("; where several requests were admitted together with prefix-cache hits, "
+                 "the hits were split evenly between them (the line gives only the total)")
+    decodes = ing.in_window("decode_batch", engine, workload)
+    merged = sorted([(_order(r), "p", i) for i, r in enumerate(rows)]
+                    + [(_order(r), "d", -1) for r in decodes])
+    before: dict[int, tuple[str, int] | None] = {}
+    prev = None
+    for _, kind, i in merged:
+        if kind == "p":
+            before[i] = prev
+        prev = (kind, i)
+    batches = []
+    for i, r in enumerate(rows):
+        p = before[i]
+        if p is None:
+            interval = FIRST
+        elif p[0] == "d":
+            interval = DECODE
+        else:
+            j = p[1]
+            pending = remaining[j] > 0 or _queued(rows[j])
+            if not exact:     # no accounting: a line that continues a request had work pending
+                pending = pending or (_int(r, "new_seq", 0) or 0) == 0
+            interval = PREFILL if pending else IDLE
+        n = _int(r, "new_token", 0) or 0
+        batches.append(Batch(line=int(r["line"]), file=str(r.get("file", "")),
+                             sha256=str(r.get("sha256", "")), tps=_tps(r), new_token=n,
+                             new_seq=_int(r, "new_seq", 0) or 0,
+                             cached_token=_int(r, "cached_token", 0) or 0,
+                             shares=shares[i], partial=n < budget, interval=interval,
+                             budget=budget, exact=exact))
+    lens = {}
+    if exact:
+        for b in batches:
+            for s in b.shares:
+                if s.starts:
+                    lens[s.request] = (lengths[s.request - 1] if s.request <= len(lengths)
+                                       else default_len)
+    return Accounting(batches=tuple(batches), exact=exact, budget=budget, lengths=lens,
+                      note=note, length_source=src)
+
+
+def sequences_of(acc: Accounting) -> list[Chunks]:
+    """Per request, its batches, the batch where the next one begins and the next one's
+    first clean chunk."""
+    by_req: dict[int, list[Batch]] = {}
+    for b in acc.batches:
+        for s in b.shares:
+            by_req.setdefault(s.request, []).append(b)
+    out = []
+    for k in sorted(by_req):
+        nxt = by_req.get(k + 1, [])
+        start = next((b for b in nxt if (s := b.share(k + 1)) is not None and s.starts),
+                     nxt[0] if nxt else None)
+        out.append(Chunks(request=k, input_len=acc.lengths.get(k), batches=tuple(by_req[k]),
+                          next_start=start, next_clean=next((b for b in nxt if b.clean), None),
+                          exact=acc.exact))
+    return out
+
+
+def chunk_sequences(ing: Ingested, engine: str, workload: str,
+                    lengths: list[int] | None = None, default_len: int | None = None,
+                    budget: int | None = None) -> list[Chunks]:
+    """Each request's prefill batches in the window (empty when the engine logs none, or
+    none with a throughput)."""
+    acc = window_accounting(ing, engine, workload, lengths, default_len, budget)
+    if acc is None or all(b.tps is None for b in acc.batches):
+        return []
+    return sequences_of(acc)
+
+
+def phase_values(ing: Ingested, engine: str, workload: str,
+                 accounting: Accounting | None = None) -> tuple[list[float], list[dict]]:
+    """Prefill throughput values while prefilling runs back to back, and their records.
+
+    vLLM: the stats intervals with prompt throughput, first and last (partial) left out.
+    SGLang: full Prefill lines whose interval is prefill only (mixed batches count: the
+    value is total prefill throughput)."""
+    stats = sorted(ing.in_window("engine_stats", engine, workload), key=lambda r: r["line"])
+    if stats:
+        busy = [r for r in stats if float(r["prompt_tps"]) > 0]
+        interior = busy[1:-1] if len(busy) >= 3 else busy
+        # an interval in which a runtime event ran (OOM retry, kernel compile) measures the
+        # stall as well as prefill: left out (the caveats table counts the events)
+        events = sorted(r["ts"] for k in EVENTS for r in ing.in_window(k, engine, workload)
+                        if r.get("ts"))
+        before = {r["line"]: p["ts"] for p, r in zip(stats, stats[1:], strict=False)}
+        clean = [r for r in interior
+                 if not any(before.get(r["line"], "") < t <= r["ts"] for t in events)]
+        return [float(r["prompt_tps"]) for r in clean], clean
+    acc = accounting or window_accounting(ing, engine, workload)
+    if acc is None:
+        return [], []
+    keep = {(b.file, b.line) for b in acc.batches
+            if b.tps is not None and not b.partial and b.prefill_only}
+    recs = [r for r in sorted(ing.in_window("prefill_batch", engine, workload), key=_order)
+            if (str(r.get("file", "")), int(r["line"])) in keep]
+    return [float(r["input_tps"]) for r in recs], recs
+
+
+# --- figures ----------------------------------------------------------------------------
+
+def _lines(xs) -> str:
+    xs = list(xs)
+    return ("line " if len(xs) == 1 else "lines ") + ", ".join(str(x) for x in xs)
+
+
+def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
+    figures: list[Figure] = []
+    sequences: dict[tuple[str, str], list[Chunks]] = {}
+    all_values: list[tuple[float, Source, str]] = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
+                continue
+            base, ctx = f"prefill.{w.id}.{e.id}", {"engine": e.id, "workload": w.id}
+            acc = window_accounting(ing, e.id, w.id, default_len=w.input_tokens)
+            values, recs = phase_values(ing, e.id, w.id, acc)
+            if not values:
+                none = acc is not None and not ing.in_window("engine_stats", e.id, w.id)
+                figures.append(Figure(
+                    id=f"{base}.phase", value="none" if none else "no log", unit="verdict",
+                    context=ctx,
+                    sources=(Source(path=acc.batches[0].file, sha256=acc.batches[0].sha256,
+                                    lines=tuple(b.line for b in acc.batches)),) if none else (),
+                    method="no Prefill line in the benchmark window is a full batch whose "
+                           "interval is prefill only" if none else
+                           "no prefill records in the benchmark window"))
+                continue
+            src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                          lines=tuple(int(r["line"]) for r in recs)),)
+            all_values += [(v, Source(path=r["file"], sha256=r["sha256"], lines=(int(r["line"]),)),
+                            f"{e.id}, {w.id}, line {r['line']}")
+                           for v, r in zip(values, recs, strict=True)]
+            if recs[0]["kind"] == "engine_stats":
+                how = ("10-s stats intervals while prefilling, first and last (partial) left "
+                       "out, and any in which a runtime event (OOM retry, kernel compile) ran")
+            else:
+                how = (f"Prefill lines of full batches ({acc.budget:,} tokens, the window's "
+                       "largest #new-token) whose interval is prefill only: the line before is "
+                       "a Prefill line that left prompt work pending (the window's first line "
+                       "counts if no Decode line precedes it). Mixed batches count (total "
+                       "throughput); left out: "
+                       + _left_out(acc))
+            timer = recs[0]["kind"] == "engine_stats"
+            if timer:       # fixed-time intervals: the plain mean is tokens over time
+                mean, basis = statistics.fmean(values), "mean"
+            else:           # each line covers its own tokens: weight by them
+                tokens = [int(r["new_token"]) for r in recs]
+                mean = sum(tokens) / sum(n / v for n, v in zip(tokens, values, strict=True))
+                basis = ("mean as total tokens over total time (each line's #new-token over "
+                         "its throughput gives its time): the token-weighted harmonic mean")
+            for name, value, what in (("min", min(values), "min"), ("max", max(values), "max"),
+                                      ("mean", mean, basis)):
+                figures.append(Figure(id=f"{base}.{name}", value=value, unit="tok/s",
+                                      decimals=0, sources=src, context=ctx,
+                                      method=f"{what} total prefill throughput: {how}"))
+            seqs = sequences_of(acc) if acc is not None and any(
+                b.tps is not None for b in acc.batches) else []
+            sequences[(e.id, w.id)] = seqs
+            if not seqs:
+                figures.append(Figure(id=f"{base}.chunks", value="not logged per chunk",
+                                      unit="verdict", context=ctx, sources=src,
+                                      method="the engine logs aggregate prompt throughput per "
+                                             "interval, not per prefill chunk"))
+                continue
+            figures += _batch_figures(base, ctx, acc, seqs)
+            figures += _chunk_figures(base, ctx, acc, seqs)
+    if all_values:
+        lo = min(all_values, key=lambda x: x[0])
+        hi = max(all_values, key=lambda x: x[0])
+        which = ("(vLLM: stats intervals inside the prefill phase; SGLang: full batches "
+                 "whose interval is prefill only)")
+        figures += [
+            Figure(id="prefill.range.min", value=lo[0], unit="tok/s", decimals=0,
+                   sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
+                                            f"and workload {which}: {lo[2]}"),
+            Figure(id="prefill.range.max", value=hi[0], unit="tok/s", decimals=0,
+                   sources=(hi[1],), method=f"highest prefill-phase throughput of any engine "
+                                            f"and workload {which}: {hi[2]}")]
+    return figures, sequences
+
+
+def _left_out(acc: Accounting) -> str:
+    out = []
+    for b in acc.batches:
+        why = []
+        if b.partial:
+            why.append(f"partial, {b.new_token:,} of {b.budget:,} tokens")
+        if not b.prefill_only:
+            why.append("interval includes decode time" if b.interval == DECODE
+                       else "interval may include decode or idle time")
+        if b.tps is None:
+            why.append("no throughput")
+        if why:
+            out.append(f"line {b.line} ({'; '.join(why)})")
+    return "; ".join(out) if out else "none"
+
+
+def _sources(acc: Accounting, batches) -> tuple[Source, ...]:
+    """The log lines of ``batches`` (per file) and the prompt lengths' result file."""
+    files: dict[tuple[str, str], list[int]] = {}
+    for b in batches:
+        files.setdefault((b.file, b.sha256), []).append(b.line)
+    src = tuple(Source(path=f, sha256=h, lines=tuple(ls)) for (f, h), ls in files.items())
+    return src + ((acc.length_source,) if acc.length_source else ())
+
+
+def _batch_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
+    mixed = [b for b in acc.batches if b.mixed]
+    excluded = [b for b in acc.batches if not b.clean]
+    few = [c.request for c in seqs if len(c.clean) < 2]
+    mixed_how = ("; ".join(f"line {b.line}: {b.split()}" for b in mixed) if mixed
+                 else "none")
+    excl_how = ("; ".join(f"line {b.line}: {', '.join(b.reasons())}" for b in excluded)
+                if excluded else "none")
+    unknown = "" if acc.exact else " (approximate accounting: mixed batches cannot be told)"
+    return [
+        Figure(id=f"{base}.mixed_batches", value=len(mixed), unit="count", decimals=0,
+               sources=_sources(acc, acc.batches), context=ctx,
+               method=f"Prefill batches holding tokens of more than one request, of "
+                      f"{len(acc.batches)} in the window{unknown}: {mixed_how}. "
+                      f"{acc.note[0].upper()}{acc.note[1:]}"),
+        Figure(id=f"{base}.excluded_batches", value=len(excluded), unit="count", decimals=0,
+               sources=_sources(acc, acc.batches), context=ctx,
+               method=f"Prefill batches left out of the per-request chunk sequences, of "
+                      f"{len(acc.batches)} in the window (a clean chunk is pure, full "
+                      f"({acc.budget:,} tokens) and its interval is prefill only): {excl_how}."
+                      + (f" Requests with fewer than two clean chunks (no decay figures): "
+                         f"{', '.join(str(k) for k in few)}." if few else "")
+                      + f" {acc.note[0].upper()}{acc.note[1:]}"),
+    ]
+
+
+def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
+    out = []
+    for c in seqs:
+        clean = c.clean
+        if len(clean) < 2:
+            continue
+        rid = f"{base}.r{c.request}"
+        src = _sources(acc, c.clean)
+        seq = " → ".join(f"{v:,.0f}" for v in c.tps)
+        length = f", prompt {c.input_len:,} tokens" if c.input_len else ""
+        left = ("; left out: " + "; ".join(f"line {b.line} ({', '.join(b.reasons())})"
+                                          for b in c.excluded)) if c.excluded else ""
+        first = (" The window's first Prefill line is taken as prefill only (no Decode line "
+                 "precedes it in the window; its throughput is assumed to cover its own batch)."
+                 if any(b.interval == FIRST for b in clean) else "")
+        note = f" {acc.note[0].upper()}{acc.note[1:]}."
+        out += [
+            Figure(id=f"{rid}.sequence", value=seq, unit="tok/s", sources=src, context=ctx,
+                   method=f"input throughput of request {c.request}'s clean prefill chunks "
+                          f"(pure, full {acc.budget:,}-token batches whose interval is prefill "
+                          f"only), in order ({_lines(c.lines)}); cached context before each: "
+                          f"{', '.join(f'{x:,}' for x in c.cached)} tokens{length}{left}."
+                          f"{first}{note}"),
+            Figure(id=f"{rid}.decay", value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
+                   sources=src, context=ctx,
+                   method=f"first clean chunk's throughput ({c.tps[0]:,.0f} at "
+                          f"{c.cached[0]:,} cached) / last clean chunk's ({c.tps[-1]:,.0f} at "
+                          f"{c.cached[-1]:,} cached), request {c.request}{left}.{first}"
+                          f"{note}"),
+            Figure(id=f"{rid}.decay_pct", value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
+                   decimals=1, sources=src, context=ctx,
+                   method=f"100 × (1 − last clean chunk / first clean chunk), request "
+                          f"{c.request}: cached context {c.cached[0]:,} → {c.cached[-1]:,} "
+                          f"tokens.{first}{note}"),
+        ]
+        b = c.next_start
+        if b is not None and b.tps is not None:
+            kind = ("mixed batch: " + b.split() if b.mixed else
+                    "pure batch: " + b.split() if b.exact else
+                    "batch of unknown composition (approximate accounting): "
+                    f"{b.new_token:,} tokens")
+            extra = [x for x in b.reasons() if not x.startswith("mixed batch")]
+            out.append(Figure(
+                id=f"{rid}.recovery", value=b.tps, unit="tok/s", decimals=0,
+                sources=_sources(acc, (b,)),
+                context={**ctx, "batch": "mixed" if b.mixed else "pure" if b.exact
+                         else "unknown"},
+                method=f"throughput of the batch where request {c.request + 1}'s prompt begins "
+                       f"(line {b.line}), {kind}"
+                       + (f"; not a clean chunk: {', '.join(extra)}" if extra else
+                          "" if b.mixed else "; a clean chunk")
+                       + f".{note}"))
+        n = c.next_clean
+        if n is not None:
+            s = n.share(c.request + 1)
+            out.append(Figure(
+                id=f"{rid}.recovery_clean", value=n.tps, unit="tok/s", decimals=0,
+                sources=_sources(acc, (n,)), context=ctx,
+                method=f"throughput of request {c.request + 1}'s first clean chunk (line "
+                       f"{n.line}: pure, full, interval prefill only), at "
+                       f"{s.cached if s else 0:,} tokens of its context cached.{note}"))
+    return out
+
+
+CHUNK_COLUMNS = ["engine", "workload", "request", "line", "cached", "tokens", "tps", "clean",
+                 "why_not"]
+
+
+def chunk_rows(sequences: dict[tuple[str, str], list[Chunks]]) -> list[dict]:
+    """One row per batch of each request: the request's context before it, its tokens and
+    throughput, and whether it is a clean chunk (else why not). The chunk chart draws these."""
+    rows = []
+    for (engine, workload), seqs in sorted(sequences.items()):
+        for c in seqs:
+            for b in c.batches:
+                share = b.share(c.request)
+                rows.append({"engine": engine, "workload": workload, "request": c.request,
+                             "line": b.line, "cached": c.cached_before(b),
+                             "tokens": share.tokens if share else b.new_token,
+                             "tps": b.tps, "clean": b.clean,
+                             "why_not": "; ".join(b.reasons())})
+    return rows

@@ -1,0 +1,147 @@
+"""Every path of a run, derived from the run id in one place."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import MissingInputError, ReportError
+
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+# The label catalogues, beside the package in the project tree (src/benchreport/core/ ->
+# templates/).
+LABELS = Path(__file__).resolve().parents[3] / "templates" / "labels"
+
+
+def check_run_id(run_id: str) -> str:
+    """Return ``run_id`` if it is a plain folder name, else raise ReportError."""
+    if not run_id or not RUN_ID_PATTERN.fullmatch(run_id) or ".." in run_id:
+        raise ReportError(
+            f"RUN={run_id!r} is not a run id (letters, digits, '.', '_', '-'; no '/' or '..')",
+            hint="usage: make report RUN=<run-id>, e.g. make report RUN=2024-b300",
+        )
+    return run_id
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where a run's inputs are read from and its outputs written to."""
+
+    run_id: str
+    data: Path      # data/<RUN>/        inputs, committed, never edited
+    report: Path    # report/<RUN>/      everything derived
+
+    @property
+    def run_yaml(self) -> Path:
+        return self.data / "run.yaml"
+
+    @property
+    def raw(self) -> Path:
+        return self.data / "raw"
+
+    @property
+    def derived(self) -> Path:
+        return self.report / "derived"
+
+    @property
+    def figure_fragments(self) -> Path:
+        return self.derived / "figures"
+
+    @property
+    def figures_json(self) -> Path:
+        return self.derived / "figures.json"
+
+    @property
+    def tables(self) -> Path:
+        """The derived tables ingest writes (see ``tables``)."""
+        return self.derived / "tables"
+
+    @property
+    def prefill_chunks(self) -> Path:
+        """Every prefill batch of every request, as the prefill notebook accounted them."""
+        return self.tables / "prefill_chunks.parquet"
+
+    @property
+    def ingest_json(self) -> Path:
+        return self.derived / "ingest.json"
+
+    @property
+    def windows_json(self) -> Path:
+        return self.derived / "windows.json"
+
+    @property
+    def caveats_json(self) -> Path:
+        return self.derived / "caveats.json"
+
+    @property
+    def claims_json(self) -> Path:
+        return self.derived / "claims.json"
+
+    @property
+    def notebooks(self) -> Path:
+        return self.report / "notebooks"
+
+    @property
+    def root(self) -> Path:
+        """The folder that repo-relative input paths are relative to (parent of data/)."""
+        return self.data.parent.parent
+
+    def html(self, lang: str) -> Path:
+        return self.report / f"report.{lang}.html"
+
+    def pdf(self, lang: str) -> Path:
+        return self.report / f"report.{lang}.pdf"
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the project root, with forward slashes (for provenance)."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def run_paths(run_id: str, data_root: Path | str = "data",
+              report_root: Path | str = "report") -> RunPaths:
+    """Paths of run ``run_id``; raise MissingInputError if its data folder is missing."""
+    check_run_id(run_id)
+    data = Path(data_root) / run_id
+    if not (data / "run.yaml").is_file():
+        raise MissingInputError(
+            f"{data.as_posix()}/run.yaml not found",
+            hint=f"put the run's inputs in {data.as_posix()}/ (see README), "
+                 "or try: make report RUN=2024-b300",
+        )
+    refuse_links_outside(data, Path(data_root).resolve().parent)
+    return RunPaths(run_id=run_id, data=data.resolve(), report=(Path(report_root) / run_id).resolve())
+
+
+def shown(path: Path, base: Path) -> str:
+    """``path`` as a user reads it: relative to ``base`` when inside it, else as it is."""
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def refuse_links_outside(folder: Path, project: Path) -> None:
+    """Raise ReportError for a symbolic link in ``folder`` (or ``folder`` itself) that
+    points outside ``project``: a run's inputs are files of the repository, checksummed
+    and committed, never something elsewhere on the machine."""
+    import os
+
+    def check(path: Path) -> None:
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(project):
+                raise ReportError(
+                    f"a symbolic link to {target.as_posix()}, outside the project; refused",
+                    path=shown(path.absolute(), project),
+                    hint="copy the file into the run's folder instead")
+
+    check(folder)
+    for top, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            check(Path(top) / name)

@@ -1,0 +1,77 @@
+"""data/<RUN>/claims.yaml: what the published text says, to be checked against the data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.yamlio import Located, load_yaml
+
+KINDS = ("figure", "qualitative", "setting")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    source: tuple[str, ...]        # article keys
+    kind: str
+    text: dict[str, str]           # ko/en paraphrase (ours)
+    value: Any = None
+    unit: str | None = None
+    rounding: float | None = None  # published precision: half of it is the tolerance
+    figure: str | None = None      # registry id (pattern) it is checked against
+    line: int = 0
+    check: dict | None = None      # how it is checked (see claimcheck)
+    why: dict[str, str] | None = None   # ko/en: why the data cannot tell (all or the rest)
+    scope: dict[str, str] | None = None  # ko/en: the part of the claim the check covers
+    causal: bool = False           # states a cause: agreeing data make it "consistent"
+
+    def why_text(self, lang: str) -> str:
+        return (self.why or {}).get(lang, "")
+
+
+def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
+    """Validate claims.yaml; return (articles, claims)."""
+    doc = load_yaml(text, path)
+    if not isinstance(doc, Located) or doc.get("schema") != 1:
+        raise ConfigError("expected a mapping with schema: 1", path=path, line=1)
+    articles = doc.get("articles")
+    if not isinstance(articles, dict) or not articles:
+        raise ConfigError("'articles' must map keys to article files", path=path, line=doc.line)
+    claims, seen = [], set()
+    for item in doc.get("claims") or []:
+        line = item.line if isinstance(item, Located) else doc.lines.get("claims", 1)
+        if not isinstance(item, Located):
+            raise ConfigError("each claim must be a mapping", path=path, line=line)
+        for key in ("id", "source", "kind", "text"):
+            if key not in item:
+                raise ConfigError(f"claim is missing {key!r}", path=path, line=line)
+        cid = str(item["id"])
+        if cid in seen:
+            raise ConfigError(f"duplicate claim id {cid!r}", path=path, line=line)
+        seen.add(cid)
+        if item["kind"] not in KINDS:
+            raise ConfigError(f"claim {cid}: kind must be one of {KINDS}", path=path, line=line)
+        unknown = [s for s in item["source"] if s not in articles]
+        if unknown:
+            raise ConfigError(f"claim {cid}: unknown article {unknown[0]!r}", path=path, line=line)
+        text_ = item["text"]
+        if not isinstance(text_, dict) or set(text_) != {"ko", "en"}:
+            raise ConfigError(f"claim {cid}: text needs ko and en", path=path, line=line)
+        extras = {}
+        for key in ("why", "scope"):
+            if key in item and (not isinstance(item[key], dict)
+                                or set(item[key]) != {"ko", "en"}):
+                raise ConfigError(f"claim {cid}: {key} needs ko and en", path=path, line=line)
+            extras[key] = dict(item[key]) if key in item else None
+        if not isinstance(item.get("causal", False), bool):
+            raise ConfigError(f"claim {cid}: causal must be true or false", path=path, line=line)
+        claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],
+                            text=dict(text_), value=item.get("value"), unit=item.get("unit"),
+                            rounding=item.get("rounding"), figure=item.get("figure"),
+                            line=line, check=item.get("check"), causal=item.get("causal", False),
+                            **extras))
+    if not claims:
+        raise ConfigError("no claims listed", path=path, line=doc.line)
+    return dict(articles), claims

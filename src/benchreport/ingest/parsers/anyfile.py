@@ -1,0 +1,90 @@
+"""One entry point for any raw file: a result, a launch configuration, or a server log."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ...core.errors import ParseError
+from .launch import parse_launch
+from .logscan import Summary, scan
+from .results import SGLANG_CLIENT, VLLM_CLIENT, BenchResult, parse_results
+
+RESULT_SUFFIXES = (".json", ".jsonl")
+LAUNCH_SUFFIXES = (".yaml", ".yml")
+
+
+def result_record(r: BenchResult) -> dict[str, Any]:
+    """A result as a flat record: client fields plus ``<stat>_<metric>_ms`` latencies."""
+    rec: dict[str, Any] = {"kind": "bench_result", "line": r.line, "client": r.client,
+                           "backend": r.backend, "duration": r.duration,
+                           "completed": r.completed, "total_input_tokens": r.total_input_tokens,
+                           "total_output_tokens": r.total_output_tokens,
+                           "max_concurrency": r.max_concurrency}
+    rate = r.request_rate
+    rec["request_rate"] = "inf" if rate is not None and math.isinf(rate) else rate
+    for metric, stats in sorted(r.stats.items()):
+        for stat, value in sorted(stats.items()):
+            rec[f"{stat}_{metric}_ms"] = value
+    return rec
+
+
+def engine_of_result(r: BenchResult) -> str:
+    if r.backend in ("vllm", "sglang"):
+        return r.backend
+    return "vllm" if r.client == VLLM_CLIENT else "sglang" if r.client == SGLANG_CLIENT else "?"
+
+
+def launch_engine(flags: dict[str, Any], env: dict[str, str]) -> str:
+    """Which engine a command line starts: SGLang's flags or vLLM's ``serve`` / VLLM_* env."""
+    if "model_path" in flags or "tp_size" in flags or any(k.startswith("SGLANG") for k in env):
+        return "sglang"
+    if "serve" in flags.get("_positional", []) or "tensor_parallel_size" in flags or \
+            any(k.startswith("VLLM") for k in env):
+        return "vllm"
+    return "unknown"
+
+
+def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
+              summary: Summary | None = None) -> Iterator[dict[str, Any]]:
+    """Records of any raw file; ``summary`` is filled in as they are read."""
+    summary = summary if summary is not None else Summary(file=path, engine=engine)
+    head = fp.read(65536)
+    fp.seek(0)
+    stripped = head.lstrip()
+    if not stripped:
+        raise ParseError("empty file, expected a result, a launch configuration or a "
+                         "server log", path=path)
+    if b"\x00" in head:
+        raise ParseError("binary content, expected a result, a launch configuration or a "
+                         "server log", path=path)
+    lower = path.lower()
+    # JSON: an object, or an array of objects/strings; a log line may start with "[" too.
+    if stripped[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", stripped):
+        data = fp.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"byte 0x{data[exc.start]:02x} is not UTF-8 text", path=path,
+                             line=data[: exc.start].count(b"\n") + 1) from None
+        results = parse_results(io.StringIO(text), path)
+        summary.lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        summary.engine = engine if engine != "auto" else engine_of_result(results[0])
+        for r in results:
+            summary.counts["bench_result"] = summary.counts.get("bench_result", 0) + 1
+            yield result_record(r)
+        return
+    if lower.endswith(LAUNCH_SUFFIXES):
+        text = fp.read().decode("utf-8", errors="replace")
+        cfg = parse_launch(io.StringIO(text), path)
+        summary.lines = text.count("\n")
+        summary.counts["launch_config"] = 1
+        if summary.engine == "auto":
+            summary.engine = launch_engine(cfg.flags, cfg.env)
+        yield {"kind": "launch_config", "line": 1, "image": cfg.image, "env": cfg.env,
+               "flags": cfg.flags, "flag_lines": cfg.lines}
+        return
+    yield from scan(fp, path, engine, year, summary)

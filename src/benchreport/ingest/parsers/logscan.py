@@ -1,0 +1,473 @@
+"""Stream a server log of any size into records, at close to grep's speed.
+
+The file is read in blocks. Lines are counted with ``bytes.count``; lines that may be
+records are found with ``bytes.find`` on each engine's literal markers, so only those few
+lines reach Python's regexes. Memory stays flat: one block at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from ...core.errors import ParseError
+from . import sglang_log, tracebacks, vllm_log
+from .prefix import Prefix, clean, split_sglang, split_vllm
+from .vllm_log import FieldError
+
+BLOCK = 8 << 20
+HUGE_LINE = 64 << 20
+LONG_LINE = 1 << 20      # a line this long that crosses a read block is worth a warning
+CLOCK_SLACK_S = 60       # processes print a little out of order; more than this is news
+TB_WINDOW = 1 << 20      # how far after an error record a large log is searched for tracebacks
+# Kinds whose markers are specific: a line carrying one that yields no record is counted
+# as "unrecognised" (a line we should have read and could not).
+_MUST_PARSE = {
+    "vllm": (b"Avg prompt throughput", b"SpecDecoding metrics", b"Speculative metrics"),
+    "sglang": (b"Prefill batch", b"Decode batch"),
+}
+_ENGINES = {"vllm": (vllm_log, split_vllm), "sglang": (sglang_log, split_sglang)}
+_DETECT = {
+    "vllm": re.compile(rb"(?:^|\n)(?:\S+Z |\[[\d :-]+\] )?(?:\x1b\[[\d;]*m)?(?:\([\w ]+?(?: rank=\d+)? pid=\d+\)(?:\x1b\[[\d;]*m)? )?"
+                       rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"),
+    "sglang": re.compile(rb"(?:^|\n)(?:\S+Z )?\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{3})?(?: [A-Z_]+\d+)*\] "
+                         rb"(?:Prefill batch|Decode batch|server_args|Load weight|KV Cache|"
+                         rb"The server|max_total|INFO: )"),
+}
+# Weaker evidence, looked at only when no line above is found: a log excerpt holding one
+# kind of event, or lines of an older era. Line shapes first; then, for a bare pasted
+# traceback, the package its frames run in.
+_VLLM_PROCS = (rb"(?:APIServer|ApiServer_\d+|EngineCore(?:_DP\d+|_\d+)?|Worker(?:_[A-Z]+\d+)*|"
+               rb"VllmWorker(?: TP\d+| PP\d+_TP\d+| rank=\d+)?|VllmWorkerProcess|DPSupervisor)")
+_DETECT_WEAK = {
+    # vLLM's process prefix (engine-formats.md 1.1), also on the lines of a traceback
+    "vllm": re.compile(rb"(?:^|\n)(?:\S+Z )?(?:\x1b\[[\d;]*m)?\(" + _VLLM_PROCS + rb" pid=\d+\)"),
+    # SGLang <= 0.1.x lines without a prefix (3.2, 3.3); any SGLang record after its prefix
+    # (retractions, out-of-memory, startup: the scanner's own message starts, except a bare
+    # traceback header, which any program behind a time-stamping wrapper prints alike)
+    "sglang": re.compile(rb"(?:^|\n)(?:new fill batch\. #seq: \d|#running-req: \d+, #token: \d+, "
+                         rb"token usage: )|(?:^|\n)(?:\S+Z )?\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d"
+                         rb"(?:\.\d{3})?(?: [A-Z_]+\d+)*\] (?:"
+                         + b"|".join(re.escape(w) for w in sglang_log.RARE if w != b"Traceback")
+                         + rb")"),
+}
+_DETECT_FRAMES = {name: re.compile(rb'File "[^"\n]*/' + name.encode() + rb'/')
+                  for name in ("vllm", "sglang")}
+
+
+@dataclass
+class Summary:
+    """What a scan read: lines, records per kind, lines it could not read, warnings."""
+
+    file: str
+    engine: str
+    lines: int = 0
+    unrecognised: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[tuple[int, str]] = field(default_factory=list)   # (line, message)
+    max_warnings: int = 50
+
+    def warn(self, line: int, message: str) -> None:
+        if len(self.notes) <= self.max_warnings:
+            self.notes.append((line, message))
+
+    @property
+    def warnings(self) -> list[str]:
+        out = [f"{self.file}:{line}: {msg}" for line, msg in self.notes[: self.max_warnings]]
+        if len(self.notes) > self.max_warnings:
+            out.append(f"{self.file}: more warnings not shown")
+        return out
+
+    def merge(self, part: Summary, line_offset: int) -> None:
+        """Add a later part of the same file (its lines start after ``line_offset``)."""
+        self.lines += part.lines
+        self.unrecognised += part.unrecognised
+        for kind, n in part.counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        self.notes += [(line + line_offset, msg) for line, msg in part.notes]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "engine": self.engine, "lines": self.lines,
+                "unrecognised": self.unrecognised, "counts": dict(sorted(self.counts.items())),
+                "warnings": self.warnings}
+
+
+def detect_engine(head: bytes, path: str) -> str:
+    """'vllm' or 'sglang' from the first block's line prefixes; failing those, from weaker
+    evidence (older eras, one kind of event, a pasted traceback)."""
+    if not head.strip():
+        raise ParseError("empty file, expected a vLLM or SGLang server log", path=path)
+    if b"\x00" in head[:65536]:
+        raise ParseError("binary content, expected a vLLM or SGLang server log", path=path)
+    for window in (1 << 20, 4 << 20):       # most logs tell within their first MiB
+        hits = {name: len(rx.findall(head[:window])) for name, rx in _DETECT.items()}
+        best = max(hits, key=hits.get)
+        if hits[best] or len(head) <= window:
+            break
+    if hits[best]:
+        return best
+    part = head[: 4 << 20]
+    for detectors in (_DETECT_WEAK, _DETECT_FRAMES):
+        hits = {name: len(rx.findall(part)) for name, rx in detectors.items()}
+        best = max(hits, key=hits.get)
+        if hits[best] and list(hits.values()).count(hits[best]) == 1:
+            return best
+    tb = part.find(tracebacks.MARKER)
+    if tb != -1:
+        raise ParseError("a Python traceback, but no line in it shows whether vLLM or SGLang "
+                         "wrote it (no process prefix, no frame in a vllm/ or sglang/ "
+                         "package)", path=path, line=part.count(b"\n", 0, tb) + 1,
+                         hint="name the engine: benchreport parse FILE --engine vllm (or sglang)")
+    raise ParseError("no vLLM or SGLang log lines found (expected lines such as "
+                     "'INFO 11-29 07:14:57 [loggers.py:271] …' or "
+                     "'[2026-11-29 07:14:57 TP0] Prefill batch, …')", path=path, line=1)
+
+
+class _Clock:
+    """Full timestamps from prefixes; vLLM's year-less stamps get ``year``, rolling over
+    when the month steps back (a log that crosses New Year). With ``rollover=False`` (a part
+    of a file scanned on its own) the year stays put and ``roll_years`` fixes it later."""
+
+    def __init__(self, year: int | None, rollover: bool = True) -> None:
+        self.year = year
+        self.rollover = rollover
+        self.last_month = None
+
+    def stamp(self, p: Prefix) -> str | None:
+        if p.time is None:
+            return None
+        if p.mmdd is not None:
+            month = int(p.mmdd[:2])
+            if p.date:                       # an outer Docker/wrapper date knows the year
+                self.year = int(p.date[:4])
+            elif self.year is None:
+                return None
+            elif self.rollover and self.last_month is not None and month < self.last_month \
+                    and self.last_month - month > 6:
+                self.year += 1
+            self.last_month = month
+            return f"{self.year:04d}-{p.mmdd}T{p.time}"
+        if p.date:
+            return f"{p.date}T{p.time}"
+        return None
+
+
+def _candidates(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
+                rare: re.Pattern, ancient: tuple[bytes, ...] = (),
+                errors: frozenset[bytes] = frozenset()) -> tuple[list[int], list[int]]:
+    """Start offsets of the lines in ``block[lo:hi]`` that may hold a record, sorted; and
+    those of the lines whose rare marker is one of ``errors`` (after which tracebacks are
+    looked for)."""
+    starts = set()
+    triggers = []
+    markers = list(frequent)
+    k = 0
+    while k < len(markers):
+        marker = markers[k]
+        k += 1
+        pos = block.find(marker, lo, hi)
+        if pos != -1 and ancient and marker == ancient[0]:
+            markers += ancient[1:]       # an ancient log: look for its other line shapes too
+        step = len(marker)
+        while pos != -1:
+            if marker[:1] == b"\n":
+                pos += 1                  # a marker that must start a line
+            starts.add(max(lo, block.rfind(b"\n", lo, pos) + 1))
+            pos = block.find(marker, pos + step, hi)
+    for m in rare.finditer(block, lo, hi):
+        start = max(lo, block.rfind(b"\n", lo, m.start()) + 1)
+        starts.add(start)
+        if m.group()[2:] in errors:
+            triggers.append(start)
+    if block.startswith((b"new fill batch", b"#running-req: "), lo):
+        starts.add(lo)
+    return sorted(starts), triggers
+
+
+def _traceback_heads(block: bytes, lo: int, hi: int, triggers: list[int], left: int,
+                     everywhere: bool) -> tuple[set[int], int]:
+    """Line starts of traceback headers in ``block[lo:hi]``, and the bytes of search window
+    still owed to the next range.
+
+    A header without the "] " of a log prefix (``(EngineCore pid=1) Traceback …``, or bare)
+    is no candidate line, and one more search of every block would slow the scan of a large
+    log by a tenth. So headers are searched for ``everywhere`` only in a file read in one
+    block; in a larger one, within TB_WINDOW bytes after an error record (a ``triggers``
+    line) or after another header, since a process that dies logs an error first."""
+    heads: set[int] = set()
+    limit = hi if everywhere else lo + left
+    pos, k = lo, 0
+    while pos < hi:
+        while k < len(triggers) and triggers[k] < limit:
+            limit = max(limit, triggers[k] + TB_WINDOW)
+            k += 1
+        if pos >= limit:
+            if k == len(triggers):
+                break
+            pos, limit = triggers[k], triggers[k] + TB_WINDOW
+            k += 1
+            continue
+        end = min(limit, hi)
+        found = block.find(tracebacks.MARKER, pos, end)
+        if found == -1:
+            pos = end
+            continue
+        heads.add(max(lo, block.rfind(b"\n", lo, found) + 1))
+        if not everywhere:
+            limit = max(limit, found + TB_WINDOW)
+        pos = found + len(tracebacks.MARKER)
+    return heads, 0 if everywhere else max(0, limit - hi)
+
+
+def roll_years(records: list[dict[str, Any]], year: int) -> None:
+    """Re-apply New Year rollover over records of a file scanned in parts (in file order).
+
+    Only year-less stamps (marked ``_yearless`` by ``scan(rollover=False)``) move."""
+    last = None
+    shift = 0
+    for rec in records:
+        if not rec.pop("_yearless", False) or not rec.get("ts"):
+            continue
+        month = int(rec["ts"][5:7])
+        if last is not None and month < last and last - month > 6:
+            shift += 1
+        last = month
+        if shift:
+            rec["ts"] = f"{year + shift:04d}{rec['ts'][4:]}"
+
+
+def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
+         summary: Summary | None = None, rollover: bool = True) -> Iterator[dict[str, Any]]:
+    """Yield one dict per record: kind, line, ts, proc/pid or rank, level, parsed fields.
+
+    ``summary`` (filled while iterating) counts lines, records per kind and unread lines.
+    Raises ParseError for a file that is not a server log.
+    """
+    head = fp.read(BLOCK)
+    if engine == "auto":
+        engine = detect_engine(head, path)
+    elif not head.strip():
+        raise ParseError("empty file, expected a server log", path=path)
+    module, split = _ENGINES[engine]
+    must = _MUST_PARSE[engine]
+    summary = summary if summary is not None else Summary(file=path, engine=engine)
+    summary.engine = engine
+    clock = _Clock(year, rollover)
+    ancient = getattr(module, "ANCIENT", ())
+    errors = getattr(module, "ERRORS", frozenset())
+    # A file read in one block (an excerpt, a short run) is searched for every line shape
+    # everywhere: the cost is nil, and a paste need not hold the line that would trigger it.
+    everywhere = len(head) < BLOCK
+    if everywhere:
+        frequent, ancient = module.FREQUENT + ancient[1:], ()
+    else:
+        frequent = module.FREQUENT
+    walks: list[tracebacks.Walk] = []     # tracebacks whose exception line is still ahead
+    tb_left = 0
+    line_base = 1
+
+    def finished(rec: dict[str, Any]) -> dict[str, Any]:
+        """Count a traceback. One without its exception line keeps its header's line number
+        but comes out where the reading gave up, so it can follow records of later lines."""
+        summary.counts["traceback"] = summary.counts.get("traceback", 0) + 1
+        if rec["exception"] is None:
+            summary.warn(rec["line"], "a traceback without its exception line (cut off, or "
+                                      "mixed with other output)")
+        return rec
+
+    def follow(data: bytes, pos: int, limit: int, line: int) -> Iterator[dict[str, Any]]:
+        """Feed the lines in data[pos:limit] (the first is number ``line``) to the walks."""
+        while pos < limit and walks:
+            end = data.find(b"\n", pos, limit)
+            text = clean(data[pos: end if end != -1 else limit].decode("utf-8", "replace"))
+            for walk in list(walks):
+                rec = walk.feed(text, line)
+                if rec is not None:
+                    walks.remove(walk)
+                    yield finished(rec)
+            pos, line = (end + 1 if end != -1 else limit), line + 1
+
+    def begin(raw: bytes, line: int) -> None:
+        """Start reading a traceback at its header line, if this is one."""
+        text = clean(raw.decode("utf-8", "replace"))
+        got = tracebacks.header(text)
+        if got is None:
+            return
+        keys, message = got
+        rec: dict[str, Any] = {"kind": "traceback", "line": line, "ts": None}
+        prefix = next((p for p, msg in split(text) if tracebacks.TEXT_MARKER in msg), None)
+        if prefix is None:
+            prefix = tracebacks.process_of(text)
+        if prefix is not None:
+            rec["ts"] = clock.stamp(prefix)
+            if not rollover and prefix.mmdd is not None and not prefix.date:
+                rec["_yearless"] = True
+            for name in ("proc", "pid", "ranks", "level"):
+                if getattr(prefix, name):
+                    rec["rank" if name == "ranks" else name] = getattr(prefix, name)
+        if message:
+            rec["message"] = message[:300]
+        walks.append(tracebacks.Walk(line, keys, rec))
+
+    def chunk(data: bytes, lo: int, hi: int) -> Iterator[dict[str, Any]]:
+        """Records of the whole lines in data[lo:hi]; advances the line count."""
+        nonlocal line_base, tb_left
+        starts, triggers = _candidates(data, lo, hi, frequent, module.RARE_RE, ancient, errors)
+        heads, tb_left = _traceback_heads(data, lo, hi, triggers, tb_left, everywhere)
+        if heads:
+            starts = sorted(heads.union(starts))
+        check = heads.union(triggers) if heads or triggers else ()
+        counted, at = 0, lo
+        walked, walked_line = lo, line_base      # the walks have seen the lines before this
+        for start in starts:
+            counted += data.count(b"\n", at, start)
+            at = start
+            end = data.find(b"\n", start, hi)
+            stop = end if end != -1 else hi
+            line = line_base + counted
+            if walks:
+                yield from follow(data, walked, stop + 1, walked_line)
+            raw = data[start:stop]
+            yield from _records(raw, line, engine, split, module, must,
+                                clock, summary, mark_yearless=not rollover)
+            if start in check and tracebacks.MARKER in raw:
+                begin(raw, line)
+            walked, walked_line = stop + 1, line + 1
+        if walks:
+            yield from follow(data, walked, hi, walked_line)
+        newlines = counted + data.count(b"\n", at, hi)
+        summary.lines += newlines + (0 if hi == lo or data[hi - 1:hi] == b"\n" else 1)
+        line_base += newlines
+
+    # Blocks are scanned in place (bounds, not slices); only a line cut by a block's end is
+    # copied, joined with the start of the next block.
+    carry = b""
+    block = head
+    while block:
+        start = 0
+        if carry:
+            nl = block.find(b"\n")
+            if nl == -1:
+                carry += block
+                if len(carry) > HUGE_LINE:       # keep memory flat: read it in pieces
+                    summary.warn(line_base, f"a line longer than {HUGE_LINE >> 20} MiB "
+                                            "was read in pieces")
+                    yield from chunk(carry, 0, len(carry))
+                    carry = b""
+                block = fp.read(BLOCK)
+                continue
+            line = carry + block[: nl + 1]
+            carry = b""
+            if len(line) > LONG_LINE:
+                summary.warn(line_base, f"a line of {len(line) / (1 << 20):.1f} MiB (no log "
+                                        "record is that long; read as one line)")
+            yield from chunk(line, 0, len(line))
+            start = nl + 1
+        last = block.rfind(b"\n")
+        if last < start:
+            carry = block[start:]
+        else:
+            yield from chunk(block, start, last + 1)
+            carry = block[last + 1:]
+        block = fp.read(BLOCK)
+    if carry:
+        summary.warn(line_base, "the last line has no line end: the file looks cut off here "
+                                "(read as it is)")
+        yield from chunk(carry, 0, len(carry))
+    for walk in walks:                            # the text ended inside a traceback
+        yield finished(walk.finish(None, walk.start))
+
+
+def file_checks(records: list[dict[str, Any]], summary: Summary) -> None:
+    """Warnings about a whole log, from its records in file order: a server that starts
+    again (naming the settings that changed), and a clock that goes back."""
+    import datetime as dt
+
+    starts = [r for r in records if r["kind"] == "server_args"]
+    for before, again in zip(starts, starts[1:], strict=False):
+        a, b = before.get("args") or {}, again.get("args") or {}
+        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        summary.warn(again["line"], f"the server starts again here (previous start at line "
+                                    f"{before['line']}); " +
+                     (f"settings changed: {', '.join(changed)}" if changed else
+                      "same settings"))
+    last: tuple[str, int] | None = None
+    for rec in records:
+        ts = rec.get("ts")
+        if not ts:
+            continue
+        if last is not None and ts < last[0]:
+            back = (dt.datetime.fromisoformat(last[0]) -
+                    dt.datetime.fromisoformat(ts)).total_seconds()
+            if back > CLOCK_SLACK_S:
+                summary.warn(rec["line"], f"the clock goes back {back:.0f} s here (from "
+                                          f"{last[0]} at line {last[1]} to {ts}); records "
+                                          "are placed by their own time stamps")
+        last = (ts, rec["line"])
+
+
+def _fast_prefix(m: re.Match) -> Prefix:
+    groups = m.groupdict()
+    if "mmdd" in groups:
+        return Prefix(mmdd=groups["mmdd"].decode(), time=groups["hms"].decode(), level="INFO",
+                      proc=groups["proc"].decode(), pid=int(groups["pid"]))
+    ranks = groups["ranks"].decode().strip() or None
+    return Prefix(date=groups["date"].decode(), time=groups["time"].decode(), ranks=ranks)
+
+
+def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Clock,
+             summary: Summary, mark_yearless: bool = False) -> Iterator[dict[str, Any]]:
+    fast = module.fast_line(raw)
+    if fast is not None:                   # the common, current-era line: one regex
+        m, kind, fields = fast
+        prefix = _fast_prefix(m)
+        record: dict[str, Any] = {"kind": kind, "line": line, "ts": clock.stamp(prefix)}
+        if mark_yearless and prefix.mmdd is not None:
+            record["_yearless"] = True
+        if prefix.proc:
+            record["proc"], record["pid"] = prefix.proc, prefix.pid
+        if prefix.ranks:
+            record["rank"] = prefix.ranks
+        if prefix.level:
+            record["level"] = prefix.level
+        record.update(fields)
+        summary.counts[kind] = summary.counts.get(kind, 0) + 1
+        yield record
+        return
+    text = raw.decode("utf-8", errors="replace")
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        summary.warn(line, "bytes that are not UTF-8 were replaced")
+    produced = False
+    for prefix, message in split(clean(text)):
+        try:
+            parsed = module.parse_message(message, prefix.level if prefix else None)
+        except FieldError as exc:
+            summary.unrecognised += 1
+            summary.warn(line, f"{exc} (line skipped)")
+            produced = True
+            continue
+        if parsed is None:
+            continue
+        kind, fields = parsed
+        produced = True
+        record: dict[str, Any] = {"kind": kind, "line": line}
+        if prefix is not None:
+            record["ts"] = clock.stamp(prefix)
+            if mark_yearless and prefix.mmdd is not None and not prefix.date:
+                record["_yearless"] = True
+            if prefix.proc:
+                record["proc"], record["pid"] = prefix.proc, prefix.pid
+            if prefix.ranks:
+                record["rank"] = prefix.ranks
+            if prefix.level and kind != "memory_event":
+                record["level"] = prefix.level
+        else:
+            record["ts"] = None
+        record.update(fields)
+        summary.counts[kind] = summary.counts.get(kind, 0) + 1
+        yield record
+    if not produced and any(m in raw for m in must):
+        summary.unrecognised += 1
+        summary.warn(line, "looks like a stats line but could not be read (line skipped)")

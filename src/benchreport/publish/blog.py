@@ -1,0 +1,98 @@
+"""Blog export: one Markdown file per language with front matter, and an images folder.
+
+Text is taken from the same Article the HTML is made of; everything that came from data is
+escaped for Markdown (angle brackets, braces, table pipes, emphasis and link markers), so log
+or config text cannot become markup, or template code of the blog engine, either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+from ..core.files import write_text_atomic
+from .narrative import Article
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
+
+
+def plain(html: Markup | str) -> str:
+    """Markup to Markdown-safe text: tags dropped, then < > & and Markdown marks escaped."""
+    text = Markup(html).striptags() if isinstance(html, Markup) else str(html)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # Braces as character references: blog engines run templates over Markdown (Jekyll's
+    # Liquid evaluates {{ }} and {% %}, Hugo's shortcodes are {{< >}} and {{% %}}).
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return text.replace("{", "&#123;").replace("}", "&#125;")
+
+
+def _yaml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(plain(h) for h in header) + " |",
+           "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(plain(c) for c in row) + " |" for row in rows]
+    return out + [""]
+
+
+def markdown(article: Article, images: dict[str, list[str]]) -> str:
+    """The article as Markdown; ``images`` maps a section id to image paths (relative)."""
+    t = article.t
+    lines = ["---", f"title: {_yaml_str(article.title)}", f"date: {article.date}",
+             f"lang: {article.lang}"]
+    if article.reconstruction:
+        lines.append(f"description: {_yaml_str(article.reconstruction)}")
+    lines += ["---", ""]
+    if article.reconstruction:
+        lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
+                  ""]
+    lines += [f"## {plain(t['section.summary'])}", ""]
+    lines += [f"- {plain(s)}" for s in article.headline]
+    if article.finding:
+        lines.append(f"- {plain(article.finding)}")
+    lines += ["", f"## {plain(t['section.environment'])}", ""]
+    lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.environment])
+    if article.settings:
+        lines += _table(article.settings.header, article.settings.rows)
+    lines += [f"## {plain(t['section.results'])}", ""]
+    lines += [f"![{plain(t['chart.durations'])}]({p})" for p in images.get("results", [])]
+    for r in article.results:
+        lines += ["", f"### {plain(r.heading)}", ""]
+        lines += _table([t["table.engine"], t["table.duration"]], r.rows)
+        lines += [plain(r.sentence), ""]
+        if r.latency:
+            lines += [f"#### {plain(t['heading.latency'])}", ""]
+            lines += _table(r.latency.header, r.latency.rows)
+    if article.finding:
+        lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]
+    for s in article.sections:
+        lines += [f"## {plain(s.heading)}", ""]
+        lines += [f"![{plain(s.heading)}]({p})" for p in images.get(s.id, [])]
+        for p in s.paragraphs:
+            lines += [plain(p), ""]
+        for table in s.tables:
+            lines += _table(table.header, table.rows)
+    lines += [f"[{plain(t['section.derivation'])}](report.{article.lang}.html#derivation)", ""]
+    return "\n".join(lines)
+
+
+def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> list:
+    """Write blog/report.<lang>.md and blog/images/<lang>-<section>-<n>.svg."""
+    images: dict[str, list[str]] = {}
+    written = []
+    for section, svgs in sorted(charts.items()):
+        for i, svg in enumerate(svgs, start=1):
+            name = f"images/{article.lang}-{section}-{i}.svg"
+            path = folder / name
+            write_text_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n'
+                              + str(svg).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
+                              if 'xmlns="http://www.w3.org/2000/svg"' not in str(svg)
+                              else '<?xml version="1.0" encoding="utf-8"?>\n' + str(svg))
+            images.setdefault(section, []).append(name)
+            written.append(path)
+    md = folder / f"report.{article.lang}.md"
+    write_text_atomic(md, markdown(article, images))
+    return written + [md]

@@ -1,0 +1,222 @@
+"""Charts for the article: SVG, labels per language, text drawn as paths (Hangul included,
+no font needed to view), one colour per engine everywhere, same bytes for the same data."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+
+from markupsafe import Markup, escape
+
+from ..core.figures import Figure
+from ..core.records import Ingested, Run
+from .fonts import FALLBACK, FAMILY, font_path
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import font_manager
+
+    font_manager.fontManager.addfont(str(font_path()))
+    name = font_manager.FontProperties(fname=str(font_path())).get_name()
+    matplotlib.rcParams.update({
+        "svg.fonttype": "none", "svg.hashsalt": "benchreport", "font.family": [name],
+        "axes.unicode_minus": False, "figure.dpi": 100,
+    })
+    return matplotlib
+
+
+def palette(run: Run) -> dict[str, str]:
+    """Colour-blind-safe colours (seaborn's 'colorblind'), fixed per engine by run order."""
+    import seaborn as sns
+
+    colours = sns.color_palette("colorblind", max(3, len(run.meta.engines))).as_hex()
+    return {e.id: colours[i] for i, e in enumerate(run.meta.engines)}
+
+
+def _svg(fig, alt: str) -> Markup:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]                        # drop the XML prolog and doctype
+    # Labels stay text (small, selectable, quick to lay out), set in the page's own inline
+    # fonts: matplotlib measured them with the same NanumGothic file.
+    svg = re.sub(r"font-family:\s*'?[^;'\"]+'?", f"font-family: '{FAMILY}', '{FALLBACK}'", svg)
+    svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
+    return Markup(svg)
+
+
+def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
+    """One group of bars per workload, one bar per engine in its colour, values on top."""
+    colours = palette(run)
+    n = len(run.meta.engines)
+    width = 0.8 / n
+    for i, e in enumerate(run.meta.engines):
+        pts = [(j + (i - (n - 1) / 2) * width, v) for j, w in enumerate(run.meta.workloads)
+               for ww, ee, v in rows if ww.id == w.id and ee.id == e.id]
+        if pts:
+            bars = ax.bar([p[0] for p in pts], [p[1] for p in pts], width=width,
+                          color=colours[e.id], label=e.name)
+            ax.bar_label(bars, fmt=fmt, fontsize=8)
+    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+
+
+def _bar_chart(run: Run, registry: dict[str, Figure], pattern: str, fmt: str, height: float):
+    """(figure, axes, rows) for a grouped bar chart of ``pattern`` (e.g. "e2e.{w}.{e}.duration")
+    per workload and engine, or None when no such figure exists."""
+    rows = [(w, e, registry[pattern.format(w=w.id, e=e.id)].value)
+            for w in run.meta.workloads for e in run.meta.engines
+            if pattern.format(w=w.id, e=e.id) in registry]
+    if not rows:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(6.4, height))
+    ax = fig.subplots()
+    _grouped_bars(ax, run, rows, fmt)
+    return fig, ax, rows
+
+
+def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    made = _bar_chart(run, registry, "e2e.{w}.{e}.duration", "%.1f", 2.8)
+    if made is None:
+        return None
+    fig, ax, rows = made
+    ax.set_ylabel(t["chart.duration_s"])
+    ax.set_title(t["chart.durations"], fontsize=10)
+    alt = t["chart.durations"] + ": " + "; ".join(
+        f"{w.label} {e.name} {v:.1f}" for w, e, v in rows)
+    return _svg(fig, alt)
+
+
+def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
+                 t: dict[str, str]) -> Markup | None:
+    """Total decode throughput over each benchmark (the log records, as ingested), the
+    steady phase the decode notebook found shaded."""
+    panels = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            recs = [r for r in ing.in_window("engine_stats", e.id, w.id)] or \
+                   [r for r in ing.in_window("decode_batch", e.id, w.id)]
+            if recs:
+                panels.append((w, e, sorted(recs, key=lambda r: r["line"])))
+    if not panels:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    workloads = [w for w in run.meta.workloads if any(p[0].id == w.id for p in panels)]
+    fig = MplFigure(figsize=(6.4, 2.4 * len(workloads)))
+    axes = fig.subplots(len(workloads), 1, squeeze=False)[:, 0]
+    summary = []
+    for ax, w in zip(axes, workloads, strict=True):
+        for ww, e, recs in panels:
+            if ww.id != w.id:
+                continue
+            window = next(x for x in ing.windows if x.engine == e.id and x.workload == w.id)
+            t0 = dt.datetime.fromisoformat(window.start)
+            xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in recs]
+            ys = [float(r["gen_tps"]) for r in recs]
+            ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=1.2)
+            base = f"decode.{w.id}.{e.id}"
+            span = registry.get(f"{base}.window")
+            if span is not None and " – " in str(span.value):
+                start, end = str(span.value).split(" – ")
+                a = (dt.datetime.fromisoformat(start) - t0).total_seconds()
+                b = (dt.datetime.fromisoformat(end) - t0).total_seconds()
+                ax.axvspan(a, b, color=colours[e.id], alpha=0.12, linewidth=0)
+                summary.append(f"{w.label} {e.name}: {registry[base + '.min'].value:.0f}–"
+                               f"{registry[base + '.max'].value:.0f}")
+        ax.set_title(w.label, fontsize=9, loc="left")
+        ax.set_ylabel(t["chart.tps"], fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(frameon=False, fontsize=7)
+    axes[-1].set_xlabel(t["chart.seconds"], fontsize=8)
+    fig.suptitle(t["chart.decode_time"], fontsize=10)
+    return _svg(fig, t["chart.decode_time"] + ". " + "; ".join(summary))
+
+
+def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | None:
+    """The first request's clean chunks (pure, full, interval prefill only) against the
+    context cached before each; its other batches (mixed, partial, after decode) hollow.
+    ``chunks``: the rows of derived/tables/prefill_chunks.parquet."""
+    colours = palette(run)
+    longest = run.meta.workloads[-1]
+    series = []
+    for e in run.meta.engines:
+        mine = sorted((r for r in chunks if r["engine"] == e.id and r["workload"] == longest.id
+                       and r["request"] == 1), key=lambda r: r["line"])
+        clean = [r for r in mine if r["clean"]]
+        if len(clean) >= 2:
+            series.append((e, clean, [r for r in mine if not r["clean"] and r.get("tps")]))
+    if not series:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(6.4, 2.6))
+    ax = fig.subplots()
+    for e, clean, left in series:
+        ax.plot([r["cached"] for r in clean], [r["tps"] for r in clean], marker="o",
+                color=colours[e.id], label=e.name)
+        if left:
+            ax.plot([r["cached"] for r in left], [r["tps"] for r in left], marker="o",
+                    linestyle="none", markerfacecolor="white", color=colours[e.id])
+    ax.set_xlabel(t["chart.cached"], fontsize=8)
+    ax.set_ylabel(t["chart.tps"], fontsize=8)
+    ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+    alt = t["chart.chunks"] + ": " + "; ".join(
+        f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, _ in series)
+    return _svg(fig, alt)
+
+
+def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    """Median and p99 of TTFT and TPOT by input length, one colour per engine."""
+    metrics = [m for m in ("ttft", "tpot")
+               if any(f"latency.{w.id}.{e.id}.{m}.median" in registry
+                      for w in run.meta.workloads for e in run.meta.engines)]
+    if not metrics or len(run.meta.workloads) < 1:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    fig = MplFigure(figsize=(6.4, 2.6))
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    alt = []
+    for ax, m in zip(axes, metrics, strict=True):
+        for e in run.meta.engines:
+            for stat, style in (("median", "-"), ("p99", "--")):
+                pts = [(i, registry[f"latency.{w.id}.{e.id}.{m}.{stat}"].value)
+                       for i, w in enumerate(run.meta.workloads)
+                       if f"latency.{w.id}.{e.id}.{m}.{stat}" in registry]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                            color=colours[e.id], label=f"{e.name} {stat}")
+                    alt.append(f"{e.name} {m} {stat}: " + ", ".join(f"{v:.0f}" for _, v in pts))
+        ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+        ax.set_title(t[f"metric.{m}"], fontsize=9)
+        ax.set_ylabel("ms", fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].legend(frameon=False, fontsize=7)
+    return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
+
+
+def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    made = _bar_chart(run, registry, "spec.{w}.{e}.accept_len", "%.2f", 2.2)
+    if made is None:
+        return None
+    fig, ax, rows = made
+    ax.set_ylabel(t["table.accept_len"], fontsize=8)
+    ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
+    return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
+        f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))

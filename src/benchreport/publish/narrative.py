@@ -1,0 +1,210 @@
+"""The article's content per language: sentences chosen by the figures, numbers linked to them.
+
+Templates only lay this out. No number and no comparative word is written here or in a
+template: numbers come from the registry; words come from the catalogue, picked by verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from ..core.figures import Figure
+from ..core.i18n import sentence
+from ..core.metrics import TIE
+from ..core.records import Run
+from .narrative_base import Writer, anchor
+from .sections import (
+    Section,
+    Table,
+    caveats_section,
+    claims_section,
+    conclusion_section,
+    decode_section,
+    finding,
+    latency_table,
+    prefill_section,
+    settings_section,
+    spec_section,
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    label: str
+    value: Markup
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    id: str
+    heading: str
+    sentence: Markup
+    rows: list[list[Markup]]         # engine name, duration
+    latency: Table | None = None
+
+
+@dataclass(frozen=True)
+class Derivation:
+    anchor: str
+    id: str
+    value: str
+    method: str
+    notebook: str
+    sources: list[dict[str, Any]]
+    depends_on: list[tuple[str, str]]   # (anchor, id)
+    cell: int | None = None
+
+
+@dataclass(frozen=True)
+class Article:
+    """Everything one language's page shows."""
+
+    lang: str
+    other_lang: str
+    t: dict[str, str]                       # catalogue (headings, labels)
+    title: str
+    date: str
+    reconstruction: str | None
+    headline: list[Markup]
+    environment: list[Cell]
+    assumed: list[Cell]
+    results: list[WorkloadResult]
+    derivations: list[Derivation]
+    inputs: list[Cell]
+    packages: list[Cell] = field(default_factory=list)
+    finding: Markup | None = None
+    settings: Table | None = None
+    sections: list[Section] = field(default_factory=list)
+    charts: dict[str, list[Markup]] = field(default_factory=dict)
+    notebooks: list[str] = field(default_factory=list)   # rendered notebook pages (links)
+    ingest_notes: list[str] = field(default_factory=list)  # warnings, "file:line: text"
+
+
+def _workload_result(w: Writer, workload) -> WorkloadResult | None:
+    wid = workload.id
+    engines = [e.id for e in w.run.meta.engines if w.has(f"e2e.{wid}.{e.id}.duration")]
+    if not engines:
+        return None
+    rows = [[Markup(escape(w.engine_name(e))), w.fig(f"e2e.{wid}.{e}.duration").html]
+            for e in engines]
+    heading = sentence(w.t["results.heading"], label=workload.label)
+    ctx = {"input": w.fig(f"workload.{wid}.input_tokens"),
+           "concurrency": w.fig(f"workload.{wid}.concurrency")}
+    if not w.has(f"e2e.{wid}.faster"):
+        text = sentence(w.t["results.single"], engine=w.name(engines[0]),
+                        duration=w.fig(f"e2e.{wid}.{engines[0]}.duration"), **ctx)
+    else:
+        faster = w.registry[f"e2e.{wid}.faster"].value
+        slower = str(w.registry[f"e2e.{wid}.slower"].value)
+        if faster == TIE:
+            best = [e for e in engines if e != slower][0]
+            text = sentence(w.t["results.tie"], a=w.engine_name(best),
+                            a_s=w.fig(f"e2e.{wid}.{best}.duration"),
+                            b=w.engine_name(slower), b_s=w.fig(f"e2e.{wid}.{slower}.duration"),
+                            **ctx)
+        else:
+            text = sentence(w.t["results.faster"], faster=w.fig(f"e2e.{wid}.faster"),
+                            slower=w.fig(f"e2e.{wid}.slower"),
+                            faster_s=w.fig(f"e2e.{wid}.{faster}.duration"),
+                            slower_s=w.fig(f"e2e.{wid}.{slower}.duration"),
+                            ratio=w.fig(f"e2e.{wid}.speedup"), **ctx)
+        if w.has("limits.repeats") and w.registry["limits.repeats"].value == 1:
+            text = Markup(" ").join([text, sentence(w.t["results.single_run"],
+                                                    n=w.fig("limits.repeats"))])
+    return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
+                          latency=latency_table(w, wid))
+
+
+def cited_closure(w: Writer) -> set[str]:
+    """The figures the text links to, and every figure they are computed from."""
+    todo, seen = list(w.cited), set()
+    while todo:
+        fig_id = todo.pop()
+        if fig_id in seen or fig_id not in w.registry:
+            continue
+        seen.add(fig_id)
+        todo.extend(w.registry[fig_id].depends_on)
+    return seen
+
+
+def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
+    """Entries for the numbers the article shows and everything they rest on, in registry
+    order. (Every figure, shown or not, is in derived/figures.json and `benchreport
+    explain`.)"""
+    out = []
+    shown_ids = cited_closure(w)
+    for fig in (f for f in w.registry.values() if f.id in shown_ids):
+        sources = []
+        for s in fig.sources:
+            shown = ", ".join(str(n) for n in s.lines[:12]) + (" …" if len(s.lines) > 12 else "")
+            sources.append({"path": s.path, "sha256": s.sha256, "key": s.key, "lines": shown,
+                            "excerpt": excerpts.get((s.path, s.lines[0])) if s.lines else None})
+        out.append(Derivation(anchor=anchor(fig.id), id=fig.id, value=w.text(fig),
+                              method=fig.method, notebook=fig.notebook, sources=sources,
+                              depends_on=[(anchor(d), d) for d in fig.depends_on],
+                              cell=fig.cell))
+    return out
+
+
+def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
+                  inputs: list[tuple[str, str]], packages: list[tuple[str, str]],
+                  caveats: dict | None = None, claims: list | None = None,
+                  charts: dict[str, list[Markup]] | None = None,
+                  excerpts: dict[tuple[str, int], str] | None = None,
+                  notebooks: list[str] | None = None,
+                  ingest_notes: list[str] | None = None) -> Article:
+    """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name,
+    version); caveats and claim verdicts as the notebooks wrote them."""
+    meta = run.meta
+    w = Writer(run, registry, lang, t)
+    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
+    hw = meta.hardware
+    env = [
+        Cell(t["env.hardware"], sentence(t["env.hardware_value"], servers=hw.get("servers", 1),
+                                         gpus=hw.get("gpus", ""),
+                                         gpu_model=hw.get("gpu_model", ""))),
+        Cell(t["env.model"], Markup(escape(" / ".join(
+            str(meta.model[k]) for k in ("name", "quantization") if k in meta.model)))),
+    ]
+    if "draft_model" in meta.model:
+        env.append(Cell(t["env.draft_model"], Markup(escape(str(meta.model["draft_model"])))))
+    if meta.deployment:
+        env.append(Cell(t["env.deployment"], Markup(escape(meta.deployment))))
+    for engine in meta.engines:
+        env.append(Cell(t["env.engine"].format(name=engine.name),
+                        Markup(escape(engine.image or engine.version or "–"))))
+    for wl in meta.workloads:
+        env.append(Cell(sentence(t["env.workload"], label=wl.label),
+                        sentence(t["env.workload_value"],
+                                 input=w.fig(f"workload.{wl.id}.input_tokens"),
+                                 output=w.fig(f"workload.{wl.id}.output_tokens"),
+                                 concurrency=w.fig(f"workload.{wl.id}.concurrency"),
+                                 prompts=w.fig(f"workload.{wl.id}.num_prompts"),
+                                 dataset=wl.dataset)))
+    headline = [r.sentence for r in results]
+    finding_html = finding(w)
+    settings = settings_section(w, (caveats or {}).get("compared", {}))
+    sections = [s for s in (
+        decode_section(w), prefill_section(w), spec_section(w),
+        caveats_section(w, caveats or {}), claims_section(w, claims or []),
+        conclusion_section(w)) if s is not None]
+    return Article(
+        lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
+        title=meta.title[lang], date=meta.date.isoformat(),
+        reconstruction=meta.reconstruction[lang] if meta.reconstruction else None,
+        headline=headline,
+        environment=env,
+        assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value} — {a.why[lang]}")))
+                 for a in meta.assumed],
+        results=results,
+        inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
+        packages=[Cell(n, Markup(escape(v))) for n, v in packages],
+        finding=finding_html, settings=settings, sections=sections,
+        # last: the entries cover what the text above cited
+        derivations=_derivations(w, excerpts or {}),
+        charts=charts or {}, notebooks=notebooks or [],
+        ingest_notes=ingest_notes or [],
+    )

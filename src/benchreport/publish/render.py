@@ -1,0 +1,206 @@
+"""Render the article: one jinja2 environment, HTML per language, the same HTML to PDF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from ..core.figures import Figure
+from ..core.files import read_json, write_text_atomic
+from ..core.i18n import load_catalogue
+from ..core.records import Run
+from ..core.runmeta import LANGS
+from .blog import write_blog
+from .fonts import FAMILY, font_face_css
+from .narrative import Article, build_article
+
+FONT_SLOT = "/*@font-face@*/"
+
+
+def make_env(templates: Path) -> Environment:
+    """The one jinja2 environment: autoescape on, unknown names fail loudly."""
+    return Environment(loader=FileSystemLoader(str(templates)),
+                       autoescape=select_autoescape(["html", "xml"], default=True),
+                       undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def input_checksums(run: Run) -> list[tuple[str, str]]:
+    """(repo-relative path, sha256) of every file under data/<RUN>/, in path order, as
+    ingest recorded them."""
+    from ..core.tables import read_rows
+
+    return sorted((r["path"], r["sha256"]) for r in read_rows(run.paths.tables /
+                                                                  "inputs.parquet"))
+
+
+def code_version(project: Path) -> str:
+    """benchreport's version and the git commit it was built from (and whether modified)."""
+    import subprocess
+
+    from .. import __version__
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks",
+                                "templates"], cwd=project, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha, dirty = "", ""
+    commit = f", commit {sha[:12]}" + (" (with local changes)" if dirty else "") if sha else ""
+    return f"benchreport {__version__}{commit}"
+
+
+def locked_packages(project: Path) -> list[tuple[str, str]]:
+    lock = project / "requirements.lock"
+    if not lock.is_file():
+        return []
+    out = []
+    for line in lock.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep and not line.startswith("#"):
+            out.append((name, version))
+    return out
+
+
+def render_html(env: Environment, article: Article) -> str:
+    """The page as self-contained HTML: fonts subset to the page's own characters, inlined."""
+    html = env.get_template("report.html").render(a=article, font_family=FAMILY)
+    return html.replace(FONT_SLOT, font_face_css(html), 1)
+
+
+def render_pdf(html: str, path: Path, epoch: int) -> None:
+    """HTML to PDF. ``epoch`` (seconds) stands in for "now" wherever a timestamp would be
+    written (fontTools stamps re-subset fonts), so the same input gives the same bytes."""
+    import logging
+    import os
+
+    import weasyprint
+
+    # Fonts are subset by fontTools before WeasyPrint sees them; its notice about
+    # HarfBuzz-Subset is not actionable here.
+    logging.getLogger("weasyprint").setLevel(logging.ERROR)
+    # No base_url: the page references nothing outside itself, so nothing can be fetched.
+    previous = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        document = weasyprint.HTML(string=html, base_url=None).render()
+        data = document.write_pdf()
+    finally:
+        if previous is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = previous
+    write_text_atomic(path, data)
+
+
+def run_epoch(run: Run) -> int:
+    """The run's date as a Unix time (UTC midnight): the only clock the outputs may show."""
+    import calendar
+
+    return calendar.timegm(run.meta.date.timetuple())
+
+
+def excerpts(ing, registry: dict[str, Figure]) -> dict[tuple[str, int], str]:
+    """The raw text of each source's first line, from what ingest kept, for the appendix."""
+    out: dict[tuple[str, int], str] = {}
+    for fig in registry.values():
+        for src in fig.sources:
+            if src.lines and (src.path, src.lines[0]) in ing.excerpts:
+                text = ing.excerpts[(src.path, src.lines[0])]
+                out[(src.path, src.lines[0])] = text if len(text) <= 300 else \
+                    text[:300] + "…"
+    return out
+
+
+def notebook_names(run: Run) -> list[str]:
+    """Names of the notebook pages notebook_pages() writes (the article links to them)."""
+    if not run.paths.notebooks.is_dir():
+        return []
+    return [p.with_suffix(".html").name for p in sorted(run.paths.notebooks.glob("*.ipynb"))]
+
+
+def notebook_pages(run: Run) -> list[str]:
+    """The executed notebooks as HTML pages next to them (nbconvert, no external assets)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="basic")
+    names = []
+    for nb_path in sorted(run.paths.notebooks.glob("*.ipynb")):
+        body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
+        title = nb_path.stem
+        page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
+                f"</title></head><body>{body}</body></html>\n")
+        write_text_atomic(nb_path.with_suffix(".html"), page)
+        names.append(nb_path.with_suffix(".html").name)
+    return names
+
+
+def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
+    """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
+    from ..core.tables import load_ingested, read_rows, warnings_of
+    from .charts import acceptance_chart, chunk_chart, decode_chart, durations_chart, latency_chart
+
+    templates = project / "templates"
+    with _pdf_workers() as pool:
+        # The workers import WeasyPrint while this process draws charts and writes HTML;
+        # each language's PDF starts as soon as its HTML exists.
+        warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)]
+        env = make_env(templates)
+        inputs = input_checksums(run)
+        packages = [("code", code_version(project))] + locked_packages(project)
+        caveats = read_json(run.paths.caveats_json) if run.paths.caveats_json.is_file() \
+            else {}
+        claims = read_json(run.paths.claims_json) if run.paths.claims_json.is_file() else []
+        ing = load_ingested(run) if run.paths.ingest_json.is_file() else None
+        lines = excerpts(ing, registry) if ing else {}
+        chunks = read_rows(run.paths.prefill_chunks) if run.paths.prefill_chunks.is_file() \
+            else []
+        notebook_html = notebook_names(run)
+        ingest_notes = warnings_of(ing.summaries) if ing else []
+        written = []
+        pdfs = []
+        for lang in LANGS:
+            t = load_catalogue(templates / "labels", lang)
+            charts = {"results": [c for c in [durations_chart(run, registry, t),
+                                              latency_chart(run, registry, t)] if c],
+                      "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
+            if ing is not None:
+                charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
+                charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]
+            article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
+                                    claims=claims, charts=charts, excerpts=lines,
+                                    notebooks=notebook_html,
+                                    ingest_notes=ingest_notes)
+            html = render_html(env, article)
+            pdfs.append(pool.submit(_pdf_job, (html, run.paths.pdf(lang), run_epoch(run))))
+            written += write_blog(run.paths.report / "blog", article, charts)
+            write_text_atomic(run.paths.html(lang), html)
+            written += [run.paths.html(lang), run.paths.pdf(lang)]
+        notebook_pages(run)
+        for future in warm + pdfs:
+            future.result()
+    return written
+
+
+PDF_WORKERS = 2
+
+
+def _pdf_workers():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _warm_up() -> None:
+    import weasyprint  # noqa: F401
+
+
+def _pdf_job(job: tuple) -> None:
+    html, path, epoch = job
+    render_pdf(html, path, epoch)
+
+

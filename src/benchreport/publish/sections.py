@@ -1,0 +1,420 @@
+"""The article's body sections, each assembled from figures, caveats and claim verdicts.
+
+Every number is a link to its derivation; every sentence is picked by the data (which engine
+is faster, whether a steady phase or a crossover exists) and worded by the catalogue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+from ..analyses.claimcheck import REASONS
+from ..core.i18n import format_value, sentence
+from ..core.metrics import TIE
+from .narrative_base import Writer
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[Markup]]
+    numeric: tuple[int, ...] = ()        # columns aligned right
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    heading: str
+    paragraphs: list[Markup] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Markup] = field(default_factory=list)
+
+
+def _cell(w: Writer, fid: str) -> Markup:
+    return w.fig(fid).html if w.has(fid) else Markup("–")
+
+
+def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
+    return [e.id for e in w.run.meta.engines if w.has(f"{prefix}.{workload}.{e.id}.steady")
+            or any(k.startswith(f"{prefix}.{workload}.{e.id}.") for k in w.registry)]
+
+
+# Every catalogue sentence that compares, concludes or explains, and the figure (id
+# pattern) whose value picks it. tests/test_sentences.py checks that no such sentence is
+# missing here.
+CHOSEN_BY = {
+    "results.faster": "e2e.<w>.faster",
+    "results.tie": "e2e.<w>.faster",
+    "results.single_run": "limits.repeats",
+    "finding.gap_first": "e2e.<w>.gap.where",
+    "finding.gap_decode": "e2e.<w>.gap.where",
+    "finding.gap_both": "e2e.<w>.gap.where",
+    "finding.gap_decode_all": "e2e.<w>.gap.first_tokens_lead_s",
+    "finding.gap_unknown": "e2e.<w>.gap.where",
+    "finding.cross": "model.crossover.<a>.<b>.lengths",
+    "finding.cross_fit": "model.crossover.<a>.<b>.lengths",
+    "finding.extrapolated": "model.crossover.<a>.<b>.beyond",
+    "finding.same": "decode.<w>.<e>.ms_per_token",
+    "decode.degradation_over": "decode.degradation.<e>.peak_over_mean",
+    "decode.degradation_under": "decode.degradation.<e>.peak_over_mean",
+    "decode.mean_basis": "decode.<w>.<e>.mean_of_lines",
+    "prefill.chunks_decay": "prefill.<w>.<e>.r1.decay_pct",
+    "prefill.chunks_rise": "prefill.<w>.<e>.r1.decay_pct",
+    "prefill.next_mixed": "prefill.<w>.<e>.r1.recovery",
+    "prefill.next_pure": "prefill.<w>.<e>.r1.recovery",
+    "conclusion.per_workload": "e2e.<w>.faster",
+    "conclusion.tie": "e2e.<w>.faster",
+    "conclusion.guidance_cross": "e2e.<w>.faster",
+    "conclusion.guidance_one": "e2e.<w>.faster",
+    "conclusion.caveat": "caveats.settings_differing",
+    "conclusion.single_run": "limits.repeats",
+    "limit.kv_fits_yes": "limits.kv_fits",
+    "limit.kv_fits_no": "limits.kv_fits",
+    "why.spec_overhead": "limits.spec_max_accept_len",
+    "why.spec_overhead_differs": "limits.spec_max_accept_len",
+    "claims.intro_reconstruction": "claims.informative",
+    # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
+    **{f"reason.{code}": "claim.<id>" for code in REASONS},
+}
+
+
+def _crossover_key(w: Writer) -> str | None:
+    return next((k for k in w.registry if k.startswith("model.crossover.")
+                 and k.count(".") == 3), None)
+
+
+def gap_sentences(w: Writer) -> list[Markup]:
+    """Per workload: where the duration gap accrued, picked by its split."""
+    t, out = w.t, []
+    for wl in w.run.meta.workloads:
+        key = f"e2e.{wl.id}.gap.where"
+        if not w.has(key) or w.registry[f"e2e.{wl.id}.faster"].value == TIE:
+            continue
+        where = w.registry[key].value
+        if where == "not derivable":
+            out.append(sentence(t["finding.gap_unknown"], label=wl.label))
+            continue
+        g = f"e2e.{wl.id}.gap"
+        code = {"first tokens": "gap_first", "decode": "gap_decode", "both": "gap_both"}[where]
+        if where == "decode" and w.has(f"{g}.first_tokens_lead_s"):
+            code = "gap_decode_all"
+        out.append(sentence(t[f"finding.{code}"], label=wl.label,
+                            faster=w.fig(f"e2e.{wl.id}.faster"),
+                            slower=w.fig(f"e2e.{wl.id}.slower"), gap=w.fig(f"{g}_s"),
+                            first=w.fig(f"{g}.first_tokens_s"),
+                            first_share=w.fig(f"{g}.first_tokens_share"),
+                            tail=w.fig(f"{g}.decode_tail_s"),
+                            decode_share=w.fig(f"{g}.decode_share"),
+                            lead=w.fig(f"{g}.first_tokens_lead_s")
+                            if code == "gap_decode_all" else ""))
+    return out
+
+
+def finding(w: Writer) -> Markup | None:
+    """The key finding: where each gap accrued, who decodes faster where, and where the
+    per-token decode times cross."""
+    t, wl = w.t, w.run.meta.workloads
+    parts = gap_sentences(w)
+    key = _crossover_key(w)
+    if key is None or len(wl) < 2:
+        return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
+    a, b = key.split(".")[2:4]
+    short, long_ = wl[0], wl[-1]
+
+    def quicker(workload) -> str | None:
+        times = {e: w.registry[f"decode.{workload.id}.{e}.ms_per_token"].value for e in (a, b)
+                 if w.has(f"decode.{workload.id}.{e}.ms_per_token")}
+        return min(times, key=times.get) if len(times) == 2 else None
+
+    qs, ql = quicker(short), quicker(long_)
+    if qs is None or ql is None:
+        return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
+    if qs == ql or w.registry[key].value == "none":
+        return Markup(" ").join(parts + [sentence(t["finding.same"], engine=w.name(qs))])
+    lengths = w.registry[f"{key}.lengths"].value
+    parts.append(sentence(t["finding.cross" if lengths < 3 else "finding.cross_fit"],
+                          short_engine=w.name(qs), long_engine=w.name(ql),
+                          short_label=short.label, long_label=long_.label,
+                          x=w.fig(key), rounded=w.fig(f"{key}.rounded"),
+                          n=w.fig(f"{key}.lengths"),
+                          concurrency=w.fig(f"workload.{long_.id}.concurrency")))
+    if w.has(f"{key}.beyond") and w.registry[f"{key}.beyond"].value == "yes":
+        parts.append(sentence(t["finding.extrapolated"]))
+    return Markup(" ").join(parts)
+
+
+def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | None:
+    """Every compared setting per engine; a value run.yaml lists as assumed is marked."""
+    engines = [e.id for e in w.run.meta.engines]
+    assumed = {s for a in w.run.meta.assumed for s in a.settings}
+    rows = []
+    for sid, values in compared.items():
+        cells = []
+        for e in engines:
+            value = values.get(e, "–")
+            if f"{sid}.{e}" in assumed:
+                value = f"{value} {w.t['words.assumed']}"
+            cells.append(Markup(escape(value)))
+        rows.append([Markup(escape(w.t[f"setting.{sid}"]))] + cells)
+    if not rows:
+        return None
+    return Table(header=[w.t["table.setting"]] + [w.engine_name(e) for e in engines], rows=rows)
+
+
+def latency_table(w: Writer, workload: str) -> Table | None:
+    engines = [e.id for e in w.run.meta.engines if w.has(f"latency.{workload}.{e.id}.ttft.mean")]
+    if not engines:
+        return None
+    rows = []
+    for metric in ("ttft", "tpot", "itl", "e2el"):
+        for e in engines:
+            base = f"latency.{workload}.{e}.{metric}"
+            spread = Markup("–")
+            if w.has(f"{base}.min", f"{base}.max"):
+                spread = Markup("{}–{}").format(w.fig(f"{base}.min").html,
+                                                w.fig(f"{base}.max").html)
+            rows.append([Markup(escape(w.t[f"metric.{metric}"])), Markup(escape(w.engine_name(e)))]
+                        + [_cell(w, f"{base}.{s}") for s in ("mean", "median", "p90", "p99")]
+                        + [spread])
+    return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
+                         w.t["table.median"], "p90", "p99", w.t["table.spread"]], rows=rows,
+                 numeric=(2, 3, 4, 5, 6))
+
+
+def decode_section(w: Writer) -> Section:
+    t = w.t
+    rows, notes = [], []
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            base = f"decode.{wl.id}.{e.id}"
+            if not w.has(f"{base}.steady"):
+                continue
+            steady = w.registry[f"{base}.steady"]
+            if steady.value != "found":
+                why = t["decode.why_nolog"] if steady.value == "no log" else \
+                    t["decode.why_none"].format(
+                        records=format_value(steady.context.get("window_records", 0), "count",
+                                             w.lang),
+                        n=format_value(steady.context.get("requests", 0), "count", w.lang))
+                notes.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
+                                      label=wl.label, why=why))
+                continue
+            rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
+                        + [_cell(w, f"{base}.{k}") for k in ("min", "max", "mean", "median",
+                                                             "per_request", "ms_per_token",
+                                                             "records")])
+    paras = [sentence(t["decode.intro"])]
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            base = f"decode.{wl.id}.{e.id}"
+            if w.has(f"{base}.mean_of_lines") and w.text(w.registry[f"{base}.mean"]) != \
+                    w.text(w.registry[f"{base}.mean_of_lines"]):
+                paras.append(sentence(t["decode.mean_basis"], engine=w.name(e.id),
+                                      label=wl.label, mean=w.fig(f"{base}.mean"),
+                                      lines=w.fig(f"{base}.mean_of_lines")))
+    for e in w.run.meta.engines:
+        key = f"decode.degradation.{e.id}.mean_over_mean"
+        if w.has(key):
+            ctx = w.registry[key].context
+            pm = w.registry[f"decode.degradation.{e.id}.peak_over_mean"]
+            code = "degradation_over" if pm.value > w.registry[key].value \
+                else "degradation_under"
+            paras.append(sentence(
+                t[f"decode.{code}"], engine=w.name(e.id),
+                short=w.run.meta.workload(ctx["from"]).label,
+                long=w.run.meta.workload(ctx["to"]).label, mm=w.fig(key),
+                pm=w.fig(pm.id)))
+    table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
+                          t["table.mean"], t["table.median"], t["table.per_request"],
+                          t["table.ms_per_token"], t["table.records"]],
+                  rows=rows, numeric=(2, 3, 4, 5, 6, 7, 8))
+    return Section("decode", t["heading.decode"], paras + notes, [table] if rows else [])
+
+
+def prefill_section(w: Writer) -> Section:
+    t = w.t
+    rows, paras = [], [sentence(t["prefill.intro"])]
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            base = f"prefill.{wl.id}.{e.id}"
+            if w.has(f"{base}.mean"):
+                rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
+                            + [_cell(w, f"{base}.{k}") for k in ("min", "max", "mean")])
+    longest = w.run.meta.workloads[-1]
+    for e in w.run.meta.engines:
+        base = f"prefill.{longest.id}.{e.id}"
+        if w.has(f"{base}.r1.sequence"):
+            code = "chunks_decay" if w.registry[f"{base}.r1.decay_pct"].value > 0 \
+                else "chunks_rise"
+            paras.append(sentence(t[f"prefill.{code}"], engine=w.name(e.id),
+                                  label=longest.label, sequence=w.fig(f"{base}.r1.sequence"),
+                                  pct=w.fig(f"{base}.r1.decay_pct")))
+            if w.has(f"{base}.r1.recovery"):
+                mixed = w.registry[f"{base}.r1.recovery"].context.get("batch") == "mixed"
+                if mixed and w.has(f"{base}.r1.recovery_clean"):
+                    paras.append(sentence(t["prefill.next_mixed"],
+                                          recovery=w.fig(f"{base}.r1.recovery"),
+                                          clean=w.fig(f"{base}.r1.recovery_clean")))
+                else:
+                    paras.append(sentence(t["prefill.next_pure"],
+                                          recovery=w.fig(f"{base}.r1.recovery")))
+            if w.has(f"{base}.excluded_batches") and \
+                    w.registry[f"{base}.excluded_batches"].value:
+                paras.append(sentence(t["prefill.excluded"], engine=w.name(e.id),
+                                      label=longest.label,
+                                      n=w.fig(f"{base}.excluded_batches")))
+        elif w.has(f"{base}.chunks"):
+            paras.append(sentence(t["prefill.coarse"], engine=w.name(e.id)))
+    table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
+                          t["table.mean"]], rows=rows, numeric=(2, 3, 4))
+    return Section("prefill", t["heading.prefill"], paras, [table] if rows else [])
+
+
+def spec_section(w: Writer) -> Section | None:
+    t = w.t
+    rows, paras = [], [sentence(t["spec.intro"])]
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            base = f"spec.{wl.id}.{e.id}"
+            if w.has(f"{base}.accept_len"):
+                rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
+                             _cell(w, f"{base}.accept_len"), _cell(w, f"{base}.acceptance_pct")])
+            if w.has(f"{base}.per_position"):
+                paras.append(sentence(t["spec.per_position"], engine=w.name(e.id),
+                                      label=wl.label, values=w.fig(f"{base}.per_position")))
+    if not rows:
+        return None
+    return Section("spec", t["heading.spec"], paras,
+                   [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
+                                  t["table.acceptance"]], rows=rows, numeric=(2, 3))])
+
+
+def caveats_section(w: Writer, caveats: dict) -> Section:
+    t = w.t
+    engines = [e.id for e in w.run.meta.engines]
+    rows = []
+    for c in caveats.get("differing", []):
+        label = t[f"setting.{c['id']}"]
+        if c.get("workload"):
+            label = f"{label} ({w.run.meta.workload(c['workload']).label})"
+        rows.append([Markup(escape(label))]
+                    + [Markup(escape(c["values"].get(e, "–"))) for e in engines]
+                    + [Markup(escape(t[f"why.{c['id']}"])),
+                       Markup(escape("; ".join(c["evidence"][:2])))])
+    limits = [limit_row(w, c) for c in caveats.get("limits", [])]
+    limits = [r for r in limits if r]
+    if not rows and not limits:
+        return Section("caveats", t["heading.caveats"], [sentence(t["caveats.none"])])
+    tables = []
+    if rows:
+        tables.append(Table(header=[t["table.what"]] + [w.engine_name(e) for e in engines]
+                            + [t["table.why"], t["table.evidence"]], rows=rows))
+    if limits:
+        tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
+                                    t["table.evidence"]], rows=limits))
+    return Section("caveats", t["heading.caveats"], [sentence(t["caveats.intro"])], tables)
+
+
+def limit_row(w: Writer, c: dict) -> list[Markup] | None:
+    """One row about what the run cannot tell: its figures, linked, in the catalogue's words."""
+    t, p = w.t, c["params"]
+    figs = {k: w.fig(v) for k, v in p.items() if isinstance(v, str) and w.has(v)}
+    names = {k: w.name(v) for k, v in p.items() if k.endswith("engine")}
+    label = {"label": w.run.meta.workload(c["workload"]).label} if c.get("workload") else {}
+    engine = {"engine": w.name(c["engine"])} if c.get("engine") else {}
+    if any(isinstance(v, str) and "." in v and not w.has(v) for v in p.values()):
+        return None
+    why_key = f"why.{c['id']}"
+    extra: dict[str, Markup] = {}
+    if c["id"] == "kv_capacity":
+        extra["fits"] = sentence(t["limit.kv_fits_" + w.registry[p["fits"]].value])
+    if c["id"] == "spec_overhead" and p.get("applied_differently") == "yes":
+        why_key = "why.spec_overhead_differs"
+    values = {**figs, **names, **label, **engine, **extra}
+    return [sentence(t[f"limit.{c['id']}.what"], **values),
+            sentence(t[f"limit.{c['id']}.value"], **values),
+            sentence(t[why_key], **values),
+            Markup(escape("; ".join(c.get("evidence", [])[:2])))]
+
+
+def _short(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_short(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return " → ".join(_short(v) for v in value) if len(value) <= 8 else f"{len(value)} values"
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    return "–" if value is None else str(value)
+
+
+def claims_section(w: Writer, claims: list[dict]) -> Section | None:
+    if not claims:
+        return None
+    t, lang = w.t, w.lang
+    rows = []
+    for c in claims:
+        params = {k: str(v) for k, v in (c.get("params") or {}).items()}
+        params.setdefault("alternatives", "")
+        if "within" in params:
+            params["within"] = f"{float(params['within']):.0%}"
+        reason = t[f"reason.{c['reason']}"].format(**params)
+        if c.get("scope"):
+            reason = t["claims.scope"].format(scope=c["scope"][lang], reason=reason)
+        if c.get("why") and c["reason"] != "not_derivable":
+            reason = t["claims.rest"].format(reason=reason, why=c["why"][lang])
+        elif c.get("why"):
+            reason = t["claims.not_derivable"].format(why=c["why"][lang])
+        fid = f"claim.{c['claim']}"
+        verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
+        basis = t["claims.by_construction"] if c.get("calibrated") and \
+            c["verdict"] == "confirmed" else ("–" if c["verdict"] == "not derivable"
+                                               else t["claims.evidence"])
+        rows.append([Markup(escape(c["text"][lang])), Markup(escape(", ".join(c["source"]))),
+                     Markup(escape(_short(c["published"]))),
+                     Markup(escape(_short(c["recomputed"]))), verdict,
+                     Markup(escape(basis)), Markup(escape(reason))])
+    paras = [sentence(t["claims.intro"])]
+    if w.run.meta.reconstruction and w.has("claims.informative"):
+        paras.append(sentence(t["claims.intro_reconstruction"],
+                              n=w.fig("claims.informative"),
+                              total=format_value(len(claims), "count", lang)))
+    return Section("claims", t["heading.claims"], paras,
+                   [Table(header=[t["table.claim"], t["table.source"], t["table.published"],
+                                  t["table.recomputed"], t["table.verdict"],
+                                  t["table.basis"], t["table.reason"]], rows=rows)])
+
+
+def conclusion_section(w: Writer) -> Section:
+    t = w.t
+    paras = []
+    for wl in w.run.meta.workloads:
+        key = f"e2e.{wl.id}.faster"
+        if not w.has(key):
+            continue
+        if w.registry[key].value == TIE:
+            paras.append(sentence(t["conclusion.tie"], label=wl.label))
+        else:
+            paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
+                                  engine=w.fig(key), ratio=w.fig(f"e2e.{wl.id}.speedup")))
+    winners = {w.registry[f"e2e.{wl.id}.faster"].value for wl in w.run.meta.workloads
+               if w.has(f"e2e.{wl.id}.faster")}
+    key = _crossover_key(w)
+    wl = w.run.meta.workloads
+    short_w = w.registry.get(f"e2e.{wl[0].id}.faster")
+    long_w = w.registry.get(f"e2e.{wl[-1].id}.faster")
+    if key and isinstance(w.registry[key].value, float | int) and short_w and long_w \
+            and short_w.value != long_w.value and TIE not in winners:
+        paras.append(sentence(t["conclusion.guidance_cross"], rounded=w.fig(f"{key}.rounded"),
+                              concurrency=w.fig(f"workload.{wl[-1].id}.concurrency"),
+                              short_engine=w.name(str(short_w.value)),
+                              long_engine=w.name(str(long_w.value))))
+    elif len(winners) == 1 and TIE not in winners:
+        paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
+    if w.has("limits.repeats") and w.registry["limits.repeats"].value == 1:
+        paras.append(sentence(t["conclusion.single_run"]))
+    if any(k.startswith("setting.") for k in w.registry) and \
+            w.has("caveats.settings_differing") and w.registry["caveats.settings_differing"].value:
+        paras.append(sentence(t["conclusion.caveat"]))
+    return Section("conclusion", t["heading.conclusion"], paras)
