@@ -1,8 +1,8 @@
 """Each claim-check kind against a registry of a few figures."""
 
 from benchreport.analyses.claimcheck import CONFIRMED, CONSISTENT, DIFFERS, METHOD, check_claim
+from benchreport.core.claims import Claim
 from benchreport.core.figures import Figure
-from benchreport.ingest.claims import Claim
 
 
 def _reg(**values) -> dict[str, Figure]:

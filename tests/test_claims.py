@@ -1,7 +1,7 @@
 import pytest
 
+from benchreport.core.claims import parse_claims
 from benchreport.core.errors import ConfigError
-from benchreport.ingest.claims import parse_claims
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,5 @@
 """Round trip: what the generator wrote is what the parsers read, over seeds and scenarios."""
 
-import io
 from pathlib import Path
 
 import pytest

@@ -31,20 +31,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.claims import (  # noqa: F401 (verdicts re-exported)
+    CONFIRMED,
+    CONSISTENT,
+    CONTRADICTED,
+    DIFFERS,
+    METHOD,
+    NOT_DERIVABLE,
+    REASONS,
+    Claim,
+)
 from ..core.figures import Figure
-from ..ingest.claims import Claim
-
-CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
-    "confirmed", "consistent with the data", "differs", "different method",
-    "contradicted by the data", "not derivable")
-
-
-# Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
-REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_differs",
-           "settings_match", "differs_listed", "not_all_differ", "settings_differ",
-           "nothing_differs", "events_match", "events_differ", "engine_without_events",
-           "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
-           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable")
 
 
 @dataclass

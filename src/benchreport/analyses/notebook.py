@@ -222,9 +222,9 @@ def claim_check(run: Run) -> ClaimCheck:
     """Every claim of data/<RUN>/claims.yaml against the figures of the earlier notebooks."""
     import json as _json
 
+    from ..core.claims import parse_claims
     from ..core.figures import merge
     from ..core.files import read_json, read_text
-    from ..ingest.claims import parse_claims
     from .claimcheck import check_claim
 
     path = run.paths.data / "claims.yaml"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from ..analyses.claimcheck import REASONS
+from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
 from .narrative_base import Writer

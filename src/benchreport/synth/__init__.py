@@ -10,8 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from ..ingest.io import write_text_atomic
-from ..ingest.parsers.launch import flags_from_args
+from ..core.files import write_text_atomic
 from .calibrate import Fitted, fit
 from .logs import Lines, VllmProcs, sglang_run, sglang_startup, vllm_run, vllm_startup
 from .model import Timeline
@@ -125,6 +124,8 @@ def server_log(scenario: Scenario, engine: EngineSpec, sims: list[SimulatedRun])
     """One server log covering start-up and every run of this engine, in time order."""
     rng = random.Random(scenario.seed * 31 + len(engine.id))
     lines = Lines()
+    from ..ingest.parsers.launch import flags_from_args  # the launch file as ingest reads it
+
     flags = {k: _number(v) for k, v in flags_from_args(list(engine.launch["args"])).items()}
     positional = [p for p in flags.pop("_positional", []) if p != "serve"]
     if engine.client == "vllm-bench-serve":

@@ -9,6 +9,18 @@ from ..core.errors import ConfigError
 from ..core.yamlio import Located, load_yaml
 
 KINDS = ("figure", "qualitative", "setting")
+# What a check can conclude, and why: codes; the words are in the catalogues
+# (verdict.<verdict>, reason.<code>). analyses.claimcheck decides them.
+CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
+    "confirmed", "consistent with the data", "differs", "different method",
+    "contradicted by the data", "not derivable")
+# Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
+REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_differs",
+           "settings_match", "differs_listed", "not_all_differ", "settings_differ",
+           "nothing_differs", "events_match", "events_differ", "engine_without_events",
+           "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
+           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable")
+
 
 
 @dataclass(frozen=True)
