@@ -1,6 +1,13 @@
 """Each claim-check kind against a registry of a few figures."""
 
-from benchreport.analyses.claimcheck import CONFIRMED, CONSISTENT, DIFFERS, METHOD, check_claim
+from benchreport.analyses.claimcheck import (
+    CONFIRMED,
+    CONSISTENT,
+    CONTRADICTED,
+    DIFFERS,
+    METHOD,
+    check_claim,
+)
 from benchreport.core.claims import Claim
 from benchreport.core.figures import Figure
 
@@ -78,3 +85,49 @@ def test_calibration_follows_what_a_figure_is_computed_from():
     assert v.calibrated == ["target duration"]
     v = check_claim(_claim({"figure": "e2e.w.speedup"}, 1.5, 0.1), reg, {}, set(), {})
     assert v.calibrated == []
+
+
+def test_sequence():
+    reg = {"s": Figure(id="s", value="22,265 → 21,064", unit="tok/s", method="t")}
+    v = check_claim(_claim({"sequence": "s"}, [22265, 21064], 1), reg, {}, set())
+    assert v.verdict == CONFIRMED and v.recomputed == [22265.0, 21064.0]
+    v = check_claim(_claim({"sequence": "s"}, [22265, 21000], 1), reg, {}, set())
+    assert v.verdict == DIFFERS
+
+
+def test_differs_and_identical_read_the_differing_settings():
+    differing = {"dcp", "memory"}
+    v = check_claim(_claim({"differs": ["dcp", "memory"]}), {}, {}, differing)
+    assert (v.verdict, v.params["which"]) == (CONFIRMED, "dcp, memory")
+    v = check_claim(_claim({"differs": ["dcp", "verification"]}), {}, {}, differing)
+    assert (v.verdict, v.params["missing"]) == (DIFFERS, "verification")
+    v = check_claim(_claim({"identical": True}), {}, {}, differing)
+    assert v.verdict == CONTRADICTED and v.params["which"] == "dcp, memory"
+    assert check_claim(_claim({"identical": True}), {}, {}, set()).verdict == CONFIRMED
+
+
+def test_every_engine_and_zero():
+    reg = _reg(events__w__a__oom_retries=32, events__w__b__oom_retries=0)
+    v = check_claim(_claim({"every_engine": ["oom_retries"]}), reg, {}, set())
+    assert (v.verdict, v.params["which"]) == (CONTRADICTED, "b")
+    v = check_claim(_claim({"zero": ["events.w.b.oom_retries"]}), reg, {}, set())
+    assert v.verdict == CONFIRMED
+    v = check_claim(_claim({"zero": ["events.w.a.oom_retries"]}), reg, {}, set())
+    assert v.verdict == CONTRADICTED
+
+
+def test_similar_and_equals():
+    reg = _reg(a=100.0, b=110.0, c=200.0)
+    check = {"similar": [["a", "b"]], "within": 0.15}
+    assert check_claim(_claim(check), reg, {}, set()).verdict == CONFIRMED
+    check = {"similar": [["a", "c"]], "within": 0.15}
+    assert check_claim(_claim(check), reg, {}, set()).verdict == DIFFERS
+    reg = {"v": Figure(id="v", value="not logged per chunk", unit="verdict", method="t")}
+    assert check_claim(_claim({"equals": {"v": "not logged per chunk"}}), reg, {},
+                       set()).verdict == CONFIRMED
+    assert check_claim(_claim({"equals": {"v": "found"}}), reg, {}, set()).verdict == DIFFERS
+
+
+def test_a_claim_without_a_figure_to_check_is_not_derivable():
+    v = check_claim(_claim({"figure": "nowhere"}, 1.0, 0.1), {}, {}, set())
+    assert (v.verdict, v.reason) == ("not derivable", "missing")
