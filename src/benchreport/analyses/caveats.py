@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
 
@@ -304,10 +305,10 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                     if searched:
                         how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
                                 "the window's first and last record")
-                figures.append(Figure(id=f"events.{w.id}.{e.id}.{name}", value=n,
+                figures.append(Figure(id=ids.events(w.id, e.id, name), value=n,
                                       unit="count", decimals=0, sources=src, context=ctx,
                                       method=how))
-            touched = [f"latency.{w.id}.{e.id}.ttft.mean", f"e2e.{w.id}.{e.id}.duration"]
+            touched = [ids.latency(w.id, e.id, "ttft", "mean"), ids.e2e(w.id, e.id, "duration")]
             for cid, recs, value in (
                     ("event_oom_retry", retries,
                      f"{len(retries)} retries on {len(workers)} workers"),
@@ -340,11 +341,11 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                 if path in sha and f"/{engine}/" in path:
                     src.append(Source(path=path, sha256=sha[path],
                                       lines=tuple(int(x) for x in line.split("-"))))
-            out.append(Figure(id=f"setting.{c.id}.{engine}", value=value, unit="setting",
+            out.append(Figure(id=ids.setting(c.id, engine), value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
                               method=f"{c.id.replace('_', ' ')} as launched"
                                      + (" (differs between the engines)" if differs else "")))
-    out.append(Figure(id="caveats.settings_differing", unit="count", decimals=0,
+    out.append(Figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
                       value=sum(1 for c in rows if c.kind == "setting"),
                       depends_on=tuple(f.id for f in out),
                       method="settings that differ between the engines: "

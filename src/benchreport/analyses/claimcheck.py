@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import ids as figure_ids
 from ..core.claims import (  # noqa: F401 (verdicts re-exported)
     CONFIRMED,
     CONSISTENT,
@@ -181,7 +182,7 @@ def check_settings(cx: Context, check: dict) -> Verdict:
         for engine, want in per_engine.items():
             have = cx.settings.get(sid, {}).get(engine)
             got[f"{sid}.{engine}"] = have
-            v.figures.append(f"setting.{sid}.{engine}")
+            v.figures.append(figure_ids.setting(sid, engine))
             if have is None or normalise(have) != normalise(want):
                 wrong.append(f"{sid} ({engine}: {have})")
     v.recomputed = got
@@ -195,15 +196,15 @@ def check_settings(cx: Context, check: dict) -> Verdict:
 
 
 def _setting_ids(cx: Context, sids) -> list[str]:
-    return sorted(f for f in cx.registry if f.startswith("setting.")
-                  and f.split(".")[1] in sids)
+    return sorted(f for f in cx.registry
+                  if (s := figure_ids.parse_setting(f)) is not None and s[0] in sids)
 
 
 def check_differs(cx: Context, check: dict) -> Verdict:
     v = _new(cx)
     want = set(check["differs"])
     v.recomputed = sorted(cx.differing)
-    v.figures += ["caveats.settings_differing", *_setting_ids(cx, want)]
+    v.figures += [figure_ids.SETTINGS_DIFFERING, *_setting_ids(cx, want)]
     missing = sorted(want - cx.differing)
     v.verdict, v.reason = (CONFIRMED, "differs_listed") if not missing else \
         (DIFFERS, "not_all_differ")
@@ -214,7 +215,7 @@ def check_differs(cx: Context, check: dict) -> Verdict:
 def check_identical(cx: Context, check: dict) -> Verdict:
     v = _new(cx)
     v.recomputed = sorted(cx.differing)
-    v.figures += ["caveats.settings_differing", *_setting_ids(cx, cx.differing)]
+    v.figures += [figure_ids.SETTINGS_DIFFERING, *_setting_ids(cx, cx.differing)]
     if cx.differing:
         v.verdict, v.reason = CONTRADICTED, "settings_differ"
         v.params = {"which": ", ".join(sorted(cx.differing))}
@@ -243,9 +244,9 @@ def check_every_engine(cx: Context, check: dict) -> Verdict:
     v = _new(cx)
     per_engine: dict[str, int] = {}
     for fid, f in cx.registry.items():
-        parts = fid.split(".")
-        if parts[0] == "events" and len(parts) == 4 and parts[-1] in check["every_engine"]:
-            per_engine[parts[2]] = per_engine.get(parts[2], 0) + int(f.value or 0)
+        ev = figure_ids.parse_events(fid)
+        if ev is not None and ev[2] in check["every_engine"]:
+            per_engine[ev[1]] = per_engine.get(ev[1], 0) + int(f.value or 0)
             v.figures.append(fid)
     v.recomputed = per_engine
     without = sorted(e for e, n in per_engine.items() if n == 0)
@@ -373,12 +374,12 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
 def _cold_start(cx: Context, ids: list[str]) -> bool:
     """Every nonzero event count the claim rests on falls in its engine's first benchmark
     after the server started, and nothing ran before that benchmark."""
-    events = [i for i in ids if i.startswith("events.") and cx.fig(i)]
+    events = [parsed for i in ids
+              if (parsed := figure_ids.parse_events(i)) is not None and cx.fig(i)]
     if not events:
         return False
-    for fid in events:
-        _, workload, engine, _ = fid.split(".", 3)
-        warm = cx.registry.get(f"limits.{engine}.warmup_records")
+    for workload, engine, _ in events:
+        warm = cx.registry.get(figure_ids.limits_engine(engine, "warmup_records"))
         if warm is None or warm.value != 0 or warm.context.get("first_workload") != workload:
             return False
     return True

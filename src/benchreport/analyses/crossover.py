@@ -22,8 +22,10 @@ import math
 
 import numpy as np
 
+from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Run
+from ..core.verdicts import NO, NO_CROSSING, YES
 from .decode import FOUND, Steady
 
 STEP = 10_000   # tokens: the crossover is rounded outward to whole steps of this size
@@ -69,19 +71,19 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
         lines[e] = a, b = _fit(xs, ys)
         if lengths[e] < 3:
             continue
-        deps = tuple(f"decode.{pt[2]}.{e}.ms_per_token" for pt in pts)
+        deps = tuple(ids.decode(pt[2], e, "ms_per_token") for pt in pts)
         ctx = {"engine": e, "points": len(pts)}
         resid = max(abs(y - (a + b * x)) / y for x, y in zip(xs, ys, strict=True))
-        out += [Figure(id=f"model.decode.{e}.intercept_ms", value=a, unit="ms", decimals=2,
+        out += [Figure(id=ids.model_decode(e, "intercept_ms"), value=a, unit="ms", decimals=2,
                        context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: per-token decode time at "
                               "zero context (least-squares straight line of ms/token against "
                               "input tokens; an extrapolation below the shortest length)"),
-                Figure(id=f"model.decode.{e}.slope_ms_per_1k", value=1000 * b, unit="ms",
+                Figure(id=ids.model_decode(e, "slope_ms_per_1k"), value=1000 * b, unit="ms",
                        decimals=3, context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: extra ms per output "
                               "token for every 1,000 input tokens (least-squares slope)"),
-                Figure(id=f"model.decode.{e}.max_residual_pct", value=100 * resid, unit="%",
+                Figure(id=ids.model_decode(e, "max_residual_pct"), value=100 * resid, unit="%",
                        decimals=1, context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: largest |measured − "
                               "fitted| ÷ measured ms/token over the points (how far the "
@@ -89,9 +91,9 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
     for e1, e2 in itertools.combinations(sorted(engines), 2):
         p1, p2 = points[e1], points[e2]
         n = min(lengths[e1], lengths[e2])
-        key = f"model.crossover.{e1}.{e2}"
+        key = ids.crossover(e1, e2)
         ctx = {"engines": [e1, e2]}
-        deps = tuple(f"decode.{pt[2]}.{e}.ms_per_token" for e, pts in ((e1, p1), (e2, p2))
+        deps = tuple(ids.decode(pt[2], e, "ms_per_token") for e, pts in ((e1, p1), (e2, p2))
                      for pt in pts)
         few = [e for e in (e1, e2) if lengths[e] < 3]
         if len(few) == 2:
@@ -107,12 +109,12 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
             how = (f"from least-squares straight lines fitted to at least {n} context lengths "
                    "per engine (a fitted model)")
         x = _cross(lines[e1], lines[e2])
-        out.append(Figure(id=f"{key}.lengths", value=n, unit="count", decimals=0,
+        out.append(Figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
                           depends_on=deps, context=ctx,
                           method="number of context lengths the crossover rests on (the "
                                  "fewer of the two engines')"))
         if x is None:
-            out.append(Figure(id=key, value="none", unit="verdict", depends_on=deps,
+            out.append(Figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
                               context=ctx, method="the two engines' per-token decode times, "
                                                   f"taken {how}, are not equal at any "
                                                   "positive context length"))
@@ -120,13 +122,14 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
         out.append(Figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
                           context=ctx, method="input length at which the two engines' "
                                               f"per-token decode times are equal, {how}"))
-        out.append(Figure(id=f"{key}.rounded", value=rounded(x), unit="tokens",
+        out.append(Figure(id=ids.crossover(e1, e2, "rounded"), value=rounded(x), unit="tokens",
                           depends_on=(key,), context=ctx,
                           method=f"the crossover rounded outward to {STEP:,} tokens: the "
                                  f"precision {n} context lengths support; not an interval"))
         lo = max(p1[0][0], p2[0][0])
         hi = min(p1[-1][0], p2[-1][0])
-        out.append(Figure(id=f"{key}.beyond", value="yes" if not lo <= x <= hi else "no",
+        out.append(Figure(id=ids.crossover(e1, e2, "beyond"),
+                          value=YES if not lo <= x <= hi else NO,
                           unit="verdict", depends_on=(key,), context=ctx,
                           method=f"whether the crossover lies outside the context range "
                                  f"measured for both engines ({lo:,}–{hi:,} tokens), i.e. is "

@@ -15,13 +15,14 @@ that explains the gap (``WHERE``); no explanation is fixed text.
 
 from __future__ import annotations
 
+from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.metrics import Comparison
 from ..core.records import ResultEntry
+from ..core.verdicts import BOTH, DECODE, FIRST_TOKENS, UNKNOWN  # noqa: F401 (re-exported)
 
 # A share of the gap at or above this is "most of it".
 MOST = 2 / 3
-FIRST_TOKENS, DECODE, BOTH, UNKNOWN = "first tokens", "decode", "both", "not derivable"
 
 
 def _src(entry: ResultEntry, key: str) -> tuple[Source, ...]:
@@ -55,23 +56,23 @@ def split_figures(workload, entries: list[ResultEntry],
         if not ttfts or not sent_at_start:
             continue
         e, dur = entry.engine, entry.result.duration
-        base, ctx = f"e2e.{wid}.{e}", {"engine": e, "workload": wid}
+        ctx = {"engine": e, "workload": wid}
         first, last = min(ttfts), max(ttfts)
         parts[e] = (last, dur - last)
-        dep = (f"{base}.duration",)
+        dep = (ids.e2e(wid, e, "duration"),)
         out += [
-            Figure(id=f"{base}.to_first_token_s", value=first, unit="s", decimals=1,
+            Figure(id=ids.e2e(wid, e, "to_first_token_s"), value=first, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
                    method="smallest TTFT: every request was sent at the start, so this is "
                           "the time to the first first token (prefill only)"),
-            Figure(id=f"{base}.to_last_first_token_s", value=last, unit="s", decimals=1,
+            Figure(id=ids.e2e(wid, e, "to_last_first_token_s"), value=last, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
                    method="largest TTFT: the time until every request had its first token"),
-            Figure(id=f"{base}.overlap_s", value=last - first, unit="s", decimals=1,
+            Figure(id=ids.e2e(wid, e, "overlap_s"), value=last - first, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
                    method="largest − smallest TTFT: the span in which prefill and decode "
                           "share the engine"),
-            Figure(id=f"{base}.decode_tail_s", value=dur - last, unit="s", decimals=1,
+            Figure(id=ids.e2e(wid, e, "decode_tail_s"), value=dur - last, unit="s", decimals=1,
                    sources=_src(entry, "duration, ttfts"), depends_on=dep, context=ctx,
                    method="duration − largest TTFT: the time after the last first token, "
                           "decode only"),
@@ -84,42 +85,42 @@ def split_figures(workload, entries: list[ResultEntry],
         reason = ("requests were not all sent at the start, so TTFTs do not place first "
                   "tokens on the run's clock" if not sent_at_start else
                   "a result file has no per-request TTFTs")
-        out.append(Figure(id=f"e2e.{wid}.gap.where", value=UNKNOWN, unit="verdict",
+        out.append(Figure(id=ids.e2e(wid, None, "gap.where"), value=UNKNOWN, unit="verdict",
                           context=ctx, method=f"where the gap accrues: {reason}"))
         return out
     gap = sum(parts[slow]) - sum(parts[fast])
     d_first = parts[slow][0] - parts[fast][0]
     d_tail = parts[slow][1] - parts[fast][1]
-    ids = {e: (f"e2e.{wid}.{e}.to_last_first_token_s", f"e2e.{wid}.{e}.decode_tail_s")
+    parts_of = {e: (ids.e2e(wid, e, "to_last_first_token_s"), ids.e2e(wid, e, "decode_tail_s"))
            for e in (fast, slow)}
     if gap <= 0:
         return out
     share = d_first / gap
     out += [
-        Figure(id=f"e2e.{wid}.gap_s", value=gap, unit="s", decimals=1, context=ctx,
-               depends_on=(f"e2e.{wid}.{slow}.duration", f"e2e.{wid}.{fast}.duration"),
+        Figure(id=ids.e2e(wid, None, "gap_s"), value=gap, unit="s", decimals=1, context=ctx,
+               depends_on=(ids.e2e(wid, slow, "duration"), ids.e2e(wid, fast, "duration")),
                method="duration of the slower engine − duration of the faster one"),
-        Figure(id=f"e2e.{wid}.gap.first_tokens_s", value=d_first, unit="s", decimals=1,
-               context=ctx, depends_on=(ids[slow][0], ids[fast][0]),
+        Figure(id=ids.e2e(wid, None, "gap.first_tokens_s"), value=d_first, unit="s", decimals=1,
+               context=ctx, depends_on=(parts_of[slow][0], parts_of[fast][0]),
                method="difference in the time to the last first token (slower − faster)"),
-        Figure(id=f"e2e.{wid}.gap.decode_tail_s", value=d_tail, unit="s", decimals=1,
-               context=ctx, depends_on=(ids[slow][1], ids[fast][1]),
+        Figure(id=ids.e2e(wid, None, "gap.decode_tail_s"), value=d_tail, unit="s", decimals=1,
+               context=ctx, depends_on=(parts_of[slow][1], parts_of[fast][1]),
                method="difference in the decode tail (slower − faster)"),
-        Figure(id=f"e2e.{wid}.gap.first_tokens_share", value=100 * share, unit="%",
+        Figure(id=ids.e2e(wid, None, "gap.first_tokens_share"), value=100 * share, unit="%",
                decimals=0, context=ctx,
-               depends_on=(f"e2e.{wid}.gap.first_tokens_s", f"e2e.{wid}.gap_s"),
+               depends_on=(ids.e2e(wid, None, "gap.first_tokens_s"), ids.e2e(wid, None, "gap_s")),
                method="share of the gap that accrued before the last first token"),
-        Figure(id=f"e2e.{wid}.gap.decode_share", value=100 * (1 - share), unit="%",
+        Figure(id=ids.e2e(wid, None, "gap.decode_share"), value=100 * (1 - share), unit="%",
                decimals=0, context=ctx,
-               depends_on=(f"e2e.{wid}.gap.decode_tail_s", f"e2e.{wid}.gap_s"),
+               depends_on=(ids.e2e(wid, None, "gap.decode_tail_s"), ids.e2e(wid, None, "gap_s")),
                method="share of the gap that accrued in the decode tail, after the last "
                       "first token"),
-        *([Figure(id=f"e2e.{wid}.gap.first_tokens_lead_s", value=-d_first, unit="s",
-                  decimals=1, context=ctx, depends_on=(f"e2e.{wid}.gap.first_tokens_s",),
+        *([Figure(id=ids.e2e(wid, None, "gap.first_tokens_lead_s"), value=-d_first, unit="s",
+                  decimals=1, context=ctx, depends_on=(ids.e2e(wid, None, "gap.first_tokens_s"),),
                   method="how much sooner the slower engine had every request's first token")]
           if d_first < 0 else []),
-        Figure(id=f"e2e.{wid}.gap.where", value=where(share), unit="verdict", context=ctx,
-               depends_on=(f"e2e.{wid}.gap.first_tokens_share",),
+        Figure(id=ids.e2e(wid, None, "gap.where"), value=where(share), unit="verdict", context=ctx,
+               depends_on=(ids.e2e(wid, None, "gap.first_tokens_share"),),
                method=f"where most of the gap accrues: 'first tokens' when at least "
                       f"{MOST:.0%} accrued before the last first token, 'decode' when at "
                       f"least {MOST:.0%} accrued after it, else 'both'"),

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import ids
 from ..core.errors import ParseError
 from ..core.figures import Figure, Source
 from ..core.metrics import compare_lower_is_better
 from ..core.records import SGLANG_CLIENT, ResultEntry, Run
+from ..core.verdicts import NO, YES
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99")
@@ -131,30 +133,32 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
     """Throughput and latency figures of one engine and workload, and each metric's mean with
     a phrase naming its source (for the ratios)."""
     r, eng, w = entry.result, entry.engine, entry.workload
-    base, ctx = f"latency.{w}.{eng}", {"engine": eng, "workload": w}
+    ctx = {"engine": eng, "workload": w}
     row = Source(path=entry.file.rel, sha256=entry.file.sha256, lines=(r.line,))
 
     def src(key: str) -> tuple[Source, ...]:
         return (Source(**{**row.__dict__, "key": key}),)
 
-    figures = [Figure(id=f"throughput.{w}.{eng}.requests", value=r.completed / r.duration,
+    figures = [Figure(id=ids.throughput(w, eng, "requests"), value=r.completed / r.duration,
                       unit="req/s", decimals=3, context=ctx, sources=src("completed, duration"),
                       method="completed requests / benchmark duration")]
     if r.total_output_tokens:
         figures.append(Figure(
-            id=f"throughput.{w}.{eng}.output", unit="tok/s", decimals=1,
+            id=ids.throughput(w, eng, "output"), unit="tok/s", decimals=1,
             value=r.total_output_tokens / r.duration, context=ctx,
             sources=src("total_output_tokens, duration"),
             method="output tokens / benchmark duration"))
 
     pr = per_request(entry)
     n, n_key, n_how = _request_count(entry)
-    figures.append(Figure(id=f"{base}.requests", value=n, unit="req", decimals=0, context=ctx,
+    figures.append(Figure(id=ids.latency_run(w, eng, "requests"), value=n, unit="req",
+                          decimals=0, context=ctx,
                           sources=src(n_key), method=n_how))
     if n > 0:
-        figures.append(Figure(id=f"{base}.p99_is_max", unit="verdict", context=ctx,
-                              value="yes" if n < P99_MIN_REQUESTS else "no",
-                              depends_on=(f"{base}.requests",), method=_p99_method(n)))
+        figures.append(Figure(id=ids.latency_run(w, eng, "p99_is_max"), unit="verdict", context=ctx,
+                              value=YES if n < P99_MIN_REQUESTS else NO,
+                              depends_on=(ids.latency_run(w, eng, "requests"),),
+                              method=_p99_method(n)))
 
     means: dict[str, tuple[float, str]] = {}
     for metric in METRICS:
@@ -169,7 +173,7 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
                 over += ", each (latency − TTFT) ÷ (output tokens − 1)"
             for stat in STATS:
                 figures.append(Figure(
-                    id=f"{base}.{metric}.{stat}", value=_stat(data, stat), unit="ms",
+                    id=ids.latency(w, eng, metric, stat), value=_stat(data, stat), unit="ms",
                     decimals=1, context=ctx, sources=src(keys),
                     method=f"{stat} of {over}, recomputed from the file's per-request "
                            + ", ".join(f"'{x}'" for x in _LISTS[metric])))
@@ -179,7 +183,7 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
             each = "requests' mean chunk gaps" if metric == "itl" else f"requests' {name} values"
             for stat, fn in (("min", min), ("max", max)):
                 figures.append(Figure(
-                    id=f"{base}.{metric}.{stat}", value=fn(pr[metric]), unit="ms",
+                    id=ids.latency(w, eng, metric, stat), value=fn(pr[metric]), unit="ms",
                     decimals=1, context={**ctx, "requests": k}, sources=src(keys),
                     method=f"{'smallest' if stat == 'min' else 'largest'} of the {k} {each}: "
                            f"spread of the {k} requests within this one run; not a confidence "
@@ -191,7 +195,7 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
                 if value is None:
                     continue      # not recorded: no figure rather than another definition
                 figures.append(Figure(
-                    id=f"{base}.{metric}.{stat}", value=value, unit="ms", decimals=1,
+                    id=ids.latency(w, eng, metric, stat), value=value, unit="ms", decimals=1,
                     context=ctx, sources=src(key),
                     method=f"the client's own '{key}'; the file has no {_LACKS[metric]}"))
                 if stat == "mean":
@@ -229,15 +233,16 @@ def _ratios(w, means: dict[str, dict[str, tuple[float, str]]]) -> list[Figure]:
             continue
         c = compare_lower_is_better({e: v for e, (v, _) in have.items()})
         pair = c.ranking[:2]
-        ids = tuple(f"latency.{w.id}.{e}.{metric}.mean" for e in pair)
+        means_of = tuple(ids.latency(w.id, e, metric, "mean") for e in pair)
         ctx = {"workload": w.id, "metric": metric}
         whence = "; ".join(f"{e}'s mean is {have[e][1]}" for e in pair)
         out += [
-            Figure(id=f"latency.{w.id}.{metric}.faster", value=c.faster, unit="engine",
-                   depends_on=ids, context=ctx,
+            Figure(id=ids.latency_compare(w.id, metric, "faster"), value=c.faster, unit="engine",
+                   depends_on=means_of, context=ctx,
                    method=f"engine with the lower mean {metric} ({whence})"),
-            Figure(id=f"latency.{w.id}.{metric}.ratio", value=c.ratio, unit="x", decimals=2,
-                   depends_on=ids, context=ctx,
+            Figure(id=ids.latency_compare(w.id, metric, "ratio"), value=c.ratio, unit="x",
+                   decimals=2,
+                   depends_on=means_of, context=ctx,
                    method=f"mean {metric} of the runner-up / of the quicker engine, the same "
                           f"definition for both ({whence}); a ratio of one run each, with "
                           "no confidence interval"),

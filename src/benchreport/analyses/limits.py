@@ -11,11 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
 from ..core.tables import input_checksum
+from ..core.verdicts import NO, YES
 
 # Fewer requests than this and p99 (linear interpolation) lies between the two largest.
 P99_MIN_REQUESTS = 100
@@ -45,7 +48,7 @@ def repeats(run: Run) -> tuple[list[Figure], list[Limit]]:
     """Runs per engine and workload: run.yaml declares none, so one."""
     path = run.paths.data / "run.yaml"
     src = Source(path=run.paths.rel(path), sha256=input_checksum(run, path), key="workloads")
-    fig = _fig("limits.repeats", 1, "count", "runs per engine and workload: run.yaml declares "
+    fig = _fig(ids.REPEATS, 1, "count", "runs per engine and workload: run.yaml declares "
                "no repeats, and each workload has one result file per engine", (src,), 0)
     return [fig], [Limit("single_run", {"n": fig.id})]
 
@@ -67,7 +70,7 @@ def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
         last = max((r for k in ACTIVITY for r in ing.records.get(k, [])
                      if r["engine"] == e.id and r.get("ts") and r["ts"] < first.start),
                     key=lambda r: r["line"], default=start)
-        fid = f"limits.{e.id}.warmup_records"
+        fid = ids.limits_engine(e.id, "warmup_records")
         figures.append(_fig(
             fid, len(busy), "count",
             f"log records showing prefill or decode work between the server start in effect "
@@ -95,7 +98,8 @@ def few_requests(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     if not small:
         return [], []
     first = small[0]
-    return [], [Limit("p99_is_max", {"n": f"latency.{first.workload}.{first.engine}.requests"},
+    n_id = ids.latency_run(first.workload, first.engine, "requests")
+    return [], [Limit("p99_is_max", {"n": n_id},
                       evidence=[f"{e.file.rel}:{e.result.line}" for e in small[:2]])]
 
 
@@ -130,29 +134,29 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
         lost = sum(max(0.0, (b - a) - typical) for a, b in hit)
         src = (Source(path=entry.file.rel, sha256=entry.file.sha256, key="ttfts",
                       lines=(entry.result.line,)),)
-        base = f"limits.{workload}.{engine}"
         ctx = {"engine": engine, "workload": workload}
+        stall = partial(ids.limits_stall, workload, engine)
         figures += [
-            _fig(f"{base}.first_ttft_s", ttfts[0], "s", "the earliest first token of the "
+            _fig(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
                  "run (smallest TTFT)", src, 1, **ctx),
-            _fig(f"{base}.second_gap_s", ttfts[1] - ttfts[0], "s", "time from the first "
+            _fig(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
                  "first token to the second", src, 1, **ctx),
-            _fig(f"{base}.typical_gap_s", typical, "s", "median time between successive "
+            _fig(stall("typical_gap_s"), typical, "s", "median time between successive "
                  "first tokens, over the gaps that do not overlap the runtime events", src, 1,
                  **ctx),
-            _fig(f"{base}.stall_gaps", len(hit), "count", "gaps between successive first "
+            _fig(stall("stall_gaps"), len(hit), "count", "gaps between successive first "
                  "tokens that overlap the runtime events", src, 0, **ctx),
-            _fig(f"{base}.stall_s", lost, "s",
+            _fig(stall("stall_s"), lost, "s",
                  f"sum over the {len(hit)} gaps between first tokens that overlap the runtime "
                  f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) of their excess over the "
                  "median gap: an estimate of the time the events cost the first requests",
-                 src, 1, depends_on=(f"{base}.typical_gap_s", f"{base}.stall_gaps"), **ctx),
+                 src, 1, depends_on=(stall("typical_gap_s"), stall("stall_gaps")), **ctx),
         ]
-        rows.append(Limit("event_stall", {"first": f"{base}.first_ttft_s",
-                                          "second": f"{base}.second_gap_s",
-                                          "typical": f"{base}.typical_gap_s",
-                                          "gaps": f"{base}.stall_gaps",
-                                          "lost": f"{base}.stall_s"},
+        rows.append(Limit("event_stall", {"first": stall("first_ttft_s"),
+                                          "second": stall("second_gap_s"),
+                                          "typical": stall("typical_gap_s"),
+                                          "gaps": stall("stall_gaps"),
+                                          "lost": stall("stall_s")},
                           workload=workload, engine=engine,
                           evidence=[f"{entry.file.rel}:{entry.result.line}"]))
     return figures, rows
@@ -169,7 +173,7 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
         if not recs:
             continue
         rec = recs[-1]
-        fid = f"limits.{e.id}.kv_capacity_tokens"
+        fid = ids.limits_engine(e.id, "kv_capacity_tokens")
         caps[e.id] = _fig(fid, int(float(rec["kv_tokens"])), "tokens",
                           "KV-cache capacity in tokens, as the engine logged it at start-up",
                           (Source(path=rec["file"], sha256=rec["sha256"],
@@ -180,22 +184,22 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
     longest = max(run.meta.workloads, key=lambda w: w.input_tokens)
     need = min(longest.concurrency, longest.num_prompts) * (longest.input_tokens
                                                              + longest.output_tokens)
-    need_id = f"limits.{longest.id}.kv_needed_tokens"
+    need_id = ids.limits_workload(longest.id, "kv_needed_tokens")
     figures.append(_fig(need_id, need, "tokens", "requests in flight × (input + output "
                         "tokens) at the longest input: the KV cache the workload needs at once",
-                        (), 0, depends_on=(f"workload.{longest.id}.input_tokens",
-                                           f"workload.{longest.id}.output_tokens"),
+                        (), 0, depends_on=(ids.workload(longest.id, "input_tokens"),
+                                           ids.workload(longest.id, "output_tokens")),
                         workload=longest.id))
     if len(caps) >= 2:
         (a, fa), (b, fb) = sorted(caps.items(), key=lambda kv: kv[1].value)[:1] + \
             sorted(caps.items(), key=lambda kv: kv[1].value)[-1:]
-        ratio_id = f"limits.kv_capacity_ratio.{b}.{a}"
+        ratio_id = ids.kv_capacity_ratio(b, a)
         figures.append(_fig(ratio_id, fb.value / fa.value, "x",
                             "larger KV capacity / smaller, as logged", (), 2,
                             depends_on=(fb.id, fa.id)))
         fits = all(f.value >= need for f in caps.values())
-        fits_id = "limits.kv_fits"
-        figures.append(_fig(fits_id, "yes" if fits else "no", "verdict",
+        fits_id = ids.KV_FITS
+        figures.append(_fig(fits_id, YES if fits else NO, "verdict",
                             "whether every engine's KV capacity holds the workload's demand at "
                             "the longest input", (), depends_on=(need_id, *(f.id for f in
                                                                           caps.values()))))
@@ -218,13 +222,13 @@ def spec_overhead(run: Run, spec: list[Figure], differing: set[str]) -> tuple[li
     if not lens:
         return [], []
     worst = max(lens.values(), key=lambda f: f.value)
-    fid = "limits.spec_max_accept_len"
+    fid = ids.SPEC_MAX_ACCEPT_LEN
     fig = _fig(fid, worst.value, "tokens/step", "the highest mean accepted length of any "
                "engine and workload (bonus token included; 1 means no draft accepted)",
                (), 2, depends_on=tuple(sorted(lens)))
     rows = []
     if worst.value < SPEC_USELESS_BELOW:
         rows.append(Limit("spec_overhead", {"max": fid, "applied_differently":
-                                            "yes" if differing & {"verification", "speculative",
-                                                                  "draft_model"} else "no"}))
+                                            YES if differing & {"verification", "speculative",
+                                                                "draft_model"} else NO}))
     return [fig], rows

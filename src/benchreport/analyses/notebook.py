@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from ..core import ids
 from ..core.figures import Figure, Source, fragment
 from ..core.files import write_json
 from ..core.metrics import compare_lower_is_better
@@ -54,7 +55,7 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
                 "file": f"{entry.file.rel}:{r.line}",
             })
             figures.append(Figure(
-                id=f"e2e.{workload.id}.{entry.engine}.duration", value=r.duration, unit="s",
+                id=ids.e2e(workload.id, entry.engine, "duration"), value=r.duration, unit="s",
                 method="benchmark duration written by the benchmark client (key 'duration'): "
                        "wall time from the first request sent to the last response received",
                 sources=(_source(entry, "duration"),), decimals=1,
@@ -66,16 +67,16 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
             continue
         comparison = compare_lower_is_better(durations)
         figures += split_figures(workload, mine, comparison)
-        dep = tuple(f"e2e.{workload.id}.{e}.duration" for e in comparison.ranking[:2])
+        dep = tuple(ids.e2e(workload.id, e, "duration") for e in comparison.ranking[:2])
         ctx = {"workload": workload.id}
         figures += [
-            Figure(id=f"e2e.{workload.id}.faster", value=comparison.faster, unit="engine",
+            Figure(id=ids.e2e(workload.id, None, "faster"), value=comparison.faster, unit="engine",
                    method="the engine with the shortest duration ('tie' when the speedup "
                           "rounds to 1.00)", depends_on=dep, context=ctx),
-            Figure(id=f"e2e.{workload.id}.slower", value=comparison.slower, unit="engine",
+            Figure(id=ids.e2e(workload.id, None, "slower"), value=comparison.slower, unit="engine",
                    method="the engine with the second-shortest duration", depends_on=dep,
                    context=ctx),
-            Figure(id=f"e2e.{workload.id}.speedup", value=comparison.ratio, unit="x",
+            Figure(id=ids.e2e(workload.id, None, "speedup"), value=comparison.ratio, unit="x",
                    method="duration of the second-fastest engine divided by duration of the "
                           "fastest engine", depends_on=dep, decimals=2, context=ctx),
         ]
@@ -97,7 +98,7 @@ def workload_figures(run: Run) -> list[Figure]:
         for name, unit in (("input_tokens", "tokens"), ("output_tokens", "tokens"),
                            ("concurrency", "req"), ("num_prompts", "req")):
             figures.append(Figure(
-                id=f"workload.{w.id}.{name}", value=getattr(w, name), unit=unit,
+                id=ids.workload(w.id, name), value=getattr(w, name), unit=unit,
                 method=f"workload setting '{name}' as declared in run.yaml",
                 sources=(Source(key=f"workloads[id={w.id}].{name}", **src),),
                 decimals=0, context={"workload": w.id}))
@@ -245,7 +246,7 @@ def claim_check(run: Run) -> ClaimCheck:
     figures = []
     for c, v in zip(claims, verdicts, strict=True):
         figures.append(Figure(
-            id=f"claim.{c.id}", value=v.verdict, unit="verdict",
+            id=ids.claim(c.id), value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
             depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
             context={"reason": v.reason, "sentence": v.sentence(en),
@@ -298,9 +299,9 @@ def _informative(claims, verdicts, src) -> Figure:
 
     telling = [v.claim for v in verdicts if v.verdict != NOT_DERIVABLE
                and not (v.verdict == CONFIRMED and v.calibrated)]
-    return Figure(id="claims.informative", value=len(telling), unit="count", decimals=0,
+    return Figure(id=ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
                   sources=(Source(key="claims", **src),),
-                  depends_on=tuple(f"claim.{c}" for c in telling),
+                  depends_on=tuple(ids.claim(c) for c in telling),
                   context={"claims": telling},
                   method="claims whose verdict is evidence: every verdict but 'not "
                          "derivable' and 'confirmed' on figures the reconstruction was "

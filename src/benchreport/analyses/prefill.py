@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from functools import partial
 
+from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
+from ..core.verdicts import MIXED, NO_LOG, NONE, PURE, UNKNOWN_BATCH
 
 EVENTS = ("memory_event", "jit_event")     # runtime events that stall the engine
 
@@ -276,9 +279,9 @@ def account(rows: list[dict], lengths: list[int], default_len: int | None = None
                                     f"{req} still had {rem - take:,} prompt tokens to prefill")
         elif new == 0:
             raise Unaccountable(f"line {line}: #new-seq 0 and no request in progress")
-        ids = list(range(admitted + 1, admitted + new + 1))
+        admitted_ids = list(range(admitted + 1, admitted + new + 1))
         lens = []
-        for i in ids:
+        for i in admitted_ids:
             n = lengths[i - 1] if i <= len(lengths) else default_len
             if n is None:
                 raise Unaccountable(f"line {line}: request {i} has no known prompt length "
@@ -291,7 +294,7 @@ def account(rows: list[dict], lengths: list[int], default_len: int | None = None
             guessed = True
             each, extra = divmod(hits, new)
             split = [each + (1 if j < extra else 0) for j in range(new)]
-        for j, (i, n, c) in enumerate(zip(ids, lens, split, strict=True)):
+        for j, (i, n, c) in enumerate(zip(admitted_ids, lens, split, strict=True)):
             need = n - c
             take = min(need, left)
             if need <= 0 or take <= 0:
@@ -489,13 +492,14 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
         for e in run.meta.engines:
             if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
                 continue
-            base, ctx = f"prefill.{w.id}.{e.id}", {"engine": e.id, "workload": w.id}
+            we, ctx = (w.id, e.id), {"engine": e.id, "workload": w.id}
             acc = window_accounting(ing, e.id, w.id, default_len=w.input_tokens)
             values, recs = phase_values(ing, e.id, w.id, acc)
             if not values:
                 none = acc is not None and not ing.in_window("engine_stats", e.id, w.id)
                 figures.append(Figure(
-                    id=f"{base}.phase", value="none" if none else "no log", unit="verdict",
+                    id=ids.prefill(*we, "phase"), value=NONE if none else NO_LOG,
+                    unit="verdict",
                     context=ctx,
                     sources=(Source(path=acc.batches[0].file, sha256=acc.batches[0].sha256,
                                     lines=tuple(b.line for b in acc.batches)),) if none else (),
@@ -528,30 +532,30 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
                          "its throughput gives its time): the token-weighted harmonic mean")
             for name, value, what in (("min", min(values), "min"), ("max", max(values), "max"),
                                       ("mean", mean, basis)):
-                figures.append(Figure(id=f"{base}.{name}", value=value, unit="tok/s",
+                figures.append(Figure(id=ids.prefill(*we, name), value=value, unit="tok/s",
                                       decimals=0, sources=src, context=ctx,
                                       method=f"{what} total prefill throughput: {how}"))
             seqs = sequences_of(acc) if acc is not None and any(
                 b.tps is not None for b in acc.batches) else []
             sequences[(e.id, w.id)] = seqs
             if not seqs:
-                figures.append(Figure(id=f"{base}.chunks", value="not logged per chunk",
+                figures.append(Figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
                                       unit="verdict", context=ctx, sources=src,
                                       method="the engine logs aggregate prompt throughput per "
                                              "interval, not per prefill chunk"))
                 continue
-            figures += _batch_figures(base, ctx, acc, seqs)
-            figures += _chunk_figures(base, ctx, acc, seqs)
+            figures += _batch_figures(we, ctx, acc, seqs)
+            figures += _chunk_figures(we, ctx, acc, seqs)
     if all_values:
         lo = min(all_values, key=lambda x: x[0])
         hi = max(all_values, key=lambda x: x[0])
         which = ("(vLLM: stats intervals inside the prefill phase; SGLang: full batches "
                  "whose interval is prefill only)")
         figures += [
-            Figure(id="prefill.range.min", value=lo[0], unit="tok/s", decimals=0,
+            Figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
                    sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
                                             f"and workload {which}: {lo[2]}"),
-            Figure(id="prefill.range.max", value=hi[0], unit="tok/s", decimals=0,
+            Figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
                    sources=(hi[1],), method=f"highest prefill-phase throughput of any engine "
                                             f"and workload {which}: {hi[2]}")]
     return figures, sequences
@@ -582,7 +586,7 @@ def _sources(acc: Accounting, batches) -> tuple[Source, ...]:
     return src + ((acc.length_source,) if acc.length_source else ())
 
 
-def _batch_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
+def _batch_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
     mixed = [b for b in acc.batches if b.mixed]
     excluded = [b for b in acc.batches if not b.clean]
     few = [c.request for c in seqs if len(c.clean) < 2]
@@ -592,12 +596,13 @@ def _batch_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
                 if excluded else "none")
     unknown = "" if acc.exact else " (approximate accounting: mixed batches cannot be told)"
     return [
-        Figure(id=f"{base}.mixed_batches", value=len(mixed), unit="count", decimals=0,
+        Figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches holding tokens of more than one request, of "
                       f"{len(acc.batches)} in the window{unknown}: {mixed_how}. "
                       f"{acc.note[0].upper()}{acc.note[1:]}"),
-        Figure(id=f"{base}.excluded_batches", value=len(excluded), unit="count", decimals=0,
+        Figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
+               decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches left out of the per-request chunk sequences, of "
                       f"{len(acc.batches)} in the window (a clean chunk is pure, full "
@@ -608,14 +613,14 @@ def _batch_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
     ]
 
 
-def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
+def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figure]:
     out = []
     for c in seqs:
         clean = c.clean
         if len(clean) < 2:
             continue
-        rid = f"{base}.r{c.request}"
         src = _sources(acc, c.clean)
+        rid = partial(ids.prefill_request, *we, c.request)
         seq = " → ".join(f"{v:,.0f}" for v in c.tps)
         length = f", prompt {c.input_len:,} tokens" if c.input_len else ""
         left = ("; left out: " + "; ".join(f"line {b.line} ({', '.join(b.reasons())})"
@@ -625,19 +630,19 @@ def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
                  if any(b.interval == FIRST for b in clean) else "")
         note = f" {acc.note[0].upper()}{acc.note[1:]}."
         out += [
-            Figure(id=f"{rid}.sequence", value=seq, unit="tok/s", sources=src, context=ctx,
+            Figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
                    method=f"input throughput of request {c.request}'s clean prefill chunks "
                           f"(pure, full {acc.budget:,}-token batches whose interval is prefill "
                           f"only), in order ({_lines(c.lines)}); cached context before each: "
                           f"{', '.join(f'{x:,}' for x in c.cached)} tokens{length}{left}."
                           f"{first}{note}"),
-            Figure(id=f"{rid}.decay", value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
+            Figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
                    sources=src, context=ctx,
                    method=f"first clean chunk's throughput ({c.tps[0]:,.0f} at "
                           f"{c.cached[0]:,} cached) / last clean chunk's ({c.tps[-1]:,.0f} at "
                           f"{c.cached[-1]:,} cached), request {c.request}{left}.{first}"
                           f"{note}"),
-            Figure(id=f"{rid}.decay_pct", value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
+            Figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
                    decimals=1, sources=src, context=ctx,
                    method=f"100 × (1 − last clean chunk / first clean chunk), request "
                           f"{c.request}: cached context {c.cached[0]:,} → {c.cached[-1]:,} "
@@ -651,10 +656,10 @@ def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
                     f"{b.new_token:,} tokens")
             extra = [x for x in b.reasons() if not x.startswith("mixed batch")]
             out.append(Figure(
-                id=f"{rid}.recovery", value=b.tps, unit="tok/s", decimals=0,
+                id=rid("recovery"), value=b.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (b,)),
-                context={**ctx, "batch": "mixed" if b.mixed else "pure" if b.exact
-                         else "unknown"},
+                context={**ctx, "batch": MIXED if b.mixed else PURE if b.exact
+                         else UNKNOWN_BATCH},
                 method=f"throughput of the batch where request {c.request + 1}'s prompt begins "
                        f"(line {b.line}), {kind}"
                        + (f"; not a clean chunk: {', '.join(extra)}" if extra else
@@ -664,7 +669,7 @@ def _chunk_figures(base, ctx, acc: Accounting, seqs: list[Chunks]) -> list[Figur
         if n is not None:
             s = n.share(c.request + 1)
             out.append(Figure(
-                id=f"{rid}.recovery_clean", value=n.tps, unit="tok/s", decimals=0,
+                id=rid("recovery_clean"), value=n.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (n,)), context=ctx,
                 method=f"throughput of request {c.request + 1}'s first clean chunk (line "
                        f"{n.line}: pure, full, interval prefill only), at "

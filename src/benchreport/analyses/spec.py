@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import statistics
+from functools import partial
 
+from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
 
@@ -26,24 +28,26 @@ def spec_figures(run: Run, ing: Ingested) -> list[Figure]:
         for e in run.meta.engines:
             if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
                 continue
-            base, ctx = f"spec.{w.id}.{e.id}", {"engine": e.id, "workload": w.id}
+            we, ctx = (w.id, e.id), {"engine": e.id, "workload": w.id}
+            fid = partial(ids.spec, *we)
             vllm = [r for r in ing.in_window("spec_decode", e.id, w.id)
                     if r.get("drafted") not in (None, "")]
             sglang = [r for r in ing.in_window("decode_batch", e.id, w.id)
                       if r.get("accept_len") not in (None, "")]
             if vllm:
-                figures += _from_vllm(base, ctx, sorted(vllm, key=lambda r: r["line"]))
+                figures += _from_vllm(we, ctx, sorted(vllm, key=lambda r: r["line"]))
             elif sglang:
-                figures += _from_sglang(base, ctx, sorted(sglang, key=lambda r: r["line"]),
+                figures += _from_sglang(we, ctx, sorted(sglang, key=lambda r: r["line"]),
                                         draft_tokens(ing, e.id))
             else:
-                figures.append(Figure(id=f"{base}.verdict", value="not logged", unit="verdict",
+                figures.append(Figure(id=fid("verdict"), value="not logged", unit="verdict",
                                       context=ctx, method="no speculative-decoding figures in "
                                       "the benchmark window (off, or not logged)"))
     return figures
 
 
-def _from_vllm(base: str, ctx: dict, recs: list[dict]) -> list[Figure]:
+def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]:
+    fid = partial(ids.spec, *we)
     src = _src(recs)
     accepted = sum(int(r["accepted"]) for r in recs)
     drafted = sum(int(r["drafted"]) for r in recs)
@@ -52,24 +56,24 @@ def _from_vllm(base: str, ctx: dict, recs: list[dict]) -> list[Figure]:
         for r in recs]
     k = max((len(p) for p in per_pos_rows), default=0)
     out = [
-        Figure(id=f"{base}.drafted", value=drafted, unit="tokens", decimals=0, sources=src,
+        Figure(id=fid("drafted"), value=drafted, unit="tokens", decimals=0, sources=src,
                context=ctx, method="sum of 'Drafted' over the SpecDecoding lines in the window"),
-        Figure(id=f"{base}.accepted", value=accepted, unit="tokens", decimals=0, sources=src,
+        Figure(id=fid("accepted"), value=accepted, unit="tokens", decimals=0, sources=src,
                context=ctx, method="sum of 'Accepted' over the SpecDecoding lines"),
-        Figure(id=f"{base}.acceptance_pct", value=100 * accepted / drafted if drafted else 0.0,
+        Figure(id=fid("acceptance_pct"), value=100 * accepted / drafted if drafted else 0.0,
                unit="%", decimals=1, sources=src, context=ctx,
                method="100 × accepted / drafted draft tokens"),
     ]
     if k and drafted:
         rounds = [int(r["drafted"]) / k for r in recs]
-        out.append(Figure(id=f"{base}.accept_len", value=1 + accepted / sum(rounds),
+        out.append(Figure(id=fid("accept_len"), value=1 + accepted / sum(rounds),
                           unit="tokens/step", decimals=2, sources=src, context=ctx,
                           method=f"1 + accepted / draft rounds (rounds = drafted / {k} draft "
                                  "positions): tokens per verify step, bonus token included"))
         weights = sum(rounds)
         per_pos = [sum(p[i] * n for p, n in zip(per_pos_rows, rounds, strict=True)
                        if i < len(p)) / weights for i in range(k)]
-        out.append(Figure(id=f"{base}.per_position", value=", ".join(f"{x:.3f}" for x in per_pos),
+        out.append(Figure(id=fid("per_position"), value=", ".join(f"{x:.3f}" for x in per_pos),
                           unit="fraction", sources=src, context=ctx,
                           method="per-position acceptance, weighted by each line's draft rounds"))
     return out
@@ -96,11 +100,12 @@ def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
     return None
 
 
-def _from_sglang(base: str, ctx: dict, recs: list[dict],
+def _from_sglang(we: tuple[str, str], ctx: dict, recs: list[dict],
                  drafts: tuple[int, dict] | None) -> list[Figure]:
+    fid = partial(ids.spec, *we)
     src = _src(recs)
     mean_len = statistics.fmean(float(r["accept_len"]) for r in recs)
-    out = [Figure(id=f"{base}.accept_len", value=mean_len,
+    out = [Figure(id=fid("accept_len"), value=mean_len,
                   unit="tokens/step", decimals=2, sources=src, context=ctx,
                   method="mean of 'accept len' over the Decode lines in the window (each line "
                          "averages the same number of verify steps); bonus token included")]
@@ -108,21 +113,21 @@ def _from_sglang(base: str, ctx: dict, recs: list[dict],
     if drafts and drafts[0] > 0:
         k, rec = drafts
         out.append(Figure(
-            id=f"{base}.acceptance_pct", value=100 * (mean_len - 1) / k, unit="%", decimals=1,
+            id=fid("acceptance_pct"), value=100 * (mean_len - 1) / k, unit="%", decimals=1,
             sources=src + (Source(path=rec["file"], sha256=rec["sha256"],
                                   lines=(int(rec["line"]),)),),
-            depends_on=(f"{base}.accept_len",), context=ctx,
+            depends_on=(fid("accept_len"),), context=ctx,
             method=f"100 × (mean accepted length − 1) / {k} draft tokens per step: accepted "
                    "drafts over drafted. The log's own 'accept rate' has two decimals, too "
                    "coarse for rates below a few per cent"))
     elif rates:
-        out.append(Figure(id=f"{base}.acceptance_pct", value=100 * statistics.fmean(rates),
+        out.append(Figure(id=fid("acceptance_pct"), value=100 * statistics.fmean(rates),
                           unit="%", decimals=1, sources=src, context=ctx,
                           method="100 × mean of 'accept rate' over the Decode lines in the "
                                  "window (0.5.12+: accepted drafts / drafted, printed with two "
                                  "decimals; each line averages the same number of verify "
                                  "steps)"))
-    out.append(Figure(id=f"{base}.drafted", value="not logged", unit="verdict", context=ctx,
+    out.append(Figure(id=fid("drafted"), value="not logged", unit="verdict", context=ctx,
                       sources=src,
                       method="SGLang logs acceptance per window, not token counts: none in the "
                              "Decode lines of the window"))

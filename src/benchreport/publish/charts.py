@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+from collections.abc import Callable
 
 from markupsafe import Markup, escape
 
+from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
 from .fonts import FALLBACK, FAMILY, font_path
@@ -66,12 +68,14 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
     ax.legend(frameon=False, fontsize=8)
 
 
-def _bar_chart(run: Run, registry: dict[str, Figure], pattern: str, fmt: str, height: float):
-    """(figure, axes, rows) for a grouped bar chart of ``pattern`` (e.g. "e2e.{w}.{e}.duration")
-    per workload and engine, or None when no such figure exists."""
-    rows = [(w, e, registry[pattern.format(w=w.id, e=e.id)].value)
+def _bar_chart(run: Run, registry: dict[str, Figure], fid: Callable[[str, str], str],
+               fmt: str, height: float):
+    """(figure, axes, rows) for a grouped bar chart of the figure ``fid(workload, engine)``
+    (e.g. ``lambda w, e: ids.e2e(w, e, "duration")``) per workload and engine, or None when
+    no such figure exists."""
+    rows = [(w, e, registry[fid(w.id, e.id)].value)
             for w in run.meta.workloads for e in run.meta.engines
-            if pattern.format(w=w.id, e=e.id) in registry]
+            if fid(w.id, e.id) in registry]
     if not rows:
         return None
     _mpl()
@@ -84,7 +88,8 @@ def _bar_chart(run: Run, registry: dict[str, Figure], pattern: str, fmt: str, he
 
 
 def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
-    made = _bar_chart(run, registry, "e2e.{w}.{e}.duration", "%.1f", 2.8)
+    made = _bar_chart(run, registry, lambda w, e: ids.e2e(w, e, "duration"), "%.1f",
+                      2.8)
     if made is None:
         return None
     fig, ax, rows = made
@@ -125,15 +130,15 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
             xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in recs]
             ys = [float(r["gen_tps"]) for r in recs]
             ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=1.2)
-            base = f"decode.{w.id}.{e.id}"
-            span = registry.get(f"{base}.window")
+            span = registry.get(ids.decode(w.id, e.id, "window"))
             if span is not None and " – " in str(span.value):
                 start, end = str(span.value).split(" – ")
                 a = (dt.datetime.fromisoformat(start) - t0).total_seconds()
                 b = (dt.datetime.fromisoformat(end) - t0).total_seconds()
                 ax.axvspan(a, b, color=colours[e.id], alpha=0.12, linewidth=0)
-                summary.append(f"{w.label} {e.name}: {registry[base + '.min'].value:.0f}–"
-                               f"{registry[base + '.max'].value:.0f}")
+                lo = registry[ids.decode(w.id, e.id, "min")].value
+                hi = registry[ids.decode(w.id, e.id, "max")].value
+                summary.append(f"{w.label} {e.name}: {lo:.0f}–{hi:.0f}")
         ax.set_title(w.label, fontsize=9, loc="left")
         ax.set_ylabel(t["chart.tps"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
@@ -182,7 +187,7 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
 def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
     """Median and p99 of TTFT and TPOT by input length, one colour per engine."""
     metrics = [m for m in ("ttft", "tpot")
-               if any(f"latency.{w.id}.{e.id}.{m}.median" in registry
+               if any(ids.latency(w.id, e.id, m, "median") in registry
                       for w in run.meta.workloads for e in run.meta.engines)]
     if not metrics or len(run.meta.workloads) < 1:
         return None
@@ -196,9 +201,9 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
     for ax, m in zip(axes, metrics, strict=True):
         for e in run.meta.engines:
             for stat, style in (("median", "-"), ("p99", "--")):
-                pts = [(i, registry[f"latency.{w.id}.{e.id}.{m}.{stat}"].value)
+                pts = [(i, registry[ids.latency(w.id, e.id, m, stat)].value)
                        for i, w in enumerate(run.meta.workloads)
-                       if f"latency.{w.id}.{e.id}.{m}.{stat}" in registry]
+                       if ids.latency(w.id, e.id, m, stat) in registry]
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
                             color=colours[e.id], label=f"{e.name} {stat}")
@@ -212,7 +217,8 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
 
 
 def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
-    made = _bar_chart(run, registry, "spec.{w}.{e}.accept_len", "%.2f", 2.2)
+    made = _bar_chart(run, registry, lambda w, e: ids.spec(w, e, "accept_len"), "%.2f",
+                      2.2)
     if made is None:
         return None
     fig, ax, rows = made

@@ -11,6 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from ..core import ids
 from ..core.figures import Figure
 from ..core.i18n import sentence
 from ..core.metrics import TIE
@@ -85,35 +86,38 @@ class Article:
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
     wid = workload.id
-    engines = [e.id for e in w.run.meta.engines if w.has(f"e2e.{wid}.{e.id}.duration")]
+    def e2e(engine: str | None, name: str) -> str:
+        return ids.e2e(wid, engine, name)
+
+    engines = [e.id for e in w.run.meta.engines if w.has(e2e(e.id, "duration"))]
     if not engines:
         return None
-    rows = [[Markup(escape(w.engine_name(e))), w.fig(f"e2e.{wid}.{e}.duration").html]
+    rows = [[Markup(escape(w.engine_name(e))), w.fig(e2e(e, "duration")).html]
             for e in engines]
     heading = sentence(w.t["results.heading"], label=workload.label)
-    ctx = {"input": w.fig(f"workload.{wid}.input_tokens"),
-           "concurrency": w.fig(f"workload.{wid}.concurrency")}
-    if not w.has(f"e2e.{wid}.faster"):
+    ctx = {"input": w.fig(ids.workload(wid, "input_tokens")),
+           "concurrency": w.fig(ids.workload(wid, "concurrency"))}
+    if not w.has(e2e(None, "faster")):
         text = sentence(w.t["results.single"], engine=w.name(engines[0]),
-                        duration=w.fig(f"e2e.{wid}.{engines[0]}.duration"), **ctx)
+                        duration=w.fig(e2e(engines[0], "duration")), **ctx)
     else:
-        faster = w.registry[f"e2e.{wid}.faster"].value
-        slower = str(w.registry[f"e2e.{wid}.slower"].value)
+        faster = w.registry[e2e(None, "faster")].value
+        slower = str(w.registry[e2e(None, "slower")].value)
         if faster == TIE:
             best = [e for e in engines if e != slower][0]
             text = sentence(w.t["results.tie"], a=w.engine_name(best),
-                            a_s=w.fig(f"e2e.{wid}.{best}.duration"),
-                            b=w.engine_name(slower), b_s=w.fig(f"e2e.{wid}.{slower}.duration"),
+                            a_s=w.fig(e2e(best, "duration")),
+                            b=w.engine_name(slower), b_s=w.fig(e2e(slower, "duration")),
                             **ctx)
         else:
-            text = sentence(w.t["results.faster"], faster=w.fig(f"e2e.{wid}.faster"),
-                            slower=w.fig(f"e2e.{wid}.slower"),
-                            faster_s=w.fig(f"e2e.{wid}.{faster}.duration"),
-                            slower_s=w.fig(f"e2e.{wid}.{slower}.duration"),
-                            ratio=w.fig(f"e2e.{wid}.speedup"), **ctx)
-        if w.has("limits.repeats") and w.registry["limits.repeats"].value == 1:
+            text = sentence(w.t["results.faster"], faster=w.fig(e2e(None, "faster")),
+                            slower=w.fig(e2e(None, "slower")),
+                            faster_s=w.fig(e2e(faster, "duration")),
+                            slower_s=w.fig(e2e(slower, "duration")),
+                            ratio=w.fig(e2e(None, "speedup")), **ctx)
+        if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
             text = Markup(" ").join([text, sentence(w.t["results.single_run"],
-                                                    n=w.fig("limits.repeats"))])
+                                                    n=w.fig(ids.REPEATS))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
                           latency=latency_table(w, wid))
 
@@ -179,10 +183,10 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     for wl in meta.workloads:
         env.append(Cell(sentence(t["env.workload"], label=wl.label),
                         sentence(t["env.workload_value"],
-                                 input=w.fig(f"workload.{wl.id}.input_tokens"),
-                                 output=w.fig(f"workload.{wl.id}.output_tokens"),
-                                 concurrency=w.fig(f"workload.{wl.id}.concurrency"),
-                                 prompts=w.fig(f"workload.{wl.id}.num_prompts"),
+                                 input=w.fig(ids.workload(wl.id, "input_tokens")),
+                                 output=w.fig(ids.workload(wl.id, "output_tokens")),
+                                 concurrency=w.fig(ids.workload(wl.id, "concurrency")),
+                                 prompts=w.fig(ids.workload(wl.id, "num_prompts")),
                                  dataset=wl.dataset)))
     headline = [r.sentence for r in results]
     finding_html = finding(w)

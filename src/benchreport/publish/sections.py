@@ -7,12 +7,25 @@ is faster, whether a steady phase or a crossover exists) and worded by the catal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from markupsafe import Markup, escape
 
-from ..core.claims import REASONS
+from ..core import ids
+from ..core.claims import CONFIRMED, NOT_DERIVABLE, REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
+from ..core.verdicts import (
+    BOTH,
+    DECODE,
+    FIRST_TOKENS,
+    FOUND,
+    MIXED,
+    NO_CROSSING,
+    NO_LOG,
+    UNKNOWN,
+    YES,
+)
 from .narrative_base import Writer
 
 
@@ -36,9 +49,14 @@ def _cell(w: Writer, fid: str) -> Markup:
     return w.fig(fid).html if w.has(fid) else Markup("–")
 
 
+_PER_RUN = {"decode": ids.decode, "prefill": ids.prefill, "spec": ids.spec}
+
+
 def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
-    return [e.id for e in w.run.meta.engines if w.has(f"{prefix}.{workload}.{e.id}.steady")
-            or any(k.startswith(f"{prefix}.{workload}.{e.id}.") for k in w.registry)]
+    """Engines with any figure of family ``prefix`` (decode, prefill, spec) at ``workload``."""
+    make = _PER_RUN[prefix]
+    return [e.id for e in w.run.meta.engines if w.has(make(workload, e.id, "steady"))
+            or any(k.startswith(make(workload, e.id, "")) for k in w.registry)]
 
 
 # Every catalogue sentence that compares, concludes or explains, and the figure (id
@@ -80,34 +98,33 @@ CHOSEN_BY = {
 }
 
 
-def _crossover_key(w: Writer) -> str | None:
-    return next((k for k in w.registry if k.startswith("model.crossover.")
-                 and k.count(".") == 3), None)
 
 
 def gap_sentences(w: Writer) -> list[Markup]:
     """Per workload: where the duration gap accrued, picked by its split."""
     t, out = w.t, []
     for wl in w.run.meta.workloads:
-        key = f"e2e.{wl.id}.gap.where"
-        if not w.has(key) or w.registry[f"e2e.{wl.id}.faster"].value == TIE:
+        def g(name: str, wid: str = wl.id) -> str:
+            return ids.e2e(wid, None, name)
+
+        key = g("gap.where")
+        if not w.has(key) or w.registry[g("faster")].value == TIE:
             continue
         where = w.registry[key].value
-        if where == "not derivable":
+        if where == UNKNOWN:
             out.append(sentence(t["finding.gap_unknown"], label=wl.label))
             continue
-        g = f"e2e.{wl.id}.gap"
-        code = {"first tokens": "gap_first", "decode": "gap_decode", "both": "gap_both"}[where]
-        if where == "decode" and w.has(f"{g}.first_tokens_lead_s"):
+        code = {FIRST_TOKENS: "gap_first", DECODE: "gap_decode", BOTH: "gap_both"}[where]
+        if where == DECODE and w.has(g("gap.first_tokens_lead_s")):
             code = "gap_decode_all"
         out.append(sentence(t[f"finding.{code}"], label=wl.label,
-                            faster=w.fig(f"e2e.{wl.id}.faster"),
-                            slower=w.fig(f"e2e.{wl.id}.slower"), gap=w.fig(f"{g}_s"),
-                            first=w.fig(f"{g}.first_tokens_s"),
-                            first_share=w.fig(f"{g}.first_tokens_share"),
-                            tail=w.fig(f"{g}.decode_tail_s"),
-                            decode_share=w.fig(f"{g}.decode_share"),
-                            lead=w.fig(f"{g}.first_tokens_lead_s")
+                            faster=w.fig(g("faster")),
+                            slower=w.fig(g("slower")), gap=w.fig(g("gap_s")),
+                            first=w.fig(g("gap.first_tokens_s")),
+                            first_share=w.fig(g("gap.first_tokens_share")),
+                            tail=w.fig(g("gap.decode_tail_s")),
+                            decode_share=w.fig(g("gap.decode_share")),
+                            lead=w.fig(g("gap.first_tokens_lead_s"))
                             if code == "gap_decode_all" else ""))
     return out
 
@@ -117,30 +134,32 @@ def finding(w: Writer) -> Markup | None:
     per-token decode times cross."""
     t, wl = w.t, w.run.meta.workloads
     parts = gap_sentences(w)
-    key = _crossover_key(w)
-    if key is None or len(wl) < 2:
+    pair = ids.first_crossover(w.registry)
+    if pair is None or len(wl) < 2:
         return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
-    a, b = key.split(".")[2:4]
+    a, b = pair
+    key = ids.crossover(a, b)
     short, long_ = wl[0], wl[-1]
 
     def quicker(workload) -> str | None:
-        times = {e: w.registry[f"decode.{workload.id}.{e}.ms_per_token"].value for e in (a, b)
-                 if w.has(f"decode.{workload.id}.{e}.ms_per_token")}
+        times = {e: w.registry[ids.decode(workload.id, e, "ms_per_token")].value
+                 for e in (a, b) if w.has(ids.decode(workload.id, e, "ms_per_token"))}
         return min(times, key=times.get) if len(times) == 2 else None
 
     qs, ql = quicker(short), quicker(long_)
     if qs is None or ql is None:
         return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
-    if qs == ql or w.registry[key].value == "none":
+    if qs == ql or w.registry[key].value == NO_CROSSING:
         return Markup(" ").join(parts + [sentence(t["finding.same"], engine=w.name(qs))])
-    lengths = w.registry[f"{key}.lengths"].value
+    lengths = w.registry[ids.crossover(a, b, "lengths")].value
     parts.append(sentence(t["finding.cross" if lengths < 3 else "finding.cross_fit"],
                           short_engine=w.name(qs), long_engine=w.name(ql),
                           short_label=short.label, long_label=long_.label,
-                          x=w.fig(key), rounded=w.fig(f"{key}.rounded"),
-                          n=w.fig(f"{key}.lengths"),
-                          concurrency=w.fig(f"workload.{long_.id}.concurrency")))
-    if w.has(f"{key}.beyond") and w.registry[f"{key}.beyond"].value == "yes":
+                          x=w.fig(key), rounded=w.fig(ids.crossover(a, b, "rounded")),
+                          n=w.fig(ids.crossover(a, b, "lengths")),
+                          concurrency=w.fig(ids.workload(long_.id, "concurrency"))))
+    beyond = ids.crossover(a, b, "beyond")
+    if w.has(beyond) and w.registry[beyond].value == YES:
         parts.append(sentence(t["finding.extrapolated"]))
     return Markup(" ").join(parts)
 
@@ -157,26 +176,29 @@ def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | 
             if f"{sid}.{e}" in assumed:
                 value = f"{value} {w.t['words.assumed']}"
             cells.append(Markup(escape(value)))
-        rows.append([Markup(escape(w.t[f"setting.{sid}"]))] + cells)
+        rows.append([Markup(escape(w.t["setting." + sid]))] + cells)
     if not rows:
         return None
     return Table(header=[w.t["table.setting"]] + [w.engine_name(e) for e in engines], rows=rows)
 
 
 def latency_table(w: Writer, workload: str) -> Table | None:
-    engines = [e.id for e in w.run.meta.engines if w.has(f"latency.{workload}.{e.id}.ttft.mean")]
+    engines = [e.id for e in w.run.meta.engines
+               if w.has(ids.latency(workload, e.id, "ttft", "mean"))]
     if not engines:
         return None
     rows = []
     for metric in ("ttft", "tpot", "itl", "e2el"):
         for e in engines:
-            base = f"latency.{workload}.{e}.{metric}"
+            def stat(s: str, e: str = e, metric: str = metric) -> str:
+                return ids.latency(workload, e, metric, s)
+
             spread = Markup("–")
-            if w.has(f"{base}.min", f"{base}.max"):
-                spread = Markup("{}–{}").format(w.fig(f"{base}.min").html,
-                                                w.fig(f"{base}.max").html)
+            if w.has(stat("min"), stat("max")):
+                spread = Markup("{}–{}").format(w.fig(stat("min")).html,
+                                                w.fig(stat("max")).html)
             rows.append([Markup(escape(w.t[f"metric.{metric}"])), Markup(escape(w.engine_name(e)))]
-                        + [_cell(w, f"{base}.{s}") for s in ("mean", "median", "p90", "p99")]
+                        + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
                          w.t["table.median"], "p90", "p99", w.t["table.spread"]], rows=rows,
@@ -188,12 +210,12 @@ def decode_section(w: Writer) -> Section:
     rows, notes = [], []
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
-            base = f"decode.{wl.id}.{e.id}"
-            if not w.has(f"{base}.steady"):
+            base = partial(ids.decode, wl.id, e.id)
+            if not w.has(base("steady")):
                 continue
-            steady = w.registry[f"{base}.steady"]
-            if steady.value != "found":
-                why = t["decode.why_nolog"] if steady.value == "no log" else \
+            steady = w.registry[base("steady")]
+            if steady.value != FOUND:
+                why = t["decode.why_nolog"] if steady.value == NO_LOG else \
                     t["decode.why_none"].format(
                         records=format_value(steady.context.get("window_records", 0), "count",
                                              w.lang),
@@ -202,27 +224,27 @@ def decode_section(w: Writer) -> Section:
                                       label=wl.label, why=why))
                 continue
             rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                        + [_cell(w, f"{base}.{k}") for k in ("min", "max", "mean", "median",
+                        + [_cell(w, base(k)) for k in ("min", "max", "mean", "median",
                                                              "per_request", "ms_per_token",
                                                              "records")])
     paras = [sentence(t["decode.intro"])]
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
-            base = f"decode.{wl.id}.{e.id}"
-            if w.has(f"{base}.mean_of_lines") and w.text(w.registry[f"{base}.mean"]) != \
-                    w.text(w.registry[f"{base}.mean_of_lines"]):
+            base = partial(ids.decode, wl.id, e.id)
+            if w.has(base("mean_of_lines")) and w.text(w.registry[base("mean")]) != \
+                    w.text(w.registry[base("mean_of_lines")]):
                 paras.append(sentence(t["decode.mean_basis"], engine=w.name(e.id),
-                                      label=wl.label, mean=w.fig(f"{base}.mean"),
-                                      lines=w.fig(f"{base}.mean_of_lines")))
+                                      label=wl.label, mean=w.fig(base("mean")),
+                                      lines=w.fig(base("mean_of_lines"))))
     for e in w.run.meta.engines:
-        key = f"decode.degradation.{e.id}.mean_over_mean"
+        key = ids.degradation(e.id, "mean_over_mean")
         if w.has(key):
             ctx = w.registry[key].context
-            pm = w.registry[f"decode.degradation.{e.id}.peak_over_mean"]
+            pm = w.registry[ids.degradation(e.id, "peak_over_mean")]
             code = "degradation_over" if pm.value > w.registry[key].value \
                 else "degradation_under"
             paras.append(sentence(
-                t[f"decode.{code}"], engine=w.name(e.id),
+                t["decode." + code], engine=w.name(e.id),
                 short=w.run.meta.workload(ctx["from"]).label,
                 long=w.run.meta.workload(ctx["to"]).label, mm=w.fig(key),
                 pm=w.fig(pm.id)))
@@ -238,34 +260,35 @@ def prefill_section(w: Writer) -> Section:
     rows, paras = [], [sentence(t["prefill.intro"])]
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
-            base = f"prefill.{wl.id}.{e.id}"
-            if w.has(f"{base}.mean"):
+            base = partial(ids.prefill, wl.id, e.id)
+            if w.has(base("mean")):
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                            + [_cell(w, f"{base}.{k}") for k in ("min", "max", "mean")])
+                            + [_cell(w, base(k)) for k in ("min", "max", "mean")])
     longest = w.run.meta.workloads[-1]
     for e in w.run.meta.engines:
-        base = f"prefill.{longest.id}.{e.id}"
-        if w.has(f"{base}.r1.sequence"):
-            code = "chunks_decay" if w.registry[f"{base}.r1.decay_pct"].value > 0 \
+        base = partial(ids.prefill, longest.id, e.id)
+        r1 = partial(ids.prefill_request, longest.id, e.id, 1)
+        if w.has(r1("sequence")):
+            code = "chunks_decay" if w.registry[r1("decay_pct")].value > 0 \
                 else "chunks_rise"
-            paras.append(sentence(t[f"prefill.{code}"], engine=w.name(e.id),
-                                  label=longest.label, sequence=w.fig(f"{base}.r1.sequence"),
-                                  pct=w.fig(f"{base}.r1.decay_pct")))
-            if w.has(f"{base}.r1.recovery"):
-                mixed = w.registry[f"{base}.r1.recovery"].context.get("batch") == "mixed"
-                if mixed and w.has(f"{base}.r1.recovery_clean"):
+            paras.append(sentence(t["prefill." + code], engine=w.name(e.id),
+                                  label=longest.label, sequence=w.fig(r1("sequence")),
+                                  pct=w.fig(r1("decay_pct"))))
+            if w.has(r1("recovery")):
+                mixed = w.registry[r1("recovery")].context.get("batch") == MIXED
+                if mixed and w.has(r1("recovery_clean")):
                     paras.append(sentence(t["prefill.next_mixed"],
-                                          recovery=w.fig(f"{base}.r1.recovery"),
-                                          clean=w.fig(f"{base}.r1.recovery_clean")))
+                                          recovery=w.fig(r1("recovery")),
+                                          clean=w.fig(r1("recovery_clean"))))
                 else:
                     paras.append(sentence(t["prefill.next_pure"],
-                                          recovery=w.fig(f"{base}.r1.recovery")))
-            if w.has(f"{base}.excluded_batches") and \
-                    w.registry[f"{base}.excluded_batches"].value:
+                                          recovery=w.fig(r1("recovery"))))
+            if w.has(base("excluded_batches")) and \
+                    w.registry[base("excluded_batches")].value:
                 paras.append(sentence(t["prefill.excluded"], engine=w.name(e.id),
                                       label=longest.label,
-                                      n=w.fig(f"{base}.excluded_batches")))
-        elif w.has(f"{base}.chunks"):
+                                      n=w.fig(base("excluded_batches"))))
+        elif w.has(base("chunks")):
             paras.append(sentence(t["prefill.coarse"], engine=w.name(e.id)))
     table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
                           t["table.mean"]], rows=rows, numeric=(2, 3, 4))
@@ -277,13 +300,13 @@ def spec_section(w: Writer) -> Section | None:
     rows, paras = [], [sentence(t["spec.intro"])]
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
-            base = f"spec.{wl.id}.{e.id}"
-            if w.has(f"{base}.accept_len"):
+            base = partial(ids.spec, wl.id, e.id)
+            if w.has(base("accept_len")):
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
-                             _cell(w, f"{base}.accept_len"), _cell(w, f"{base}.acceptance_pct")])
-            if w.has(f"{base}.per_position"):
+                             _cell(w, base("accept_len")), _cell(w, base("acceptance_pct"))])
+            if w.has(base("per_position")):
                 paras.append(sentence(t["spec.per_position"], engine=w.name(e.id),
-                                      label=wl.label, values=w.fig(f"{base}.per_position")))
+                                      label=wl.label, values=w.fig(base("per_position"))))
     if not rows:
         return None
     return Section("spec", t["heading.spec"], paras,
@@ -296,7 +319,7 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     engines = [e.id for e in w.run.meta.engines]
     rows = []
     for c in caveats.get("differing", []):
-        label = t[f"setting.{c['id']}"]
+        label = t["setting." + c["id"]]
         if c.get("workload"):
             label = f"{label} ({w.run.meta.workload(c['workload']).label})"
         rows.append([Markup(escape(label))]
@@ -320,7 +343,9 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     """One row about what the run cannot tell: its figures, linked, in the catalogue's words."""
     t, p = w.t, c["params"]
-    figs = {k: w.fig(v) for k, v in p.items() if isinstance(v, str) and w.has(v)}
+    # params hold figure ids and plain values (engine ids, "yes"): only ids are looked up
+    figs = {k: w.fig(v) for k, v in p.items()
+            if isinstance(v, str) and ids.well_formed(v) and w.has(v)}
     names = {k: w.name(v) for k, v in p.items() if k.endswith("engine")}
     label = {"label": w.run.meta.workload(c["workload"]).label} if c.get("workload") else {}
     engine = {"engine": w.name(c["engine"])} if c.get("engine") else {}
@@ -330,7 +355,7 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     extra: dict[str, Markup] = {}
     if c["id"] == "kv_capacity":
         extra["fits"] = sentence(t["limit.kv_fits_" + w.registry[p["fits"]].value])
-    if c["id"] == "spec_overhead" and p.get("applied_differently") == "yes":
+    if c["id"] == "spec_overhead" and p.get("applied_differently") == YES:
         why_key = "why.spec_overhead_differs"
     values = {**figs, **names, **label, **engine, **extra}
     return [sentence(t[f"limit.{c['id']}.what"], **values),
@@ -366,19 +391,19 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
             reason = t["claims.rest"].format(reason=reason, why=c["why"][lang])
         elif c.get("why"):
             reason = t["claims.not_derivable"].format(why=c["why"][lang])
-        fid = f"claim.{c['claim']}"
+        fid = ids.claim(c["claim"])
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
         basis = t["claims.by_construction"] if c.get("calibrated") and \
-            c["verdict"] == "confirmed" else ("–" if c["verdict"] == "not derivable"
+            c["verdict"] == CONFIRMED else ("–" if c["verdict"] == NOT_DERIVABLE
                                                else t["claims.evidence"])
         rows.append([Markup(escape(c["text"][lang])), Markup(escape(", ".join(c["source"]))),
                      Markup(escape(_short(c["published"]))),
                      Markup(escape(_short(c["recomputed"]))), verdict,
                      Markup(escape(basis)), Markup(escape(reason))])
     paras = [sentence(t["claims.intro"])]
-    if w.run.meta.reconstruction and w.has("claims.informative"):
+    if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
         paras.append(sentence(t["claims.intro_reconstruction"],
-                              n=w.fig("claims.informative"),
+                              n=w.fig(ids.CLAIMS_INFORMATIVE),
                               total=format_value(len(claims), "count", lang)))
     return Section("claims", t["heading.claims"], paras,
                    [Table(header=[t["table.claim"], t["table.source"], t["table.published"],
@@ -390,31 +415,33 @@ def conclusion_section(w: Writer) -> Section:
     t = w.t
     paras = []
     for wl in w.run.meta.workloads:
-        key = f"e2e.{wl.id}.faster"
+        key = ids.e2e(wl.id, None, "faster")
         if not w.has(key):
             continue
         if w.registry[key].value == TIE:
             paras.append(sentence(t["conclusion.tie"], label=wl.label))
         else:
             paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
-                                  engine=w.fig(key), ratio=w.fig(f"e2e.{wl.id}.speedup")))
-    winners = {w.registry[f"e2e.{wl.id}.faster"].value for wl in w.run.meta.workloads
-               if w.has(f"e2e.{wl.id}.faster")}
-    key = _crossover_key(w)
+                                  engine=w.fig(key),
+                                  ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
+    winners = {w.registry[ids.e2e(wl.id, None, "faster")].value for wl in w.run.meta.workloads
+               if w.has(ids.e2e(wl.id, None, "faster"))}
+    pair = ids.first_crossover(w.registry)
     wl = w.run.meta.workloads
-    short_w = w.registry.get(f"e2e.{wl[0].id}.faster")
-    long_w = w.registry.get(f"e2e.{wl[-1].id}.faster")
-    if key and isinstance(w.registry[key].value, float | int) and short_w and long_w \
-            and short_w.value != long_w.value and TIE not in winners:
-        paras.append(sentence(t["conclusion.guidance_cross"], rounded=w.fig(f"{key}.rounded"),
-                              concurrency=w.fig(f"workload.{wl[-1].id}.concurrency"),
+    short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster"))
+    long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster"))
+    if pair and isinstance(w.registry[ids.crossover(*pair)].value, float | int) and short_w \
+            and long_w and short_w.value != long_w.value and TIE not in winners:
+        paras.append(sentence(t["conclusion.guidance_cross"],
+                              rounded=w.fig(ids.crossover(*pair, "rounded")),
+                              concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
                               short_engine=w.name(str(short_w.value)),
                               long_engine=w.name(str(long_w.value))))
     elif len(winners) == 1 and TIE not in winners:
         paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
-    if w.has("limits.repeats") and w.registry["limits.repeats"].value == 1:
+    if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
         paras.append(sentence(t["conclusion.single_run"]))
-    if any(k.startswith("setting.") for k in w.registry) and \
-            w.has("caveats.settings_differing") and w.registry["caveats.settings_differing"].value:
+    if any(ids.parse_setting(k) is not None for k in w.registry) and \
+            w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
         paras.append(sentence(t["conclusion.caveat"]))
     return Section("conclusion", t["heading.conclusion"], paras)

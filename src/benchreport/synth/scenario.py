@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import ids
 from ..core.errors import ConfigError
 from ..core.yamlio import Located, load_yaml
 from .calibrate import Logging, Targets
@@ -164,12 +165,12 @@ def calibrated_patterns(scenario: Scenario) -> dict[str, str]:
     # Runtime events, and their absence, are whatever the scenario lists.
     out = {"prefill.*": "prefill_knots", "events.*": "events"}
     for e in scenario.engines:
-        out[f"setting.*.{e.id}"] = "launch"
+        out[ids.setting("*", e.id)] = "launch"
         for r in e.runs:
             t = r.targets
             if t.duration is not None:
-                out[f"e2e.{r.workload}.{e.id}.duration"] = "target duration"
+                out[ids.e2e(r.workload, e.id, "duration")] = "target duration"
             if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
-                out[f"decode.{r.workload}.{e.id}.*"] = "target steady decode"
-            out[f"spec.{r.workload}.{e.id}.*"] = "accept_prob"
+                out[ids.decode(r.workload, e.id, "*")] = "target steady decode"
+            out[ids.spec(r.workload, e.id, "*")] = "accept_prob"
     return out

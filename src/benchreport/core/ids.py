@@ -1,0 +1,243 @@
+"""Figure ids: the one place they are spelled.
+
+Every figure in the registry has a dotted id. Producers (``analyses/``) build ids with the
+constructors below, consumers (``publish/``, ``analyses/claimcheck.py``) build the same ids
+with the same functions, and the few places that read an id back use the parsers here. No
+other module writes an id as an f-string (``tests/test_ids.py`` checks).
+
+Parts are workload ids (``<w>``, e.g. ``64k``), engine ids (``<e>``, e.g. ``vllm``), setting
+ids (``<sid>``), claim ids and fixed names; none of them contains a dot.
+
+Families (id — constructor — example):
+
+- ``workload.<w>.<param>`` — ``workload(w, param)``; param input_tokens, output_tokens,
+  concurrency, num_prompts — ``workload.64k.input_tokens``
+- ``e2e.<w>.<e>.<name>`` — ``e2e(w, e, name)``; duration, to_first_token_s,
+  to_last_first_token_s, overlap_s, decode_tail_s — ``e2e.64k.vllm.duration``
+- ``e2e.<w>.<name>`` — ``e2e(w, None, name)``; faster, slower, speedup, gap_s, gap.where,
+  gap.first_tokens_s, gap.decode_tail_s, gap.first_tokens_share, gap.decode_share,
+  gap.first_tokens_lead_s — ``e2e.64k.gap.decode_share``
+- ``throughput.<w>.<e>.<name>`` — ``throughput(w, e, name)``; requests, output —
+  ``throughput.1k.vllm.output``
+- ``latency.<w>.<e>.<metric>.<stat>`` — ``latency(w, e, metric, stat)``; metric ttft, tpot,
+  itl, e2el; stat mean, median, p90, p99, min, max — ``latency.64k.sglang.ttft.p99``
+- ``latency.<w>.<e>.<name>`` — ``latency_run(w, e, name)``; requests, p99_is_max —
+  ``latency.1k.vllm.requests``
+- ``latency.<w>.<metric>.<name>`` — ``latency_compare(w, metric, name)``; faster, ratio —
+  ``latency.1k.ttft.faster``
+- ``decode.<w>.<e>.<name>`` — ``decode(w, e, name)``; steady, min, max, mean, median,
+  mean_of_lines, records, per_request, ms_per_token, window, … —
+  ``decode.64k.vllm.ms_per_token``
+- ``decode.degradation.<e>.<name>`` — ``degradation(e, name)``; mean_over_mean,
+  peak_over_mean, lines_over_lines — ``decode.degradation.vllm.peak_over_mean``
+- ``decode.context_ratio.<e>`` — ``context_ratio(e)`` — ``decode.context_ratio.vllm``
+- ``prefill.<w>.<e>.<name>`` — ``prefill(w, e, name)``; phase, min, max, mean, chunks,
+  mixed_batches, excluded_batches — ``prefill.200k.vllm.mean``
+- ``prefill.<w>.<e>.r<n>.<name>`` — ``prefill_request(w, e, n, name)``; sequence, decay,
+  decay_pct, recovery, recovery_clean — ``prefill.200k.sglang.r1.decay_pct``
+- ``prefill.range.<stat>`` — ``prefill_range(stat)``; min, max — ``prefill.range.min``
+- ``spec.<w>.<e>.<name>`` — ``spec(w, e, name)``; verdict, drafted, accepted,
+  acceptance_pct, accept_len, per_position — ``spec.1k.vllm.accept_len``
+- ``model.decode.<e>.<name>`` — ``model_decode(e, name)``; intercept_ms, slope_ms_per_1k,
+  max_residual_pct — ``model.decode.vllm.slope_ms_per_1k``
+- ``model.crossover.<a>.<b>[.<part>]`` — ``crossover(a, b, part=None)``; the crossover
+  itself, or lengths, rounded, beyond — ``model.crossover.sglang.vllm.rounded``; read back
+  with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
+- ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
+  oom_errors, jit_compiles, retractions, preemptions — ``events.64k.vllm.jit_compiles``;
+  read back with ``parse_events(fid)``
+- ``setting.<sid>.<e>`` — ``setting(sid, e)`` — ``setting.chunked_prefill.vllm``; read back
+  with ``parse_setting(fid)``
+- ``caveats.settings_differing`` — ``SETTINGS_DIFFERING``
+- ``limits.<e>.<name>`` — ``limits_engine(e, name)``; warmup_records, kv_capacity_tokens —
+  ``limits.vllm.warmup_records``
+- ``limits.<w>.<name>`` — ``limits_workload(w, name)``; kv_needed_tokens —
+  ``limits.200k.kv_needed_tokens``
+- ``limits.<w>.<e>.<name>`` — ``limits_stall(w, e, name)``; first_ttft_s, second_gap_s,
+  typical_gap_s, stall_gaps, stall_s — ``limits.64k.vllm.stall_s``
+- ``limits.kv_capacity_ratio.<big>.<small>`` — ``kv_capacity_ratio(big, small)``
+- ``limits.repeats``, ``limits.kv_fits``, ``limits.spec_max_accept_len`` — ``REPEATS``,
+  ``KV_FITS``, ``SPEC_MAX_ACCEPT_LEN``
+- ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
+- ``claims.informative`` — ``CLAIMS_INFORMATIVE``
+
+``well_formed(fid)`` says whether an id is spelled as one of these families.
+
+A part may be ``"*"`` to spell an fnmatch pattern (``setting("*", "vllm")``). Ids listed in
+``claims.yaml`` and the patterns of ``publish.sections.CHOSEN_BY`` stay text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+SETTINGS_DIFFERING = "caveats.settings_differing"
+REPEATS = "limits.repeats"
+KV_FITS = "limits.kv_fits"
+SPEC_MAX_ACCEPT_LEN = "limits.spec_max_accept_len"
+CLAIMS_INFORMATIVE = "claims.informative"
+
+
+def _join(*parts: object) -> str:
+    return ".".join(str(p) for p in parts if p is not None)
+
+
+# --- constructors -------------------------------------------------------------------------
+
+def workload(w: str, param: str) -> str:
+    return _join("workload", w, param)
+
+
+def e2e(w: str, engine: str | None, name: str) -> str:
+    """``e2e.<w>.<e>.<name>``, or ``e2e.<w>.<name>`` when ``engine`` is None."""
+    return _join("e2e", w, engine, name)
+
+
+def throughput(w: str, engine: str, name: str) -> str:
+    return _join("throughput", w, engine, name)
+
+
+def latency(w: str, engine: str, metric: str, stat: str) -> str:
+    return _join("latency", w, engine, metric, stat)
+
+
+def latency_run(w: str, engine: str, name: str) -> str:
+    return _join("latency", w, engine, name)
+
+
+def latency_compare(w: str, metric: str, name: str) -> str:
+    return _join("latency", w, metric, name)
+
+
+def decode(w: str, engine: str, name: str) -> str:
+    return _join("decode", w, engine, name)
+
+
+def degradation(engine: str, name: str) -> str:
+    return _join("decode", "degradation", engine, name)
+
+
+def context_ratio(engine: str) -> str:
+    return _join("decode", "context_ratio", engine)
+
+
+def prefill(w: str, engine: str, name: str) -> str:
+    return _join("prefill", w, engine, name)
+
+
+def prefill_request(w: str, engine: str, request: int, name: str) -> str:
+    return _join("prefill", w, engine, f"r{request}", name)
+
+
+def prefill_range(stat: str) -> str:
+    return _join("prefill", "range", stat)
+
+
+def spec(w: str, engine: str, name: str) -> str:
+    return _join("spec", w, engine, name)
+
+
+def model_decode(engine: str, name: str) -> str:
+    return _join("model", "decode", engine, name)
+
+
+def crossover(a: str, b: str, part: str | None = None) -> str:
+    """``model.crossover.<a>.<b>`` (the crossover itself) or ``….<part>``."""
+    return _join("model", "crossover", a, b, part)
+
+
+def events(w: str, engine: str, name: str) -> str:
+    return _join("events", w, engine, name)
+
+
+def setting(sid: str, engine: str) -> str:
+    return _join("setting", sid, engine)
+
+
+def limits_engine(engine: str, name: str) -> str:
+    return _join("limits", engine, name)
+
+
+def limits_workload(w: str, name: str) -> str:
+    return _join("limits", w, name)
+
+
+def limits_stall(w: str, engine: str, name: str) -> str:
+    return _join("limits", w, engine, name)
+
+
+def kv_capacity_ratio(big: str, small: str) -> str:
+    return _join("limits", "kv_capacity_ratio", big, small)
+
+
+def claim(cid: str) -> str:
+    return _join("claim", cid)
+
+
+# --- reading ids back ---------------------------------------------------------------------
+
+def parse_crossover(fid: str) -> tuple[str, str, str | None] | None:
+    """``(a, b, part)`` of a crossover id (``part`` None for the crossover itself), else None.
+
+    >>> parse_crossover("model.crossover.sglang.vllm.rounded")
+    ('sglang', 'vllm', 'rounded')
+    >>> parse_crossover("model.decode.vllm.intercept_ms") is None
+    True
+    """
+    parts = fid.split(".")
+    if parts[:2] != ["model", "crossover"] or len(parts) not in (4, 5):
+        return None
+    return parts[2], parts[3], parts[4] if len(parts) == 5 else None
+
+
+def first_crossover(registry: Iterable[str]) -> tuple[str, str] | None:
+    """The engine pair of the first crossover (``model.crossover.<a>.<b>``) in ``registry``
+    order, or None."""
+    for fid in registry:
+        p = parse_crossover(fid)
+        if p is not None and p[2] is None:
+            return p[0], p[1]
+    return None
+
+
+def parse_events(fid: str) -> tuple[str, str, str] | None:
+    """``(workload, engine, name)`` of an ``events.<w>.<e>.<name>`` id, else None.
+
+    >>> parse_events("events.64k.vllm.jit_compiles")
+    ('64k', 'vllm', 'jit_compiles')
+    """
+    parts = fid.split(".")
+    if parts[0] != "events" or len(parts) != 4:
+        return None
+    return parts[1], parts[2], parts[3]
+
+
+def parse_setting(fid: str) -> tuple[str, str] | None:
+    """``(sid, engine)`` of a ``setting.<sid>.<e>`` id, else None.
+
+    >>> parse_setting("setting.chunked_prefill.vllm")
+    ('chunked_prefill', 'vllm')
+    """
+    parts = fid.split(".")
+    if parts[0] != "setting" or len(parts) != 3:
+        return None
+    return parts[1], parts[2]
+
+
+FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
+            "events", "setting", "caveats", "limits", "claim", "claims")
+
+
+def well_formed(fid: str) -> bool:
+    """Whether ``fid`` is spelled as one of the families above: a known first part and
+    dot-separated non-empty parts of lower-case letters, digits, ``_``, ``-`` (and ``*`` in
+    patterns is not allowed here).
+
+    >>> well_formed("e2e.64k.vllm.duration"), well_formed("e2e..duration")
+    (True, False)
+    """
+    import re
+
+    parts = fid.split(".")
+    return (parts[0] in FAMILIES and len(parts) >= 2
+            and all(re.fullmatch(r"[A-Za-z0-9_\-]+", p) for p in parts))

@@ -1,0 +1,13 @@
+"""The values of verdict figures (unit "verdict"): analyses set them, publishing picks
+sentences by them; both import them from here, so neither spells them."""
+
+# decode.<w>.<e>.steady
+FOUND, NONE, NO_LOG = "found", "none", "no log"
+# e2e.<w>.gap.where: where most of an end-to-end gap accrued
+FIRST_TOKENS, DECODE, BOTH, UNKNOWN = "first tokens", "decode", "both", "not derivable"
+# yes/no verdicts: limits.kv_fits, model.crossover.<a>.<b>.beyond, latency.<w>.<e>.p99_is_max
+YES, NO = "yes", "no"
+# model.crossover.<a>.<b> when the lines do not cross
+NO_CROSSING = "none"
+# prefill.<w>.<e>.r<n>.recovery context "batch"
+MIXED, PURE, UNKNOWN_BATCH = "mixed", "pure", "unknown"

@@ -1,0 +1,106 @@
+"""Figure ids have one source, core/ids.py: no module spells one as an f-string, and every id
+the article looks up exists (or, when only probed, is well formed)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchreport.core import ids
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "benchreport"
+LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
+FSTRING_ID = re.compile(r'f"(e2e|latency|throughput|decode|prefill|spec|model|events|setting|'
+                        r'limits|claim|caveats|workload)\.')
+
+
+def test_no_figure_id_is_an_fstring_outside_ids():
+    found = [f"{p.relative_to(SRC)}:{n}: {line.strip()}"
+             for p in sorted(SRC.rglob("*.py")) if p.name != "ids.py" or p.parent.name != "core"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if FSTRING_ID.search(line)]
+    assert not found, "figure ids spelled outside core/ids.py:\n" + "\n".join(found)
+
+
+def test_constructors_and_parsers_agree():
+    assert ids.e2e("64k", "vllm", "duration") == "e2e.64k.vllm.duration"
+    assert ids.e2e("64k", None, "gap.decode_share") == "e2e.64k.gap.decode_share"
+    assert ids.latency("1k", "sglang", "ttft", "p99") == "latency.1k.sglang.ttft.p99"
+    assert ids.prefill_request("200k", "vllm", 1, "decay_pct") == "prefill.200k.vllm.r1.decay_pct"
+    assert ids.parse_crossover(ids.crossover("a", "b")) == ("a", "b", None)
+    assert ids.parse_crossover(ids.crossover("a", "b", "rounded")) == ("a", "b", "rounded")
+    assert ids.first_crossover(["model.decode.a.intercept_ms", "model.crossover.a.b.lengths",
+                                "model.crossover.a.b"]) == ("a", "b")
+    assert ids.parse_events(ids.events("64k", "vllm", "jit_compiles")) == \
+        ("64k", "vllm", "jit_compiles")
+    assert ids.parse_setting(ids.setting("chunked_prefill", "vllm")) == ("chunked_prefill",
+                                                                          "vllm")
+    assert ids.well_formed("limits.repeats") and not ids.well_formed("nope.x")
+
+
+def _article_lookups(run) -> tuple[dict, dict[str, set[str]]]:
+    """Build both languages' articles from the run's registry with a Writer that records every
+    id it is asked for, by method."""
+    from benchreport.build.explain import registry_of
+    from benchreport.core.files import read_json
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish import narrative, narrative_base
+
+    registry = dict(registry_of(run))
+    seen: dict[str, set[str]] = {"fig": set(), "link": set(), "has": set()}
+
+    class Recording(narrative_base.Writer):
+        def fig(self, fig_id):
+            seen["fig"].add(fig_id)
+            return super().fig(fig_id)
+
+        def link(self, fig_id, label):
+            seen["link"].add(fig_id)
+            return super().link(fig_id, label)
+
+        def has(self, *fig_ids):
+            seen["has"].update(fig_ids)
+            return super().has(*fig_ids)
+
+    caveats = read_json(run.paths.caveats_json) if run.paths.caveats_json.exists() else {}
+    claims = read_json(run.paths.claims_json) if run.paths.claims_json.exists() else []
+    original = narrative.Writer
+    narrative.Writer = Recording
+    try:
+        for lang in ("ko", "en"):
+            narrative.build_article(run, registry, lang, load_catalogue(LABELS, lang),
+                                    inputs=[], packages=[], caveats=caveats, claims=claims)
+    finally:
+        narrative.Writer = original
+    assert seen["fig"], "the article looked up no figure"
+    return registry, seen
+
+
+def _check(run) -> None:
+    registry, seen = _article_lookups(run)
+    missing = sorted((seen["fig"] | seen["link"]) - set(registry))
+    assert not missing, f"ids the article cites but the registry lacks: {missing}"
+    bad = sorted(i for i in seen["has"] if not ids.well_formed(i))
+    assert not bad, f"ids the article probes that are not well formed: {bad}"
+
+
+def test_every_id_the_reference_article_asks_for_exists(reference_build):
+    _check(reference_build)
+
+
+@pytest.fixture(scope="module")
+def mini_run(tmp_path_factory):
+    from benchreport.build.pipeline import build
+
+    from .conftest import copy_run
+
+    workspace = tmp_path_factory.mktemp("ids")
+    (workspace / "data").mkdir()
+    (workspace / "report").mkdir()
+    copy_run(workspace, "mini")
+    return build("mini", data_root=workspace / "data", report_root=workspace / "report",
+                 project=Path(__file__).resolve().parent.parent, out=lambda line: None)
+
+
+def test_every_id_the_mini_article_asks_for_exists(mini_run):
+    _check(mini_run)
