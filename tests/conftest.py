@@ -31,6 +31,21 @@ def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mini_build(tmp_path_factory):
+    """The hand-made 'mini' run built once per test session: (the Run, the step lines)."""
+    from benchreport.build.pipeline import build
+
+    workspace = tmp_path_factory.mktemp("mini")
+    (workspace / "data").mkdir()
+    (workspace / "report").mkdir()
+    copy_run(workspace, "mini")
+    lines: list[str] = []
+    run = build("mini", data_root=workspace / "data", report_root=workspace / "report",
+                project=ROOT, out=lines.append)
+    return run, lines
+
+
+@pytest.fixture(scope="session")
 def reference_build(tmp_path_factory):
     """The reference run built once per test session, into a temp folder (returns the Run)."""
     from benchreport.build.pipeline import build

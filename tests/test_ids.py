@@ -4,8 +4,6 @@ the article looks up exists (or, when only probed, is well formed)."""
 import re
 from pathlib import Path
 
-import pytest
-
 from benchreport.core import ids
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "benchreport"
@@ -88,19 +86,5 @@ def test_every_id_the_reference_article_asks_for_exists(reference_build):
     _check(reference_build)
 
 
-@pytest.fixture(scope="module")
-def mini_run(tmp_path_factory):
-    from benchreport.build.pipeline import build
-
-    from .conftest import copy_run
-
-    workspace = tmp_path_factory.mktemp("ids")
-    (workspace / "data").mkdir()
-    (workspace / "report").mkdir()
-    copy_run(workspace, "mini")
-    return build("mini", data_root=workspace / "data", report_root=workspace / "report",
-                 project=Path(__file__).resolve().parent.parent, out=lambda line: None)
-
-
-def test_every_id_the_mini_article_asks_for_exists(mini_run):
-    _check(mini_run)
+def test_every_id_the_mini_article_asks_for_exists(mini_build):
+    _check(mini_build[0])

@@ -9,7 +9,7 @@ import pytest
 
 from benchreport.build.pipeline import build
 
-from .conftest import copy_run
+from .conftest import ROOT, copy_run
 
 EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
             "derived/ingest.json", "derived/windows.json", "derived/tables/results.parquet",
@@ -25,13 +25,17 @@ def _build(workspace: Path, project: Path, run_id: str) -> Path:
     lines: list[str] = []
     build(run_id, data_root=workspace / "data", report_root=workspace / "report",
           project=project, out=lines.append)
+    _check_steps(lines, project)
+    return workspace / "report" / run_id
+
+
+def _check_steps(lines: list[str], project: Path) -> None:
     steps = len(list((project / "notebooks").glob("*.ipynb"))) + 3
     assert lines[0] == f"[1/{steps}] verify inputs against SHA256SUMS ..."
     assert lines[2].startswith(f"[2/{steps}] notebook 05-ingest.ipynb")
     assert re.fullmatch(rf"\[{steps}/{steps}\] render HTML and PDF \(ko, en\) done in \d+\.\ds",
                         lines[-1])
     assert len(lines) == 2 * steps
-    return workspace / "report" / run_id
 
 
 def _figures(report: Path) -> dict:
@@ -44,12 +48,10 @@ def _text(html: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, request) -> Path:
-    project = Path(request.config.rootpath)
-    workspace = tmp_path_factory.mktemp("ws")
-    (workspace / "data").mkdir()
-    copy_run(workspace, "mini")
-    return _build(workspace, project, "mini")
+def built(mini_build) -> Path:
+    run, lines = mini_build
+    _check_steps(lines, ROOT)
+    return run.paths.report
 
 
 def test_build_writes_exactly_the_expected_files(built, project):
