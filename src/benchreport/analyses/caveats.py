@@ -12,6 +12,7 @@ from typing import Any
 from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
+from .spec import speculative_config
 
 # Equivalent settings under each engine's flag names (vLLM first, then SGLang).
 SETTINGS = {
@@ -132,10 +133,8 @@ def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | 
 def _speculative(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
     cfg = launch.get(engine)
     flags = cfg["flags"] if cfg else {}
-    if "speculative_config" in flags:
-        spec = flags["speculative_config"]
-        if isinstance(spec, str):
-            spec = json.loads(spec)
+    spec = speculative_config(flags)
+    if spec is not None:
         text = f"{spec.get('method')}, {spec.get('num_speculative_tokens')} draft tokens"
         return text, f"{cfg['file']}:{cfg['lines'].get('speculative_config', 1)}"
     if "speculative_algorithm" in flags:
@@ -154,14 +153,8 @@ def _draft_model(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, 
     sources += [(json.loads(r["args"]), r["file"], None)
                 for r in _logged(ing, engine, "server_args")[:1]]
     for flags, file, lines in sources:
-        spec = flags.get("speculative_config")
-        if isinstance(spec, str):
-            try:
-                spec = json.loads(spec)
-            except ValueError:
-                spec = None
-        for key, value in (("speculative_config", (spec or {}).get("model")
-                            if isinstance(spec, dict) else None),
+        spec = speculative_config(flags) or {}
+        for key, value in (("speculative_config", spec.get("model")),
                            ("speculative_draft_model_path",
                             flags.get("speculative_draft_model_path"))):
             if value:

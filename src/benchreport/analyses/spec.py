@@ -79,6 +79,17 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
     return out
 
 
+def speculative_config(flags: dict) -> dict | None:
+    """vLLM's --speculative-config as a mapping (it is launched as JSON text), else None."""
+    spec = flags.get("speculative_config")
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except ValueError:
+            return None
+    return spec if isinstance(spec, dict) else None
+
+
 def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
     """Draft tokens per verify step as launched, and the record that says so: vLLM's
     speculative_config num_speculative_tokens; SGLang's speculative_num_draft_tokens counts
@@ -87,13 +98,8 @@ def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
             if r["engine"] == engine]
     for rec in recs:
         flags = json.loads(rec.get("flags") or rec.get("args") or "{}")
-        spec = flags.get("speculative_config")
-        if isinstance(spec, str):
-            try:
-                spec = json.loads(spec)
-            except ValueError:
-                spec = None
-        if isinstance(spec, dict) and spec.get("num_speculative_tokens"):
+        spec = speculative_config(flags)
+        if spec and spec.get("num_speculative_tokens"):
             return int(spec["num_speculative_tokens"]), rec
         if flags.get("speculative_num_draft_tokens"):
             return int(flags["speculative_num_draft_tokens"]) - 1, rec
