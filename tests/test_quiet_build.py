@@ -23,6 +23,7 @@ import pytest
 
 from benchreport.build import pipeline
 from benchreport.build.pipeline import _ipc_kernel_manager, execute_notebook
+from benchreport.core.errors import BuildError
 from benchreport.ingest.io import load_run
 
 from .conftest import ROOT, copy_run
@@ -88,19 +89,60 @@ def slow_reply_notebook(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture
+def kept_kernel_logs(tmp_path, monkeypatch) -> list[str]:
+    """The kernels' own logs (their stderr), read before the build removes their folders."""
+    logs: list[str] = []
+
+    class KeepLogs:
+        @staticmethod
+        def rmtree(folder, **kwargs):
+            time.sleep(0.2)           # anything the kernel prints as it exits
+            log = Path(folder) / pipeline.KERNEL_LOG
+            logs.append(log.read_text() if log.is_file() else "<no log file>")
+            shutil.rmtree(folder, **kwargs)
+
+    monkeypatch.setattr(pipeline, "shutil", KeepLogs)
+    return logs
+
+
 def test_a_finished_kernel_is_shut_down_without_an_interrupt(tmp_path, capfd,
-                                                             slow_reply_notebook):
+                                                             slow_reply_notebook,
+                                                             kept_kernel_logs):
     """Deterministic: the kernel is still in its reply's handler when the notebook is done.
-    Its stderr is the test's (the kernel inherits fd 2), so capfd sees what it prints."""
+    Its log goes to a file of its own; neither that file nor the build's output has noise."""
     (tmp_path / "data").mkdir()
     copy_run(tmp_path, "mini")
     run = load_run("mini", tmp_path / "data", tmp_path / "report")
     dst = tmp_path / "report" / "mini" / "notebooks" / slow_reply_notebook.name
     execute_notebook(slow_reply_notebook, dst, run, Path("data"), Path("report"))
-    time.sleep(0.2)               # anything the kernel prints as it exits
     out, err = capfd.readouterr()
-    assert _noise(out + err) == [], out + err
+    assert len(kept_kernel_logs) == 1 and "<no log file>" not in kept_kernel_logs
+    assert _noise(out + err + kept_kernel_logs[0]) == [], out + err + kept_kernel_logs[0]
     assert "mini" in dst.read_text()        # the notebook did run
+
+
+def test_a_dead_kernel_shows_its_log(tmp_path, capfd):
+    """The kernel's log is kept out of a build that goes well, and shown when it dies."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("run_id = data_root = report_root = notebook = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "import os, sys\nsys.__stderr__.write('last words of the kernel\\n')\n"
+        "sys.__stderr__.flush()\nos._exit(3)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    src = tmp_path / "project" / "notebooks" / "99-dies.ipynb"
+    src.parent.mkdir(parents=True)
+    nbformat.write(nb, src)
+    (tmp_path / "data").mkdir()
+    copy_run(tmp_path, "mini")
+    run = load_run("mini", tmp_path / "data", tmp_path / "report")
+    with pytest.raises(BuildError, match="kernel died") as caught:
+        execute_notebook(src, tmp_path / "out" / src.name, run, Path("data"), Path("report"))
+    assert "99-dies.ipynb" in caught.value.one_line()
+    err = capfd.readouterr().err
+    assert "kernel log:\nlast words of the kernel" in err, err
 
 
 def test_a_kernel_still_running_a_cell_is_interrupted_and_stopped():

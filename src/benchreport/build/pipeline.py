@@ -10,11 +10,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import checksums, staging
 from ..core.errors import BuildError, ReportError
 from ..core.figures import load_registry, merge
-from ..ingest.io import Run, load_run, write_json
 from ..core.paths import shown
+from ..ingest.io import Run, load_run, write_json
+from . import checksums, staging
 
 # Errors a notebook raises about the inputs (their one-line text is the message to show):
 # ReportError and its kinds, all but the build's own.
@@ -62,6 +62,7 @@ class Steps:
 
 
 _KERNEL_DIRS: list[str] = []
+KERNEL_LOG = "kernel.log"
 
 
 # How long a kernel asked to shut down may take to exit before it is interrupted. An idle
@@ -83,7 +84,20 @@ def _ipc_kernel_manager():
             # kernels running side by side never share one.
             folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
             _KERNEL_DIRS.append(folder)
+            self.log_path = Path(folder) / KERNEL_LOG
             super().__init__(transport="ipc", ip=f"{folder}/ipc", **kwargs)
+
+        async def start_kernel(self, **kw) -> None:
+            """The kernel's own log (its stderr) goes to a file, not the build's stderr.
+
+            What a notebook prints reaches the notebook through the kernel's messages; the
+            process's stderr carries only the kernel's log, and ipykernel logs races of its
+            own shutdown there (e.g. a control-thread flush after the main thread closed the
+            IOPub pipe: "ZMQError: Socket operation on non-socket") on a build that went
+            well. The file is shown when a kernel dies (see execute_notebook).
+            """
+            with open(self.log_path, "ab") as log:
+                await super().start_kernel(stderr=log, **kw)
 
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
             """Ask the kernel to exit, and interrupt it only if it does not.
@@ -121,6 +135,7 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
                      report_root: Path) -> None:
     """Execute one notebook with the run's parameters; a cell error becomes BuildError."""
     import papermill as pm
+    from nbclient.exceptions import DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     # Parameters are plain strings checked before they get here (run ids match a strict
@@ -133,11 +148,23 @@ def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
         _execute(pm, src, dst, parameters)
     except PapermillExecutionError as exc:
         raise notebook_error(exc, src.name) from None
+    except DeadKernelError:
+        _show_kernel_logs()         # its own log says why
+        raise BuildError("the notebook's kernel died", path=src.name,
+                         hint="its log is printed above") from None
     else:
         stable_cell_ids(dst)
     finally:
         while _KERNEL_DIRS:
             shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
+
+
+def _show_kernel_logs() -> None:
+    for folder in _KERNEL_DIRS:
+        log = Path(folder) / KERNEL_LOG
+        text = log.read_text(errors="replace").strip() if log.is_file() else ""
+        if text:
+            print(f"kernel log:\n{text}", file=sys.stderr)
 
 
 def check_parameters(parameters: dict[str, str]) -> None:
