@@ -192,13 +192,15 @@ ERRORS = [
     ("two results for one workload", lambda run: shutil.copyfile(run / V64,
                                                                  run / "raw/vllm/again.json"),
      f"two results for engine 'vllm' and workload '64k': data/r/raw/vllm/again.json:1 and "
-     f"data/r/{V64}:1; keep one result per engine and workload under raw/<engine>/"),
+     f"data/r/{V64}:1; keep one result per engine and workload under raw/<engine>/, or "
+     "declare `repeats:` in run.yaml if they are repeats"),
     ("run.yaml without a date", replace_once("run.yaml", "date: 2026-11-20\n", ""),
      "data/r/run.yaml:1: run: missing key 'date'"),
     ("run.yaml with an unknown key", replace_once("run.yaml", "deployment:", "deploymnet:"),
      "data/r/run.yaml:14: unknown key run.deploymnet; did you mean 'deployment'?"),
     ("run.yaml with a wrong type", replace_once("run.yaml", "concurrency: 10", "concurrency: ten"),
-     "data/r/run.yaml:28: workloads[].concurrency must be an integer, got text 'ten'"),
+     "data/r/run.yaml:28: workloads[].concurrency must be an integer > 0 (or a list of them), "
+     "got 'ten'"),
     ("a symlink to a file outside the project", link_outside,
      "data/r/raw/vllm/server.log: a symbolic link to {outside}, outside the project; refused; "
      "copy the file into the run's folder instead"),

@@ -88,3 +88,36 @@ def test_tables_and_summaries_are_written(workspace):
     assert "report/mini/derived/ingest.json" in written[-2] or written[-2].endswith("ingest.json")
     files = json.loads((workspace / "report/mini/derived/ingest.json").read_text())["files"]
     assert [f["counts"] for f in files] == [{"bench_result": 1}] * 4
+
+
+def test_saved_tables_are_typed_and_read_back_equal(project, tmp_path):
+    """Nested values keep their types in Parquet: settings get a table of their own, lists
+    stay lists, result statistics are a map; the loader gives back what ingest held."""
+    import duckdb
+
+    from benchreport.core.tables import load_ingested
+
+    run = load_run("2024-b300", project / "data", tmp_path / "report")
+    ing = ingest_run(run)
+    save_ingest(run, ing)
+    tables = run.paths.tables
+    con = duckdb.connect()
+
+    def types(name):
+        return {row[0]: row[1]
+                for row in con.execute(f"DESCRIBE SELECT * FROM '{tables / name}'").fetchall()}
+
+    assert types("records_spec_decode.parquet")["per_position_acceptance"] == "DOUBLE[]"
+    assert types("results.parquet")["stats"] == "MAP(VARCHAR, MAP(VARCHAR, DOUBLE))"
+    assert "flags" not in types("records_launch_config.parquet")
+    assert "args" not in types("records_server_args.parquet")
+    flag = con.execute(
+        f"SELECT value, value_line FROM '{tables / 'settings.parquet'}' WHERE engine='sglang'"
+        " AND kind='launch_config' AND key='mem_fraction_static'").fetchall()
+    assert flag == [('"0.88"', 14)]          # the flag's text as launched, and its line
+
+    back = load_ingested(run)
+    for kind in ("launch_config", "server_args", "spec_decode"):
+        assert back.records[kind] == [{k: v for k, v in r.items() if v is not None}
+                                      for r in ing.records[kind]], kind
+    assert [e.result.stats for e in back.results] == [e.result.stats for e in ing.results]

@@ -122,7 +122,7 @@ engines:
   - {id: vllm, name: vLLM, image: "vllm/vllm-openai:test"}
   - {id: sglang, name: SGLang, image: "lmsysorg/sglang:test"}
 workloads:
-  - {id: 1k, label: 1K, input_tokens: 1024, output_tokens: 5, concurrency: 4, num_prompts: 4}
+  - {id: 1k, label: 1K, input_tokens: 1024, output_tokens: 5, concurrency: 3, num_prompts: 3}
 """
 
 # vLLM: 3 requests; each latency is longer than TTFT + the sum of its gaps (5, 6, 9 s).

@@ -104,19 +104,22 @@ def test_publishing_computes_no_analysis():
 
 def test_after_ingest_no_raw_file_is_opened(reference_build):
     """Every analysis and the article's assembly, run in this process on the saved derived
-    tables, with every file open recorded: none is under data/<RUN>/raw/."""
+    tables, with every file open recorded: none is under data/<RUN>/ (raw files, run.yaml,
+    claims.yaml and the scenario are read from ingest's tables and copies)."""
     from benchreport.analyses import notebook
     from benchreport.analyses.crossover import crossover_figures
     from benchreport.analyses.decode import decode_figures
     from benchreport.analyses.latency import latency_figures
+    from benchreport.analyses.notebook import load_run
     from benchreport.analyses.prefill import prefill_figures
     from benchreport.analyses.spec import spec_figures
     from benchreport.build.explain import explain, registry_of
     from benchreport.core.tables import load_ingested
     from benchreport.publish.render import excerpts, input_checksums
 
-    run = reference_build
-    raw = str(run.paths.raw.resolve())
+    run = load_run(reference_build.id, reference_build.paths.data.parent,
+                   reference_build.paths.report.parent)
+    data = str(run.paths.data.resolve()) + "/"
     opened: list[str] = []
     active = [True]
 
@@ -126,6 +129,7 @@ def test_after_ingest_no_raw_file_is_opened(reference_build):
             opened.append(str(Path(name).resolve()))
 
     sys.addaudithook(hook)
+    run = load_run(run.id, run.paths.data.parent, run.paths.report.parent)
     ing = load_ingested(run)
     notebook.end_to_end(run, ing)
     latency_figures(run, ing)
@@ -140,5 +144,5 @@ def test_after_ingest_no_raw_file_is_opened(reference_build):
     input_checksums(run)
     explain(run, "decode.64k.sglang.mean", out=lambda line: None)
     active[0] = False                    # the hook stays (audit hooks cannot be removed)
-    touched = sorted({p for p in opened if p.startswith(raw)})
+    touched = sorted({p for p in opened if p.startswith(data)})
     assert opened and not touched, touched

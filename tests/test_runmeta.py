@@ -30,7 +30,7 @@ def test_reference_run_yaml_is_valid_and_says_it_is_a_reconstruction(project):
     (lambda t: t.replace("date: 2026-01-15\n", ""), "missing key 'date'", 2),
     (lambda t: t.replace("concurrency: 3, num_prompts: 3}\n  - {id: 4k",
                          "concurrency: three, num_prompts: 3}\n  - {id: 4k"),
-     r"workloads\[\].concurrency must be an integer, got text 'three'", 12),
+     r"workloads\[\].concurrency must be an integer > 0 \(or a list of them\), got 'three'", 12),
     (lambda t: t.replace("schema: 1", "schema: 2"), "schema 2 is not supported", 2),
     (lambda t: t + "engines: []\n", "duplicate key 'engines'", 14),
     (lambda t: t.replace("title: {", "title: [").replace('"A tiny test run"}', '"x"]'),

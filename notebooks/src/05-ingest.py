@@ -12,7 +12,7 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "05-ingest.ipynb"  # this notebook's name
 
 # %%
-from benchreport.analyses.notebook import load_run
+from benchreport.ingest.io import load_run
 from benchreport.ingest.run import check_windows, ingest_run, save_ingest
 
 run = load_run(run_id, data_root, report_root)

@@ -61,3 +61,13 @@ def read_json(path: Path) -> Any:
     if not path.is_file():
         raise MissingInputError(f"{path} not found")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def looks_binary(head: bytes) -> bool:
+    """True for bytes that are not text: a NUL, or a start that is not UTF-8 at all."""
+    if b"\x00" in head:
+        return True
+    sample = head[:4096]
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") - (1 if len(sample) == 4096 else 0)   # a cut last character
+    return bad > max(8, len(sample) // 50)

@@ -58,6 +58,10 @@ Families (id — constructor — example):
 - ``limits.kv_capacity_ratio.<big>.<small>`` — ``kv_capacity_ratio(big, small)``
 - ``limits.repeats``, ``limits.kv_fits``, ``limits.spec_max_accept_len`` — ``REPEATS``,
   ``KV_FITS``, ``SPEC_MAX_ACCEPT_LEN``
+- ``point.<point>.<name>`` — ``point(point_id, name)``; a benchmark point of a campaign
+  (``<e>.<w>.<load>[.<variant>].r<n>``, from ``ingest.points``) and one of its normalised
+  figures: completed, failed, duration, request_throughput, output_throughput,
+  ``<stat>_<metric>_ms`` — ``point.vllm.1k.r4.r1.median_ttft_ms``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``
 
@@ -170,6 +174,10 @@ def kv_capacity_ratio(big: str, small: str) -> str:
     return _join("limits", "kv_capacity_ratio", big, small)
 
 
+def point(point_id: str, name: str) -> str:
+    return f"point.{point_id}.{name}"
+
+
 def claim(cid: str) -> str:
     return _join("claim", cid)
 
@@ -225,7 +233,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
-            "events", "setting", "caveats", "limits", "claim", "claims")
+            "events", "setting", "caveats", "limits", "claim", "claims", "point")
 
 
 def well_formed(fid: str) -> bool:

@@ -81,6 +81,18 @@ class RunPaths:
         return self.derived / "claims.json"
 
     @property
+    def inputs_copy(self) -> Path:
+        """Byte copies of the run's description files (run.yaml, claims.yaml, the
+        scenario), written by ingest so that later steps read nothing under data/."""
+        return self.derived / "inputs"
+
+    def described(self, name: str) -> Path:
+        """Where a later step reads the description file ``name``: ingest's copy, or the
+        file under data/ where no ingest was saved (the package used as a library)."""
+        copy = self.inputs_copy / name
+        return copy if copy.is_file() else self.data / name
+
+    @property
     def notebooks(self) -> Path:
         return self.report / "notebooks"
 

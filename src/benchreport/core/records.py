@@ -94,6 +94,10 @@ class Ingested:
     # (file, line) -> the raw text of every line a figure can cite: each log record's line
     # and every line of a launch configuration
     excerpts: dict[tuple[str, int], str] = field(default_factory=dict)
+    # every benchmark point, sweeps and repeats included: one row each (see tables.points)
+    points: list[dict[str, Any]] = field(default_factory=list)
+    # per-request rows of the points whose files have them (see tables.requests)
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self, kind: str):
         """The records of ``kind`` as a pandas DataFrame, LEAD columns first."""

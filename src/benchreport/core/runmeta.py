@@ -25,14 +25,46 @@ class Engine:
 
 
 @dataclass(frozen=True)
+class Load:
+    """One load level: a concurrency cap, a request rate, both, or neither (unbounded)."""
+
+    max_concurrency: int | None = None
+    request_rate: float | str | None = None     # req/s, or "inf"
+
+    @property
+    def id(self) -> str:
+        """``c16``, ``r4``, ``rinf``, ``c16-r4`` or ``max`` (no bound at all).
+
+        >>> Load(16).id, Load(None, 4.0).id, Load(None, "inf").id, Load(2, 0.5).id
+        ('c16', 'r4', 'rinf', 'c2-r0_5')
+        """
+        parts = []
+        if self.max_concurrency is not None:
+            parts.append(f"c{self.max_concurrency}")
+        if self.request_rate is not None:
+            parts.append("rinf" if self.request_rate == "inf"
+                         else f"r{self.request_rate:g}".replace(".", "_"))
+        return "-".join(parts) or "max"
+
+
+@dataclass(frozen=True)
 class Workload:
     id: str              # e.g. "64k"
     label: str           # e.g. "64K"
     input_tokens: int
-    output_tokens: int
-    concurrency: int
-    num_prompts: int
+    output_tokens: int | None
+    concurrency: int | None       # the one concurrency of a single-point workload
+    num_prompts: int | None
     dataset: str = "random"
+    # a sweep: every load level of the workload (one entry for a single-point workload)
+    loads: tuple[Load, ...] = ()
+    repeats: int = 1              # runs of each point that run.yaml declares
+    # other settings that tell points apart (e.g. vLLM's max_num_seqs), name -> values
+    params: tuple[tuple[str, tuple], ...] = ()
+
+    @property
+    def is_sweep(self) -> bool:
+        return len(self.loads) > 1 or self.repeats > 1 or any(len(v) > 1 for _, v in self.params)
 
 
 @dataclass(frozen=True)
@@ -46,7 +78,7 @@ class Assumption:
 @dataclass(frozen=True)
 class RunMeta:
     title: dict[str, str]
-    date: dt.date
+    date: dt.date | None          # None: not stated (left as TODO by `benchreport init`)
     hardware: dict[str, Any]
     model: dict[str, Any]
     deployment: str
@@ -55,6 +87,9 @@ class RunMeta:
     reconstruction: dict[str, str] | None
     assumed: tuple[Assumption, ...]
     notes: dict[str, str] | None
+    # what the run's inputs are and where they came from (real data: repository, commit)
+    sources: tuple[dict[str, str], ...] = ()
+    not_stated: tuple[str, ...] = ()          # top-level keys left as TODO in run.yaml
     # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
     windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     scenario: str | None = None       # a reconstruction's generator input, beside run.yaml
@@ -138,7 +173,45 @@ class _Checker:
 
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
-            "workloads", "reconstruction", "assumed", "notes", "scenario", "windows"}
+            "workloads", "reconstruction", "assumed", "notes", "scenario", "windows",
+            "repeats", "sources"}
+TODO = "TODO"      # a value `benchreport init` could not read from the files
+
+
+def _values(c: _Checker, w: Located, key: str, what: str) -> tuple | None:
+    """A setting given as one value or a list of values (a sweep)."""
+    if key not in w:
+        return None
+    value = w[key]
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if key == "request_rate":
+            if isinstance(item, str) and item.strip().lower() in ("inf", "infinity"):
+                out.append("inf")
+                continue
+            if isinstance(item, float) and item == float("inf"):
+                out.append("inf")
+                continue
+            ok = isinstance(item, int | float) and not isinstance(item, bool) and item > 0
+            if ok:
+                out.append(float(item))
+                continue
+            raise c.fail(w, key, f"{what}.{key} must be a number > 0 or inf (or a list of "
+                                 f"them), got {item!r}")
+        if key == "concurrency":
+            if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+                out.append(item)
+                continue
+            raise c.fail(w, key, f"{what}.{key} must be an integer > 0 (or a list of them), "
+                                 f"got {item!r}")
+        if isinstance(item, str | int | float) and not isinstance(item, bool):
+            out.append(item)
+            continue
+        raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
+    if not out:
+        raise c.fail(w, key, f"{what}.{key} is an empty list")
+    return tuple(out)
 
 
 def parse_run_yaml(text: str, path: str) -> RunMeta:
@@ -150,10 +223,16 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     if schema != 1:
         raise c.fail(doc, "schema", f"run.schema {schema} is not supported (expected 1)")
     title = c.bilingual(doc, "title", "run")
-    date = c.get(doc, "date", dt.date, "run")
-    hardware = dict(c.get(doc, "hardware", Located, "run"))
-    model = dict(c.get(doc, "model", Located, "run"))
-    deployment = c.get(doc, "deployment", str, "run", required=False, default="")
+    not_stated = tuple(k for k in ("date", "hardware", "model", "deployment")
+                       if doc.get(k) == TODO)
+    date = None if "date" in not_stated else c.get(doc, "date", dt.date, "run")
+    hardware = {} if "hardware" in not_stated else dict(c.get(doc, "hardware", Located, "run"))
+    model = {} if "model" in not_stated else dict(c.get(doc, "model", Located, "run"))
+    deployment = "" if "deployment" in not_stated else c.get(
+        doc, "deployment", str, "run", required=False, default="")
+    repeats_all = c.get(doc, "repeats", int, "run", required=False, default=1)
+    if repeats_all < 1:
+        raise c.fail(doc, "repeats", f"run.repeats must be at least 1, got {repeats_all}")
 
     engines = []
     for item in c.get(doc, "engines", list, "run"):
@@ -175,15 +254,31 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     for item in c.get(doc, "workloads", list, "run"):
         w = c.mapping(item, "run.workloads[]", doc, "workloads")
         c.known(w, {"id", "label", "input_tokens", "output_tokens", "concurrency",
-                    "num_prompts", "dataset"}, "workloads[]")
+                    "num_prompts", "dataset", "request_rate", "repeats", "params"},
+                "workloads[]")
+        conc = _values(c, w, "concurrency", "workloads[]")
+        rates = _values(c, w, "request_rate", "workloads[]")
+        if conc is None and rates is None:
+            raise c.fail(w, None, "workloads[]: give its load: concurrency or request_rate "
+                                  "(a value, or a list for a sweep)")
+        loads = tuple(Load(cc, r) for cc in (conc or (None,)) for r in (rates or (None,)))
+        params = []
+        for name, value in c.get(w, "params", Located, "workloads[]", required=False,
+                                 default={}).items():
+            values = value if isinstance(value, list) else [value]
+            params.append((str(name), tuple(values)))
+        repeats = c.get(w, "repeats", int, "workloads[]", required=False, default=repeats_all)
+        if repeats < 1:
+            raise c.fail(w, "repeats", f"workloads[].repeats must be at least 1, got {repeats}")
         workloads.append(Workload(
             id=str(c.get(w, "id", (str, int), "workloads[]")),
             label=c.get(w, "label", str, "workloads[]"),
             input_tokens=c.get(w, "input_tokens", int, "workloads[]"),
-            output_tokens=c.get(w, "output_tokens", int, "workloads[]"),
-            concurrency=c.get(w, "concurrency", int, "workloads[]"),
-            num_prompts=c.get(w, "num_prompts", int, "workloads[]"),
+            output_tokens=c.get(w, "output_tokens", int, "workloads[]", required=False),
+            concurrency=conc[0] if conc and len(conc) == 1 else None,
+            num_prompts=c.get(w, "num_prompts", int, "workloads[]", required=False),
             dataset=c.get(w, "dataset", str, "workloads[]", required=False, default="random"),
+            loads=loads, repeats=repeats, params=tuple(sorted(params)),
         ))
     if not workloads:
         raise c.fail(doc, "workloads", "run.workloads is empty; list at least one workload")
@@ -205,6 +300,10 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                                                   required=False, default=[])),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
+    sources = []
+    for item in c.get(doc, "sources", list, "run", required=False, default=[]):
+        m = c.mapping(item, "run.sources[]", doc, "sources")
+        sources.append({str(k): str(v) for k, v in m.items()})
     windows: dict[str, dict[str, dict[str, str]]] = {}
     for eid, per in c.get(doc, "windows", Located, "run", required=False, default={}).items():
         if eid not in ids:
@@ -221,18 +320,23 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     return RunMeta(title=title, date=date, hardware=hardware, model=model,
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
-                   windows=windows,
+                   sources=tuple(sources), not_stated=not_stated, windows=windows,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None))
 
 
 def load_run(run_id: str, data_root: Path | str = "data",
-             report_root: Path | str = "report") -> Run:
-    """Locate and validate run ``run_id`` (its run.yaml); nothing is written."""
+             report_root: Path | str = "report", after_ingest: bool = False) -> Run:
+    """Locate and validate run ``run_id`` (its run.yaml); nothing is written.
+
+    With ``after_ingest``, run.yaml is read from ingest's copy under derived/inputs/ (the
+    steps after ingest read nothing under data/); messages still name data/<RUN>/run.yaml.
+    """
     from .files import read_text
     from .paths import run_paths
     from .records import Run
 
     paths = run_paths(run_id, data_root, report_root)
-    meta = parse_run_yaml(read_text(paths.run_yaml, paths.rel(paths.run_yaml)),
+    source = paths.described("run.yaml") if after_ingest else paths.run_yaml
+    meta = parse_run_yaml(read_text(source, paths.rel(paths.run_yaml)),
                           paths.rel(paths.run_yaml))
     return Run(paths=paths, meta=meta)

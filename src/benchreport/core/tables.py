@@ -11,15 +11,37 @@ Tables (one row per what; units in the column names or below):
                  record in its file), client, backend, duration (s), completed, failed,
                  total_input_tokens, total_output_tokens, request_rate (req/s, inf for
                  "all at once"), max_concurrency, date (the client's own, or NULL),
-                 random_input_len, stats (JSON: metric -> statistic -> ms, as the client
+                 random_input_len, stats (a map: metric -> statistic -> ms, as the client
                  wrote them) and the per-request lists where the file has them:
                  input_lens, output_lens (tokens), ttfts, latencies (s), itls (s, a list per
                  request), errors (text per request).
 ``records_<kind>`` one parsed log record of that kind (see ``parsers``): engine, file, line,
                  ts (ISO local time), kind, the parsed fields, sha256, and ``text``: the raw
                  line (first 400 characters), for excerpts and ``benchreport explain``.
+                 Lists stay lists (``per_position_acceptance``: DOUBLE[]); the launch
+                 settings of ``launch_config`` and ``server_args`` records live in
+                 ``settings``.
+``settings``     one launch setting: engine, file, sha256, line (of the record), kind
+                 (launch_config or server_args), field (flags, env or args), key, value
+                 (JSON: the value as launched, typed) and value_line (the line of the file
+                 that sets it, where known).
 ``windows``      one benchmark's span in its engine's log: engine, workload, start, end
                  (ISO local time, inclusive), source (run.yaml, result date, activity burst).
+``points``       one benchmark point (engine × workload × load × repeat) of any client:
+                 point (its id), engine, workload, load (id: c16, r4, rinf, max),
+                 max_concurrency_target, request_rate_target (as run.yaml declares them),
+                 repeat (1-based), variant (sweep parameters such as max_num_seqs=4),
+                 client, file, sha256, where (record locator), line, also (other files of
+                 the same run), model, date, scenario_input_tokens, scenario_output_tokens,
+                 scenario_dataset, arrival, the normalised figures as the file recorded
+                 them (duration s, completed, failed, total_input_tokens,
+                 total_output_tokens, max_concurrency, request_rate req/s (inf: unbounded),
+                 request_throughput req/s, output_throughput tok/s and
+                 {mean,median,p90,p99,std}_{ttft,tpot,itl,e2el}_ms), definitions (a map:
+                 metric -> the client's definition code), sources (a map: figure -> the
+                 JSON key it came from) and requests (how many per-request rows it has).
+``requests``     one request of a point: point, index, ttft_ms, e2el_ms, input_tokens,
+                 output_tokens, error (NULL when it succeeded).
 ``inputs``       one input file: path (repo-relative), sha256, role (run, claims, scenario,
                  result, log, launch, other).
 """
@@ -41,10 +63,32 @@ RESULT_COLUMNS = (
     ("completed", "BIGINT"), ("failed", "BIGINT"), ("total_input_tokens", "BIGINT"),
     ("total_output_tokens", "BIGINT"), ("request_rate", "DOUBLE"),
     ("max_concurrency", "BIGINT"), ("date", "VARCHAR"), ("random_input_len", "BIGINT"),
-    ("stats", "VARCHAR"), ("input_lens", "BIGINT[]"), ("output_lens", "BIGINT[]"),
+    ("stats", "MAP(VARCHAR, MAP(VARCHAR, DOUBLE))"), ("input_lens", "BIGINT[]"), ("output_lens", "BIGINT[]"),
     ("ttfts", "DOUBLE[]"), ("latencies", "DOUBLE[]"), ("itls", "DOUBLE[][]"),
     ("errors", "VARCHAR[]"),
 )
+# nested fields of log records: lists keep their type; launch settings get their own table
+LIST_COLUMNS = {"per_position_acceptance": "DOUBLE[]"}
+SETTING_FIELDS = ("flags", "flag_lines", "env", "args")
+SETTING_COLUMNS = ("engine", "file", "sha256", "line", "kind", "field", "key", "value",
+                   "value_line")
+POINT_TYPES = {
+    "point": "VARCHAR", "engine": "VARCHAR", "workload": "VARCHAR", "load": "VARCHAR",
+    "max_concurrency_target": "BIGINT", "request_rate_target": "DOUBLE", "repeat": "BIGINT",
+    "variant": "VARCHAR", "client": "VARCHAR", "file": "VARCHAR", "sha256": "VARCHAR",
+    "where": "VARCHAR", "line": "BIGINT", "also": "VARCHAR[]", "model": "VARCHAR",
+    "date": "VARCHAR", "scenario_input_tokens": "DOUBLE", "scenario_output_tokens": "DOUBLE",
+    "scenario_dataset": "VARCHAR", "arrival": "VARCHAR", "duration": "DOUBLE",
+    "completed": "BIGINT", "failed": "BIGINT", "total_input_tokens": "BIGINT",
+    "total_output_tokens": "BIGINT", "max_concurrency": "BIGINT", "request_rate": "DOUBLE",
+    "request_throughput": "DOUBLE", "output_throughput": "DOUBLE",
+    **{f"{s}_{m}_ms": "DOUBLE" for m in ("ttft", "tpot", "itl", "e2el")
+       for s in ("mean", "median", "p90", "p99", "std")},
+    "definitions": "MAP(VARCHAR, VARCHAR)", "sources": "MAP(VARCHAR, VARCHAR)",
+    "requests": "BIGINT",
+}
+REQUEST_COLUMNS = ("point", "index", "ttft_ms", "e2el_ms", "input_tokens", "output_tokens",
+                   "error")
 PER_REQUEST = ("input_lens", "output_lens", "ttfts", "latencies", "itls", "errors")
 EXCERPT_CHARS = 400
 
@@ -87,8 +131,11 @@ def write_results(path: Path, rows: list[dict[str, Any]]) -> None:
     con.execute(f"CREATE TABLE results ({cols})")
     names = [n for n, _ in RESULT_COLUMNS]
     for row in rows:
-        con.execute(f"INSERT INTO results VALUES ({', '.join('?' for _ in names)})",
-                    [row.get(n) for n in names])
+        values = [row.get(n) for n in names]
+        stats = row.get("stats") or {}
+        values[names.index("stats")] = {m: dict(sorted(v.items()))
+                                        for m, v in sorted(stats.items())}
+        con.execute(f"INSERT INTO results VALUES ({', '.join('?' for _ in names)})", values)
     _write(con, "SELECT * FROM results ORDER BY engine, workload, file, line", path)
 
 
@@ -96,15 +143,68 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return _read(path)
 
 
-def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> None:
-    """A table of plain values (text, numbers, NULL), columns in the given order."""
+def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
+               types: dict[str, str] | None = None) -> None:
+    """A table of plain values (text, numbers, NULL), columns in the given order;
+    ``types`` casts columns that hold lists (e.g. ``{"x": "DOUBLE[]"}``)."""
     import pandas as pd
 
     con = _connect()
     df = pd.DataFrame([{c: _clean(r.get(c)) for c in columns} for r in rows], columns=columns)
     df = df.astype(object).where(df.notna(), None)
     con.register("frame", df)
-    _write(con, "SELECT * FROM frame", path)
+    casts = types or {}
+    select = ", ".join(f'CAST("{c}" AS {casts[c]}) AS "{c}"' if c in casts else f'"{c}"'
+                       for c in columns) or "*"
+    _write(con, f"SELECT {select} FROM frame", path)
+
+
+def write_points(path: Path, rows: list[dict[str, Any]]) -> None:
+    """The ``points`` table: every column of POINT_TYPES, typed, in that order."""
+    con = _connect()
+    cols = ", ".join(f'"{n}" {t}' for n, t in POINT_TYPES.items())
+    con.execute(f"CREATE TABLE points ({cols})")
+    names = list(POINT_TYPES)
+    for row in rows:
+        con.execute(f"INSERT INTO points VALUES ({', '.join('?' for _ in names)})",
+                    [_clean(row.get(n)) if n not in ("definitions", "sources") else
+                     (row.get(n) or {}) for n in names])
+    _write(con, "SELECT * FROM points", path)
+
+
+def write_settings(path: Path, records: dict[str, list[dict[str, Any]]]) -> None:
+    """The launch settings of every launch_config and server_args record, one row each."""
+    rows = []
+    for kind in ("launch_config", "server_args"):
+        for rec in records.get(kind, []):
+            lines = rec.get("flag_lines") or {}
+            for field in ("flags", "env", "args"):
+                for key, value in sorted((rec.get(field) or {}).items()):
+                    rows.append({"engine": rec["engine"], "file": rec["file"],
+                                 "sha256": rec.get("sha256"), "line": rec["line"],
+                                 "kind": kind, "field": field, "key": key,
+                                 "value": json.dumps(value, sort_keys=True, default=str),
+                                 "value_line": lines.get(key) if field != "args" else None})
+    write_rows(path, rows, list(SETTING_COLUMNS),
+               {"value": "JSON", "line": "BIGINT", "value_line": "BIGINT"})
+
+
+def _attach_settings(records: dict[str, list[dict[str, Any]]], path: Path) -> None:
+    """Put each record's launch settings back as mappings (flags, flag_lines, env, args)."""
+    if not path.is_file():
+        return
+    by_record: dict[tuple, dict[str, dict]] = {}
+    for row in read_rows(path):
+        fields = by_record.setdefault((row["kind"], row["file"], int(row["line"])), {})
+        fields.setdefault(row["field"], {})[row["key"]] = json.loads(row["value"])
+        if row.get("value_line") is not None:
+            fields.setdefault("flag_lines", {})[row["key"]] = int(row["value_line"])
+    for kind in ("launch_config", "server_args"):
+        for rec in records.get(kind, []):
+            fields = by_record.get((kind, rec["file"], int(rec["line"])), {})
+            for field in ("flags", "env", "args", "flag_lines"):
+                if field in fields or (field != "args") == (kind == "launch_config"):
+                    rec[field] = fields.get(field, {})
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -121,7 +221,7 @@ def _result_entry(run: Run, row: dict[str, Any]) -> ResultEntry:
         duration=row["duration"], completed=int(row["completed"]),
         total_input_tokens=row["total_input_tokens"],
         total_output_tokens=row["total_output_tokens"], request_rate=row["request_rate"],
-        max_concurrency=row["max_concurrency"], stats=json.loads(row["stats"]),
+        max_concurrency=row["max_concurrency"], stats=row["stats"] or {},
         per_request={k: row[k] for k in PER_REQUEST if row.get(k) is not None}, raw=raw)
     # the file is named, never opened again: everything later steps need is in the row
     file = RawFile(path=run.paths.root / row["file"], rel=row["file"], sha256=row["sha256"])
@@ -152,13 +252,18 @@ def load_ingested(run: Run) -> Ingested:
                 if isinstance(row.get(key), float):
                     row[key] = int(row[key])
         records[path.stem.removeprefix("records_")] = rows
+    _attach_settings(records, folder / "settings.parquet")
+    points = read_rows(folder / "points.parquet") if (folder / "points.parquet").is_file() \
+        else []
+    requests = read_rows(folder / "requests.parquet") \
+        if (folder / "requests.parquet").is_file() else []
     summaries = json.loads((run.paths.ingest_json).read_text())["files"]
     windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
     results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
     excerpts = {(r["file"], int(r["line"])): r["text"]
                 for r in read_rows(folder / "excerpts.parquet")}
     return Ingested(records=records, summaries=summaries, results=results, windows=windows,
-                    excerpts=excerpts)
+                    excerpts=excerpts, points=points, requests=requests)
 
 
 def input_checksum(run: Run, path) -> str:
@@ -172,6 +277,3 @@ def input_checksum(run: Run, path) -> str:
                 return row["sha256"]
     return sha256_file(path)
 
-
-def stats_json(stats: dict) -> str:
-    return json.dumps(stats, sort_keys=True, allow_nan=True)

@@ -8,7 +8,14 @@ import re
 from pathlib import Path
 
 from ..core.errors import MissingInputError, ParseError, ReportError
-from ..core.files import read_json, read_text, sha256_file, write_json, write_text_atomic  # noqa: F401 (re-exported)
+from ..core.files import (  # noqa: F401 (re-exported)
+    looks_binary,
+    read_json,
+    read_text,
+    sha256_file,
+    write_json,
+    write_text_atomic,
+)
 from ..core.records import BenchResult, RawFile, ResultEntry, Run  # noqa: F401 (re-exported)
 from ..core.runmeta import Workload, load_run  # noqa: F401 (re-exported)
 from .parsers import parse_results
@@ -44,16 +51,6 @@ def _match_workload(result: BenchResult, workloads: tuple[Workload, ...]) -> Wor
     if abs(best.input_tokens - mean_input) <= 0.10 * best.input_tokens:
         return best
     return None
-
-
-def looks_binary(head: bytes) -> bool:
-    """True for bytes that are not text: a NUL, or a start that is not UTF-8 at all."""
-    if b"\x00" in head:
-        return True
-    sample = head[:4096]
-    text = sample.decode("utf-8", errors="replace")
-    bad = text.count("\ufffd") - (1 if len(sample) == 4096 else 0)   # a cut last character
-    return bad > max(8, len(sample) // 50)
 
 
 def load_results(run: Run, warnings: list[str] | None = None) -> list[ResultEntry]:

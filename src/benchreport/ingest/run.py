@@ -4,27 +4,31 @@ time window of each benchmark inside the (possibly much longer) server logs."""
 from __future__ import annotations
 
 import datetime as dt
-import json
+import io as _io
 from typing import Any
 
 from ..core.errors import ParseError, ReportError
+from ..core.files import read_text
 from ..core.records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
     EXCERPT_CHARS,
+    LIST_COLUMNS,
     PER_REQUEST,
+    REQUEST_COLUMNS,
+    SETTING_FIELDS,
     input_checksum,
     load_ingested,
     read_rows,
-    stats_json,
     warnings_of,
+    write_points,
     write_results,
     write_rows,
+    write_settings,
 )
 from .io import (
     RawFile,
     ResultEntry,
     Run,
-    load_results,
     raw_files,
     read_raw,
     sha256_file,
@@ -32,6 +36,9 @@ from .io import (
 )
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
+from .parsers.results import SGLANG_CLIENT, VLLM_CLIENT, parse_results
+from .points import RESULT_SUFFIXES as POINT_SUFFIXES
+from .points import load_points, point_row, request_row
 
 BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
 MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
@@ -45,24 +52,21 @@ def ingest_run(run: Run) -> Ingested:
     """Read every raw file of the run. Result files go through load_results (matched to
     workloads); logs and launch configurations through the streaming parsers."""
     result_notes: list[str] = []
-    results = load_results(run, result_notes)
+    points = load_points(run, result_notes)
+    results = single_point_results(run, points)
     records: dict[str, list[dict[str, Any]]] = {}
     summaries = []
     excerpts: dict[tuple[str, int], str] = {}
-    year = run.meta.date.year
+    year = run.meta.date.year if run.meta.date else dt.date.today().year
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
-            if raw.path.name.lower().endswith(RESULT_SUFFIXES):
-                continue          # already read, with workload matching, by load_results
+            if raw.path.name.lower().endswith(POINT_SUFFIXES):
+                continue          # already read, with workload matching, by load_points
             summary = Summary(file=raw.rel, engine="auto")
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
             if wanted != "auto":
                 _check_log_engine(raw, engine.id, engine.name)
             for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
-                # nested values become JSON text, so each table is flat
-                for key in ("env", "flags", "flag_lines", "args", "per_position_acceptance"):
-                    if key in rec:
-                        rec[key] = json.dumps(rec[key], sort_keys=True, default=str)
                 records.setdefault(rec["kind"], []).append(
                     {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
@@ -74,16 +78,50 @@ def ingest_run(run: Run) -> Ingested:
     for path in sorted(run.paths.data.glob("*.yaml")):     # run.yaml, claims.yaml, …
         excerpts.update(((run.paths.rel(path), n), text)
                         for n, text in line_texts(path, None).items())
-    for entry in results:
+    for entry in points:
         mine = [n for n in result_notes if n.startswith(f"{entry.file.rel}:")]
         summaries.append({"file": entry.file.rel, "engine": entry.engine,
                           "engine_folder": entry.engine, "lines": None, "unrecognised": 0,
                           "counts": {"bench_result": 1}, "warnings": mine,
                           "sha256": entry.file.sha256, "workload": entry.workload,
-                          "record_line": entry.result.line})
-    ing = Ingested(records=records, summaries=summaries, results=results, windows=[])
+                          "record_line": entry.point.line, "point": entry.id,
+                          "client": entry.point.client})
+    rows = [point_row(e) for e in points]
+    requests = [request_row(e, i, r) for e in points for i, r in enumerate(e.point.requests)]
+    ing = Ingested(records=records, summaries=summaries, results=results, windows=[],
+                   points=rows, requests=requests)
     return Ingested(records=records, summaries=summaries, results=results,
-                    windows=find_windows(run, ing), excerpts=excerpts)
+                    windows=find_windows(run, ing), excerpts=excerpts, points=rows,
+                    requests=requests)
+
+
+V1_CLIENTS = (VLLM_CLIENT, SGLANG_CLIENT)
+
+
+def single_point_results(run: Run, points: list) -> list[ResultEntry]:
+    """The results that the single-point analyses read (end-to-end, latency, the log
+    windows): one vLLM or SGLang result per engine and workload that is not a sweep. A sweep
+    or another client's points are shown by the campaign analyses instead."""
+    from collections import Counter
+
+    count = Counter((e.engine, e.workload) for e in points)
+    # the single-point analyses need one concurrency and a prompt count
+    sweeps = {w.id for w in run.meta.workloads
+              if w.is_sweep or w.concurrency is None or w.num_prompts is None}
+    out = []
+    parsed: dict[str, list[BenchResult]] = {}
+    for e in points:
+        if e.workload in sweeps or count[(e.engine, e.workload)] > 1 or \
+                e.point.client not in V1_CLIENTS:
+            continue
+        if e.file.rel not in parsed:
+            parsed[e.file.rel] = parse_results(_io.StringIO(read_text(e.file.path, e.file.rel)),
+                                               e.file.rel, warn=lambda n, m: None)
+        found = [r for r in parsed[e.file.rel] if e.point.line in (None, r.line)]
+        if found:
+            out.append(ResultEntry(engine=e.engine, workload=e.workload, result=found[0],
+                                   file=e.file))
+    return out
 
 
 def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict[int, str]:
@@ -132,7 +170,7 @@ def _text(raw: bytes, limit: int) -> str:
 
 def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
     """A server log under raw/<engine>/ must be that engine's log (by its line prefixes)."""
-    from .io import looks_binary
+    from ..core.files import looks_binary
     from .parsers.logscan import BLOCK, detect_engine
 
     with open(raw.path, "rb") as fh:
@@ -229,7 +267,7 @@ def _result_row(entry: ResultEntry) -> dict[str, Any]:
             "date": raw.get("date") if isinstance(raw.get("date"), str) else None,
             "random_input_len": raw.get("random_input_len")
             if isinstance(raw.get("random_input_len"), int) else None,
-            "stats": stats_json(r.stats),
+            "stats": r.stats,
             **{k: r.per_request.get(k) for k in PER_REQUEST}}
 
 
@@ -250,17 +288,26 @@ def _inputs(run: Run) -> list[dict[str, Any]]:
 
 
 def save_ingest(run: Run, ing: Ingested) -> list[str]:
-    """Write the derived tables (derived/tables/*.parquet, see ``tables``), and
-    derived/ingest.json (what each file held) and derived/windows.json."""
+    """Write the derived tables (derived/tables/*.parquet, see ``tables``),
+    derived/ingest.json (what each file held), derived/windows.json, and byte copies of the
+    run's description files in derived/inputs/ (the steps after ingest read those)."""
     folder = run.paths.tables
     written = []
     for old in folder.glob("*.csv") if folder.is_dir() else []:
         old.unlink()                  # an earlier build's CSV tables
     for kind in sorted(ing.records):
         path = folder / f"records_{kind}.parquet"
-        write_rows(path, ing.records[kind], list(ing.table(kind).columns))
+        columns = [c for c in ing.table(kind).columns if c not in SETTING_FIELDS]
+        write_rows(path, ing.records[kind], columns, LIST_COLUMNS)
         written.append(path)
+    write_settings(folder / "settings.parquet", ing.records)
+    written.append(folder / "settings.parquet")
     write_results(folder / "results.parquet", [_result_row(e) for e in ing.results])
+    write_points(folder / "points.parquet", ing.points)
+    write_rows(folder / "requests.parquet", ing.requests, list(REQUEST_COLUMNS),
+               {"point": "VARCHAR", "index": "BIGINT", "ttft_ms": "DOUBLE", "e2el_ms": "DOUBLE",
+                "input_tokens": "BIGINT", "output_tokens": "BIGINT", "error": "VARCHAR"})
+    written += [folder / "points.parquet", folder / "requests.parquet"]
     write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
                ["engine", "workload", "start", "end", "source"])
     write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
@@ -269,6 +316,13 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
                ["file", "line", "text"])
     written += [folder / "results.parquet", folder / "windows.parquet",
                 folder / "inputs.parquet", folder / "excerpts.parquet"]
+    copies = run.paths.inputs_copy
+    copies.mkdir(parents=True, exist_ok=True)
+    for old in copies.iterdir():
+        old.unlink()
+    for path in sorted(run.paths.data.glob("*.yaml")):     # run.yaml, claims.yaml, scenario
+        (copies / path.name).write_bytes(path.read_bytes())
+        written.append(copies / path.name)
     write_json(run.paths.ingest_json, {"run_id": run.id, "files": sorted(
         ing.summaries, key=lambda s: s["file"])})
     write_json(run.paths.windows_json, [w.__dict__ for w in ing.windows])

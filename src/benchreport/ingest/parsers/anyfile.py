@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 from ...core.errors import ParseError
 from .launch import parse_launch
 from .logscan import Summary, scan
-from .results import SGLANG_CLIENT, VLLM_CLIENT, BenchResult, parse_results
+from .results import SGLANG_CLIENT, VLLM_CLIENT, BenchResult
 
 RESULT_SUFFIXES = (".json", ".jsonl")
 LAUNCH_SUFFIXES = (".yaml", ".yml")
@@ -63,19 +63,24 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
                          "server log", path=path)
     lower = path.lower()
     # JSON: an object, or an array of objects/strings; a log line may start with "[" too.
-    if stripped[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", stripped):
+    # CSV: a client's export (AIPerf, GenAI-Perf). Both go to the client parsers.
+    if stripped[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", stripped) or lower.endswith(".csv"):
+        from ..clients import read_points
+
         data = fp.read()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"byte 0x{data[exc.start]:02x} is not UTF-8 text", path=path,
-                             line=data[: exc.start].count(b"\n") + 1) from None
-        results = parse_results(io.StringIO(text), path)
+        points = read_points(data, path)
+        text = data.decode("utf-8", errors="replace")
         summary.lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        summary.engine = engine if engine != "auto" else engine_of_result(results[0])
-        for r in results:
-            summary.counts["bench_result"] = summary.counts.get("bench_result", 0) + 1
-            yield result_record(r)
+        told = next((p.engine for p in points if p.engine), None)
+        summary.engine = engine if engine != "auto" else (told or "unknown")
+        for index, p in enumerate(points):
+            summary.warnings.extend(p.warnings)
+            if p.role != "requests":
+                summary.counts["bench_result"] = summary.counts.get("bench_result", 0) + 1
+                yield p.record()
+            for r in p.requests:
+                summary.counts["request"] = summary.counts.get("request", 0) + 1
+                yield {"kind": "request", "line": p.line, "point": index, **r}
         return
     if lower.endswith(LAUNCH_SUFFIXES):
         text = fp.read().decode("utf-8", errors="replace")

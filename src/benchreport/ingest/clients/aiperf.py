@@ -1,0 +1,460 @@
+"""NVIDIA AIPerf and GenAI-Perf result files (clients "aiperf" and "genai-perf").
+
+Read from content:
+
+- AIPerf ``profile_export_aiperf.json``. Early schema (Oct 2025, seen in a real file):
+  ``records``, a dict of metrics keyed by short tags (``ttft``, ``ttst``, ``request_latency``
+  …), each ``{tag, unit, header, avg, min, max, p1…p99, std, count}``, plus ``input_config``,
+  ``error_summary``, ``start_time``, ``end_time``. Newer schema (not seen in a real file; read
+  as the reference describes): the same metric dicts at the top level under long names
+  (``time_to_first_token`` …) beside ``schema_version`` / ``aiperf_version``.
+- GenAI-Perf ``profile_export_genai_perf.json`` (2024, seen in real files): top-level metric
+  dicts ``{unit, avg, p99…p25, min, max, std}`` and a flat ``input_config``.
+- The ``profile_export_aiperf.csv`` export: blocks separated by blank lines, a percentile
+  table (``Metric,avg,min,max,p1,…``) then ``Metric,Value`` rows, where each metric name
+  carries its unit in parentheses ("Time to First Token (ms)"). A point with role
+  "duplicate": the same run as the JSON beside it, fully parsed so a CSV alone works.
+  GenAI-Perf's CSV has the same layout (told apart by its "(per sec)" units or
+  p99-first columns; not seen in a real file).
+- AIPerf per-request ``profile_export.jsonl`` (``{metadata, metrics: {name: {value, unit}},
+  error}`` per line, seen in a real file): a point with role "requests" holding only the
+  per-request rows and the completed / failed counts; error records (e.g. HTTP 499
+  cancellations) are rows with ``error`` set, never dropped.
+
+Every latency is converted with its unit field (ns / us / ms / s). Statistics are AIPerf's
+own, over successful requests; ``request_count`` counts successful requests and
+``error_request_count`` the errored ones.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime
+from typing import Any
+
+from ...core.errors import ParseError
+from .base import Doc, Point, dig, finite, number, rate_value, redact
+
+AIPERF, GENAI_PERF = "aiperf", "genai-perf"
+
+# contract metric -> metric names (new/GenAI-Perf name first, then early AIPerf tags)
+_LATENCIES = {
+    "ttft": ("time_to_first_token", "ttft"),
+    "itl": ("inter_token_latency",),
+    "e2el": ("request_latency",),
+}
+_CODES = {"ttft": "ttft.first-token", "itl": "itl.excl-first", "e2el": "e2el.request"}
+# contract count -> metric names whose aggregate (avg) it is
+_SCALARS = {
+    "duration": ("benchmark_duration",),
+    "completed": ("request_count",),
+    "failed": ("error_request_count",),
+    "request_throughput": ("request_throughput",),
+    "output_throughput": ("output_token_throughput",),
+    "total_input_tokens": ("total_isl", "total_input_sequence_length"),
+    # output sequence length counts every generated token, reasoning included (the same
+    # tokens as output_token_throughput); AIPerf's "total_output_tokens" leaves reasoning out
+    "total_output_tokens": ("total_osl", "total_output_sequence_length"),
+}
+_STATS = (("mean", ("avg", "mean")), ("median", ("p50", "median")), ("p90", ("p90",)),
+          ("p99", ("p99",)), ("std", ("std", "stddev")))
+_TIME_MS = {"ns": 1e-6, "nanoseconds": 1e-6, "us": 1e-3, "µs": 1e-3, "microseconds": 1e-3,
+            "ms": 1.0, "milliseconds": 1.0, "s": 1000.0, "sec": 1000.0, "secs": 1000.0,
+            "second": 1000.0, "seconds": 1000.0}
+_MARKERS = ("time_to_first_token", "request_latency", "inter_token_latency",
+            "request_throughput", "output_token_throughput")
+
+
+# ------------------------------------------------------------------------------ sniff
+
+def sniff(doc: Doc) -> str | None:
+    """"aiperf" / "genai-perf" for their JSON, CSV and JSON Lines exports, else None."""
+    if doc.kind == "json" and isinstance(doc.value, dict):
+        return _json_client(doc.value)
+    if doc.kind == "jsonl":
+        for _, obj in doc.value[:5]:
+            if _is_request_record(obj):
+                return AIPERF
+        return None
+    if doc.kind == "csv":
+        return _csv_client(doc.value)
+    return None
+
+
+def _json_client(d: dict) -> str | None:
+    records = d.get("records")
+    if isinstance(records, dict) and any(
+            isinstance(v, dict) and "unit" in v for v in records.values()):
+        return AIPERF
+    if not any(isinstance(d.get(k), dict) and "unit" in d[k] for k in _MARKERS):
+        return None
+    config = d.get("input_config")
+    if "aiperf_version" in d or "schema_version" in d or (
+            isinstance(config, dict) and "loadgen" in config):
+        return AIPERF
+    return GENAI_PERF
+
+
+def _is_request_record(obj: Any) -> bool:
+    if not isinstance(obj, dict) or not isinstance(obj.get("metrics"), dict):
+        return False
+    metrics = obj["metrics"]
+    return ("metadata" in obj or "error" in obj) and all(
+        isinstance(v, dict) and "value" in v for v in metrics.values())
+
+
+def _csv_client(text: str) -> str | None:
+    first = text.lstrip().split("\n", 1)[0].strip().lower().replace(" ", "")
+    if not first.startswith("metric,"):
+        return None
+    low = text.lower()
+    if not any(name in low for name in ("time to first token", "request latency",
+                                        "request throughput")):
+        return None
+    header = first.split(",")
+    if "(per sec)" in low or (header[1:5] == ["avg", "min", "max", "p99"]):
+        return GENAI_PERF
+    return AIPERF
+
+
+# ------------------------------------------------------------------------------ parse
+
+def parse(doc: Doc) -> list[Point]:
+    """The run summary (JSON), its CSV duplicate, or its per-request records (JSON Lines)."""
+    client = sniff(doc)
+    if doc.kind == "jsonl":
+        return [_requests_point(doc)]
+    if doc.kind == "csv":
+        return [_csv_point(doc, client or AIPERF)]
+    return [_json_point(doc, client or AIPERF)]
+
+
+def _err(doc: Doc, message: str, line: int | None = None) -> ParseError:
+    return ParseError(message, path=doc.path, line=line)
+
+
+def _unit_ms(unit: Any) -> float | None:
+    """The factor from ``unit`` to milliseconds, or None for a unit that is not a time."""
+    return _TIME_MS.get(str(unit).strip().lower()) if unit is not None else None
+
+
+def _is_per_second(unit: Any) -> bool:
+    text = str(unit or "").strip().lower().replace(" ", "")
+    return text.endswith(("/sec", "/s", "/second", "persec", "persecond"))
+
+
+def _json_point(doc: Doc, client: str) -> Point:
+    d = doc.value
+    records = d.get("records")
+    early = isinstance(records, dict)
+    table = records if early else d
+    prefix = "records." if early else ""
+    p = Point(client=client, file=doc.path, where="records" if early else "top level",
+              line=None, fields={})
+    # name -> (entry dict, key path)
+    metrics: dict[str, tuple[dict, str]] = {}
+    for name, entry in table.items():
+        if name in ("input_config", "error_summary", "telemetry_stats"):
+            continue
+        if isinstance(entry, dict) and ("unit" in entry or "avg" in entry):
+            metrics[name] = (entry, f"{prefix}{name}")
+        elif early and entry is not None:
+            raise _err(doc, f"records.{name} is a {type(entry).__name__}, expected a metric "
+                            "object with 'unit' and 'avg'")
+    if not metrics:
+        raise _err(doc, "no metric objects (with 'unit' and 'avg'); expected AIPerf / "
+                        "GenAI-Perf metrics such as request_latency, time_to_first_token")
+
+    def find(names: tuple[str, ...]) -> tuple[dict, str] | None:
+        return next((metrics[n] for n in names if n in metrics), None)
+
+    for field_name, names in _SCALARS.items():
+        hit = find(names)
+        if hit is None:
+            continue
+        entry, at = hit
+        value = finite(entry.get("avg", entry.get("value")))
+        if value is None:
+            continue
+        unit = entry.get("unit")
+        if field_name == "duration":
+            factor = _unit_ms(unit)
+            if factor is None:
+                p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, not a time; ignored")
+                continue
+            value = value * (factor / 1000.0)          # to seconds
+        elif field_name.endswith("throughput") and unit is not None and not _is_per_second(
+                unit):
+            p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, expected a rate per "
+                              "second; ignored")
+            continue
+        if field_name in ("completed", "failed", "total_input_tokens", "total_output_tokens"):
+            value = int(round(value))
+        p.fields[field_name] = value
+        p.sources[field_name] = f"{at}.avg"
+    if "total_output_tokens" not in p.fields:
+        # without an output sequence total: visible output + reasoning tokens
+        parts = [find((n,)) for n in ("total_output_tokens", "total_reasoning_tokens")]
+        values = [finite(h[0].get("avg")) for h in parts if h]
+        if parts[0] and values and None not in values:
+            p.fields["total_output_tokens"] = int(round(sum(values)))
+            p.sources["total_output_tokens"] = " + ".join(f"{h[1]}.avg" for h in parts if h)
+    if "failed" not in p.fields and isinstance(d.get("error_summary"), list):
+        counts = [finite(e.get("count")) for e in d["error_summary"] if isinstance(e, dict)]
+        p.fields["failed"] = int(sum(c for c in counts if c is not None))
+        p.sources["failed"] = "error_summary[].count"
+    if "completed" not in p.fields and p.fields.get("failed") and find(
+            _LATENCIES["e2el"]) is None:
+        # every request failed: AIPerf then writes only the error count
+        p.fields["completed"] = 0
+        p.sources["completed"] = "no request_count and no request_latency: none succeeded"
+
+    if p.fields.get("completed") != 0:
+        for metric, names in _LATENCIES.items():
+            hit = find(names)
+            if hit is None:
+                continue
+            entry, at = hit
+            factor = _unit_ms(entry.get("unit"))
+            if factor is None:
+                p.warnings.append(f"{doc.path}: {at} has unit {entry.get('unit')!r}, not a "
+                                  "time unit (ns/us/ms/s); its statistics are left out")
+                continue
+            for stat, keys in _STATS:
+                key = next((k for k in keys if finite(entry.get(k)) is not None), None)
+                if key is not None:
+                    p.fields[f"{stat}_{metric}_ms"] = finite(entry[key]) * factor
+                    p.sources[f"{stat}_{metric}_ms"] = f"{at}.{key}"
+                    p.definitions[metric] = _CODES[metric]
+
+    config = d.get("input_config")
+    if config is not None and not isinstance(config, dict):
+        raise _err(doc, f"input_config is a {type(config).__name__}, expected an object")
+    _settings(p, config or {})
+    for name, names in (("input_tokens", ("input_sequence_length", "isl")),
+                        ("output_tokens", ("output_sequence_length", "osl"))):
+        hit = find(names)
+        mean = finite(hit[0].get("avg")) if hit else None
+        if name not in p.scenario and mean:
+            p.scenario[name] = mean
+    start = d.get("start_time")
+    if isinstance(start, str):
+        try:
+            p.date = datetime.fromisoformat(start).isoformat()
+        except ValueError:
+            pass
+    return p
+
+
+def _settings(p: Point, config: dict) -> None:
+    """Load, model, scenario targets and settings from ``input_config`` (never its
+    ``cli_command`` or endpoint URL)."""
+    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
+    stimulus = dig(config, "perf_analyzer", "stimulus")
+    stimulus = stimulus if isinstance(stimulus, dict) else {}
+
+    def pick(key: str) -> tuple[Any, str]:
+        for where, table in (("input_config.loadgen", loadgen),
+                             ("input_config.perf_analyzer.stimulus", stimulus),
+                             ("input_config", config)):
+            if table.get(key) is not None:
+                return table[key], f"{where}.{key}"
+        return None, ""
+
+    conc, conc_at = pick("concurrency")
+    rate, rate_at = pick("request_rate")
+    conc = finite(conc)
+    rate = rate_value(rate)
+    mode = str(loadgen.get("request_rate_mode") or loadgen.get("arrival_pattern")
+               or config.get("request_distribution") or "").lower()
+    arrival = next((a for a in ("poisson", "constant", "gamma") if a in mode), None)
+    if rate is not None:
+        p.load = {"kind": "rate", "max_concurrency": int(conc) if conc else None,
+                  "request_rate": rate, "arrival": arrival}
+        p.fields["request_rate"] = rate
+        p.sources["request_rate"] = rate_at
+        p.fields["max_concurrency"] = int(conc) if conc else None
+        p.sources["max_concurrency"] = conc_at or rate_at
+    elif conc:
+        p.load = {"kind": "concurrency", "max_concurrency": int(conc), "request_rate": None,
+                  "arrival": None}
+        p.fields["max_concurrency"] = int(conc)
+        p.sources["max_concurrency"] = conc_at
+
+    models = (dig(config, "endpoint", "model_names") or config.get("model_names")
+              or config.get("model") or config.get("formatted_model_name"))
+    if isinstance(models, str):
+        models = [models]
+    if isinstance(models, list) and models:
+        p.model = ", ".join(str(m) for m in models)
+
+    prompt = dig(config, "input", "prompt") or {}
+    for name, value in (
+            ("input_tokens", dig(prompt, "input_tokens", "mean")
+             or config.get("synthetic_input_tokens_mean")
+             or dig(config, "input", "synthetic_tokens", "mean")),
+            ("output_tokens", dig(prompt, "output_tokens", "mean")
+             or config.get("output_tokens_mean")
+             or dig(config, "input", "output_tokens", "mean"))):
+        x = finite(value)
+        if x:
+            p.scenario[name] = x
+    dataset = (config.get("input_dataset") or dig(config, "input", "public_dataset")
+               or dig(config, "input", "file") or config.get("prompt_source"))
+    if isinstance(dataset, str) and dataset:
+        p.scenario["dataset"] = redact(dataset)[:200]
+
+    if config.get("service_kind") == "triton" and isinstance(config.get("backend"), str):
+        p.engine = config["backend"]            # the engine Triton serves (vllm, tensorrtllm)
+    for name, value in (("request_count", loadgen.get("request_count")),
+                        ("num_prompts", config.get("num_prompts")),
+                        ("request_cancellation_rate", loadgen.get("request_cancellation_rate")),
+                        ("endpoint_type", dig(config, "endpoint", "type")
+                         or config.get("endpoint_type")),
+                        ("streaming", dig(config, "endpoint", "streaming")
+                         if dig(config, "endpoint", "streaming") is not None
+                         else config.get("streaming")),
+                        ("measurement_interval", config.get("measurement_interval"))):
+        if isinstance(value, bool | int | float | str) and value is not None:
+            p.params[name] = value
+
+
+# -------------------------------------------------------------------------------- CSV
+
+# normalised CSV metric name -> JSON metric name
+_CSV_NAMES = {
+    "time to first token": "time_to_first_token", "request latency": "request_latency",
+    "inter token latency": "inter_token_latency", "benchmark duration": "benchmark_duration",
+    "request count": "request_count", "error request count": "error_request_count",
+    "request throughput": "request_throughput",
+    "output token throughput": "output_token_throughput",
+    "total input sequence length": "total_isl", "total output sequence length": "total_osl",
+    "total output tokens": "total_output_tokens",
+    "total reasoning tokens": "total_reasoning_tokens",
+    "input sequence length": "input_sequence_length",
+    "output sequence length": "output_sequence_length",
+}
+
+
+def _split_label(label: str) -> tuple[str, str | None]:
+    """"Time to First Token (ms)" -> ("time to first token", "ms")."""
+    label = label.strip()
+    unit = None
+    if label.endswith(")") and "(" in label:
+        label, unit = label[: label.rindex("(")].strip(), label[label.rindex("(") + 1:-1]
+    return " ".join(label.lower().split()), unit
+
+
+def _csv_point(doc: Doc, client: str) -> Point:
+    """The CSV export read into the same metric dicts as the JSON, then parsed alike."""
+    metrics: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
+    header: list[str] | None = None               # None: the next row is a block's header
+    rows = csv.reader(io.StringIO(doc.value))
+    for n, row in enumerate(rows, start=1):
+        if not any(cell.strip() for cell in row):
+            header = None                          # a blank line ends a block
+            continue
+        if header is None:
+            # a "Metric,…" table, or another block (GPU telemetry …) that is skipped whole
+            header = [c.strip().lower() for c in row] if row[0].strip().lower() == "metric" \
+                else []
+            continue
+        if not header:
+            continue
+        name, unit = _split_label(row[0])
+        key = _CSV_NAMES.get(name)
+        if key is None:
+            continue                               # telemetry and metrics not in the contract
+        entry = metrics.setdefault(key, {"unit": unit, "label": row[0].strip()})
+        lines.setdefault(key, n)
+        for col, cell in zip(header[1:], row[1:], strict=False):
+            value = number(cell)
+            if value is None and cell.strip():
+                raise _err(doc, f"{row[0].strip()!r}: {cell.strip()!r} under {col!r} is not "
+                                "a number", line=n)
+            entry["avg" if col == "value" else col] = value
+    if not metrics:
+        raise _err(doc, "no known metric rows; expected AIPerf / GenAI-Perf rows such as "
+                        "'Request Latency (ms)'", line=1)
+    sub = Doc(doc.path, doc.name, "json", metrics, doc.text)
+    p = _json_point(sub, client)
+    p.where, p.line, p.role = "line 1", 1, "duplicate"
+    p.sources = {f: _csv_source(src, metrics, lines) for f, src in p.sources.items()}
+    return p
+
+
+def _csv_source(src: str, metrics: dict[str, dict], lines: dict[str, int]) -> str:
+    """"time_to_first_token.p99" -> "line 10: Time to First Token (ms) [p99]"."""
+    parts = []
+    for piece in src.split(" + "):
+        key, _, col = piece.partition(".")
+        if key in metrics:
+            col = "Value" if col == "avg" and "p50" not in metrics[key] else col
+            parts.append(f"line {lines[key]}: {metrics[key]['label']} [{col}]")
+        else:
+            parts.append(piece)
+    return " + ".join(parts)
+
+
+# ------------------------------------------------------------------------ JSON Lines
+
+def _requests_point(doc: Doc) -> Point:
+    rows: list[tuple[int, Any]] = doc.value
+    first = rows[0][0] if rows else None
+    p = Point(client=AIPERF, file=doc.path, where=f"lines {first}–{rows[-1][0]}" if rows
+              else "", line=first, fields={}, role="requests")
+    warmup = 0
+    for n, obj in rows:
+        metrics = obj.get("metrics") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict) or not isinstance(metrics or {}, dict) or (
+                metrics is None and not obj.get("error")):
+            raise _err(doc, "expected an AIPerf request record {metadata, metrics, error} "
+                            "with a 'metrics' object or an 'error'", line=n)
+        if dig(obj, "metadata", "credit_phase") == "warmup":
+            warmup += 1
+            continue
+        p.requests.append(_request_row(metrics or {}, obj.get("error")))
+    failed = sum(1 for r in p.requests if r.get("error"))
+    p.fields["completed"] = len(p.requests) - failed
+    p.fields["failed"] = failed
+    p.sources["completed"] = "records without 'error'"
+    p.sources["failed"] = "records with 'error'"
+    if warmup:
+        p.warnings.append(f"{doc.path}: {warmup} warm-up record(s) (credit_phase 'warmup') "
+                          "are not counted")
+    return p
+
+
+def _request_row(metrics: dict, error: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+
+    def value(*names: str) -> tuple[float | None, Any]:
+        for name in names:
+            entry = metrics.get(name)
+            if isinstance(entry, dict) and finite(entry.get("value")) is not None:
+                return finite(entry["value"]), entry.get("unit")
+        return None, None
+
+    for name, names in (("ttft_ms", ("time_to_first_token", "ttft")),
+                        ("e2el_ms", ("request_latency",))):
+        x, unit = value(*names)
+        factor = _unit_ms(unit)
+        if x is not None and factor is not None:
+            row[name] = x * factor
+    for name, names in (("input_tokens", ("input_sequence_length", "isl")),
+                        ("output_tokens", ("output_sequence_length", "osl",
+                                           "output_token_count"))):
+        x, _ = value(*names)
+        if x is not None:
+            row[name] = int(x)
+    if error:
+        if isinstance(error, dict):
+            text = " ".join(str(error[k]) for k in ("code", "type") if error.get(k) is not None)
+            if error.get("message"):
+                text = f"{text}: {error['message']}" if text else str(error["message"])
+        else:
+            text = str(error)
+        row["error"] = redact(text or "error")[:500]
+    return row

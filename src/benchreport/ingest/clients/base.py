@@ -1,0 +1,185 @@
+"""The one normalised shape every benchmark client's results are read into.
+
+A client module (``vllm.py``, ``guidellm.py``, …) looks at a decoded file (a `Doc`) and, when
+it recognises the content, returns `Point`s: one per benchmark point the file holds, each
+with the contract fields of `FIELDS`, what load and scenario the file itself records, and
+its per-request rows. Each client's own definition of every latency it reports travels with
+the point (`definitions`), so the report can print it beside the numbers and refuse to
+compare points whose definitions differ.
+
+Units after normalisation: durations in s, latencies in ms, throughputs per s, tokens as
+counts. ``request_rate`` is a float or the string ``"inf"``; ``max_concurrency`` is None
+when the load was unbounded by concurrency.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CLIENTS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf", "genai-perf",
+           "genai-bench", "llmperf", "vllm-nightly-aggregate")
+METRICS = ("ttft", "tpot", "itl", "e2el")
+STATS = ("mean", "median", "p90", "p99", "std")
+COUNTS = ("duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+          "max_concurrency", "request_rate", "request_throughput", "output_throughput")
+FIELDS = COUNTS + tuple(f"{s}_{m}_ms" for m in METRICS for s in STATS)
+REQUEST_FIELDS = ("ttft_ms", "e2el_ms", "input_tokens", "output_tokens", "error")
+
+
+@dataclass
+class Doc:
+    """A file's decoded content, handed to every client's ``sniff``/``parse``.
+
+    ``kind`` is "json" (``value`` is the document), "jsonl" (``value`` is a list of
+    ``(line, object)``), "csv" (``value`` is the text with CRLF normalised) or "text".
+    """
+
+    path: str                 # as shown in messages (repo-relative or as given)
+    name: str                 # file name only
+    kind: str
+    value: Any
+    text: str = ""
+
+
+@dataclass
+class Point:
+    """One benchmark point of one client file, normalised."""
+
+    client: str                          # one of CLIENTS
+    file: str                            # Doc.path
+    where: str                           # locator in the file: "line 3", "benchmarks[0]", "[1]"
+    line: int | None                     # 1-based line of the record, when it has one
+    fields: dict[str, Any]               # keys from FIELDS only; only what the file holds
+    # what the file records about the scenario: dataset, input_tokens, output_tokens (the
+    # target or, failing that, the mean), and the distribution as written ("N(2000,200)")
+    scenario: dict[str, Any] = field(default_factory=dict)
+    # load as recorded: {"kind": "concurrency" | "rate" | "unbounded" | "synchronous",
+    #  "max_concurrency": int | None, "request_rate": float | "inf" | None,
+    #  "arrival": "poisson" | "constant" | "gamma" | None}
+    load: dict[str, Any] = field(default_factory=dict)
+    # other settings the file records that tell points apart: run_number, max_num_seqs,
+    # num_prompts, tag, strategy, … (never command lines or secrets)
+    params: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    engine: str | None = None            # "vllm", "sglang", … when the content says so
+    date: str | None = None              # ISO date or datetime when the file records one
+    definitions: dict[str, str] = field(default_factory=dict)   # metric -> definition code
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    # keys of the file each contract field came from, for provenance: field -> JSON key path
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    # "summary": a point with statistics; "requests": only per-request rows, to be attached
+    # to the summary point of the same run (AIPerf's profile_export.jsonl); "duplicate": the
+    # same point as another view of the same run (AIPerf's CSV beside its JSON)
+    role: str = "summary"
+
+    def record(self) -> dict[str, Any]:
+        """The point as one flat ``bench_result`` record (``benchreport parse --json``)."""
+        rec: dict[str, Any] = {"kind": "bench_result", "client": self.client,
+                               "where": self.where, "line": self.line}
+        for key in FIELDS:
+            if key in self.fields:
+                rec[key] = self.fields[key]
+        rec["failed"] = self.fields.get("failed")
+        for key in ("dataset", "input_tokens", "output_tokens"):
+            if key in self.scenario:
+                rec[f"scenario_{key}"] = self.scenario[key]
+        rec["load_kind"] = self.load.get("kind")
+        for key, value in sorted(self.params.items()):
+            rec[f"param_{key}"] = value
+        rec["model"] = self.model
+        rec["engine"] = self.engine
+        rec["date"] = self.date
+        rec["definitions"] = dict(sorted(self.definitions.items()))
+        rec["requests"] = len(self.requests)
+        return rec
+
+
+# Definitions of each metric, keyed by a short code that points carry. The report prints
+# the text; two points are compared on a metric only when their codes agree.
+DEFINITIONS = {
+    "ttft.first-token": "time from sending the request to the first streamed token",
+    "tpot.excl-first": "(E2E − TTFT) ÷ (output tokens − 1), per request, then over requests",
+    "itl.per-chunk": "gap between consecutive streamed chunks, pooled over all requests",
+    "itl.mean-per-request": "each request's mean gap between chunks, then over requests",
+    "itl.excl-first": "(E2E − TTFT) ÷ (output tokens − 1) per request (AIPerf/GenAI-Perf "
+                      "inter-token latency)",
+    "e2el.request": "time from sending the request to its last token",
+}
+
+
+_KEYISH = re.compile(
+    r"(?i)((?:api[_-]?key|token|secret|password|authorization|bearer)[\"']?\s*[:= ]\s*[\"']?)"
+    r"([^\s\"',]+)")
+_LONG_SECRET = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|[A-Za-z0-9_-]{32,})\b")
+
+
+def redact(text: str) -> str:
+    """``text`` with anything that looks like a key or token replaced by ``[redacted]``.
+
+    >>> redact("genai-bench benchmark --api-key sk-abc123456789 --model m")
+    'genai-bench benchmark --api-key [redacted] --model m'
+    >>> redact('{"Authorization": "Bearer abcdef"}')
+    '{"Authorization": "[redacted] abcdef"}'
+    """
+    text = _KEYISH.sub(lambda m: m.group(1) + "[redacted]", text)
+    return _LONG_SECRET.sub("[redacted]", text)
+
+
+def rate_value(value: Any) -> float | str | None:
+    """A request rate as a float, or ``"inf"`` for Infinity / "inf" / "Infinity".
+
+    >>> rate_value(float("inf")), rate_value("inf"), rate_value("4"), rate_value(None)
+    ('inf', 'inf', 4.0, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("inf", "infinity", "+inf"):
+            return "inf"
+        try:
+            value = float(low.replace(",", ""))
+        except ValueError:
+            return None
+    if isinstance(value, bool):
+        return None
+    value = float(value)
+    return "inf" if math.isinf(value) else value
+
+
+def number(value: Any) -> float | None:
+    """A number from a JSON value or a CSV cell ("1,234.5", "", None → None).
+
+    >>> number("1,234.5"), number(""), number(7), number("n/a")
+    (1234.5, None, 7.0, None)
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip().strip('"').replace(",", "")
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def finite(value: Any) -> float | None:
+    """A finite number, or None (for absent, unparsable, NaN and ±Infinity values)."""
+    x = number(value)
+    return x if x is not None and math.isfinite(x) else None
+
+
+def dig(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]…``, or None as soon as a level is missing or not an object."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data

@@ -1,0 +1,325 @@
+"""Benchmark points: every result file of a run, from any client, matched to its place in
+the campaign that run.yaml declares (engine × workload × load × repeat).
+
+A point is matched by what its own file records: the input length (to a workload), the
+concurrency and request rate (to one of the workload's loads) and sweep parameters such as
+vLLM's ``max_num_seqs``. When the file and run.yaml disagree, the error names both values.
+Two results of one point count as repeats only when run.yaml declares ``repeats`` or the
+files come from a repeat layout (``vllm bench sweep``'s ``run=N.json``); otherwise it is an
+error, as it always was.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import MissingInputError, ParseError, ReportError
+from ..core.records import RawFile, Run
+from ..core.runmeta import Load, Workload
+from .clients import read_points
+from .clients.base import Point
+
+RESULT_SUFFIXES = (".json", ".jsonl", ".csv")
+INPUT_TOLERANCE = 0.10        # a file's mean input length within 10% of the workload's
+OUTPUT_TOLERANCE = 0.10
+
+
+@dataclass
+class PointEntry:
+    """One benchmark point matched to the run: which engine, workload, load and repeat."""
+
+    engine: str
+    workload: str
+    load: Load
+    repeat: int                   # 1-based
+    variant: str                  # sweep parameters besides the load ("max_num_seqs-4"), and
+                                  # the client when an engine has several ("client-guidellm")
+    point: Point
+    file: RawFile
+    also: list[str] = field(default_factory=list)      # other views of the same run
+
+    @property
+    def id(self) -> str:
+        """``<engine>.<workload>.<load>[.<variant>].r<repeat>``."""
+        parts = [self.engine, self.workload, self.load.id]
+        if self.variant:
+            parts.append(self.variant)
+        return ".".join(parts + [f"r{self.repeat}"])
+
+
+def _mean_input(p: Point) -> float | None:
+    if p.scenario.get("input_tokens"):
+        return float(p.scenario["input_tokens"])
+    done = p.fields.get("completed")
+    total = p.fields.get("total_input_tokens")
+    if done and total:
+        return total / done
+    if p.requests:
+        lens = [r["input_tokens"] for r in p.requests if r.get("input_tokens")]
+        if lens:
+            return sum(lens) / len(lens)
+    return None
+
+
+def _mean_output(p: Point) -> float | None:
+    if p.scenario.get("output_tokens"):
+        return float(p.scenario["output_tokens"])
+    done = p.fields.get("completed")
+    total = p.fields.get("total_output_tokens")
+    return total / done if done and total else None
+
+
+def point_load(p: Point) -> Load:
+    """The load a point's file records."""
+    rate = p.load.get("request_rate", p.fields.get("request_rate"))
+    conc = p.load.get("max_concurrency", p.fields.get("max_concurrency"))
+    if p.load.get("kind") == "synchronous":
+        conc = 1
+    return Load(int(conc) if conc is not None else None,
+                rate if rate in (None, "inf") else float(rate))
+
+
+def _same_load(found: Load, declared: Load) -> bool:
+    def rate_eq(a, b) -> bool:
+        if a is None or b is None:
+            return a == b or {a, b} <= {None, "inf"}     # unbounded and inf are one thing
+        if "inf" in (a, b):
+            return a == b
+        return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
+    return found.max_concurrency == declared.max_concurrency and rate_eq(
+        found.request_rate, declared.request_rate)
+
+
+def match_load(p: Point, w: Workload, where: str) -> Load:
+    """The declared load this point ran at; a one-line error names both values otherwise."""
+    found = point_load(p)
+    for load in w.loads:
+        if _same_load(found, load):
+            return load
+    # a single-point workload whose file records no load at all: the declared one
+    if len(w.loads) == 1 and found == Load():
+        return w.loads[0]
+    declared = ", ".join(_describe(x) for x in w.loads)
+    raise ParseError(f"the file records {_describe(found)}, but run.yaml's workload "
+                     f"{w.id!r} declares {declared}", path=where,
+                     hint="correct run.yaml's concurrency / request_rate, or move the file")
+
+
+def _describe(load: Load) -> str:
+    parts = []
+    if load.max_concurrency is not None:
+        parts.append(f"concurrency {load.max_concurrency}")
+    if load.request_rate is not None:
+        parts.append("request rate inf" if load.request_rate == "inf"
+                     else f"request rate {load.request_rate:g}")
+    return " and ".join(parts) or "no concurrency or rate limit"
+
+
+def match_workload(p: Point, workloads: tuple[Workload, ...], where: str) -> Workload:
+    mean_in = _mean_input(p)
+    if mean_in is None:
+        if len(workloads) == 1:
+            return workloads[0]
+        raise ParseError("the file records no input length, so it matches no workload "
+                         "of run.yaml", path=where)
+    best = min(workloads, key=lambda w: abs(w.input_tokens - mean_in))
+    if abs(best.input_tokens - mean_in) > INPUT_TOLERANCE * best.input_tokens:
+        known = ", ".join(f"{w.id}={w.input_tokens}" for w in workloads)
+        raise ParseError(f"the file's input length ({mean_in:.0f} tokens) matches no "
+                         f"workload of run.yaml (input_tokens: {known})", path=where)
+    mean_out = _mean_output(p)
+    # only a target the file records is checked; a mean output length varies with the load
+    if best.output_tokens and mean_out and p.scenario.get("output_tokens") and \
+            p.scenario.get("output_tokens_from", "target") == "target" and \
+            abs(best.output_tokens - mean_out) > OUTPUT_TOLERANCE * best.output_tokens:
+        raise ParseError(f"the file's output length ({mean_out:.0f} tokens) differs from "
+                         f"workload {best.id!r}'s output_tokens ({best.output_tokens}) in "
+                         "run.yaml", path=where)
+    return best
+
+
+def _variant(p: Point, w: Workload, where: str) -> str:
+    """The sweep parameters of run.yaml's workload that the point records, checked."""
+    parts = []
+    for name, allowed in w.params:
+        if name not in p.params:
+            continue
+        value = p.params[name]
+        if not any(str(value) == str(a) for a in allowed):
+            raise ParseError(f"the file records {name}={value}, but run.yaml's workload "
+                             f"{w.id!r} declares {name}: {list(allowed)}", path=where)
+        if len(allowed) > 1:
+            parts.append(f"{name}-{value}".replace(".", "_"))
+    return ",".join(parts)
+
+
+def _repeat_layout(p: Point) -> int | None:
+    """The repeat index a file's own layout records (``run_number`` of vllm bench sweep)."""
+    n = p.params.get("run_number")
+    return int(n) if isinstance(n, int | float) and not isinstance(n, bool) else None
+
+
+def merge_views(found: list[tuple[Point, RawFile]]) -> list[tuple[Point, RawFile, list[str]]]:
+    """One entry per run: AIPerf's CSV beside its JSON is the same run, and its per-request
+    JSON Lines attach to the summary of the same folder; a vllm bench sweep ``summary.json``
+    repeats its ``run=N.json`` files."""
+    out: list[tuple[Point, RawFile, list[str]]] = []
+    by_folder: dict[tuple[Path, str], list[int]] = defaultdict(list)
+    requests: list[tuple[Point, RawFile]] = []
+    duplicates: list[tuple[Point, RawFile]] = []
+    for p, raw in found:
+        if p.role == "requests":
+            requests.append((p, raw))
+        elif p.role == "duplicate":
+            duplicates.append((p, raw))
+        else:
+            by_folder[(raw.path.parent, p.client)].append(len(out))
+            out.append((p, raw, []))
+    # vllm bench sweep: summary.json (an array) holds the same payloads as run=N.json
+    keep = []
+    for i, (p, raw, also) in enumerate(out):
+        n = _repeat_layout(p)
+        twin = next((j for j in by_folder[(raw.path.parent, p.client)] if j != i
+                     and out[j][1].path != raw.path and _repeat_layout(out[j][0]) == n
+                     and n is not None and p.where.startswith("[")
+                     and not out[j][0].where.startswith("[")), None)
+        if twin is not None:
+            out[twin][2].append(f"{raw.rel} {p.where}")
+            continue
+        keep.append(i)
+    out = [out[i] for i in keep]
+    for p, raw in duplicates + requests:
+        host = next((o for o in out if o[1].path.parent == raw.path.parent
+                     and o[0].client == p.client), None)
+        if host is None:
+            if p.role == "duplicate":
+                out.append((p, raw, []))         # a CSV alone is the run's only summary
+                continue
+            raise ParseError("per-request records with no summary file of the same run "
+                             "beside them", path=raw.rel)
+        if p.role == "requests":
+            host[0].requests = p.requests
+            for key in ("completed", "failed"):
+                if key in p.fields and key not in host[0].fields:
+                    host[0].fields[key] = p.fields[key]
+        host[2].append(raw.rel)
+    return out
+
+
+def result_files(run: Run, engine: str) -> list[RawFile]:
+    from .io import raw_files
+
+    return [raw for raw in raw_files(run, engine)
+            if raw.path.suffix.lower() in RESULT_SUFFIXES
+            and raw.path.name != "experiment_metadata.json"]
+
+
+def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:
+    """Every benchmark point of the run, matched to engine, workload, load and repeat."""
+    notes = notes if notes is not None else []
+    entries: list[PointEntry] = []
+    names = {e.id: e.name for e in run.meta.engines}
+    for engine in run.meta.engines:
+        found = []
+        for raw in result_files(run, engine.id):
+            points = read_points(raw.path.read_bytes(), raw.rel)
+            for p in points:
+                notes.extend(p.warnings)
+                if p.engine and p.engine != engine.id and p.engine in names:
+                    raise ParseError(
+                        f"a result of {names[p.engine]} (backend {p.engine!r}) in "
+                        f"{engine.name}'s folder "
+                        f"raw/{engine.id}/", path=raw.rel, line=p.line,
+                        hint=f"move it to raw/{p.engine}/")
+                found.append((p, raw))
+        groups: dict[tuple, list[tuple[Point, RawFile, list[str], Workload, Load, str]]] = \
+            defaultdict(list)
+        merged = merge_views(found)
+        # Clients define TTFT, TPOT and ITL differently: with several, each client's results
+        # of a point are a variant of their own, never repeats of one another.
+        several = len({p.client for p, _, _ in merged}) > 1
+        for p, raw, also in merged:
+            where = f"{raw.rel}:{p.line}" if p.line else raw.rel
+            w = match_workload(p, run.meta.workloads, where)
+            load = match_load(p, w, where)
+            variant = ",".join(x for x in (_variant(p, w, where),
+                                           f"client-{p.client}" if several else "") if x)
+            groups[(w.id, load.id, variant)].append((p, raw, also, w, load, variant))
+        for (wid, _, variant), members in groups.items():
+            w = members[0][3]
+            layout = [_repeat_layout(m[0]) for m in members]
+            if len(members) > 1 and w.repeats < 2 and None in layout:
+                first, second = (f"{m[1].rel}:{m[0].line or m[0].where}" for m in members[:2])
+                if not w.is_sweep:
+                    raise ReportError(
+                        f"two results for engine {engine.id!r} and workload {wid!r}: {first} "
+                        f"and {second}",
+                        hint="keep one result per engine and workload under raw/<engine>/, "
+                             "or declare `repeats:` in run.yaml if they are repeats")
+                raise ReportError(
+                    f"two results for engine {engine.id!r}, workload {wid!r} and load "
+                    f"{members[0][4].id}: {first} and {second}",
+                    hint="declare `repeats:` in run.yaml if they are repeats of one point, "
+                         "or keep one result per point under raw/<engine>/")
+            if len(members) > max(w.repeats, 1) and None in layout:
+                raise ReportError(
+                    f"{len(members)} results for engine {engine.id!r}, workload {wid!r} and "
+                    f"load {members[0][4].id}, but run.yaml declares repeats: {w.repeats}",
+                    path=members[0][1].rel)
+            order = sorted(members, key=lambda m: (
+                _repeat_layout(m[0]) if _repeat_layout(m[0]) is not None else 1 << 30,
+                m[1].rel, m[0].line or 0, m[0].where))
+            for i, (p, raw, also, w, load, variant) in enumerate(order, start=1):
+                entries.append(PointEntry(engine=engine.id, workload=w.id, load=load,
+                                          repeat=i, variant=variant, point=p, file=raw,
+                                          also=also))
+    if not entries:
+        raise MissingInputError(
+            f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
+            hint="put each engine's result files in raw/<engine-id>/ as listed in run.yaml")
+    return sorted(entries, key=lambda e: (e.engine, e.workload, _load_order(e.load),
+                                          e.variant, e.repeat))
+
+
+def _load_order(load: Load) -> tuple:
+    rate = load.request_rate
+    return (load.max_concurrency if load.max_concurrency is not None else 1 << 30,
+            float("inf") if rate in (None, "inf") else rate)
+
+
+def point_row(e: PointEntry) -> dict[str, Any]:
+    """A point as one row of the ``points`` table."""
+    p = e.point
+    row: dict[str, Any] = {
+        "point": e.id, "engine": e.engine, "workload": e.workload, "load": e.load.id,
+        "max_concurrency_target": e.load.max_concurrency,
+        "request_rate_target": None if e.load.request_rate is None else (
+            float("inf") if e.load.request_rate == "inf" else e.load.request_rate),
+        "repeat": e.repeat, "variant": e.variant, "client": p.client, "file": e.file.rel,
+        "sha256": e.file.sha256, "where": p.where, "line": p.line,
+        "also": list(e.also), "model": p.model, "date": p.date,
+        "scenario_input_tokens": p.scenario.get("input_tokens"),
+        "scenario_output_tokens": p.scenario.get("output_tokens"),
+        "scenario_dataset": p.scenario.get("dataset"),
+        "arrival": p.load.get("arrival"),
+        "definitions": dict(sorted(p.definitions.items())),
+        "sources": dict(sorted(p.sources.items())),
+        "requests": len(p.requests),
+    }
+    for key, value in p.fields.items():
+        if key == "request_rate":
+            value = float("inf") if value == "inf" else value
+        row[key] = value
+    return row
+
+
+def request_row(e: PointEntry, index: int, r: dict[str, Any]) -> dict[str, Any]:
+    """One request of a point as a row of the ``requests`` table."""
+    error = r.get("error")
+    return {"point": e.id, "index": index, "ttft_ms": r.get("ttft_ms"),
+            "e2el_ms": r.get("e2el_ms"), "input_tokens": r.get("input_tokens"),
+            "output_tokens": r.get("output_tokens"),
+            "error": None if error in (None, "") else str(error)}
