@@ -15,6 +15,8 @@ EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
             "derived/ingest.json", "derived/windows.json", "derived/tables/results.parquet",
             "derived/tables/windows.parquet", "derived/tables/inputs.parquet",
             "derived/tables/excerpts.parquet", "derived/tables/prefill_chunks.parquet",
+            "derived/tables/points.parquet", "derived/tables/requests.parquet",
+            "derived/tables/settings.parquet", "derived/inputs/run.yaml",
             "notebooks/05-ingest.ipynb",
             "notebooks/10-end-to-end.ipynb", "report.ko.html", "report.en.html",
             "report.ko.pdf", "report.en.pdf"}

@@ -4,7 +4,6 @@ and the logs; each row carries its evidence as file:line."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,9 +71,9 @@ def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
     out = {}
     for rec in ing.records.get("launch_config", []):
         out[rec["engine"]] = {"file": rec["file"], "image": rec.get("image", ""),
-                              "flags": json.loads(rec.get("flags") or "{}"),
-                              "lines": json.loads(rec.get("flag_lines") or "{}"),
-                              "env": json.loads(rec.get("env") or "{}")}
+                              "flags": rec.get("flags") or {},
+                              "lines": rec.get("flag_lines") or {},
+                              "env": rec.get("env") or {}}
     return out
 
 
@@ -108,7 +107,7 @@ def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | 
                 flagged = str(cfg["flags"][name]), f"{cfg['file']}:{cfg['lines'].get(name, 1)}"
                 break
             for rec in _logged(ing, engine, "server_args"):
-                args = json.loads(rec["args"])
+                args = rec.get("args") or {}
                 if name in args and args[name] is not None:
                     flagged = str(args[name]), f"{rec['file']}:{rec['line']}"
                     break
@@ -150,7 +149,7 @@ def _draft_model(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, 
     speculative_draft_model_path; from the launch file, else the logged arguments."""
     cfg = launch.get(engine)
     sources = [(cfg["flags"], cfg["file"], cfg["lines"])] if cfg else []
-    sources += [(json.loads(r["args"]), r["file"], None)
+    sources += [(r.get("args") or {}, r["file"], None)
                 for r in _logged(ing, engine, "server_args")[:1]]
     for flags, file, lines in sources:
         spec = speculative_config(flags) or {}
@@ -225,7 +224,7 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
                 break
         else:                          # no launch file: the arguments the server logged
             for rec in _logged(ing, e, "server_args")[:1]:
-                args = json.loads(rec["args"])
+                args = rec.get("args") or {}
                 name = next((n for n in MEMORY_FLAGS if args.get(n) is not None), None)
                 if name:
                     mem[e] = f"--{name.replace('_', '-')} {args[name]}"

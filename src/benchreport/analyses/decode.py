@@ -130,10 +130,10 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
     figures: list[Figure] = []
     phases = []
     for w in run.meta.workloads:
-        n = min(w.concurrency, w.num_prompts)
         for e in run.meta.engines:
             if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
                 continue
+            n = min(w.concurrency, w.num_prompts)
             s = steady_phase(ing, e.id, w.id, n)
             phases.append(s)
             ctx = {"engine": e.id, "workload": w.id}

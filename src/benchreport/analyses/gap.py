@@ -50,7 +50,10 @@ def split_figures(workload, entries: list[ResultEntry],
     out: list[Figure] = []
     wid = workload.id
     parts: dict[str, tuple[float, float]] = {}
-    sent_at_start = workload.num_prompts <= workload.concurrency
+    if not entries:
+        return []
+    sent_at_start = (workload.num_prompts is not None and workload.concurrency is not None
+                     and workload.num_prompts <= workload.concurrency)
     for entry in entries:
         ttfts = entry.result.per_request.get("ttfts")
         if not ttfts or not sent_at_start:

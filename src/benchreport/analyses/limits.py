@@ -179,9 +179,11 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
                           (Source(path=rec["file"], sha256=rec["sha256"],
                                   lines=(int(rec["line"]),)),), 0, engine=e.id)
         figures.append(caps[e.id])
-    if not caps:
+    single = [w for w in run.meta.workloads if None not in (w.concurrency, w.num_prompts,
+                                                            w.output_tokens)]
+    if not caps or not single:
         return figures, rows
-    longest = max(run.meta.workloads, key=lambda w: w.input_tokens)
+    longest = max(single, key=lambda w: w.input_tokens)
     need = min(longest.concurrency, longest.num_prompts) * (longest.input_tokens
                                                              + longest.output_tokens)
     need_id = ids.limits_workload(longest.id, "kv_needed_tokens")

@@ -11,12 +11,17 @@ from ..core.figures import Figure, Source, fragment
 from ..core.files import write_json
 from ..core.metrics import compare_lower_is_better
 from ..core.records import ResultEntry, Run
-from ..core.runmeta import load_run
+from ..core.runmeta import load_run as _load_run
 from ..core.tables import input_checksum
 from .gap import split_figures
 
 __all__ = ["Collector", "EndToEnd", "caveats", "claim_check", "end_to_end", "load_run",
            "save_caveats", "save_chunks", "save_claims", "save_figures", "workload_figures"]
+
+
+def load_run(run_id: str, data_root="data", report_root="report") -> Run:
+    """The run as ingest saw it: run.yaml read from ingest's copy under derived/inputs/."""
+    return _load_run(run_id, data_root, report_root, after_ingest=True)
 
 
 def _source(entry: ResultEntry, key: str) -> Source:
@@ -96,7 +101,10 @@ def workload_figures(run: Run) -> list[Figure]:
     figures = []
     for w in run.meta.workloads:
         for name, unit in (("input_tokens", "tokens"), ("output_tokens", "tokens"),
-                           ("concurrency", "req"), ("num_prompts", "req")):
+                           ("concurrency", "req"), ("num_prompts", "req"),
+                           ("repeats", "count")):
+            if getattr(w, name) is None or (name == "repeats" and not w.is_sweep):
+                continue            # not declared (a sweep has no single concurrency)
             figures.append(Figure(
                 id=ids.workload(w.id, name), value=getattr(w, name), unit=unit,
                 method=f"workload setting '{name}' as declared in run.yaml",
@@ -229,9 +237,10 @@ def claim_check(run: Run) -> ClaimCheck:
     from .claimcheck import check_claim
 
     path = run.paths.data / "claims.yaml"
-    if not path.is_file():
+    copy = run.paths.described("claims.yaml")
+    if not copy.is_file():
         return ClaimCheck(table=pd.DataFrame(), figures=[])
-    _, claims = parse_claims(read_text(path, run.paths.rel(path)), run.paths.rel(path))
+    _, claims = parse_claims(read_text(copy, run.paths.rel(path)), run.paths.rel(path))
     fragments = {p.name: _json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(run.paths.figure_fragments.glob("*.json"))
                  if not p.name.startswith("80-")}
@@ -290,7 +299,7 @@ def _calibration(run: Run) -> dict[str, str]:
         return {}
     from ..synth.scenario import calibrated_patterns, load_scenario
 
-    return calibrated_patterns(load_scenario(run.paths.data / run.meta.scenario))
+    return calibrated_patterns(load_scenario(run.paths.described(run.meta.scenario)))
 
 
 def _informative(claims, verdicts, src) -> Figure:

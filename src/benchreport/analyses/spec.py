@@ -51,9 +51,7 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
     src = _src(recs)
     accepted = sum(int(r["accepted"]) for r in recs)
     drafted = sum(int(r["drafted"]) for r in recs)
-    per_pos_rows = [json.loads(r["per_position_acceptance"]) if isinstance(
-        r.get("per_position_acceptance"), str) else r.get("per_position_acceptance") or []
-        for r in recs]
+    per_pos_rows = [list(r.get("per_position_acceptance") or []) for r in recs]
     k = max((len(p) for p in per_pos_rows), default=0)
     out = [
         Figure(id=fid("drafted"), value=drafted, unit="tokens", decimals=0, sources=src,
@@ -97,7 +95,7 @@ def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
     recs = [r for k in ("launch_config", "server_args") for r in ing.records.get(k, [])
             if r["engine"] == engine]
     for rec in recs:
-        flags = json.loads(rec.get("flags") or rec.get("args") or "{}")
+        flags = rec.get("flags") or rec.get("args") or {}
         spec = speculative_config(flags)
         if spec and spec.get("num_speculative_tokens"):
             return int(spec["num_speculative_tokens"]), rec

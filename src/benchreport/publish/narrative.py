@@ -26,6 +26,7 @@ from .sections import (
     decode_section,
     finding,
     latency_table,
+    points_section,
     prefill_section,
     settings_section,
     spec_section,
@@ -82,6 +83,8 @@ class Article:
     charts: dict[str, list[Markup]] = field(default_factory=dict)
     notebooks: list[str] = field(default_factory=list)   # rendered notebook pages (links)
     ingest_notes: list[str] = field(default_factory=list)  # warnings, "file:line: text"
+    notes: str | None = None                # run.yaml notes, in this language
+    sources: list[str] = field(default_factory=list)   # run.yaml sources, one line each
 
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
@@ -166,21 +169,35 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     w = Writer(run, registry, lang, t)
     results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
     hw = meta.hardware
+    unstated = Markup(escape(t["env.not_stated"]))
     env = [
-        Cell(t["env.hardware"], sentence(t["env.hardware_value"], servers=hw.get("servers", 1),
-                                         gpus=hw.get("gpus", ""),
-                                         gpu_model=hw.get("gpu_model", ""))),
-        Cell(t["env.model"], Markup(escape(" / ".join(
-            str(meta.model[k]) for k in ("name", "quantization") if k in meta.model)))),
+        Cell(t["env.hardware"], unstated if "hardware" in meta.not_stated else
+             sentence(t["env.hardware_value"], servers=hw.get("servers", 1),
+                      gpus=hw.get("gpus", ""), gpu_model=hw.get("gpu_model", ""))),
+        Cell(t["env.model"], unstated if "model" in meta.not_stated else Markup(escape(
+            " / ".join(str(meta.model[k]) for k in ("name", "quantization")
+                       if k in meta.model)))),
     ]
     if "draft_model" in meta.model:
         env.append(Cell(t["env.draft_model"], Markup(escape(str(meta.model["draft_model"])))))
-    if meta.deployment:
-        env.append(Cell(t["env.deployment"], Markup(escape(meta.deployment))))
+    if meta.deployment or "deployment" in meta.not_stated:
+        env.append(Cell(t["env.deployment"], unstated if "deployment" in meta.not_stated
+                        else Markup(escape(meta.deployment))))
     for engine in meta.engines:
         env.append(Cell(t["env.engine"].format(name=engine.name),
                         Markup(escape(engine.image or engine.version or "–"))))
     for wl in meta.workloads:
+        if wl.is_sweep or not w.has(ids.workload(wl.id, "concurrency"),
+                                    ids.workload(wl.id, "num_prompts"),
+                                    ids.workload(wl.id, "output_tokens")):
+            env.append(Cell(sentence(t["env.workload"], label=wl.label),
+                            sentence(t["env.workload_sweep"], dataset=t["env.not_stated"]
+                                     if wl.dataset == "TODO" else wl.dataset,
+                                     input=w.fig(ids.workload(wl.id, "input_tokens")),
+                                     loads=", ".join(x.id for x in wl.loads),
+                                     repeats=w.fig(ids.workload(wl.id, "repeats"))
+                                     if w.has(ids.workload(wl.id, "repeats")) else "–")))
+            continue
         env.append(Cell(sentence(t["env.workload"], label=wl.label),
                         sentence(t["env.workload_value"],
                                  input=w.fig(ids.workload(wl.id, "input_tokens")),
@@ -192,12 +209,13 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
-        decode_section(w), prefill_section(w), spec_section(w),
+        points_section(w), decode_section(w), prefill_section(w), spec_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
         conclusion_section(w)) if s is not None]
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
-        title=meta.title[lang], date=meta.date.isoformat(),
+        title=meta.title[lang],
+        date=meta.date.isoformat() if meta.date else t["env.not_stated"],
         reconstruction=meta.reconstruction[lang] if meta.reconstruction else None,
         headline=headline,
         environment=env,
@@ -211,4 +229,6 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         derivations=_derivations(w, excerpts or {}),
         charts=charts or {}, notebooks=notebooks or [],
         ingest_notes=ingest_notes or [],
+        notes=meta.notes[lang] if meta.notes else None,
+        sources=["; ".join(f"{k}: {v}" for k, v in src.items()) for src in meta.sources],
     )

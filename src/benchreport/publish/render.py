@@ -96,10 +96,12 @@ def render_pdf(html: str, path: Path, epoch: int) -> None:
 
 
 def run_epoch(run: Run) -> int:
-    """The run's date as a Unix time (UTC midnight): the only clock the outputs may show."""
+    """The run's date as a Unix time (UTC midnight): the only clock the outputs may show.
+    A run whose date is not stated gets 1980-01-01, the earliest time a ZIP entry holds."""
     import calendar
+    import datetime as dt
 
-    return calendar.timegm(run.meta.date.timetuple())
+    return calendar.timegm((run.meta.date or dt.date(1980, 1, 1)).timetuple())
 
 
 def excerpts(ing, registry: dict[str, Figure]) -> dict[tuple[str, int], str]:

@@ -23,6 +23,7 @@ from ..core.verdicts import (
     MIXED,
     NO_CROSSING,
     NO_LOG,
+    NONE,
     UNKNOWN,
     YES,
 )
@@ -34,6 +35,7 @@ class Table:
     header: list[str]
     rows: list[list[Markup]]
     numeric: tuple[int, ...] = ()        # columns aligned right
+    caption: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ CHOSEN_BY = {
     "why.spec_overhead": "limits.spec_max_accept_len",
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "claims.intro_reconstruction": "claims.informative",
+    "points.all_failed": "point.<p>.completed",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }
@@ -133,6 +136,8 @@ def finding(w: Writer) -> Markup | None:
     """The key finding: where each gap accrued, who decodes faster where, and where the
     per-token decode times cross."""
     t, wl = w.t, w.run.meta.workloads
+    if not any(w.has(ids.e2e(x.id, e.id, "duration")) for x in wl for e in w.run.meta.engines):
+        return None                 # no single-point result: the campaign sections speak
     parts = gap_sentences(w)
     pair = ids.first_crossover(w.registry)
     if pair is None or len(wl) < 2:
@@ -205,7 +210,7 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                  numeric=(2, 3, 4, 5, 6))
 
 
-def decode_section(w: Writer) -> Section:
+def decode_section(w: Writer) -> Section | None:
     t = w.t
     rows, notes = [], []
     for wl in w.run.meta.workloads:
@@ -252,10 +257,12 @@ def decode_section(w: Writer) -> Section:
                           t["table.mean"], t["table.median"], t["table.per_request"],
                           t["table.ms_per_token"], t["table.records"]],
                   rows=rows, numeric=(2, 3, 4, 5, 6, 7, 8))
+    if not rows and not notes and len(paras) == 1:
+        return None                 # nothing measured: no section
     return Section("decode", t["heading.decode"], paras + notes, [table] if rows else [])
 
 
-def prefill_section(w: Writer) -> Section:
+def prefill_section(w: Writer) -> Section | None:
     t = w.t
     rows, paras = [], [sentence(t["prefill.intro"])]
     for wl in w.run.meta.workloads:
@@ -290,8 +297,18 @@ def prefill_section(w: Writer) -> Section:
                                       n=w.fig(base("excluded_batches"))))
         elif w.has(base("chunks")):
             paras.append(sentence(t["prefill.coarse"], engine=w.name(e.id)))
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            phase = ids.prefill(wl.id, e.id, "phase")
+            if w.has(phase) and w.registry[phase].value in (NO_LOG, NONE):
+                why = t["decode.why_nolog"] if w.registry[phase].value == NO_LOG \
+                    else t["prefill.why_none"]
+                paras.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
+                                      label=wl.label, why=why))
     table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
                           t["table.mean"]], rows=rows, numeric=(2, 3, 4))
+    if not rows and len(paras) == 1:
+        return None                 # nothing measured: no section
     return Section("prefill", t["heading.prefill"], paras, [table] if rows else [])
 
 
@@ -445,3 +462,78 @@ def conclusion_section(w: Writer) -> Section:
             w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
         paras.append(sentence(t["conclusion.caveat"]))
     return Section("conclusion", t["heading.conclusion"], paras)
+
+
+POINT_STATS = (("median_ttft_ms", "ttft"), ("p99_ttft_ms", "ttft"), ("median_tpot_ms", "tpot"),
+               ("median_itl_ms", "itl"), ("median_e2el_ms", "e2el"))
+
+
+def _point_ids(w: Writer) -> dict[str, dict[str, str]]:
+    """point id -> its context, for every point with figures in the registry."""
+    out: dict[str, dict] = {}
+    for fid, fig in w.registry.items():
+        if fid.startswith("point.") and "load" in fig.context:
+            pid = fid[len("point."): fid.rindex(".")]
+            out.setdefault(pid, fig.context)
+    return out
+
+
+def definition_label(code: str) -> str:
+    """The catalogue key of a latency definition code (``tpot.excl-first`` →
+    ``definition.tpot_excl_first``)."""
+    return "definition." + code.replace(".", "_").replace("-", "_")
+
+
+def points_section(w: Writer) -> Section | None:
+    """The benchmark points of the workloads the single-point analyses do not cover
+    (sweeps, repeats, other clients): one row per point, its client's definitions beside."""
+    t = w.t
+    points = _point_ids(w)
+    shown = {wl.id for wl in w.run.meta.workloads
+             if not any(w.has(ids.e2e(wl.id, e.id, "duration")) for e in w.run.meta.engines)}
+    mine = dict(sorted(((pid, ctx) for pid, ctx in points.items()
+                        if ctx["workload"] in shown), key=lambda kv: kv[1].get("order", 0)))
+    if not mine:
+        return None
+    tables = []
+    for wl in w.run.meta.workloads:
+        rows = []
+        for pid, ctx in mine.items():
+            if ctx["workload"] != wl.id:
+                continue
+            fid = partial(ids.point, pid)
+            load = Markup(escape(ctx["load"] + (f" ({ctx['variant']})" if ctx["variant"]
+                                                 else "")))
+            rows.append([Markup(escape(w.engine_name(ctx["engine"]))), load,
+                         Markup(escape(str(ctx["repeat"]))), Markup(escape(ctx["client"])),
+                         _cell(w, fid("completed")), _cell(w, fid("failed")),
+                         _cell(w, fid("request_throughput")), _cell(w, fid("output_throughput"))]
+                        + [_cell(w, fid(name)) for name, _ in POINT_STATS])
+        if not rows:
+            continue
+        tables.append(Table(
+            caption=str(sentence(t["points.workload"], label=wl.label)),
+            header=[t["table.engine"], t["table.load"], t["table.repeat"], t["table.client"],
+                    t["table.completed"], t["table.failed"], t["table.req_per_s"],
+                    t["table.out_tok_per_s"], t["table.ttft_median"],
+                    str(sentence(t["table.ttft_tail"], p="p99")),
+                    t["table.tpot_median"], t["table.itl_median"], t["table.e2el_median"]],
+            rows=rows, numeric=tuple(range(4, 13))))
+    codes: dict[tuple[str, str], str] = {}
+    for fid, fig in w.registry.items():
+        ctx = fig.context
+        if fid.startswith("point.") and ctx.get("workload") in shown and ctx.get("definition"):
+            codes.setdefault((ctx["client"], ctx["metric"]), ctx["definition"])
+    if codes:
+        tables.append(Table(
+            header=[t["table.client"], t["table.metric"], t["table.definition"]],
+            rows=[[Markup(escape(client)), Markup(escape(t[f"metric.{metric}"])),
+                   Markup(escape(t[definition_label(code)]))]
+                  for (client, metric), code in sorted(codes.items())]))
+    failed = [pid for pid in mine if w.has(ids.point(pid, "completed"))
+              and w.registry[ids.point(pid, "completed")].value == 0]
+    intro = [sentence(t["points.intro"])]
+    if failed:
+        intro.append(sentence(t["points.all_failed"], points=", ".join(sorted(failed))))
+    return Section(id="points", heading=t["section.points"], paragraphs=intro,
+                   tables=tables)

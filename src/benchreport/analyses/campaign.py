@@ -1,0 +1,87 @@
+"""Benchmark points of a campaign (sweeps, repeats, any client): each point's normalised
+figures, registered with the file, checksum and JSON key (or line) they came from, and the
+client's definition of every latency it reports.
+
+Figure ids: ``point.<point>.<name>`` (see ``core.ids.point``). Only what the file holds is
+registered; a point whose every request failed has counts and no latency.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from ..core import ids
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, Run
+
+METRICS = ("ttft", "tpot", "itl", "e2el")
+STATS = ("mean", "median", "p90", "p99", "std")
+# name -> (unit, decimals, method)
+COUNTS = {
+    "completed": ("req", 0, "requests the client counted as successful"),
+    "failed": ("req", 0, "requests the client counted as failed or errored"),
+    "duration": ("s", 2, "benchmark duration as the client recorded it"),
+    "request_throughput": ("req/s", 3, "successful requests per second, as the client "
+                                       "recorded it"),
+    "output_throughput": ("tok/s", 1, "output tokens per second, as the client recorded it"),
+}
+TABLE_COLUMNS = ("point", "engine", "workload", "load", "repeat", "variant", "client",
+                 "completed", "failed", "request_throughput", "output_throughput",
+                 "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "median_itl_ms",
+                 "median_e2el_ms")
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
+    """One row per point (the table the article shows) and every figure of every point."""
+    figures: list[Figure] = []
+    rows = []
+    for order, p in enumerate(ing.points):
+        sources = p.get("sources") or {}
+        definitions = p.get("definitions") or {}
+        ctx = {"engine": p["engine"], "workload": p["workload"], "load": p["load"],
+               "repeat": int(p["repeat"]), "client": p["client"],
+               "variant": p.get("variant") or "", "order": order}
+
+        def src(name: str) -> tuple[Source, ...]:
+            lines = (int(p["line"]),) if _present(p.get("line")) else ()
+            return (Source(path=p["file"], sha256=p["sha256"],
+                           key=sources.get(name, name), lines=lines),)
+
+        for name, (unit, decimals, method) in COUNTS.items():
+            if _present(p.get(name)):
+                value = p[name]
+                figures.append(Figure(
+                    id=ids.point(p["point"], name), value=value, unit=unit,
+                    decimals=decimals, sources=src(name), context=ctx,
+                    method=f"{method} ({p['client']})"))
+        for metric in METRICS:
+            for stat in STATS:
+                name = f"{stat}_{metric}_ms"
+                if _present(p.get(name)):
+                    code = definitions.get(metric, "")
+                    figures.append(Figure(
+                        id=ids.point(p["point"], name), value=float(p[name]), unit="ms",
+                        decimals=2, sources=src(name),
+                        context={**ctx, "metric": metric, "stat": stat, "definition": code},
+                        method=f"{stat} {metric.upper()} over successful requests as "
+                               f"{p['client']} recorded it (definition: {code or 'unknown'})"))
+        rows.append({c: p.get(c) for c in TABLE_COLUMNS})
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), figures
+
+
+def definitions_table(ing: Ingested) -> pd.DataFrame:
+    """Which definition each client's points use for each metric (one row per pair)."""
+    seen: dict[tuple[str, str], str] = {}
+    for p in ing.points:
+        for metric, code in sorted((p.get("definitions") or {}).items()):
+            seen.setdefault((p["client"], metric), code)
+    return pd.DataFrame([{"client": c, "metric": m, "definition": code}
+                         for (c, m), code in sorted(seen.items())],
+                        columns=["client", "metric", "definition"])

@@ -1,0 +1,201 @@
+"""Campaigns: sweeps and repeats matched to run.yaml, points of any client in the derived
+tables and the article, and `benchreport init` starting a run from real files."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchreport.core.i18n import load_catalogue
+from benchreport.ingest.clients import base, genai_bench, guidellm, llmperf
+from benchreport.publish.sections import definition_label
+
+REAL = Path("/work/shared/real-samples")
+if not REAL.is_dir():                       # the samples beside the project, wherever it is
+    REAL = Path(__file__).resolve().parents[2] / "shared" / "real-samples"
+needs_samples = pytest.mark.skipif(not REAL.is_dir(), reason="real samples not present")
+
+
+def test_every_definition_code_has_a_label_in_both_languages(project):
+    codes = set(base.DEFINITIONS) | set(guidellm.DEFINITIONS) | set(llmperf.DEFINITIONS) | \
+        set(getattr(genai_bench, "DEFINITIONS", {}))
+    for lang in ("en", "ko"):
+        t = load_catalogue(project / "templates" / "labels", lang)
+        missing = [c for c in sorted(codes) if definition_label(c) not in t]
+        assert not missing, (lang, missing)
+
+
+def _init(tmp_path, run_id, paths, *extra):
+    from benchreport.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    code = main(["init", run_id, *map(str, paths), "--data-root", str(data), *extra])
+    assert code == 0
+    return data / run_id
+
+
+def _build(tmp_path, run_id, project):
+    from benchreport.build.pipeline import build
+
+    return build(run_id, data_root=tmp_path / "data", report_root=tmp_path / "report",
+                 project=project, out=lambda line: None)
+
+
+def _points(run):
+    from benchreport.core.tables import load_ingested
+
+    return load_ingested(run).points
+
+
+def _copy(tmp_path, names, folder="in"):
+    out = tmp_path / folder
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(REAL / name, out / Path(name).name)
+    return out
+
+
+# (case, files to give init, --engine, expected (load, repeat) per point, a checked figure)
+CLIENT_CASES = [
+    # the six appended records of one SGLang file: rates 2, 2, 100, 100, 1000, 1000 (each
+    # rate twice, so init declares repeats: 2); median TTFT of the first record, as written
+    ("sglang-rate-sweep", ["sglang-multi/sglang-lora_bench-1115_100_1024_128-6records.jsonl"],
+     "sglang", [("r2", 1), ("r2", 2), ("r100", 1), ("r100", 2), ("r1000", 1), ("r1000", 2)]),
+    ("vllm-qps-folder", [f"vllm-sweep/vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_{q}"
+                         ".json" for q in (1, 4, 16, "inf")], None,
+     [("r1", 1), ("r4", 1), ("r16", 1), ("rinf", 1)]),
+    # GuideLLM's one synchronous benchmark: one request at a time
+    ("guidellm", ["guidellm/guidellm-0.5.0dev-gpt-oss-20b-synchronous.json"], "vllm",
+     [("c1", 1)]),
+    # AIPerf's JSON, CSV and per-request JSON Lines of one run at concurrency 100: one point
+    ("aiperf", ["aiperf/aiperf-early-examples-run1-profile_export_aiperf.json",
+                "aiperf/aiperf-early-examples-run1-profile_export_aiperf.csv",
+                "aiperf/aiperf-early-examples-run1-profile_export.jsonl"], "vllm",
+     [("c100", 1)]),
+    ("genai-bench", ["genai-bench/genai-bench-0.0.2-qwen3-30b-N2000-experiment_metadata.json",
+                     "genai-bench/genai-bench-0.0.2-qwen3-30b-N2000_200_200_20_text-to-text_"
+                     "num_concurrency_2_time_63s.json",
+                     "genai-bench/genai-bench-0.0.2-qwen3-30b-N2000_200_200_20_text-to-text_"
+                     "num_concurrency_16_time_15s.json"], "vllm", [("c2", 1), ("c16", 1)]),
+]
+
+
+@needs_samples
+@pytest.mark.parametrize("case, names, engine, expected", CLIENT_CASES,
+                         ids=[c[0] for c in CLIENT_CASES])
+def test_init_gives_a_run_that_builds_with_no_edits(tmp_path, project, case, names, engine,
+                                                    expected):
+    folder = _copy(tmp_path, names, case)
+    _init(tmp_path, "r", [folder], *(["--engine", engine] if engine else []))
+    run_yaml = (tmp_path / "data/r/run.yaml").read_text()
+    assert "hardware: TODO" in run_yaml
+    run = _build(tmp_path, "r", project)
+    points = _points(run)
+    assert [(p["load"], p["repeat"]) for p in points] == expected
+    html = (tmp_path / "report/r/report.en.html").read_text()
+    assert 'id="points"' in html and "not stated" in html
+    assert (tmp_path / "report/r/report.ko.pdf").stat().st_size > 10_000
+
+
+def _run_yaml(folder: Path, workload: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.yaml").write_text(
+        "schema: 1\ntitle: {ko: t, en: t}\ndate: 2025-11-15\nhardware: TODO\nmodel: TODO\n"
+        "engines:\n  - {id: sglang, name: SGLang}\n  - {id: vllm, name: vLLM}\n"
+        f"workloads:\n  - {workload}\n")
+
+
+@needs_samples
+def test_appended_sglang_records_are_one_point_each_and_repeats_need_saying(tmp_path):
+    """The six records of the SGLang file are rates 2, 2, 100, 100, 1000, 1000: without
+    `repeats:` two results of one point stop the build; with it, they are repeats 1 and 2."""
+    from benchreport.core.errors import ReportError
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.points import load_points
+
+    name = "sglang-lora_bench-1115_100_1024_128-6records.jsonl"
+    run_dir = tmp_path / "data" / "s"
+    (run_dir / "raw" / "sglang").mkdir(parents=True)
+    shutil.copyfile(REAL / "sglang-multi" / name, run_dir / "raw" / "sglang" / name)
+    _run_yaml(run_dir, "{id: w, label: W, input_tokens: 1024, request_rate: [2, 100, 1000]}")
+    with pytest.raises(ReportError, match=r"two results for engine 'sglang', workload 'w' and "
+                       r"load r2: data/s/raw/sglang/sglang-lora.*:1 and .*:2; declare "):
+        load_points(load_run("s", tmp_path / "data", tmp_path / "report"))
+    _run_yaml(run_dir, "{id: w, label: W, input_tokens: 1024, request_rate: [2, 100, 1000], "
+                       "repeats: 2}")
+    points = load_points(load_run("s", tmp_path / "data", tmp_path / "report"))
+    assert [(p.load.id, p.repeat, p.point.line) for p in points] == [
+        ("r2", 1, 1), ("r2", 2, 2), ("r100", 1, 3), ("r100", 2, 4), ("r1000", 1, 5),
+        ("r1000", 2, 6)]
+    raw = [json.loads(line) for line in (REAL / "sglang-multi" / name).read_text().splitlines()]
+    # each point's figures are its own record's, e.g. the median TTFT as written (ms)
+    assert [p.point.fields["median_ttft_ms"] for p in points] == \
+        [r["median_ttft_ms"] for r in raw]
+
+
+@needs_samples
+def test_a_file_and_run_yaml_that_disagree_stop_with_both_values(tmp_path):
+    from benchreport.core.errors import ParseError
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.points import load_points
+
+    name = "vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_4.json"
+    run_dir = tmp_path / "data" / "v"
+    (run_dir / "raw" / "vllm").mkdir(parents=True)
+    shutil.copyfile(REAL / "vllm-sweep" / name, run_dir / "raw" / "vllm" / name)
+    _run_yaml(run_dir, "{id: w, label: W, input_tokens: 218, request_rate: [1, 2]}")
+    with pytest.raises(ParseError) as err:
+        load_points(load_run("v", tmp_path / "data", tmp_path / "report"))
+    assert err.value.one_line() == (
+        f"data/v/raw/vllm/{name}:1: the file records request rate 4, but run.yaml's workload "
+        "'w' declares request rate 1, request rate 2; correct run.yaml's concurrency / "
+        "request_rate, or move the file")
+
+
+@needs_samples
+def test_a_vllm_bench_sweep_folder_gives_repeats_from_its_layout(tmp_path):
+    """run=0.json and run=1.json are two repeats of one point (concurrency 2 at
+    max_num_seqs 4); summary.json repeats them as an array and adds no point."""
+    sweep = tmp_path / "in" / "SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8"
+    sweep.mkdir(parents=True)
+    for src, dst in (("run0", "run=0.json"), ("run1", "run=1.json"), ("summary", "summary.json")):
+        shutil.copyfile(REAL / "vllm-sweep" / f"vllm-bench-sweep-0.25.1-mns4-c2-{src}.json",
+                        sweep / dst)
+    _init(tmp_path, "sw", [tmp_path / "in"], "--engine", "vllm")
+    text = (tmp_path / "data/sw/run.yaml").read_text()
+    assert "    concurrency: 2\n" in text and "      max_num_seqs: 4\n" in text
+    assert "    repeats: 2\n" in text
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.points import load_points
+
+    points = load_points(load_run("sw", tmp_path / "data", tmp_path / "report"))
+    assert [(p.load.id, p.repeat, Path(p.file.rel).name) for p in points] == [
+        ("c2", 1, "run=0.json"), ("c2", 2, "run=1.json")]
+    assert all(any(a.endswith("summary.json [0]") or a.endswith("summary.json [1]")
+                   for a in p.also) for p in points)
+    run0 = json.loads((sweep / "run=0.json").read_text())
+    assert points[0].point.fields["output_throughput"] == run0["output_throughput"]
+
+
+def test_the_demo_run_of_real_data_builds(tmp_path, project):
+    """data/2025-05-qwen7b-ascend-qps: four real vLLM result files (rates 1, 4, 16, inf),
+    built; each point's figures are the files' values."""
+    shutil.copytree(project / "data" / "2025-05-qwen7b-ascend-qps",
+                    tmp_path / "data" / "2025-05-qwen7b-ascend-qps")
+    run = _build(tmp_path, "2025-05-qwen7b-ascend-qps", project)
+    points = _points(run)
+    assert [p["load"] for p in points] == ["r1", "r4", "r16", "rinf"]
+    for p in points:
+        raw = json.loads((tmp_path / p["file"]).read_text())
+        assert p["output_throughput"] == raw["output_throughput"]
+        assert p["p99_ttft_ms"] == raw["p99_ttft_ms"]
+        assert p["completed"] == raw["completed"] == 200
+    figures = json.loads(run.paths.figures_json.read_text())
+    fig = next(f for f in figures["figures"] if f["id"] ==
+               "point.vllm.in218-out223.rinf.r1.median_ttft_ms")
+    assert fig["sources"][0]["key"] == "median_ttft_ms"
+    assert fig["value"] == pytest.approx(3082.94, abs=0.005)
+    html = (tmp_path / "report/2025-05-qwen7b-ascend-qps/report.en.html").read_text()
+    assert "github.com/Potabk/vllm-ascend" in html and "Real measurements" in html
