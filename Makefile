@@ -26,7 +26,7 @@ ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report check test bench checksums lock clean
+.PHONY: help install report init check test bench checksums lock clean
 
 ## Show this help
 help:
@@ -49,6 +49,10 @@ install: $(STAMP)
 report: $(STAMP)
 	@$(BIN)/benchreport build $(RUN)
 
+## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/"
+init: $(STAMP)
+	@$(BIN)/benchreport init $(RUN) $(FILES) $(if $(ENGINE),--engine $(ENGINE))
+
 ## Read every input of data/$(RUN)/ and report problems, without building
 check: $(STAMP)
 	@$(BIN)/benchreport check $(RUN)
@@ -57,10 +61,11 @@ check: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q
 
-## Print ingest speed and memory on a 1 GiB generated log, next to grep (a script, not a test)
+## Print ingest speed and memory of a generated log and campaign (scripts, not tests)
 bench: $(STAMP)
 	@$(BIN)/python benchmarks/ingest_speed.py --engine vllm
 	@$(BIN)/python benchmarks/ingest_speed.py --engine sglang
+	@$(BIN)/python benchmarks/campaign_ingest_speed.py
 
 ## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
 checksums: $(STAMP)

@@ -97,6 +97,13 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    from .build.init import init_run
+
+    init_run(args.run_id, args.paths, args.data_root, engine=args.engine)
+    return 0
+
+
 def _synth(args: argparse.Namespace) -> int:
     from .synth import generate
 
@@ -146,6 +153,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.set_defaults(func=_explain)
+
+    p = sub.add_parser("init", help="start data/<RUN>/ from result files and logs: copy them "
+                                     "unchanged, draft run.yaml, record SHA256SUMS")
+    p.add_argument("run_id", help="the new run's folder name under data/")
+    p.add_argument("paths", type=Path, nargs="+", help="result files, logs, or folders of them")
+    p.add_argument("--engine", help="the engine that served them, when the files do not say "
+                                    "(e.g. vllm, sglang)")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.set_defaults(func=_init)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")
