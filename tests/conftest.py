@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+
+
+def _real_samples() -> Path:
+    """Public result files that people published (not ours, so not in the repo): the folder
+    named by $BENCHREPORT_REAL_SAMPLES, else ../shared/real-samples beside the project, else
+    the workspace's copy. Tests that need them skip, saying where they looked."""
+    if os.environ.get("BENCHREPORT_REAL_SAMPLES"):
+        return Path(os.environ["BENCHREPORT_REAL_SAMPLES"])
+    for folder in (ROOT.parent / "shared" / "real-samples", Path("/work/shared/real-samples")):
+        if folder.is_dir():
+            return folder
+    return ROOT.parent / "shared" / "real-samples"
+
+
+REAL_SAMPLES = _real_samples()
+needs_samples = pytest.mark.skipif(not REAL_SAMPLES.is_dir(),
+                                   reason=f"no real samples at {REAL_SAMPLES}")
 
 
 @pytest.fixture

@@ -11,10 +11,9 @@ from benchreport.core.i18n import load_catalogue
 from benchreport.ingest.clients import base, genai_bench, guidellm, llmperf
 from benchreport.publish.sections import definition_label
 
-REAL = Path("/work/shared/real-samples")
-if not REAL.is_dir():                       # the samples beside the project, wherever it is
-    REAL = Path(__file__).resolve().parents[2] / "shared" / "real-samples"
-needs_samples = pytest.mark.skipif(not REAL.is_dir(), reason="real samples not present")
+from .conftest import REAL_SAMPLES, needs_samples
+
+REAL = REAL_SAMPLES
 
 
 def test_every_definition_code_has_a_label_in_both_languages(project):

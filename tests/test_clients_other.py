@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 from pathlib import Path
 
@@ -20,8 +19,9 @@ from benchreport.core.errors import ParseError
 from benchreport.ingest.clients import aiperf, decode, genai_bench, guidellm, llmperf, read_points
 from benchreport.ingest.clients.base import DEFINITIONS, FIELDS, METRICS, STATS
 
-SAMPLES = Path(os.environ.get("BENCHREPORT_REAL_SAMPLES", "/work/shared/real-samples"))
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"no real samples at {SAMPLES}")
+from .conftest import REAL_SAMPLES, needs_samples
+
+SAMPLES = REAL_SAMPLES
 
 GUIDELLM = SAMPLES / "guidellm" / "guidellm-0.5.0dev-gpt-oss-20b-synchronous.json"
 AIPERF_JSON = SAMPLES / "aiperf" / "aiperf-early-examples-run1-profile_export_aiperf.json"

@@ -17,8 +17,10 @@ from benchreport.core.errors import ParseError
 from benchreport.ingest.clients import decode, offline, read_points, sglang, sniff, vllm
 from benchreport.ingest.clients.base import FIELDS, STATS
 
+from .conftest import REAL_SAMPLES, needs_samples
+
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = Path("/work/shared/real-samples")
+SAMPLES = REAL_SAMPLES
 SWEEP = SAMPLES / "vllm-sweep"
 ASCEND = "vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_{}.json"
 LORA = SAMPLES / "sglang-multi" / "sglang-lora_bench-1115_100_1024_128-6records.jsonl"
@@ -29,7 +31,6 @@ V200 = REF_VLLM / "vllm-infqps-concurrency10-Kimi-K3-20261120-102135.json"
 S64 = REF_SGLANG / "sglang_1120_10_65536_3072.jsonl"
 S200 = REF_SGLANG / "sglang_1120_10_200000_3072.jsonl"
 
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason="real samples not present")
 
 
 def read(path: Path):
