@@ -1,9 +1,10 @@
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
 
-from benchreport.core.errors import ConfigError
+from benchreport.core.errors import ConfigError, ReportError
 from benchreport.core.runmeta import parse_run_yaml
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
@@ -45,7 +46,7 @@ def test_bad_run_yaml_names_the_line(edit, message, line):
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("colour: blue\n", "run.yaml:14: unknown key run.colour; known keys: assumed, date, "),
+    ("colour: blue\n", "run.yaml:14: unknown key run.colour; known keys: assumed, cost, date, "),
     ("window: {}\n", "run.yaml:14: unknown key run.window; did you mean 'windows'?"),
 ])
 def test_an_unknown_key_is_an_error_that_suggests_the_known_one(extra, message):
@@ -58,3 +59,29 @@ def test_an_unknown_key_is_an_error_that_suggests_the_known_one(extra, message):
 def test_yaml_tags_that_build_objects_are_refused():
     with pytest.raises(ConfigError, match="not valid YAML"):
         parse_run_yaml(FIXTURE + "x: !!python/object/apply:os.system ['true']\n", "run.yaml")
+
+
+@pytest.mark.parametrize("block, message", [
+    ("slo: {percentile: 95, ttft_ms: 1}\n",
+     "slo.percentile must be one of (50, 90, 99) (the statistics the clients report), got 95"),
+    ("slo: {ttft_ms: -1}\n", "slo.ttft_ms must be a number > 0, got -1"),
+    ("slo: {percentile: 99}\n", "slo sets no objective; give at least one of ttft_ms, tpot_ms, "
+                                "itl_ms, e2el_ms"),
+    ("cost: {engines: {tgi: 2}}\n", "cost.engines names unknown engine 'tgi'"),
+    ("cost: {gpu_hour: 2}\n", "unknown key cost.gpu_hour; did you mean 'gpu_hour_usd'?"),
+])
+def test_slo_and_cost_blocks_are_checked(project, block, message):
+    text = (project / "tests/fixtures/runs/mini/run.yaml").read_text()
+    with pytest.raises(ReportError, match=re.escape(message)):
+        parse_run_yaml(text + block, "run.yaml")
+
+
+def test_slo_cost_and_gpus_are_read(project):
+    text = (project / "tests/fixtures/runs/mini/run.yaml").read_text()
+    meta = parse_run_yaml(text + "slo: {percentile: 90, tpot_ms: 50, ttft_ms: 2000}\n"
+                          "cost: {gpu_hour_usd: 2.5, engines: {sglang: 3}}\n", "run.yaml")
+    assert meta.slo.percentile == 90
+    assert meta.slo.objectives == (("ttft", 2000.0), ("tpot", 50.0))    # in metric order
+    assert meta.cost.price("sglang") == 3.0 and meta.cost.price("vllm") == 2.5
+    assert meta.gpus == 2                     # hardware: {servers: 1, gpus: 2}
+    assert parse_run_yaml(text, "run.yaml").slo is None

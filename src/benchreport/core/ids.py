@@ -62,6 +62,26 @@ Families (id — constructor — example):
   (``<e>.<w>.<load>[.<variant>].r<n>``, from ``ingest.points``) and one of its normalised
   figures: completed, failed, duration, request_throughput, output_throughput,
   ``<stat>_<metric>_ms`` — ``point.vllm.1k.r4.r1.median_ttft_ms``
+- ``point.<point>.<name>`` also holds a point's goodput (req/s meeting every objective of the
+  run's ``slo``) and validity (a verdict from ``analyses.validity``)
+- ``campaign.<name>`` — ``campaign(name)``; points, series, repeats, excluded (what the
+  campaign sections describe) — ``campaign.repeats``
+- ``curve.<w>.<s>.<load>.<metric>`` — ``curve(w, s, load, metric)``; a series (``<s>``: an
+  engine, with its variant: ``series(e, variant)``) at one load, the mean over its valid
+  repeats of output_throughput, output_throughput_per_gpu, request_throughput, goodput,
+  interactivity, ``<stat>_<metric>_ms`` — ``curve.1k.vllm.c16.output_throughput``
+- ``curve.<w>.<s>.<name>`` — ``curve_series(w, s, name)``; knee — ``curve.1k.vllm.knee``
+- ``pareto.<w>.<s>.frontier`` and ``pareto.<w>.<a>.<b>.<name>`` — ``pareto(w, a, b, name)``
+  (b None for one series); crossings, cross<i>, seg<i>.leader, seg<i>.from, seg<i>.to —
+  ``pareto.1k.vllm.sglang.cross1``
+- ``slo.<w>.<s>.<name>`` — ``slo(w, s, name)``; capacity, capacity_output, <load>.meets —
+  ``slo.1k.vllm.capacity``
+- ``cost.<w>.<s>.<name>`` — ``cost(w, s, name)``; <load>, at_capacity (USD per million
+  output tokens) — ``cost.1k.vllm.c16``
+- ``compare.<w>.<a>.<b>.<load>.<metric>[.verdict]`` — ``compare(w, a, b, load, metric,
+  part)``; the ratio a ÷ b of two series' means with its interval, and its verdict;
+  ``compare.<w>.<a>.<b>.<metric>.<verdict>`` — ``compare_count(w, a, b, metric, verdict)``:
+  how many loads have that verdict — ``compare.1k.vllm.sglang.c16.output_throughput``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``
 
@@ -182,6 +202,43 @@ def claim(cid: str) -> str:
     return _join("claim", cid)
 
 
+def series(engine: str, variant: str = "") -> str:
+    """A curve's series: the engine, and its variant (``vllm-client-guidellm``)."""
+    return engine if not variant else f"{engine}-{variant.replace(',', '-')}"
+
+
+def campaign(name: str) -> str:
+    return _join("campaign", name)
+
+
+def curve(w: str, s: str, load: str, metric: str) -> str:
+    return _join("curve", w, s, load, metric)
+
+
+def curve_series(w: str, s: str, name: str) -> str:
+    return _join("curve", w, s, name)
+
+
+def pareto(w: str, a: str, b: str | None, name: str) -> str:
+    return _join("pareto", w, a, b, name)
+
+
+def slo(w: str, s: str, name: str) -> str:
+    return _join("slo", w, s, name)
+
+
+def cost(w: str, s: str, name: str) -> str:
+    return _join("cost", w, s, name)
+
+
+def compare(w: str, a: str, b: str, load: str, metric: str, part: str | None = None) -> str:
+    return _join("compare", w, a, b, load, metric, part)
+
+
+def compare_count(w: str, a: str, b: str, metric: str, verdict: str) -> str:
+    return _join("compare", w, a, b, metric, verdict)
+
+
 # --- reading ids back ---------------------------------------------------------------------
 
 def parse_crossover(fid: str) -> tuple[str, str, str | None] | None:
@@ -233,7 +290,8 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
-            "events", "setting", "caveats", "limits", "claim", "claims", "point")
+            "events", "setting", "caveats", "limits", "claim", "claims", "point",
+            "campaign", "curve", "pareto", "slo", "cost", "compare")
 
 
 def well_formed(fid: str) -> bool:

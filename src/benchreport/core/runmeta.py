@@ -76,6 +76,28 @@ class Assumption:
 
 
 @dataclass(frozen=True)
+class Slo:
+    """Latency objectives at one percentile, e.g. p99 TTFT ≤ 2000 ms and p99 TPOT ≤ 50 ms."""
+
+    percentile: int                           # 50, 90 or 99: the statistic held to them
+    objectives: tuple[tuple[str, float], ...]  # (metric, ms): ttft, tpot, itl, e2el
+
+    def limit(self, metric: str) -> float | None:
+        return dict(self.objectives).get(metric)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """USD per GPU-hour: one price for every engine, or per engine (``engines``)."""
+
+    gpu_hour_usd: float | None
+    engines: tuple[tuple[str, float], ...] = ()
+
+    def price(self, engine: str) -> float | None:
+        return dict(self.engines).get(engine, self.gpu_hour_usd)
+
+
+@dataclass(frozen=True)
 class RunMeta:
     title: dict[str, str]
     date: dt.date | None          # None: not stated (left as TODO by `benchreport init`)
@@ -93,6 +115,17 @@ class RunMeta:
     # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
     windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     scenario: str | None = None       # a reconstruction's generator input, beside run.yaml
+    slo: Slo | None = None            # the latency objectives a campaign is held to
+    cost: Cost | None = None          # what a GPU-hour costs, for $ per million tokens
+
+    @property
+    def gpus(self) -> int | None:
+        """GPUs per engine deployment: hardware.gpus × hardware.servers (servers default 1)."""
+        gpus = self.hardware.get("gpus")
+        if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+            return None
+        servers = self.hardware.get("servers", 1)
+        return gpus * (servers if isinstance(servers, int) and servers >= 1 else 1)
 
     def engine(self, engine_id: str) -> Engine:
         for engine in self.engines:
@@ -174,7 +207,9 @@ class _Checker:
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
             "workloads", "reconstruction", "assumed", "notes", "scenario", "windows",
-            "repeats", "sources"}
+            "repeats", "sources", "slo", "cost"}
+SLO_PERCENTILES = (50, 90, 99)
+SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
 TODO = "TODO"      # a value `benchreport init` could not read from the files
 
 
@@ -321,7 +356,54 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
                    sources=tuple(sources), not_stated=not_stated, windows=windows,
-                   scenario=c.get(doc, "scenario", str, "run", required=False, default=None))
+                   scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
+                   slo=_slo(c, doc), cost=_cost(c, doc, ids))
+
+
+def _positive(c: _Checker, m: Located, key: str, what: str) -> float:
+    value = m[key]
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    raise c.fail(m, key, f"{what}.{key} must be a number > 0, got {value!r}")
+
+
+def _slo(c: _Checker, doc: Located) -> Slo | None:
+    """``slo: {percentile: 99, ttft_ms: 2000, tpot_ms: 50}``: at least one objective."""
+    if "slo" not in doc:
+        return None
+    m = c.get(doc, "slo", Located, "run")
+    c.known(m, {"percentile"} | {f"{x}_ms" for x in SLO_METRICS}, "slo")
+    percentile = c.get(m, "percentile", int, "slo", required=False, default=99)
+    if percentile not in SLO_PERCENTILES:
+        raise c.fail(m, "percentile", f"slo.percentile must be one of {SLO_PERCENTILES} "
+                                      f"(the statistics the clients report), got {percentile}")
+    objectives = tuple((x, _positive(c, m, f"{x}_ms", "slo")) for x in SLO_METRICS
+                       if f"{x}_ms" in m)
+    if not objectives:
+        raise c.fail(doc, "slo", "slo sets no objective; give at least one of "
+                                 + ", ".join(f"{x}_ms" for x in SLO_METRICS))
+    return Slo(percentile=percentile, objectives=objectives)
+
+
+def _cost(c: _Checker, doc: Located, engine_ids: list[str]) -> Cost | None:
+    """``cost: {gpu_hour_usd: 2.5}`` or ``cost: {engines: {vllm: 2.5, sglang: 3}}``."""
+    if "cost" not in doc:
+        return None
+    m = c.get(doc, "cost", Located, "run")
+    c.known(m, {"gpu_hour_usd", "engines"}, "cost")
+    price = _positive(c, m, "gpu_hour_usd", "cost") if "gpu_hour_usd" in m else None
+    per = []
+    if "engines" in m:
+        e = c.get(m, "engines", Located, "cost")
+        for eid in e:
+            if eid not in engine_ids:
+                raise c.fail(e, eid, f"cost.engines names unknown engine {eid!r}; "
+                                     f"engines are {', '.join(engine_ids)}")
+            per.append((str(eid), _positive(c, e, eid, "cost.engines")))
+    if price is None and not per:
+        raise c.fail(doc, "cost", "cost sets no price; give gpu_hour_usd (or engines: "
+                                  "{<engine>: <usd per GPU-hour>})")
+    return Cost(gpu_hour_usd=price, engines=tuple(per))
 
 
 def load_run(run_id: str, data_root: Path | str = "data",

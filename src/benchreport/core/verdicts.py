@@ -11,3 +11,12 @@ YES, NO = "yes", "no"
 NO_CROSSING = "none"
 # prefill.<w>.<e>.r<n>.recovery context "batch"
 MIXED, PURE, UNKNOWN_BATCH = "mixed", "pure", "unknown"
+# compare.<w>.<a>.<b>.<load>.<metric>.verdict (analyses.stats.verdict): a ratio's interval
+# above 1, below it, holding it, or no interval at all (fewer than two repeats)
+HIGHER, LOWER, TIE_IN_NOISE, NO_INTERVAL = "higher", "lower", "tie", "unknown"
+# point.<p>.validity (analyses.validity)
+VALID, FLAGGED, INVALID = "valid", "flagged", "invalid"
+# slo.<w>.<s>.capacity context "status" (analyses.curves)
+INTERPOLATED, BELOW, NOT_REACHED = "interpolated", "below", "not reached"
+# the level of every interval of repeats
+INTERVAL_LEVEL = 0.95
