@@ -1,0 +1,211 @@
+"""Statistics of benchmark repeats: t quantiles against published tables and closed forms,
+summaries, ratio and difference intervals worked out by hand, verdicts, and the coverage of
+the ratio interval by simulation."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from benchreport.analyses.stats import (
+    HIGHER,
+    LOG_WELCH,
+    LOWER,
+    SINGLE,
+    T_METHOD,
+    TIE,
+    UNKNOWN,
+    WELCH,
+    Summary,
+    difference_interval,
+    ratio_interval,
+    summarize,
+    t_critical,
+    t_quantile,
+    verdict,
+)
+
+# 95% two-sided critical values as printed in t tables.
+TABLE = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 30: 2.042,
+         math.inf: 1.960}
+
+
+@pytest.mark.parametrize("df, expected", TABLE.items())
+def test_t_critical_matches_the_table(df, expected):
+    assert t_critical(df) == pytest.approx(expected, abs=1e-3)
+
+
+def test_fractional_df_lies_between_its_neighbours():
+    assert t_critical(4) > t_critical(4.5) > t_critical(5)
+    assert t_critical(1) > t_critical(1.2) > t_critical(2)
+
+
+@pytest.mark.parametrize("p", [1e-6, 0.01, 0.3, 0.6, 0.975, 0.9999])
+def test_t_quantile_closed_forms(p):
+    # df = 1 is the Cauchy distribution, df = 2 has a closed form too.
+    assert t_quantile(p, 1) == pytest.approx(-1 / math.tan(math.pi * p), rel=1e-10)
+    assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-10)
+
+
+@pytest.mark.parametrize("df", [1.5, 3698 / 841, 7.3])
+def test_t_quantile_at_fractional_df_against_an_integral_of_the_density(df):
+    # The probability between 0 and the 0.975 quantile is 0.475; Simpson's rule on the density.
+    t = t_quantile(0.975, df)
+    c = math.gamma((df + 1) / 2) / (math.gamma(df / 2) * math.sqrt(df * math.pi))
+    steps = 2000
+    h = t / steps
+    ys = [c * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(steps + 1)]
+    area = h / 3 * (ys[0] + ys[-1] + 4 * sum(ys[1:-1:2]) + 2 * sum(ys[2:-1:2]))
+    assert area == pytest.approx(0.475, abs=1e-9)
+
+
+@pytest.mark.parametrize("df", [1, 2.5, 4, 30, math.inf])
+def test_t_quantile_median_and_symmetry(df):
+    assert t_quantile(0.5, df) == 0
+    for p in (0.001, 0.1, 0.4):
+        assert t_quantile(p, df) == pytest.approx(-t_quantile(1 - p, df), rel=1e-12)
+        assert t_quantile(p, df) < 0
+
+
+def test_t_quantile_rejects_bad_arguments():
+    for p, df in ((0, 3), (1, 3), (0.5, 0), (0.5, -1)):
+        with pytest.raises(ValueError):
+            t_quantile(p, df)
+
+
+def test_summarize_three_repeats():
+    s = summarize([10, 12, 14])
+    # mean 12; deviations -2, 0, 2 -> variance (4 + 0 + 4) / 2 = 4, std 2.
+    half = 4.302653 * 2 / math.sqrt(3)  # t(0.975, 2) * std / sqrt(n) = 4.9682...
+    assert (s.n, s.mean, s.std, s.method) == (3, 12, 2, T_METHOD)
+    assert s.cv == pytest.approx(1 / 6)
+    assert s.low == pytest.approx(12 - half, rel=1e-6)
+    assert s.high == pytest.approx(12 + half, rel=1e-6)
+    assert (s.low, s.high) == pytest.approx((7.0317, 16.9683), abs=1e-4)
+
+
+def test_summarize_single_and_empty():
+    assert summarize([7.5]) == Summary(1, 7.5, None, None, None, None, SINGLE)
+    assert summarize([]) == Summary(0, None, None, None, None, None, SINGLE)
+    assert summarize([None, math.nan]) == Summary(0, None, None, None, None, None, SINGLE)
+
+
+def test_summarize_ignores_none_and_nan():
+    assert summarize([10, None, 12, math.nan, 14]) == summarize([10, 12, 14])
+
+
+def test_summarize_zero_mean_has_no_cv():
+    s = summarize([-1, 0, 1])
+    assert s.std == 1 and s.cv is None and s.low is not None
+
+
+def test_ratio_interval_by_hand():
+    a, b = [10, 12, 14], [4, 5, 6, 5]
+    # a: mean 12, variance 4, n 3 -> term 4 / (3 * 12²) = 1/108
+    # b: mean 5, variance (1 + 0 + 1 + 0) / 3 = 2/3, n 4 -> term (2/3) / (4 * 5²) = 1/150
+    va, vb = 1 / 108, 1 / 150
+    se = math.sqrt(va + vb)  # sqrt(43/2700)
+    df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)  # = 3698/841 = 4.3971...
+    assert df == pytest.approx(3698 / 841)
+    half = t_critical(df) * se
+    r = ratio_interval(a, b)
+    assert r.value == pytest.approx(2.4)
+    assert r.df == pytest.approx(df)
+    assert r.low == pytest.approx(2.4 * math.exp(-half))
+    assert r.high == pytest.approx(2.4 * math.exp(half))
+    assert (r.n_a, r.n_b, r.method) == (3, 4, LOG_WELCH)
+    # t(0.975, 4.397) = 2.6803, half = 2.6803 * 0.126198 = 0.33825, exp(0.33825) = 1.40249
+    assert (r.low, r.high) == pytest.approx((2.4 / 1.40249, 2.4 * 1.40249), abs=1e-4)
+    assert verdict(r.low, r.high, 1) == HIGHER
+
+
+def test_ratio_of_identical_samples_is_a_tie():
+    r = ratio_interval([10, 11, 12], [10, 11, 12])
+    assert r.value == 1
+    assert r.low < 1 < r.high
+    assert r.low == pytest.approx(1 / r.high)
+    assert verdict(r.low, r.high, 1) == TIE
+
+
+def test_separated_samples_and_their_swap():
+    fast, slow = [110, 112, 114, 111], [100, 101, 102]
+    r = ratio_interval(fast, slow)
+    assert 1 < r.low < r.value < r.high
+    assert verdict(r.low, r.high, 1) == HIGHER
+    s = ratio_interval(slow, fast)
+    assert verdict(s.low, s.high, 1) == LOWER
+    assert s.value == pytest.approx(1 / r.value)
+    assert s.low == pytest.approx(1 / r.high)
+    assert s.high == pytest.approx(1 / r.low)
+    assert (s.n_a, s.n_b, s.df) == (3, 4, r.df)
+
+
+def test_ratio_with_a_single_repeat_is_unknown():
+    r = ratio_interval([10], [9, 10, 11])
+    assert (r.value, r.low, r.high, r.df, r.method) == (1, None, None, None, SINGLE)
+    assert (r.n_a, r.n_b) == (1, 3)
+    assert verdict(r.low, r.high, 1) == UNKNOWN
+    assert ratio_interval([], [1, 2]).value is None
+
+
+def test_ratio_needs_positive_means():
+    r = ratio_interval([-1, -2, -3], [1, 2, 3])
+    assert r.value == -1 and r.low is None and r.high is None
+    assert verdict(r.low, r.high, 1) == UNKNOWN
+    assert ratio_interval([1, 2, 3], [0, 0, 0]).value is None
+
+
+def test_ratio_without_spread_is_a_point():
+    r = ratio_interval([2, 2, 2], [1, 1])
+    assert r.value == r.low == r.high == 2
+    assert verdict(r.low, r.high, 1) == HIGHER
+
+
+def test_difference_interval_by_hand():
+    a, b = [10, 12, 14], [4, 5, 6, 5]
+    # terms: 4/3 (variance 4 over n 3) and (2/3)/4 = 1/6; se² = 3/2
+    # df = (3/2)² / ((4/3)²/2 + (1/6)²/3) = 2.25 / (8/9 + 1/108) = 243/97 = 2.505...
+    df = 243 / 97
+    half = t_critical(df) * math.sqrt(1.5)
+    d = difference_interval(a, b)
+    assert d.value == 7
+    assert d.df == pytest.approx(df)
+    assert d.low == pytest.approx(7 - half)
+    assert d.high == pytest.approx(7 + half)
+    assert (d.n_a, d.n_b, d.method) == (3, 4, WELCH)
+    assert verdict(d.low, d.high, 0) == HIGHER
+    swapped = difference_interval(b, a)
+    assert (swapped.low, swapped.high) == pytest.approx((-d.high, -d.low))
+    assert verdict(swapped.low, swapped.high, 0) == LOWER
+
+
+def test_difference_single_and_point():
+    d = difference_interval([3], [1, 2])
+    assert (d.value, d.low, d.high, d.method) == (1.5, None, None, SINGLE)
+    p = difference_interval([3, 3], [1, 1, None])
+    assert (p.value, p.low, p.high, p.method) == (2, 2, 2, WELCH)
+
+
+def test_verdict_bounds_are_inclusive():
+    assert verdict(1.0, 1.3, 1) == TIE
+    assert verdict(0.7, 1.0, 1) == TIE
+    assert verdict(1.01, 1.3, 1) == HIGHER
+    assert verdict(-0.5, -0.1, 0) == LOWER
+    assert verdict(None, 2.0, 1) == UNKNOWN
+    assert verdict(0.5, None, 1) == UNKNOWN
+
+
+def test_ratio_interval_coverage_by_simulation():
+    # Equal true means, three repeats per side, unequal noise (5% and 10%). With equal noise
+    # Welch at n = 3 is known to be conservative (about 96.5%), still inside the band.
+    rng = random.Random(20240611)
+    trials = 4000
+    hits = 0
+    for _ in range(trials):
+        a = [rng.gauss(100, 5) for _ in range(3)]
+        b = [rng.gauss(100, 10) for _ in range(3)]
+        r = ratio_interval(a, b)
+        hits += r.low <= 1 <= r.high
+    assert 0.93 <= hits / trials <= 0.97
