@@ -2,6 +2,9 @@
 on its engine, load and repeat, with the figures, per-request rows and definitions the
 truth says."""
 
+from __future__ import annotations
+
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -14,7 +17,14 @@ from benchreport.core.errors import ReportError
 from benchreport.core.runmeta import load_run
 from benchreport.ingest.clients import read_points
 from benchreport.ingest.points import load_points
-from benchreport.synth.campaign import write_campaign
+from benchreport.synth.campaign import (
+    PRESETS,
+    EngineModel,
+    expected_point,
+    noiseless,
+    simulate,
+    write_campaign,
+)
 
 SMALL = {"engines": ("alpha", "beta"), "loads": (1, 4, 16), "repeats": 2, "requests": 20}
 VLLM_CODES = {"ttft": "ttft.first-token", "tpot": "tpot.excl-first", "itl": "itl.per-chunk",
@@ -177,3 +187,159 @@ def test_read_points_reads_each_file_alone(tmp_path):
         mine = [p for p in points if p.where == t.where[client]]
         assert len(mine) == 1 and mine[0].fields == t.fields[client]
     assert len(read_points((truth.out / t.files["guidellm"]).read_bytes(), "b.json")) == 3
+
+
+# ------------------------------------------------------------------ load-curve campaigns
+
+KNEE_LOADS = (2, 4, 8, 16, 32)
+SHAPE = {"requests": 200, "input_tokens": 1024, "output_tokens": 128}
+
+
+def _peak_decoding(q) -> int:
+    """The most requests between their first and last token at once (each holds a slot)."""
+    events = sorted([(float(s + t), 1) for s, t in zip(q.sent, q.ttfts, strict=True)]
+                    + [(float(s + la), -1) for s, la in zip(q.sent, q.latencies, strict=True)])
+    now = peak = 0
+    for _, step in events:          # at a tie the finish (-1) comes first
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def test_max_running_puts_a_knee_in_the_throughput_curve():
+    gamma = PRESETS["gamma"]
+    assert gamma.max_running == 8
+    curve = {c: expected_point(gamma, c, **SHAPE) for c in KNEE_LOADS}
+    thr = [curve[c]["output_throughput"] for c in KNEE_LOADS]
+    gains = [b / a - 1 for a, b in zip(thr, thr[1:], strict=False)]
+    assert all(g > 0.20 for g in gains[:2]), gains           # 2 → 4 → 8
+    assert all(abs(g) < 0.03 for g in gains[2:]), gains      # 8 → 16 → 32: flat
+    assert curve[32]["median_ttft_ms"] > 2 * curve[8]["median_ttft_ms"]
+    assert curve[32]["median_e2el_ms"] > curve[16]["median_e2el_ms"] \
+        > curve[8]["median_e2el_ms"]
+    # decode steps stop slowing down at the knee: the engine runs 8 whatever the load
+    assert curve[16]["median_tpot_ms"] == pytest.approx(curve[8]["median_tpot_ms"])
+    assert curve[8]["interactivity"] == pytest.approx(1000 / curve[8]["median_tpot_ms"])
+    # the same engine without the limit keeps gaining past 8: the knee is max_running's
+    free = dataclasses.replace(gamma, max_running=None)
+    assert expected_point(free, 16, **SHAPE)["output_throughput"] > 1.1 * thr[2]
+
+
+def test_the_engine_never_runs_more_than_max_running():
+    gamma = PRESETS["gamma"]
+    for c, peak in ((4, 4), (32, 8)):
+        q = simulate(gamma, c, 1, seed=0, **SHAPE)
+        assert _peak_decoding(q) == peak, c
+    # the free engine runs far more (its serial prefills alone keep it below 32); a limit
+    # no lower than the load changes nothing
+    free = dataclasses.replace(gamma, max_running=None)
+    assert _peak_decoding(simulate(free, 32, 1, seed=0, **SHAPE)) > 16
+    a = simulate(free, 16, 1, seed=0, failures=3, **SHAPE)
+    b = simulate(dataclasses.replace(gamma, max_running=16), 16, 1, seed=0, failures=3,
+                 **SHAPE)
+    assert a.duration == b.duration and a.ttfts.tolist() == b.ttfts.tolist()
+    assert a.latencies.tolist() == b.latencies.tolist() and a.errors == b.errors
+    with pytest.raises(ValueError):
+        EngineModel("x", "X", prefill_s=0.05, itl_s=0.01, itl_slope=0.03, max_running=0)
+
+
+def test_the_written_figures_scatter_around_the_expected_point(tmp_path):
+    truth = write_campaign(tmp_path / "knee", engines=("gamma",), loads=KNEE_LOADS,
+                           repeats=1, **SHAPE)
+    for c in KNEE_LOADS:
+        f = truth.points[("gamma", f"c{c}", 1)].fields["vllm"]
+        e = expected_point("gamma", c, **SHAPE)
+        assert f["output_throughput"] == pytest.approx(e["output_throughput"], rel=0.05), c
+        assert f["median_tpot_ms"] == pytest.approx(e["median_tpot_ms"], rel=0.05), c
+    assert truth.points[("gamma", "c32", 1)].fields["vllm"]["median_ttft_ms"] > \
+        2 * truth.points[("gamma", "c8", 1)].fields["vllm"]["median_ttft_ms"]
+
+
+def test_noiseless_and_expected_point():
+    alpha = PRESETS["alpha"]
+    quiet = noiseless(alpha)
+    assert (quiet.noise, quiet.stall_p) == (0.0, 0.0)
+    assert dataclasses.replace(quiet, noise=alpha.noise, stall_p=alpha.stall_p) == alpha
+    step = alpha.itl_s * (1 + alpha.itl_slope * 3)
+    full = simulate(quiet, 4, 1, seed=0, **SHAPE)
+    assert set(full.itl_flat.tolist()) == {step}
+    one, two = (expected_point(alpha, 4, **SHAPE, gpus=g) for g in (1, 2))
+    assert one["output_throughput"] == two["output_throughput"] \
+        == 2 * two["output_throughput_per_gpu"] == one["output_throughput_per_gpu"]
+    assert one["output_throughput"] == 200 * 128 / full.duration
+    assert one["median_ttft_ms"] == pytest.approx(float(np.median(full.ttfts)) * 1000)
+    assert one["median_e2el_ms"] == pytest.approx(float(np.median(full.latencies)) * 1000)
+    assert one["median_tpot_ms"] == pytest.approx(step * 1000)
+    assert one["interactivity"] == pytest.approx(1 / step)
+
+
+def test_drive_limit_simulates_fewer_workers_than_the_files_record(tmp_path):
+    truth = write_campaign(tmp_path / "camp", engines=("alpha",), loads=(4, 16), repeats=1,
+                           requests=200, drive_limit={16: 6}, clients=("vllm", "guidellm"))
+    assert truth.drive_limit == {16: 6}
+    for c, lo, hi in ((4, 3.5, 4.05), (16, 5.0, 6.5)):
+        t = truth.points[("alpha", f"c{c}", 1)]
+        raw = json.loads((truth.out / t.files["vllm"]).read_text())
+        assert raw["max_concurrency"] == c == t.fields["vllm"]["max_concurrency"]
+        assert t.fields["guidellm"]["max_concurrency"] == c
+        q = t.requests
+        ok = q.ok
+        little = int(ok.sum()) * float(q.latencies[ok].mean()) / q.duration
+        assert lo < little < hi, (c, little)
+    assert _peak_decoding(truth.points[("alpha", "c16", 1)].requests) == 6
+    # GuideLLM measures the concurrency the client kept, not the one it was asked for
+    report = json.loads((truth.out / truth.points[("alpha", "c16", 1)].files["guidellm"])
+                        .read_text())
+    strategy = report["benchmarks"][1]["config"]["strategy"]
+    assert (strategy["streams"], strategy["max_concurrency"]) == (16, 16)
+    measured = report["benchmarks"][1]["metrics"]["request_concurrency"]["successful"]
+    assert measured["mean"] == 6.0
+    # a noiseless point does not depend on its name: 16 driven by 6 is 6
+    assert expected_point("alpha", 16, **SHAPE, drive=6) == expected_point("alpha", 6, **SHAPE)
+    for bad in ({8: 4}, {16: 17}, {16: 0}):
+        with pytest.raises(ValueError):
+            write_campaign(tmp_path / "bad", loads=(4, 16), drive_limit=bad)
+
+
+def _old_run_yaml(title: str) -> str:
+    """run.yaml as write_campaign wrote it before gpus, slo and cost (SMALL's arguments)."""
+    doc = {
+        "schema": 1,
+        "title": {"ko": f"합성 캠페인 {title}", "en": f"Synthetic campaign {title}"},
+        "date": yaml.safe_load("2025-11-20"),
+        "hardware": {"servers": 1, "gpus": 1, "gpu_model": "Simulated GPU"},
+        "model": {"name": "synth-8b"},
+        "engines": [{"id": "alpha", "name": "Alpha"}, {"id": "beta", "name": "Beta"}],
+        "workloads": [{"id": "1k", "label": "1K", "input_tokens": 1024, "output_tokens": 128,
+                       "concurrency": [1, 4, 16], "num_prompts": 20, "repeats": 2}],
+        "reconstruction": {"statement": {
+            "ko": "이 실행은 benchreport.synth.campaign이 만든 합성 데이터입니다.",
+            "en": "This run is synthetic data made by benchreport.synth.campaign."}},
+    }
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def test_run_yaml_carries_gpus_slo_and_cost_as_given(tmp_path):
+    slo = {"percentile": 99, "ttft_ms": 2000, "tpot_ms": 50}
+    cost = {"gpu_hour_usd": 2.5}
+    plain = write_campaign(tmp_path / "plain" / "camp", **SMALL)
+    text = (plain.out / "run.yaml").read_text(encoding="utf-8")
+    assert text == _old_run_yaml("camp")
+    assert "slo" not in yaml.safe_load(text) and "cost" not in yaml.safe_load(text)
+
+    truth = write_campaign(tmp_path / "full" / "camp", **SMALL, gpus=8, slo=slo, cost=cost)
+    full = (truth.out / "run.yaml").read_text(encoding="utf-8")
+    doc = yaml.safe_load(full)
+    assert doc["hardware"] == {"servers": 1, "gpus": 8, "gpu_model": "Simulated GPU"}
+    assert doc["slo"] == slo and doc["cost"] == cost
+    assert list(doc)[-2:] == ["slo", "cost"]
+    # everything else as before: only the gpus line changes and the two blocks follow
+    assert full == text.replace("  gpus: 1\n", "  gpus: 8\n") + yaml.safe_dump(
+        {"slo": slo, "cost": cost}, sort_keys=False)
+    assert (truth.gpus, truth.slo, truth.cost) == (8, slo, cost)
+    # the raw files do not depend on run.yaml's blocks
+    for key, t in truth.points.items():
+        assert (truth.out / t.files["vllm"]).read_bytes() == \
+            (plain.out / plain.points[key].files["vllm"]).read_bytes()
+    with pytest.raises(ValueError):
+        write_campaign(tmp_path / "bad", **SMALL, gpus=0)

@@ -31,6 +31,28 @@ each takes ``prefill_s × input/1024 × (1 + 0.03 (c − 1))``; a decode step ta
 Everything is drawn from ``numpy.random.default_rng([seed, crc32(engine), c, repeat])``:
 the same arguments write byte-identical files, and repeats differ.
 
+Load-curve features, all off by default (and then every file is as before):
+
+- ``EngineModel.max_running`` (vLLM's ``max_num_seqs``; the preset ``gamma`` has 8): the
+  engine runs at most that many requests at once. A request sent while every slot is busy
+  waits for the first to free (a slot frees when its request finishes) before its prefill
+  starts, and the wait counts in its TTFT; the ``c`` of both formulas above becomes the
+  requests running, min(c, max_running). So up to ``c = max_running`` more load means more
+  tokens per second; beyond it the decode batch, and with it the output throughput, stays
+  the same while the extra requests only queue: TTFT and E2E latency keep rising, TPOT
+  does not. The throughput curve has its knee at exactly ``max_running``.
+- ``write_campaign(drive_limit={16: 6})``: at concurrency 16 the client kept only 6 workers
+  busy (a client that could not drive the load). The point is simulated with 6 workers
+  (random draws still keyed on 16), every file still records 16 as its concurrency, and
+  only the requests themselves show it (Little's law: completed × mean latency ÷ duration
+  ≈ 6; GuideLLM's measured ``request_concurrency`` is 6).
+- ``write_campaign(gpus=…, slo=…, cost=…)``: run.yaml's ``hardware.gpus`` and top-level
+  ``slo:`` and ``cost:`` blocks (written as given, after the other keys).
+
+`expected_point` gives a load's true figures (output throughput, per GPU, median TPOT, TTFT
+and E2E latency, interactivity) from one simulation of the `noiseless` model, so tests and
+analyses know the curve the noisy files scatter around.
+
 The returned `CampaignTruth` holds for every (engine, load, repeat) the true per-request
 arrays and, per client, the `Point.fields`, definitions and per-request rows that reading
 the files must give.
@@ -38,6 +60,8 @@ the files must give.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
 import hashlib
 import heapq
@@ -90,13 +114,27 @@ class EngineModel:
     itl_slope: float           # relative growth of a decode step per extra concurrent request
     noise: float = 0.06        # log-normal sigma of every duration
     stall_p: float = 0.004     # chance that a decode step waits for another request's prefill
+    max_running: int | None = None   # at most this many requests run at once (max_num_seqs)
+
+    def __post_init__(self) -> None:
+        if self.max_running is not None and (isinstance(self.max_running, bool)
+                                             or self.max_running < 1):
+            raise ValueError(f"max_running must be at least 1, got {self.max_running!r}")
 
 
 PRESETS = {
     # alpha decodes faster alone, beta scales better: their ITL curves cross near c = 12
     "alpha": EngineModel("alpha", "Alpha", prefill_s=0.060, itl_s=0.0080, itl_slope=0.045),
     "beta": EngineModel("beta", "Beta", prefill_s=0.045, itl_s=0.0095, itl_slope=0.025),
+    # gamma runs at most 8 requests at once: its output throughput has a knee at c = 8
+    "gamma": EngineModel("gamma", "Gamma", prefill_s=0.050, itl_s=0.0085, itl_slope=0.035,
+                         max_running=8),
 }
+
+
+def noiseless(model: EngineModel) -> EngineModel:
+    """The model without noise and without stalled steps: every duration is its mean."""
+    return dataclasses.replace(model, noise=0.0, stall_p=0.0)
 
 
 def engine_model(spec: str | EngineModel) -> EngineModel:
@@ -143,10 +181,23 @@ class Requests:
 
 def simulate(model: EngineModel, concurrency: int, repeat: int, *, requests: int,
              input_tokens: int, output_tokens: int, seed: int, failures: int = 0,
-             range_ratio: float = 0.0) -> Requests:
-    """One closed-loop benchmark point: ``concurrency`` workers send ``requests`` requests."""
+             range_ratio: float = 0.0, drive: int | None = None) -> Requests:
+    """One closed-loop benchmark point: ``concurrency`` workers send ``requests`` requests.
+
+    ``drive`` (default ``concurrency``) is how many workers the client actually keeps busy;
+    the random draws still follow ``concurrency``, the point's name. With
+    ``model.max_running`` set, a request waits for one of that many slots before its prefill
+    starts (the wait is part of its TTFT) and holds it until it finishes; failed requests
+    take no slot. Both durations scale with the requests running, min(workers, max_running).
+    """
     rng = np.random.default_rng([seed, zlib.crc32(model.id.encode()), concurrency, repeat])
-    n, c = requests, concurrency
+    n = requests
+    c = concurrency if drive is None else drive                    # the busy workers
+    if c < 1:
+        raise ValueError(f"drive must be at least 1, got {drive!r}")
+    running = c if model.max_running is None else min(c, model.max_running)
+    # a heap of the times the engine's slots free up (all free at the start)
+    slots = None if model.max_running is None else [0.0] * model.max_running
 
     def lengths(target: int) -> np.ndarray:
         if range_ratio <= 0:
@@ -157,8 +208,8 @@ def simulate(model: EngineModel, concurrency: int, repeat: int, *, requests: int
     input_lens, output_lens = lengths(input_tokens), lengths(max(2, output_tokens))
     failed = set(rng.choice(n, size=min(failures, n), replace=False).tolist()) \
         if failures else set()
-    step = model.itl_s * (1 + model.itl_slope * (c - 1))
-    prefill_scale = model.prefill_s * (1 + 0.03 * (c - 1)) / 1024
+    step = model.itl_s * (1 + model.itl_slope * (running - 1))
+    prefill_scale = model.prefill_s * (1 + 0.03 * (running - 1)) / 1024
     workers = [(0.0, k) for k in range(min(c, n))]
     heapq.heapify(workers)
     prefill_free = 0.0
@@ -178,18 +229,21 @@ def simulate(model: EngineModel, concurrency: int, repeat: int, *, requests: int
             gaps_all.append(np.empty(0))
             done = at + fail_after[i]
         else:
-            begin = max(at, prefill_free)
+            ready = at if slots is None else max(at, heapq.heappop(slots))
+            begin = max(ready, prefill_free)
             prefill = prefill_scale * int(input_lens[i]) * float(rng.lognormal(0.0, model.noise))
             prefill_free = begin + prefill
             ttft = prefill_free - at + 0.002 * float(rng.lognormal(0.0, model.noise))
             k = int(output_lens[i]) - 1
             gaps = step * rng.lognormal(0.0, model.noise, size=k)
-            stalls = rng.random(k) < model.stall_p * (c > 1)
+            stalls = rng.random(k) < model.stall_p * (running > 1)
             gaps[stalls] += model.prefill_s * float(rng.lognormal(0.0, model.noise))
             ttfts[i] = ttft
             latencies[i] = ttft + float(np.cumsum(gaps)[-1]) if k else ttft
             gaps_all.append(gaps)
             done = at + latencies[i]
+            if slots is not None:
+                heapq.heappush(slots, done)
         offsets[i + 1] = offsets[i] + len(gaps_all[-1])
         finish_max = max(finish_max, done)
         heapq.heappush(workers, (done + 0.0005, worker))     # the client's own overhead
@@ -197,6 +251,31 @@ def simulate(model: EngineModel, concurrency: int, repeat: int, *, requests: int
                     latencies=latencies, itl_flat=np.concatenate(gaps_all) if gaps_all
                     else np.empty(0), itl_offsets=offsets, errors=errors,
                     fail_after=fail_after, duration=finish_max + 0.001)
+
+
+def expected_point(model: EngineModel | str, concurrency: int, *, requests: int,
+                   input_tokens: int, output_tokens: int, gpus: int = 1,
+                   drive: int | None = None) -> dict[str, float]:
+    """The true figures of a load: the `noiseless` model simulated once (``drive`` workers
+    busy, default ``concurrency``). Throughputs in tokens/s, times in ms, TPOT per request
+    (latency − TTFT) ÷ (output − 1) as vLLM computes it, interactivity 1000 ÷ median TPOT
+    (tokens/s per user)."""
+    if gpus < 1:
+        raise ValueError(f"gpus must be at least 1, got {gpus!r}")
+    q = simulate(noiseless(engine_model(model)), concurrency, 1, requests=requests,
+                 input_tokens=input_tokens, output_tokens=output_tokens, seed=0, drive=drive)
+    ok = q.ok
+    outs = q.output_lens[ok]
+    ttfts, lats = q.ttfts[ok], q.latencies[ok]
+    multi = outs > 1
+    tpots = (lats[multi] - ttfts[multi]) / (outs[multi] - 1)
+    throughput = float(outs.sum()) / q.duration
+    tpot_ms = float(np.median(tpots)) * 1000.0 if tpots.size else math.nan
+    return {"output_throughput": throughput, "output_throughput_per_gpu": throughput / gpus,
+            "median_tpot_ms": tpot_ms,
+            "median_ttft_ms": float(np.median(ttfts)) * 1000.0 if ttfts.size else math.nan,
+            "median_e2el_ms": float(np.median(lats)) * 1000.0 if lats.size else math.nan,
+            "interactivity": 1000.0 / tpot_ms if tpot_ms > 0 else math.nan}
 
 
 # ------------------------------------------------------------------------------- truth
@@ -215,6 +294,7 @@ class PointTruth:
     files: dict[str, str] = field(default_factory=dict)       # client -> path in the run
     where: dict[str, str] = field(default_factory=dict)       # client -> Point.where
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)   # client -> Point.fields
+    drive: int | None = None     # the workers the client kept busy, when not `concurrency`
 
     def definitions(self, client: str) -> dict[str, str]:
         return dict(DEFINITIONS[client])
@@ -257,6 +337,10 @@ class CampaignTruth:
     clients: tuple[str, ...]
     points: dict[tuple[str, str, int], PointTruth]   # (engine, load, repeat) -> truth
     files: list[Path]
+    gpus: int = 1                        # run.yaml hardware.gpus
+    slo: dict[str, Any] | None = None    # run.yaml slo, as given
+    cost: dict[str, Any] | None = None   # run.yaml cost, as given
+    drive_limit: dict[int, int] = field(default_factory=dict)  # concurrency -> busy workers
 
 
 # ------------------------------------------------------------------------------- vLLM
@@ -406,7 +490,8 @@ def guidellm_benchmark(t: PointTruth, index: int, run_id: str, model: str, data:
         "request_totals": {"successful": done, "errored": errored, "incomplete": 0,
                            "total": q.n},
         "requests_per_second": _gl_split([done / dur]),
-        "request_concurrency": _gl_split([float(min(t.concurrency, q.n))]),
+        # measured by GuideLLM: what the client kept busy, not what it was asked for
+        "request_concurrency": _gl_split([float(min(t.drive or t.concurrency, q.n))]),
         "request_latency": _gl_split(lat, q.fail_after[~ok]),
         "prompt_token_count": _gl_split(ins[ok], ins[~ok]),
         "output_token_count": _gl_split(out_ok, outs[~ok]),
@@ -662,12 +747,15 @@ def _write(path: Path, text: str, written: list[Path]) -> None:
 
 def run_yaml(title: str, workload: str, engines: tuple[EngineModel, ...], loads: list[int],
              repeats: int, requests: int, input_tokens: int, output_tokens: int,
-             model: str) -> str:
-    doc = {
+             model: str, *, gpus: int = 1, slo: dict[str, Any] | None = None,
+             cost: dict[str, Any] | None = None) -> str:
+    """The run's run.yaml; ``slo`` and ``cost`` become top-level blocks, as given, after the
+    others (so leaving them out gives the text of before)."""
+    doc: dict[str, Any] = {
         "schema": 1,
         "title": {"ko": f"합성 캠페인 {title}", "en": f"Synthetic campaign {title}"},
         "date": START.date(),
-        "hardware": {"servers": 1, "gpus": 1, "gpu_model": "Simulated GPU"},
+        "hardware": {"servers": 1, "gpus": gpus, "gpu_model": "Simulated GPU"},
         "model": {"name": model.rsplit("/", 1)[-1]},
         "engines": [{"id": e.id, "name": e.name} for e in engines],
         "workloads": [{"id": workload, "label": workload.upper(), "input_tokens": input_tokens,
@@ -677,6 +765,11 @@ def run_yaml(title: str, workload: str, engines: tuple[EngineModel, ...], loads:
             "ko": "이 실행은 benchreport.synth.campaign이 만든 합성 데이터입니다.",
             "en": "This run is synthetic data made by benchreport.synth.campaign."}},
     }
+    # copies: YAML would write a dict met twice as an anchor and an alias
+    if slo is not None:
+        doc["slo"] = copy.deepcopy(slo)
+    if cost is not None:
+        doc["cost"] = copy.deepcopy(cost)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
@@ -685,11 +778,17 @@ def write_campaign(out: Path, engines: tuple[str | EngineModel, ...] = ("alpha",
                    requests: int = 1000, input_tokens: int = 1024, output_tokens: int = 128,
                    seed: int = 0, clients: tuple[str, ...] = ("vllm",), *,
                    failures: int = 0, model: str = "synth/synth-8b",
-                   workload: str | None = None, range_ratio: float = 0.0) -> CampaignTruth:
+                   workload: str | None = None, range_ratio: float = 0.0, gpus: int = 1,
+                   slo: dict[str, Any] | None = None, cost: dict[str, Any] | None = None,
+                   drive_limit: dict[int, int] | None = None) -> CampaignTruth:
     """Write a run folder ``out/run.yaml`` + ``out/raw/<engine>/<client>/…`` for a
     concurrency sweep with repeats, and return its truth.
 
     ``failures`` requests of every point fail (HTTP 500). ``out`` must not hold raw files yet.
+    ``gpus`` is run.yaml's ``hardware.gpus``; ``slo`` and ``cost`` are written, as given, as
+    run.yaml's top-level ``slo:`` and ``cost:``. ``drive_limit`` maps a concurrency of
+    ``loads`` to the workers the client actually kept busy there (1 to the concurrency): the
+    point is simulated with that many, while every file still records the concurrency.
     """
     out = Path(out)
     unknown = [c for c in clients if c not in CLIENTS]
@@ -697,12 +796,21 @@ def write_campaign(out: Path, engines: tuple[str | EngineModel, ...] = ("alpha",
         raise ValueError(f"clients must be distinct names from {CLIENTS}, got {clients!r}")
     if repeats < 1 or requests < 1:
         raise ValueError("repeats and requests must be at least 1")
+    if isinstance(gpus, bool) or gpus < 1:
+        raise ValueError(f"gpus must be at least 1, got {gpus!r}")
     if (out / "raw").exists() and any(p.is_file() for p in (out / "raw").rglob("*")):
         raise FileExistsError(f"{out / 'raw'} already holds files; write into a new folder")
     models = tuple(engine_model(e) for e in engines)
     concs = [_load_concurrency(x) for x in loads]
     if len(set(concs)) != len(concs):
         raise ValueError(f"loads repeat a concurrency: {loads!r}")
+    drives = dict(drive_limit or {})
+    for c, d in drives.items():
+        if c not in concs:
+            raise ValueError(f"drive_limit names concurrency {c!r}, not one of the loads")
+        if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= c:
+            raise ValueError(f"drive_limit[{c}] must be a worker count from 1 to {c}, "
+                             f"got {d!r}")
     wid = workload or (f"{input_tokens // 1024}k" if input_tokens % 1024 == 0
                        else f"in{input_tokens}")
     short = model.rsplit("/", 1)[-1]
@@ -716,10 +824,10 @@ def write_campaign(out: Path, engines: tuple[str | EngineModel, ...] = ("alpha",
             for c in concs:
                 q = simulate(m, c, r, requests=requests, input_tokens=input_tokens,
                              output_tokens=output_tokens, seed=seed, failures=failures,
-                             range_ratio=range_ratio)
+                             range_ratio=range_ratio, drive=drives.get(c))
                 end = clock + dt.timedelta(seconds=q.duration)
                 t = PointTruth(engine=m.id, load=f"c{c}", concurrency=c, repeat=r,
-                               start=clock, end=end, requests=q)
+                               start=clock, end=end, requests=q, drive=drives.get(c))
                 points[(m.id, t.load, r)] = t
                 clock = end.replace(microsecond=0) + dt.timedelta(seconds=1 + GAP_S)
 
@@ -759,8 +867,10 @@ def write_campaign(out: Path, engines: tuple[str | EngineModel, ...] = ("alpha",
                     t.where["aiperf"] = "top level"
                     t.fields["aiperf"] = fields
     _write(out / "run.yaml", run_yaml(out.name, wid, models, concs, repeats, requests,
-                                      input_tokens, output_tokens, model), written)
+                                      input_tokens, output_tokens, model, gpus=gpus,
+                                      slo=slo, cost=cost), written)
     return CampaignTruth(out=out, workload=wid, engines=models,
                          loads=tuple(f"c{c}" for c in concs), repeats=repeats,
                          clients=tuple(clients), points=points,
-                         files=sorted(written))
+                         files=sorted(written), gpus=gpus, slo=copy.deepcopy(slo),
+                         cost=copy.deepcopy(cost), drive_limit=drives)
