@@ -1,11 +1,18 @@
 # %% [markdown]
-# # Benchmark points
+# # Benchmark points and what the campaign shows
 # Every result file of the run, from whichever client wrote it, read into one shape: one
 # point per engine, workload, load level (concurrency or request rate) and repeat. Each
 # point's figures are what its file recorded, converted to one set of units (seconds,
 # milliseconds, tokens per second), and each latency keeps its client's definition: clients
 # do not all define TPOT or ITL the same way, and points are only compared where the
 # definitions agree.
+#
+# For workloads measured at several loads or with repeats, the campaign: each engine's load
+# curve (the mean over repeats with its 95% interval), the knee where throughput stops
+# rising, the Pareto frontier of throughput per GPU against the speed one user sees, the
+# highest load within the run's latency objectives (SLO), goodput, cost, the validity of
+# every point, and each engine comparison with its interval. Intervals come from repeats
+# only: the requests of one run are not independent samples.
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/
@@ -15,7 +22,8 @@ notebook: str = "15-points.ipynb"  # this notebook's name, stamped on its figure
 
 # %%
 from benchreport.analyses.campaign import definitions_table, point_figures
-from benchreport.analyses.notebook import Collector, load_run
+from benchreport.analyses.curves import campaign_figures, campaign_workloads, tables
+from benchreport.analyses.notebook import Collector, load_run, run_yaml_source
 from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
@@ -30,6 +38,31 @@ table
 
 # %%
 definitions_table(ing)
+
+# %% [markdown]
+# The campaign (empty for a run whose workloads each have one point per engine): the
+# validity of every point first.
+
+# %%
+campaign = campaign_figures(run, campaign_workloads(ing), run_yaml_source(run))
+figs.add(campaign.figures)
+shown = tables(campaign)
+shown["validity"]
+
+# %% [markdown]
+# Each series at each load: the mean over valid repeats, with n and the 95% interval.
+
+# %%
+shown["curves"]
+
+# %% [markdown]
+# Knee, SLO capacity and cost at capacity per series; engine comparisons per load.
+
+# %%
+shown["series"]
+
+# %%
+shown["compare"]
 
 # %%
 figs.save()

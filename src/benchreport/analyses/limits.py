@@ -44,13 +44,22 @@ def _fig(fid, value, unit, method, sources=(), decimals=None, depends_on=(), **c
                   decimals=decimals, depends_on=tuple(depends_on), context=ctx)
 
 
-def repeats(run: Run) -> tuple[list[Figure], list[Limit]]:
-    """Runs per engine and workload: run.yaml declares none, so one."""
+def repeats(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
+    """Runs per engine, workload and load: the fewest any of them has (one when the run
+    declares no repeats and each has one result). A limit only when that is one."""
     path = run.paths.data / "run.yaml"
     src = Source(path=run.paths.rel(path), sha256=input_checksum(run, path), key="workloads")
-    fig = _fig(ids.REPEATS, 1, "count", "runs per engine and workload: run.yaml declares "
-               "no repeats, and each workload has one result file per engine", (src,), 0)
-    return [fig], [Limit("single_run", {"n": fig.id})]
+    count: dict[tuple, int] = {}
+    for p in ing.points:
+        key = (p["engine"], p["workload"], p.get("variant") or "", p["load"])
+        count[key] = count.get(key, 0) + 1
+    fewest = min(count.values(), default=1)
+    sources = (src,) + tuple(Source(path=p["file"], sha256=p["sha256"], key=p.get("where"))
+                             for p in ing.points)
+    fig = _fig(ids.REPEATS, fewest, "count", "the fewest runs (repeats) of any engine, "
+               "workload and load: run.yaml's repeats, matched to the result files",
+               sources, 0)
+    return [fig], ([Limit("single_run", {"n": fig.id})] if fewest == 1 else [])
 
 
 def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:

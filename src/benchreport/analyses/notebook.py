@@ -90,6 +90,12 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     return EndToEnd(table=table, figures=figures)
 
 
+def run_yaml_source(run: Run) -> Source:
+    """run.yaml as a figure's source (path and sha256; the caller adds the key)."""
+    path = run.paths.run_yaml
+    return Source(path=run.paths.rel(path), sha256=input_checksum(run, path))
+
+
 def workload_figures(run: Run) -> list[Figure]:
     """The workload parameters from run.yaml, registered so the page can cite them too.
 
@@ -176,7 +182,7 @@ def caveats(run: Run, ing) -> Caveats:
             lo, hi = spans.get((c.engine, c.workload), c.span)
             spans[(c.engine, c.workload)] = (min(lo, c.span[0]), max(hi, c.span[1]))
     differing = {c.id for c in rows}
-    parts = [limits.repeats(run), limits.warmup(run, ing), limits.few_requests(run, ing),
+    parts = [limits.repeats(run, ing), limits.warmup(run, ing), limits.few_requests(run, ing),
              limits.event_stall(run, ing, spans),
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
              limits.spec_overhead(run, spec_figures(run, ing), differing)]

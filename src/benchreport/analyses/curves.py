@@ -1,0 +1,684 @@
+"""What a campaign shows: load curves, the knee, the Pareto frontier, capacity within the
+run's latency objectives (SLO), goodput, cost and engine comparisons with their noise.
+
+Everything here is computed from the ``points`` and ``requests`` tables (one row per
+benchmark point and per request) and registered as figures:
+
+- A **series** is one engine (and variant: a sweep parameter, or the client when an engine
+  has several) over the loads of one workload. At each load, each metric is the mean over
+  the valid repeats, with ``stats.summarize``'s n, standard deviation, coefficient of
+  variation and 95% t interval in the figure's context. Invalid points (``validity``) are
+  left out of every curve and comparison, and listed.
+- The **knee** of a series is the first load after which output throughput rises by no
+  more than ``KNEE_GAIN`` (or twice the load's own coefficient of variation, when larger)
+  at any later load while median E2E latency at the last load exceeds the knee's by more
+  than ``KNEE_LATENCY``: throughput stops rising while latency keeps rising.
+- The **Pareto frontier** of a series is its loads that no other load of the same series
+  beats on both interactivity (tok/s per user, 1000 ÷ median TPOT in ms) and output
+  throughput per GPU. Two frontiers are compared on the interactivity range they share,
+  each drawn as straight lines between its points: the ranges where one gives more
+  throughput, and the interactivity where they cross.
+- **Capacity at the SLO**: the highest load whose statistic (``slo.percentile``) of every
+  objective metric is within its limit, interpolated linearly between the last load that
+  meets them and the first that does not. Its interval comes from doing the same with the
+  repeat intervals' bounds. **Goodput** per point: successful requests whose own TTFT,
+  TPOT ((E2E − TTFT) ÷ (output − 1)) and E2E latency meet the objectives, per second of
+  the point's duration; ITL objectives are not checked per request (no per-request ITL).
+- **Cost**: USD per million output tokens = price per GPU-hour × GPUs ÷ 3600 ÷ output
+  tokens per second × 10⁶.
+- **Comparisons**: at each load two series of different engines share (same variant), the
+  ratio of their means with ``stats.ratio_interval``; the verdict is a tie when the
+  interval holds 1. Requests of one batch are not independent samples, so intervals come
+  from repeats only: without repeats a ratio has no interval and its verdict is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..core import ids
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, Run
+from ..core.verdicts import BELOW, INTERPOLATED, NO, NONE, NOT_REACHED, YES
+from . import stats
+from .validity import INVALID, Validity, check_points
+
+KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
+KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
+STAT_OF_PERCENTILE = {50: "median", 90: "p90", 99: "p99"}
+LATENCIES = tuple(f"{stat}_{metric}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
+                  for stat in ("median", "p90", "p99"))
+# metric -> (unit, decimals, what one repeat's value is)
+METRICS: dict[str, tuple[str, int, str]] = {
+    "output_throughput": ("tok/s", 1, "output tokens per second as the client recorded it"),
+    "output_throughput_per_gpu": ("tok/s/GPU", 1, "output tokens per second ÷ the run's GPUs"),
+    "request_throughput": ("req/s", 3, "successful requests per second as the client "
+                                       "recorded it"),
+    "goodput": ("req/s", 3, "requests meeting every objective of the SLO per second"),
+    "interactivity": ("tok/s/user", 1, "1000 ÷ median TPOT in ms: output tokens per second "
+                                       "one user sees"),
+    **{name: ("ms", 1, name.replace("_ms", "").replace("_", " ") + " as the client "
+              "recorded it") for name in LATENCIES},
+}
+# capacity status (context "status" of slo.<w>.<s>.capacity)
+
+
+@dataclass
+class Level:
+    """One load of one series: its valid points and each metric's summary over them."""
+
+    load: str
+    x: float                      # concurrency, or request rate (inf: unbounded)
+    points: list[dict[str, Any]]
+    excluded: list[str]           # invalid points of this load, left out
+    values: dict[str, list[float]] = field(default_factory=dict)     # metric -> per repeat
+    summary: dict[str, stats.Summary] = field(default_factory=dict)
+
+
+@dataclass
+class Series:
+    workload: str
+    engine: str
+    variant: str
+    kind: str                     # "concurrency" or "rate"
+    levels: list[Level]           # loads with at least one valid point, by load
+    dropped: list[str] = field(default_factory=list)    # loads whose every point is invalid
+    excluded: list[str] = field(default_factory=list)   # the points of those loads
+
+    @property
+    def key(self) -> str:
+        return ids.series(self.engine, self.variant)
+
+    def mean(self, metric: str) -> list[float | None]:
+        return [lv.summary[metric].mean if metric in lv.summary else None
+                for lv in self.levels]
+
+
+@dataclass
+class Campaign:
+    series: list[Series]
+    validity: dict[str, Validity]
+    figures: list[Figure]
+    frontiers: dict[tuple[str, str], list[tuple[float, float, str]]]   # (w, s) -> (x, y, load)
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    x = float(value)
+    return None if math.isnan(x) else x
+
+
+def load_x(p: dict[str, Any]) -> tuple[str, float]:
+    """(kind, numeric load) of a point: its concurrency target, else its rate target."""
+    conc = _num(p.get("max_concurrency_target"))
+    if conc is not None:
+        return "concurrency", conc
+    rate = _num(p.get("request_rate_target"))
+    return "rate", math.inf if rate is None else rate
+
+
+def _finite(x: float | None) -> float | None:
+    """A load for a figure's context (JSON has no infinity: an unbounded load is None)."""
+    return None if x is None or math.isinf(x) else x
+
+
+def request_tpot_ms(r: dict[str, Any]) -> float | None:
+    ttft, e2el, out = _num(r.get("ttft_ms")), _num(r.get("e2el_ms")), _num(r.get("output_tokens"))
+    if ttft is None or e2el is None or out is None or out < 2:
+        return None
+    return (e2el - ttft) / (out - 1)
+
+
+def goodput(p: dict[str, Any], requests: list[dict[str, Any]], run: Run) -> float | None:
+    """Successful requests meeting every per-request objective, per second; None without an
+    SLO, per-request rows or a duration."""
+    slo = run.meta.slo
+    duration = _num(p.get("duration"))
+    if slo is None or not requests or not duration:
+        return None
+    good = 0
+    for r in requests:
+        if r.get("error"):
+            continue
+        own = {"ttft": _num(r.get("ttft_ms")), "e2el": _num(r.get("e2el_ms")),
+               "tpot": request_tpot_ms(r)}
+        if all(own.get(m) is None or own[m] <= limit for m, limit in slo.objectives
+               if m in own):
+            good += 1
+    return good / duration
+
+
+def _point_source(p: dict[str, Any], key: str) -> Source:
+    line = _num(p.get("line"))
+    sources = p.get("sources") or {}
+    return Source(path=p["file"], sha256=p["sha256"], key=sources.get(key, key),
+                  lines=(int(line),) if line is not None else ())
+
+
+def build_series(run: Run, ing: Ingested, validity: dict[str, Validity],
+                 good: dict[str, float]) -> list[Series]:
+    gpus = run.meta.gpus
+    grouped: dict[tuple[str, str, str], dict[str, list[dict]]] = defaultdict(dict)
+    kinds: dict[tuple[str, str, str], str] = {}
+    for p in ing.points:
+        key = (p["workload"], p["engine"], p.get("variant") or "")
+        grouped[key].setdefault(p["load"], []).append(p)
+        kinds[key] = load_x(p)[0]
+    out = []
+    for (w, e, variant), by_load in grouped.items():
+        levels = []
+        for load, pts in by_load.items():
+            pts = sorted(pts, key=lambda p: int(p["repeat"]))
+            keep = [p for p in pts if validity[p["point"]].verdict != INVALID]
+            lv = Level(load=load, x=load_x(pts[0])[1], points=keep,
+                       excluded=[p["point"] for p in pts if p not in keep])
+            for metric in METRICS:
+                vals = []
+                for p in keep:
+                    if metric == "output_throughput_per_gpu":
+                        v = _num(p.get("output_throughput"))
+                        v = None if v is None or gpus is None else v / gpus
+                    elif metric == "interactivity":
+                        v = _num(p.get("median_tpot_ms"))
+                        v = 1000.0 / v if v else None
+                    elif metric == "goodput":
+                        v = good.get(p["point"])
+                    else:
+                        v = _num(p.get(metric))
+                    if v is not None:
+                        vals.append(v)
+                if vals:
+                    lv.values[metric] = vals
+                    lv.summary[metric] = stats.summarize(vals)
+            levels.append(lv)
+        levels.sort(key=lambda lv: lv.x)
+        dropped = [lv for lv in levels if not lv.points]       # every repeat invalid
+        levels = [lv for lv in levels if lv.points]
+        if levels:
+            out.append(Series(workload=w, engine=e, variant=variant,
+                              kind=kinds[(w, e, variant)], levels=levels,
+                              dropped=[lv.load for lv in dropped],
+                              excluded=[pid for lv in dropped for pid in lv.excluded]))
+    order = {e.id: i for i, e in enumerate(run.meta.engines)}
+    wl_order = {wl.id: i for i, wl in enumerate(run.meta.workloads)}
+    out.sort(key=lambda s: (wl_order.get(s.workload, 0), order.get(s.engine, 0), s.variant))
+    return out
+
+
+def knee(s: Series) -> int | None:
+    """Index of the knee level (see the module docstring), or None when throughput is still
+    rising at the last load (or the series has fewer than three loads)."""
+    thr, lat = s.mean("output_throughput"), s.mean("median_e2el_ms")
+    if len(s.levels) < 3 or any(v is None for v in thr) or any(v is None for v in lat):
+        return None
+    for k in range(len(thr) - 1):
+        cv = s.levels[k].summary["output_throughput"].cv or 0.0
+        tol = max(KNEE_GAIN, 2 * cv)
+        flat = all(t <= thr[k] * (1 + tol) for t in thr[k + 1:])
+        if flat and lat[-1] > lat[k] * (1 + KNEE_LATENCY):
+            return k
+    return None
+
+
+def frontier(s: Series, y_metric: str) -> list[tuple[float, float, str]]:
+    """The series' Pareto-optimal (interactivity, y, load) points, by interactivity."""
+    pts = [(lv.summary["interactivity"].mean, lv.summary[y_metric].mean, lv.load)
+           for lv in s.levels if "interactivity" in lv.summary and y_metric in lv.summary]
+    keep = [p for p in pts if not any(q[0] >= p[0] and q[1] >= p[1] and q[:2] != p[:2]
+                                      for q in pts)]
+    return sorted(set(keep))
+
+
+def _at(line: list[tuple[float, float, str]], x: float) -> float:
+    """The frontier drawn as straight lines between its points, at interactivity x."""
+    for (x0, y0, _), (x1, y1, _) in zip(line, line[1:], strict=False):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return line[0][1] if x <= line[0][0] else line[-1][1]
+
+
+def compare_frontiers(a: list, b: list) -> tuple[list[float], list[tuple[str, float, float]]]:
+    """Crossings (interactivity) and segments (leader "a"/"b", from, to) over the range
+    both frontiers cover; empty when they share none."""
+    if len(a) < 2 or len(b) < 2:
+        return [], []
+    lo, hi = max(a[0][0], b[0][0]), min(a[-1][0], b[-1][0])
+    if lo >= hi:
+        return [], []
+    grid = sorted({lo, hi} | {p[0] for p in a + b if lo < p[0] < hi})
+    diff = [_at(a, x) - _at(b, x) for x in grid]
+    crossings: list[float] = []
+    segments: list[tuple[str, float, float]] = []
+    start, lead = grid[0], None
+    for i, (x, d) in enumerate(zip(grid, diff, strict=True)):
+        side = "a" if d > 0 else "b" if d < 0 else lead
+        if lead is None:
+            lead = side
+        elif side != lead:
+            x0, d0 = grid[i - 1], diff[i - 1]
+            cross = x0 + (x - x0) * d0 / (d0 - d) if d0 != d else x
+            crossings.append(cross)
+            segments.append((lead, start, cross))
+            start, lead = cross, side
+    if lead is not None:
+        segments.append((lead, start, grid[-1]))
+    return crossings, segments
+
+
+def capacity(s: Series, run: Run) -> dict[str, Any] | None:
+    """The SLO capacity of a series (see the module docstring), or None without an SLO."""
+    slo = run.meta.slo
+    if slo is None:
+        return None
+    stat = STAT_OF_PERCENTILE[slo.percentile]
+    names = [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
+    if not all(any(n in lv.summary for lv in s.levels) for n, _ in names):
+        return {"status": NONE, "missing": [n for n, _ in names
+                                             if not any(n in lv.summary for lv in s.levels)]}
+
+    def find(bound: str) -> tuple[str, float | None, int]:
+        def value(lv: Level, n: str) -> float | None:
+            sm = lv.summary.get(n)
+            if sm is None:
+                return None
+            v = getattr(sm, bound)
+            return sm.mean if v is None else v
+        for i, lv in enumerate(s.levels):
+            failing = [(n, lim) for n, lim in names
+                       if value(lv, n) is not None and value(lv, n) > lim]
+            if not failing:
+                continue
+            if i == 0:
+                return BELOW, None, i
+            prev = s.levels[i - 1]
+            if math.isinf(lv.x):
+                return NOT_REACHED, prev.x, i
+            best = math.inf
+            for n, lim in failing:
+                v0, v1 = value(prev, n), value(lv, n)
+                x = prev.x if v0 is None or v1 == v0 else \
+                    prev.x + (lim - v0) / (v1 - v0) * (lv.x - prev.x)
+                best = min(best, min(max(x, prev.x), lv.x))
+            return INTERPOLATED, best, i
+        finite = [lv.x for lv in s.levels if not math.isinf(lv.x)]
+        return NOT_REACHED, max(finite) if finite else None, len(s.levels)
+
+    status, cap, first_fail = find("mean")
+    _, optimistic, _ = find("low")        # latencies at their interval's low end
+    _, pessimistic, _ = find("high")
+    limiting = None
+    if status == INTERPOLATED:
+        lv, prev = s.levels[first_fail], s.levels[first_fail - 1]
+        limiting = min(((n, lim) for n, lim in names
+                        if n in lv.summary and lv.summary[n].mean > lim),
+                       key=lambda nl: _cross_x(prev, lv, *nl))[0]
+    return {"status": status, "value": cap, "low": pessimistic, "high": optimistic,
+            "limiting": limiting, "percentile": slo.percentile,
+            "between": [s.levels[first_fail - 1].load, s.levels[first_fail].load]
+            if status == INTERPOLATED else []}
+
+
+def _cross_x(prev: Level, lv: Level, n: str, lim: float) -> float:
+    v0, v1 = prev.summary[n].mean, lv.summary[n].mean
+    return prev.x if v1 == v0 else prev.x + (lim - v0) / (v1 - v0) * (lv.x - prev.x)
+
+
+def _interp(s: Series, x: float, metric: str) -> float | None:
+    pts = [(lv.x, lv.summary[metric].mean) for lv in s.levels if metric in lv.summary
+           and not math.isinf(lv.x)]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    for x0, y0 in pts:
+        if x0 == x:
+            return y0
+    return None
+
+
+def usd_per_mtok(price: float, gpus: int, tok_s: float) -> float:
+    return price * gpus / 3600.0 / tok_s * 1e6
+
+
+def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
+    """The SLO, prices and GPU count as run.yaml declares them, so the page can cite them.
+    ``run_yaml`` is the Source of run.yaml (path and sha256); keys are added here."""
+    def src(key: str) -> tuple[Source, ...]:
+        return (replace(run_yaml, key=key),)
+
+    out = []
+    slo = run.meta.slo
+    if slo is not None:
+        out.append(Figure(id=ids.campaign("slo.percentile"), value=slo.percentile, unit="count",
+                          decimals=0, sources=src("slo.percentile"),
+                          method="the percentile the objectives hold, from run.yaml"))
+        for metric, limit in slo.objectives:
+            out.append(Figure(id=ids.campaign(f"slo.{metric}_ms"), value=limit, unit="ms",
+                              decimals=0, sources=src(f"slo.{metric}_ms"),
+                              method=f"the {metric.upper()} objective, from run.yaml"))
+    if run.meta.cost is not None and run.meta.gpus:
+        out.append(Figure(id=ids.campaign("cost.gpus"), value=run.meta.gpus, unit="count",
+                          decimals=0, sources=src("hardware.gpus"),
+                          method="GPUs per deployment (hardware.gpus × servers), from run.yaml"))
+        for e in run.meta.engines:
+            price = run.meta.cost.price(e.id)
+            if price is not None:
+                key = f"cost.engines.{e.id}" if e.id in dict(run.meta.cost.engines) \
+                    else "cost.gpu_hour_usd"
+                out.append(Figure(id=ids.campaign(f"cost.{e.id}"), value=price,
+                                  unit="USD/GPU-h", decimals=2, sources=src(key),
+                                  context={"engine": e.id},
+                                  method="price per GPU-hour, from run.yaml"))
+    return out
+
+
+def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) -> Campaign:
+    """Every figure of the campaign sections (see the module docstring); ``run_yaml`` (the
+    Source of run.yaml) lets the SLO, prices and GPU count be cited."""
+    figures: list[Figure] = setting_figures(run, run_yaml) if run_yaml else []
+    if not ing.points:
+        return Campaign(series=[], validity={}, figures=[], frontiers={})
+    by_point: dict[str, list[dict]] = defaultdict(list)
+    for r in ing.requests:
+        by_point[r["point"]].append(r)
+    checks = check_points(ing.points, ing.requests)
+    validity = {v.point: v for v in checks}
+    point_of = {p["point"]: p for p in ing.points}
+    good: dict[str, float] = {}
+    for p in ing.points:
+        pid = p["point"]
+        v = validity[pid]
+        figures.append(Figure(
+            id=ids.point(pid, "validity"), value=v.verdict, unit="verdict",
+            sources=(_point_source(p, "completed"),),
+            depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "duration")
+                             if _num(p.get(n)) is not None),
+            context={"engine": p["engine"], "workload": p["workload"], "load": p["load"],
+                     "repeat": int(p["repeat"]),
+                     "checks": [{"code": c.code, "severity": c.severity, "value": c.value,
+                                 "limit": c.limit, "unit": c.unit} for c in v.checks]},
+            method="validity checks of the point: load driven, requests for p99, failures, "
+                   "output length, run length, warm-up (analyses.validity)"))
+        g = goodput(p, by_point.get(pid, []), run)
+        if g is not None:
+            good[pid] = g
+            figures.append(Figure(
+                id=ids.point(pid, "goodput"), value=g, unit="req/s", decimals=3,
+                sources=(_point_source(p, "requests"),),
+                context={"engine": p["engine"], "workload": p["workload"],
+                         "load": p["load"], "repeat": int(p["repeat"])},
+                method="successful requests whose own TTFT, TPOT and E2E latency meet every "
+                       "objective of run.yaml's slo, ÷ the point's duration"))
+    series = build_series(run, ing, validity, good)
+    repeats = max((len(lv.points) for s in series for lv in s.levels), default=0)
+    excluded = sorted(v.point for v in checks if v.verdict == INVALID)
+    every = tuple(_point_source(p, "completed") for p in ing.points)
+    verdicts = [v.verdict for v in checks]
+    figures += [
+        Figure(id=ids.campaign("points"), value=len(ing.points), unit="count", decimals=0,
+               sources=every, method="benchmark points of the workloads measured at several "
+                                     "loads or with repeats"),
+        Figure(id=ids.campaign("valid"), value=verdicts.count("valid"), unit="count",
+               decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               method="points that pass every validity check"),
+        Figure(id=ids.campaign("flagged"), value=verdicts.count("flagged"), unit="count",
+               decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               method="points with a warning that stay in the curves"),
+        Figure(id=ids.campaign("series"), value=len(series), unit="count", decimals=0,
+               sources=every, method="engine (and variant) × workload curves"),
+        Figure(id=ids.campaign("repeats"), value=repeats, unit="count", decimals=0,
+               sources=every, method="most valid repeats at one load of one series"),
+        Figure(id=ids.campaign("excluded"), value=len(excluded), unit="count", decimals=0,
+               context={"points": excluded},
+               depends_on=tuple(ids.point(pid, "validity") for pid in excluded),
+               method="points judged invalid, left out of the curves and comparisons"),
+    ]
+    frontiers: dict[tuple[str, str], list] = {}
+    for s in series:
+        figures += _series_figures(run, s, point_of)
+        y = "output_throughput_per_gpu" if run.meta.gpus else "output_throughput"
+        line = frontier(s, y)
+        frontiers[(s.workload, s.key)] = line
+        figures.append(Figure(
+            id=ids.pareto(s.workload, s.key, None, "frontier"), value=len(line),
+            unit="points", decimals=0,
+            depends_on=tuple(ids.curve(s.workload, s.key, load, m) for _, _, load in line
+                             for m in ("interactivity", y)),
+            context={"engine": s.engine, "variant": s.variant, "y": y,
+                     "loads": [load for _, _, load in line]},
+            method=f"loads no other load of the series beats on both interactivity and {y}"))
+    figures += _comparisons(run, series, frontiers)
+    return Campaign(series=series, validity=validity, figures=figures, frontiers=frontiers)
+
+
+def _series_figures(run: Run, s: Series, point_of: dict[str, dict]) -> list[Figure]:
+    out = []
+    ctx = {"engine": s.engine, "variant": s.variant, "workload": s.workload, "kind": s.kind}
+    for lv in s.levels:
+        for metric, sm in lv.summary.items():
+            unit, decimals, what = METRICS[metric]
+            base = {"interactivity": "median_tpot_ms",
+                    "output_throughput_per_gpu": "output_throughput"}.get(metric, metric)
+            deps = tuple(ids.point(p["point"], base) for p in lv.points
+                         if metric == "goodput" or _num(p.get(base)) is not None)
+            out.append(Figure(
+                id=ids.curve(s.workload, s.key, lv.load, metric), value=sm.mean, unit=unit,
+                decimals=decimals, depends_on=deps,
+                context={**ctx, "load": lv.load, "x": _finite(lv.x), "metric": metric, "n": sm.n,
+                         "std": sm.std, "cv": sm.cv, "low": sm.low, "high": sm.high,
+                         "method": sm.method, "excluded": lv.excluded},
+                method=f"mean over the load's valid repeats of {what}; with n ≥ 2, a 95% "
+                       "Student t interval of the mean"))
+    k = knee(s)
+    out.append(Figure(
+        id=ids.curve_series(s.workload, s.key, "knee"),
+        value=s.levels[k].load if k is not None else NONE, unit="verdict",
+        depends_on=tuple(ids.curve(s.workload, s.key, lv.load, m) for lv in s.levels
+                         for m in ("output_throughput", "median_e2el_ms")
+                         if m in lv.summary),
+        context={**ctx, "x": _finite(s.levels[k].x) if k is not None else None,
+                 "gain": KNEE_GAIN, "latency": KNEE_LATENCY},
+        method=f"first load after which output throughput rises by at most "
+               f"{KNEE_GAIN:.0%} (or twice its coefficient of variation) at every later "
+               f"load while median E2E latency still grows by more than {KNEE_LATENCY:.0%}"))
+    out += _slo_and_cost(run, s)
+    return out
+
+
+def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
+    out = []
+    ctx = {"engine": s.engine, "variant": s.variant, "workload": s.workload, "kind": s.kind}
+    unit = "concurrency" if s.kind == "concurrency" else "req/s"
+    cap = capacity(s, run)
+    slo = run.meta.slo
+    if slo is not None:
+        stat = STAT_OF_PERCENTILE[slo.percentile]
+        for lv in s.levels:
+            names = [(f"{stat}_{m}_ms", lim) for m, lim in slo.objectives]
+            if not all(n in lv.summary for n, _ in names):
+                continue
+            meets = all(lv.summary[n].mean <= lim for n, lim in names)
+            out.append(Figure(
+                id=ids.slo(s.workload, s.key, f"{lv.load}.meets"), value=YES if meets else NO,
+                unit="verdict", context={**ctx, "load": lv.load},
+                depends_on=tuple(ids.curve(s.workload, s.key, lv.load, n) for n, _ in names),
+                method="every objective's mean over repeats within its limit"))
+    if cap is not None:
+        out.append(Figure(
+            id=ids.slo(s.workload, s.key, "capacity"), value=cap.get("value"), unit=unit,
+            decimals=1, context={**ctx, **cap},
+            depends_on=tuple(f.id for f in out if f.unit == "verdict"),
+            method="highest load whose objectives all hold, interpolated linearly between "
+                   "the last load that meets them and the first that does not; the interval "
+                   "repeats this with the latency intervals' bounds"))
+        if cap["status"] == INTERPOLATED or (cap["status"] == NOT_REACHED and cap.get("value")):
+            tok = _interp(s, cap["value"], "output_throughput")
+            if tok is not None:
+                out.append(Figure(
+                    id=ids.slo(s.workload, s.key, "capacity_output"), value=tok,
+                    unit="tok/s", decimals=1, context=ctx,
+                    depends_on=(ids.slo(s.workload, s.key, "capacity"),),
+                    method="output throughput interpolated linearly at the SLO capacity"))
+    price = run.meta.cost.price(s.engine) if run.meta.cost else None
+    gpus = run.meta.gpus
+    if price is not None and gpus:
+        for lv in s.levels:
+            sm = lv.summary.get("output_throughput")
+            if sm is None or not sm.mean:
+                continue
+            lo = usd_per_mtok(price, gpus, sm.high) if sm.high else None
+            hi = usd_per_mtok(price, gpus, sm.low) if sm.low and sm.low > 0 else None
+            out.append(Figure(
+                id=ids.cost(s.workload, s.key, lv.load),
+                value=usd_per_mtok(price, gpus, sm.mean), unit="USD/Mtok", decimals=3,
+                context={**ctx, "load": lv.load, "low": lo, "high": hi, "price": price,
+                         "gpus": gpus},
+                depends_on=(ids.curve(s.workload, s.key, lv.load, "output_throughput"),),
+                method=f"{price:g} USD per GPU-hour × {gpus} GPUs ÷ 3600 ÷ output tokens "
+                       "per second × 10⁶"))
+        cap_fid = ids.slo(s.workload, s.key, "capacity_output")
+        tok = next((f.value for f in out if f.id == cap_fid), None)
+        if tok:
+            out.append(Figure(
+                id=ids.cost(s.workload, s.key, "at_capacity"),
+                value=usd_per_mtok(price, gpus, tok), unit="USD/Mtok", decimals=3,
+                context={**ctx, "price": price, "gpus": gpus}, depends_on=(cap_fid,),
+                method="the cost formula at the output throughput of the SLO capacity"))
+    return out
+
+
+COMPARED = {"output_throughput": "higher is better", "median_e2el_ms": "lower is better"}
+
+
+def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure]:
+    out = []
+    for i, a in enumerate(series):
+        for b in series[i + 1:]:
+            if (a.workload, a.variant) != (b.workload, b.variant) or a.engine == b.engine:
+                continue
+            w = a.workload
+            ctx = {"workload": w, "a": a.key, "b": b.key, "engine_a": a.engine,
+                   "engine_b": b.engine, "variant": a.variant}
+            loads_b = {lv.load: lv for lv in b.levels}
+            for metric in COMPARED:
+                counts = {stats.HIGHER: 0, stats.LOWER: 0, stats.TIE: 0, stats.UNKNOWN: 0}
+                for la in a.levels:
+                    lb = loads_b.get(la.load)
+                    if lb is None or metric not in la.values or metric not in lb.values:
+                        continue
+                    r = stats.ratio_interval(la.values[metric], lb.values[metric])
+                    order = len(out)
+                    verdict = stats.verdict(r.low, r.high, 1.0)
+                    counts[verdict] += 1
+                    fid = ids.compare(w, a.key, b.key, la.load, metric)
+                    deps = (ids.curve(w, a.key, la.load, metric),
+                            ids.curve(w, b.key, la.load, metric))
+                    out.append(Figure(
+                        id=fid, value=r.value, unit="x", decimals=2, depends_on=deps,
+                        context={**ctx, "load": la.load, "order": order, "metric": metric,
+                                 "low": r.low,
+                                 "high": r.high, "n_a": r.n_a, "n_b": r.n_b, "df": r.df,
+                                 "method": r.method, "verdict": verdict},
+                        method=f"mean of {a.key} ÷ mean of {b.key} over their valid repeats; "
+                               "95% interval by the delta method on the log ratio with "
+                               "Welch–Satterthwaite degrees of freedom (needs n ≥ 2 each)"))
+                    out.append(Figure(
+                        id=ids.compare(w, a.key, b.key, la.load, metric, "verdict"),
+                        value=verdict, unit="verdict", depends_on=(fid,),
+                        context={**ctx, "load": la.load, "metric": metric},
+                        method="higher when the ratio's interval lies above 1, lower when "
+                               "below, tie when it holds 1, unknown without an interval"))
+                for verdict, count in counts.items():
+                    out.append(Figure(
+                        id=ids.compare_count(w, a.key, b.key, metric, verdict), value=count,
+                        unit="count", decimals=0, context={**ctx, "metric": metric},
+                        method=f"loads whose {metric} ratio has this verdict"))
+            out += _pareto_pair(w, a, b, frontiers, ctx)
+    return out
+
+
+def _pareto_pair(w: str, a: Series, b: Series, frontiers: dict, ctx: dict) -> list[Figure]:
+    fa, fb = frontiers[(w, a.key)], frontiers[(w, b.key)]
+    crossings, segments = compare_frontiers(fa, fb)
+    deps = (ids.pareto(w, a.key, None, "frontier"), ids.pareto(w, b.key, None, "frontier"))
+    out = [Figure(id=ids.pareto(w, a.key, b.key, "crossings"), value=len(crossings),
+                  unit="crossings", decimals=0, depends_on=deps,
+                  context={**ctx, "segments": len(segments)},
+                  method="interactivities where the two frontiers, drawn as straight lines "
+                         "between their points, cross, over the range both cover")]
+    for i, x in enumerate(crossings, 1):
+        out.append(Figure(id=ids.pareto(w, a.key, b.key, f"cross{i}"), value=x,
+                          unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
+                          method="interactivity where the two frontiers cross"))
+    for i, (lead, x0, x1) in enumerate(segments, 1):
+        leader = a if lead == "a" else b
+        seg = f"seg{i}"
+        out += [
+            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.leader"), value=leader.engine,
+                   unit="verdict", depends_on=deps, context={**ctx, "series": leader.key},
+                   method="the series with more throughput per GPU over this range"),
+            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.from"), value=x0,
+                   unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
+                   method="start of the range (interactivity)"),
+            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.to"), value=x1,
+                   unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
+                   method="end of the range (interactivity)"),
+        ]
+    return out
+
+
+def campaign_workloads(ing: Ingested) -> Ingested:
+    """``ing`` with only the workloads measured at several loads or with repeats: the
+    single-point workloads (one result per engine) are the other notebooks' subject."""
+    count: dict[tuple[str, str, str], int] = defaultdict(int)
+    for p in ing.points:
+        count[(p["workload"], p["engine"], p.get("variant") or "")] += 1
+    many = {w for (w, _, _), n in count.items() if n > 1}
+    points = [p for p in ing.points if p["workload"] in many]
+    keep = {p["point"] for p in points}
+    return replace(ing, points=points, requests=[r for r in ing.requests if r["point"] in keep])
+
+
+def tables(c: Campaign) -> dict[str, Any]:
+    """The notebook's views of a campaign: validity per point, curves, series, comparisons."""
+    import pandas as pd
+
+    validity = pd.DataFrame(
+        [{"point": v.point, "verdict": v.verdict,
+          "checks": ", ".join(f"{k.code} ({k.severity})" for k in v.checks)}
+         for v in c.validity.values()], columns=["point", "verdict", "checks"])
+    curves, series, compare = [], [], []
+    by_id = {f.id: f for f in c.figures}
+    for s in c.series:
+        for lv in s.levels:
+            row = {"workload": s.workload, "series": s.key, "load": lv.load, "n": len(lv.points),
+                   "excluded": len(lv.excluded)}
+            for metric in ("output_throughput", "interactivity", "median_ttft_ms",
+                           "p99_ttft_ms", "median_tpot_ms", "goodput"):
+                sm = lv.summary.get(metric)
+                row[metric] = None if sm is None else sm.mean
+                if metric == "output_throughput" and sm is not None:
+                    row["output_throughput_low"], row["output_throughput_high"] = sm.low, sm.high
+            curves.append(row)
+        get = by_id.get
+        knee_fig = get(ids.curve_series(s.workload, s.key, "knee"))
+        cap = get(ids.slo(s.workload, s.key, "capacity"))
+        cost = get(ids.cost(s.workload, s.key, "at_capacity"))
+        series.append({"workload": s.workload, "series": s.key,
+                       "knee": knee_fig.value if knee_fig else None,
+                       "slo_capacity": cap.value if cap else None,
+                       "capacity_status": cap.context.get("status") if cap else None,
+                       "usd_per_mtok_at_capacity": cost.value if cost else None})
+    for f in c.figures:
+        if f.id.startswith("compare.") and "verdict" in f.context and f.unit == "×":
+            compare.append({"workload": f.context["workload"], "a": f.context["a"],
+                            "b": f.context["b"], "load": f.context["load"],
+                            "metric": f.context["metric"], "ratio": f.value,
+                            "low": f.context["low"], "high": f.context["high"],
+                            "n_a": f.context["n_a"], "n_b": f.context["n_b"],
+                            "verdict": f.context["verdict"]})
+    return {"validity": validity, "curves": pd.DataFrame(curves),
+            "series": pd.DataFrame(series), "compare": pd.DataFrame(compare)}
