@@ -2,6 +2,7 @@
 tables and the article, and `benchreport init` starting a run from real files."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -178,12 +179,23 @@ def test_a_vllm_bench_sweep_folder_gives_repeats_from_its_layout(tmp_path):
     assert points[0].point.fields["output_throughput"] == run0["output_throughput"]
 
 
-def test_the_demo_run_of_real_data_builds(tmp_path, project):
+DEMO = "2025-05-qwen7b-ascend-qps"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo run of real data, built once for this module: (workspace, its Run)."""
+    from .conftest import ROOT
+
+    tmp_path = tmp_path_factory.mktemp("demo")
+    shutil.copytree(ROOT / "data" / DEMO, tmp_path / "data" / DEMO)
+    return tmp_path, _build(tmp_path, DEMO, ROOT)
+
+
+def test_the_demo_run_of_real_data_builds(demo):
     """data/2025-05-qwen7b-ascend-qps: four real vLLM result files (rates 1, 4, 16, inf),
     built; each point's figures are the files' values."""
-    shutil.copytree(project / "data" / "2025-05-qwen7b-ascend-qps",
-                    tmp_path / "data" / "2025-05-qwen7b-ascend-qps")
-    run = _build(tmp_path, "2025-05-qwen7b-ascend-qps", project)
+    tmp_path, run = demo
     points = _points(run)
     assert [p["load"] for p in points] == ["r1", "r4", "r16", "rinf"]
     for p in points:
@@ -198,3 +210,66 @@ def test_the_demo_run_of_real_data_builds(tmp_path, project):
     assert fig["value"] == pytest.approx(3082.94, abs=0.005)
     html = (tmp_path / "report/2025-05-qwen7b-ascend-qps/report.en.html").read_text()
     assert "github.com/Potabk/vllm-ascend" in html and "Real measurements" in html
+
+
+def test_the_demo_run_shows_its_campaign_without_inventing_noise(demo):
+    """One run per rate and no SLO: the campaign sections say so, and name no winner."""
+    tmp_path, run = demo
+    report = tmp_path / "report" / DEMO
+    en = (report / "report.en.html").read_text()
+    ko = (report / "report.ko.html").read_text()
+    for html in (en, ko):
+        for section in ("curves", "capacity", "validity"):
+            assert f'id="{section}"' in html
+        assert 'id="pareto"' in html         # one engine: its frontier, nothing to compare
+    assert "Each load ran once" in en and "부하마다 한 번씩만 실행했으므로" in ko
+    assert "No latency objective was set" in en and "지연 목표를 정하지 않아" in ko
+    assert "The run holds no launch settings and no server logs" in en
+    # the file's request throughputs: 0.93, 2.82, 4.48, 5.13 req/s — still rising at rinf
+    assert "vLLM: output throughput was still rising" in en
+    figures = {f["id"]: f for f in json.loads(
+        (report / "derived/figures.json").read_text())["figures"]}
+    assert figures["campaign.points"]["value"] == 4
+    assert figures["limits.repeats"]["value"] == 1
+    assert figures["point.vllm.in218-out223.r4.r1.validity"]["value"] == "valid"
+    # 200 requests at 16 req/s end after 44.6 s: under a minute
+    assert figures["point.vllm.in218-out223.r16.r1.validity"]["value"] == "flagged"
+
+
+def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, project):
+    """2 engines × 3 loads × 3 repeats with an SLO and a price: every campaign section in ko
+    and en, each number linked to its derivation, each ratio with its interval and n, and
+    the tie sentence exactly where the verdict is a tie."""
+    from benchreport.synth.campaign import write_campaign
+
+    write_campaign(tmp_path / "data" / "camp", engines=("gamma", "beta"), loads=(2, 8, 32),
+                   repeats=3, requests=100, gpus=8,
+                   slo={"percentile": 99, "ttft_ms": 2000, "tpot_ms": 20},
+                   cost={"gpu_hour_usd": 2.5})
+    _build(tmp_path, "camp", project)
+    report = tmp_path / "report/camp"
+    figures = {f["id"]: f for f in json.loads(
+        (report / "derived/figures.json").read_text())["figures"]}
+    for lang in ("en", "ko"):
+        html = (report / f"report.{lang}.html").read_text()
+        for section in ("curves", "pareto", "capacity", "validity"):
+            assert f'id="{section}"' in html, (lang, section)
+        anchors = set(re.findall(r'id="([^"]+)"', html))
+        assert set(re.findall(r'href="#([^"]+)"', html)) <= anchors
+        assert html.count("<svg") == 2                  # the load curves and the frontier
+    en = (report / "report.en.html").read_text()
+    ko = (report / "report.ko.html").read_text()
+    assert "Gamma: output throughput stops rising beyond load" in en
+    for load in ("c2", "c8", "c32"):
+        verdict = figures[f"compare.1k.gamma.beta.{load}.output_throughput.verdict"]["value"]
+        ratio = figures[f"compare.1k.gamma.beta.{load}.output_throughput"]
+        shown = format(ratio["value"], ".2f")
+        tie_en = f"At {load}, Gamma's output throughput is {shown}× Beta's, a tie"
+        tie_ko = f"부하 {load}에서 Gamma의 출력 처리량은 Beta의 {shown}배이지만"
+        assert (tie_en in en) == (verdict == "tie") and (tie_ko in ko) == (verdict == "tie")
+        # with repeats, every ratio in the prose carries its interval and n
+        low, high = (format(ratio["context"][k], ".2f") for k in ("low", "high"))
+        assert f"interval {low}–{high}; n = 3 and 3" in en
+        assert f"구간 {low}–{high}, n = 3·3" in ko
+    assert "interpolated between" in en and "선형 보간한 값" in ko
+    assert "per million output tokens" in en

@@ -19,7 +19,8 @@ LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
 CLAIMING = re.compile(
     r"\b(faster|slower|quicker|wins?|first at|finished first|completed the benchmark first|"
     r"decides?|because|explains?|overstates?|understates?|most of|closer|prefer|"
-    r"did not limit|may have limited|is mixed into|dominat\w*)\b", re.I)
+    r"did not limit|may have limited|is mixed into|dominat\w*|favours?|ahead|sustains? more|"
+    r"a tie|more output throughput|stops rising)\b", re.I)
 
 
 def test_every_claiming_sentence_is_chosen_by_a_figure():

@@ -109,11 +109,17 @@ UNITS = {
     "en": {"s": "{} s", "x": "{}×", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} tokens",
            "%": "{}%", "req": "{} requests", "req/s": "{} req/s",
            "tokens/step": "{} tokens/step", "records": "{} records", "count": "{}",
-           "fraction": "{}"},
+           "fraction": "{}", "tok/s/GPU": "{} tok/s per GPU", "tok/s/user": "{} tok/s per user",
+           "USD/Mtok": "${} per million output tokens", "USD/GPU-h": "${} per GPU-hour",
+           "concurrency": "concurrency {}", "points": "{} points", "series": "{} series",
+           "repeats": "{} repeats", "loads": "{} loads", "crossings": "{}"},
     "ko": {"s": "{}초", "x": "{}배", "tok/s": "{} tok/s", "ms": "{} ms", "tokens": "{} 토큰",
            "%": "{}%", "req": "{}개", "req/s": "초당 요청 {}개",
            "tokens/step": "스텝당 {} 토큰", "records": "{}개", "count": "{}",
-           "fraction": "{}"},
+           "fraction": "{}", "tok/s/GPU": "GPU당 {} tok/s", "tok/s/user": "사용자당 {} tok/s",
+           "USD/Mtok": "출력 토큰 백만 개당 {}달러", "USD/GPU-h": "GPU 시간당 {}달러",
+           "concurrency": "동시 요청 {}개", "points": "{}개", "series": "{}개",
+           "repeats": "{}회", "loads": "{}개", "crossings": "{}곳"},
 }
 
 

@@ -226,3 +226,137 @@ def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -
     ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
     return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
         f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))
+
+
+def _campaign_series(registry: dict[str, Figure]) -> dict[str, dict[tuple, dict]]:
+    """workload -> (engine, variant) -> {load: {metric: figure}} of the curve figures."""
+    out: dict[str, dict[tuple, dict]] = {}
+    for fid, f in registry.items():
+        c = f.context
+        if fid.startswith("curve.") and "metric" in c:
+            per = out.setdefault(c["workload"], {}).setdefault((c["engine"], c["variant"]), {})
+            per.setdefault(c["load"], {})[c["metric"]] = f
+    return out
+
+
+_DASHES = ["-", "--", ":", "-."]
+
+
+def _styles(run: Run, keys) -> dict[tuple, tuple[str, str, str]]:
+    """(colour, line style, label) per (engine, variant): the engine's colour everywhere,
+    its variants told apart by dashes."""
+    colours = palette(run)
+    out, seen = {}, {}
+    for engine, variant in sorted(keys, key=lambda k: ([e.id for e in run.meta.engines]
+                                                         .index(k[0]) if k[0] in colours
+                                                         else 99, k[1])):
+        i = seen.setdefault(engine, 0)
+        seen[engine] += 1
+        name = next((e.name for e in run.meta.engines if e.id == engine), engine)
+        out[(engine, variant)] = (colours.get(engine, "#555555"), _DASHES[i % len(_DASHES)],
+                                  f"{name} ({variant})" if variant else name)
+    return out
+
+
+def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
+    """Per campaign workload: output throughput, TTFT and TPOT against load, one line per
+    series; error bars are the repeats' 95% intervals, dashed lines the p99."""
+    charts = []
+    for wid, per in _campaign_series(registry).items():
+        _mpl()
+        from matplotlib.figure import Figure as MplFigure
+
+        loads = sorted({load: f["output_throughput"].context["x"] for s in per.values()
+                        for load, f in s.items() if "output_throughput" in f}.items(),
+                       key=lambda kv: float("inf") if kv[1] is None else kv[1])
+        pos = {load: i for i, (load, _) in enumerate(loads)}
+        styles = _styles(run, per)
+        fig = MplFigure(figsize=(7.0, 2.6))
+        axes = fig.subplots(1, 3)
+        alt = []
+        panels = ((axes[0], [("output_throughput", "-")], t["table.out_tok_per_s"]),
+                  (axes[1], [("median_ttft_ms", "-"), ("p99_ttft_ms", ":")], t["metric.ttft"]),
+                  (axes[2], [("median_tpot_ms", "-"), ("p99_tpot_ms", ":")], t["metric.tpot"]))
+        for ax, metrics, title in panels:
+            for key, s in per.items():
+                colour, dash, label = styles[key]
+                for metric, style in metrics:
+                    pts = sorted((pos[load], f[metric]) for load, f in s.items()
+                                 if metric in f and load in pos)
+                    if not pts:
+                        continue
+                    xs = [x for x, _ in pts]
+                    ys = [f.value for _, f in pts]
+                    err = [[max(0.0, f.value - f.context["low"]) if f.context.get("low")
+                            is not None else 0.0 for _, f in pts],
+                           [max(0.0, f.context["high"] - f.value) if f.context.get("high")
+                            is not None else 0.0 for _, f in pts]]
+                    ax.errorbar(xs, ys, yerr=err, color=colour,
+                                linestyle=dash if style == "-" else style, marker="o",
+                                markersize=3, capsize=2, linewidth=1.2,
+                                label=label if style == "-" else f"{label} p99")
+                    alt.append(f"{label} {metric}: " + ", ".join(
+                        f"{load} {f[metric].value:.1f}" for load, f in s.items()
+                        if metric in f))
+            ax.set_xticks(range(len(loads)), [load for load, _ in loads], fontsize=7,
+                          rotation=45 if len(loads) > 5 else 0)
+            ax.set_title(title, fontsize=9)
+            ax.spines[["top", "right"]].set_visible(False)
+            ax.tick_params(labelsize=7)
+        axes[1].set_ylabel("ms", fontsize=8)
+        axes[0].legend(frameon=False, fontsize=6)
+        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(alt)))
+    return charts
+
+
+def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
+    """Per campaign workload: throughput (per GPU when the GPU count is known) against
+    interactivity; every load as a dot, the frontier as a line, crossings dotted."""
+    charts = []
+    for wid, per in _campaign_series(registry).items():
+        y_metric = None
+        for key in per:
+            fid = ids.pareto(wid, ids.series(*key), None, "frontier")
+            if fid in registry:
+                y_metric = registry[fid].context["y"]
+        if y_metric is None:
+            continue
+        _mpl()
+        from matplotlib.figure import Figure as MplFigure
+
+        styles = _styles(run, per)
+        fig = MplFigure(figsize=(5.2, 3.0))
+        ax = fig.subplots()
+        alt = []
+        for key, s in per.items():
+            colour, dash, label = styles[key]
+            pts = [(f["interactivity"].value, f[y_metric].value, load) for load, f in s.items()
+                   if "interactivity" in f and y_metric in f]
+            if not pts:
+                continue
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, color=colour,
+                       alpha=0.5)
+            front = registry.get(ids.pareto(wid, ids.series(*key), None, "frontier"))
+            keep = set(front.context["loads"]) if front else set()
+            line = sorted(p for p in pts if p[2] in keep)
+            ax.plot([p[0] for p in line], [p[1] for p in line], dash, color=colour,
+                    marker="o", markersize=3, label=label)
+            for x, y, load in line:
+                ax.annotate(load, (x, y), fontsize=6, xytext=(2, 2),
+                            textcoords="offset points")
+            alt.append(f"{label}: " + ", ".join(f"{load} ({x:.1f}, {y:.1f})"
+                                                 for x, y, load in line))
+        for f in registry.values():
+            c = f.context
+            if f.unit == "crossings" and c.get("workload") == wid:
+                for i in range(1, int(f.value) + 1):
+                    x = registry[ids.pareto(wid, c["a"], c["b"], f"cross{i}")].value
+                    ax.axvline(x, color="#888888", linestyle=":", linewidth=0.8)
+        ax.set_xlabel(t["campaign.interactivity"], fontsize=8)
+        ax.set_ylabel(t["campaign.per_gpu"] if y_metric.endswith("per_gpu")
+                      else t["table.out_tok_per_s"], fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=7)
+        ax.legend(frameon=False, fontsize=7)
+        charts.append(_svg(fig, t["section.pareto"] + ": " + "; ".join(alt)))
+    return charts

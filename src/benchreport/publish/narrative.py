@@ -6,6 +6,7 @@ template: numbers come from the registry; words come from the catalogue, picked 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..core.figures import Figure
 from ..core.i18n import sentence
 from ..core.metrics import TIE
 from ..core.records import Run
+from .campaign import campaign_conclusion, campaign_sections
 from .narrative_base import Writer, anchor
 from .sections import (
     Section,
@@ -58,6 +60,19 @@ class Derivation:
     sources: list[dict[str, Any]]
     depends_on: list[tuple[str, str]]   # (anchor, id)
     cell: int | None = None
+    # a group (one benchmark point's figures, one load of a curve): the figures that share
+    # the sources above, each one line with its own anchor
+    members: list[Member] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Member:
+    anchor: str
+    id: str
+    value: str
+    method: str
+    where: str                          # its key (and lines) in the group's source
+    depends_on: list[tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,14 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                           latency=latency_table(w, wid))
 
 
+def _conclusion(w: Writer) -> Section:
+    """The conclusion: a campaign's findings first, then the single-point ones."""
+    single = conclusion_section(w)
+    found = campaign_conclusion(w)
+    return dataclasses.replace(single, paragraphs=found + single.paragraphs) if found \
+        else single
+
+
 def cited_closure(w: Writer) -> set[str]:
     """The figures the text links to, and every figure they are computed from."""
     todo, seen = list(w.cited), set()
@@ -137,13 +160,54 @@ def cited_closure(w: Writer) -> set[str]:
     return seen
 
 
+# Families whose figures come in many siblings (a campaign's points, curves, comparisons):
+# their entries are grouped by id prefix, one block per group with the shared source once.
+GROUPED = ("point", "curve", "compare", "cost", "slo")
+
+
+def _group(fig) -> str | None:
+    family = fig.id.split(".", 1)[0]
+    return fig.id.rsplit(".", 1)[0] if family in GROUPED else None
+
+
+def _grouped(w: Writer, figs: list) -> Derivation:
+    """One entry for sibling figures: their common sources (path and sha256) once, then one
+    line per figure with its value, method and key."""
+    def where(s) -> str:
+        lines = ", ".join(str(n) for n in s.lines[:12]) + (" …" if len(s.lines) > 12 else "")
+        return f"{s.key or ''}{':' + lines if lines else ''}"
+
+    common: dict[tuple[str, str], None] = {}
+    for f in figs:
+        for s in f.sources:
+            common.setdefault((s.path, s.sha256))
+    members = [Member(anchor=anchor(f.id), id=f.id.rsplit(".", 1)[1], value=w.text(f),
+                      method=f.method, where="; ".join(where(s) for s in f.sources
+                                                       if where(s)),
+                      depends_on=[(anchor(d), d) for d in f.depends_on]) for f in figs]
+    prefix = figs[0].id.rsplit(".", 1)[0]
+    return Derivation(anchor="group-" + anchor(prefix), id=prefix, value="", method="",
+                      notebook=figs[0].notebook, cell=figs[0].cell, depends_on=[],
+                      sources=[{"path": p, "sha256": h, "key": None, "lines": "",
+                                "excerpt": None} for p, h in common],
+                      members=members)
+
+
 def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
     """Entries for the numbers the article shows and everything they rest on, in registry
     order. (Every figure, shown or not, is in derived/figures.json and `benchreport
     explain`.)"""
-    out = []
+    out: list[Derivation] = []
     shown_ids = cited_closure(w)
+    groups: dict[str, list] = {}
     for fig in (f for f in w.registry.values() if f.id in shown_ids):
+        key = _group(fig)
+        if key is not None:
+            if key not in groups:
+                groups[key] = []
+                out.append(key)          # its place: where its first figure is
+            groups[key].append(fig)
+            continue
         sources = []
         for s in fig.sources:
             shown = ", ".join(str(n) for n in s.lines[:12]) + (" …" if len(s.lines) > 12 else "")
@@ -153,7 +217,7 @@ def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Deriva
                               method=fig.method, notebook=fig.notebook, sources=sources,
                               depends_on=[(anchor(d), d) for d in fig.depends_on],
                               cell=fig.cell))
-    return out
+    return [_grouped(w, groups[d]) if isinstance(d, str) else d for d in out]
 
 
 def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
@@ -209,9 +273,9 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
-        points_section(w), decode_section(w), prefill_section(w), spec_section(w),
+        points_section(w), *campaign_sections(w), decode_section(w), prefill_section(w), spec_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
-        conclusion_section(w)) if s is not None]
+        _conclusion(w)) if s is not None]
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
         title=meta.title[lang],

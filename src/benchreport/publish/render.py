@@ -143,7 +143,15 @@ def notebook_pages(run: Run) -> list[str]:
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
     """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
     from ..core.tables import load_ingested, read_rows, warnings_of
-    from .charts import acceptance_chart, chunk_chart, decode_chart, durations_chart, latency_chart
+    from .charts import (
+        acceptance_chart,
+        chunk_chart,
+        curve_charts,
+        decode_chart,
+        durations_chart,
+        latency_chart,
+        pareto_charts,
+    )
 
     templates = project / "templates"
     with _pdf_workers() as pool:
@@ -168,7 +176,9 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
             t = load_catalogue(templates / "labels", lang)
             charts = {"results": [c for c in [durations_chart(run, registry, t),
                                               latency_chart(run, registry, t)] if c],
-                      "spec": [c for c in [acceptance_chart(run, registry, t)] if c]}
+                      "spec": [c for c in [acceptance_chart(run, registry, t)] if c],
+                      "curves": curve_charts(run, registry, t),
+                      "pareto": pareto_charts(run, registry, t)}
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
                 charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]

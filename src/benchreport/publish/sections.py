@@ -96,6 +96,26 @@ CHOSEN_BY = {
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "claims.intro_reconstruction": "claims.informative",
     "points.all_failed": "point.<p>.completed",
+    # campaigns (publish/campaign.py)
+    "campaign.with_repeats": "campaign.repeats",
+    "campaign.single_runs": "campaign.repeats",
+    "campaign.knee": "curve.<w>.<s>.knee",
+    "campaign.knee_none": "curve.<w>.<s>.knee",
+    **{f"campaign.{k}": "compare.<w>.<a>.<b>.<metric>.<verdict>"
+       for k in ("compare_unknown", "compare_all_tie", "compare_counts")},
+    **{f"campaign.{k}": "compare.<w>.<a>.<b>.<load>.<metric>.verdict"
+       for k in ("ratio_higher", "ratio_lower", "ratio_tie", "ratio_unknown", "finding",
+                 "finding_tie")},
+    "campaign.pareto_segment": "pareto.<w>.<a>.<b>.seg<i>.leader",
+    **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
+       for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
+                 "conclusion_front_cross")},
+    **{f"campaign.{k}": "slo.<w>.<s>.capacity"
+       for k in ("capacity_interpolated", "capacity_not_reached", "capacity_below",
+                 "capacity_none", "conclusion_capacity", "conclusion_capacity_tie")},
+    **{f"validity.{k}": "point.<p>.validity"
+       for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "short_output",
+                 "short_run", "warmup")},
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }
@@ -345,8 +365,12 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
                        Markup(escape("; ".join(c["evidence"][:2])))])
     limits = [limit_row(w, c) for c in caveats.get("limits", [])]
     limits = [r for r in limits if r]
+    # nothing found is only news when something was looked at
+    looked = bool(caveats.get("compared")) or any(ids.parse_events(fid) is not None
+                                                  for fid in w.registry)
     if not rows and not limits:
-        return Section("caveats", t["heading.caveats"], [sentence(t["caveats.none"])])
+        key = "caveats.none" if looked else "caveats.unchecked"
+        return Section("caveats", t["heading.caveats"], [sentence(t[key])])
     tables = []
     if rows:
         tables.append(Table(header=[t["table.what"]] + [w.engine_name(e) for e in engines]
@@ -354,7 +378,8 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     if limits:
         tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
                                     t["table.evidence"]], rows=limits))
-    return Section("caveats", t["heading.caveats"], [sentence(t["caveats.intro"])], tables)
+    intro = t["caveats.intro"] if looked else t["caveats.unchecked"]
+    return Section("caveats", t["heading.caveats"], [sentence(intro)], tables)
 
 
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:

@@ -1,0 +1,437 @@
+"""The campaign sections: load curves, Pareto frontier, capacity and cost, validity.
+
+They appear only when the registry holds campaign figures (a workload measured at several
+loads or with repeats; see ``analyses.curves``). Sentences are chosen by figures: a knee
+found or not, who leads on which interactivity range, whether a ratio's interval holds 1
+(a tie: no winner is named inside the noise), whether an SLO was set.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from ..core import ids
+from ..core.figures import Figure
+from ..core.i18n import format_value, sentence
+from ..core.verdicts import (
+    BELOW,
+    HIGHER,
+    INTERPOLATED,
+    INTERVAL_LEVEL,
+    LOWER,
+    NO_INTERVAL,
+    NONE,
+    NOT_REACHED,
+    TIE_IN_NOISE,
+    VALID,
+)
+from .narrative_base import Writer
+from .sections import Section, Table
+
+# placeholders the catalogue sentences take from here, not typed into the catalogues
+WORDS = {"level": f"{INTERVAL_LEVEL:.0%}", "one": "1", "median": "p50", "tail": "p99",
+         "p90": "p90"}
+TIE, UNKNOWN = TIE_IN_NOISE, NO_INTERVAL
+CURVE_COLUMNS = ("output_throughput", "output_throughput_per_gpu", "median_ttft_ms",
+                 "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "median_e2el_ms", "goodput")
+
+
+def _series(w: Writer) -> list[dict[str, Any]]:
+    """One entry per series (workload, key, engine, variant, kind, loads in order)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for fid, fig in w.registry.items():
+        if not fid.startswith("curve.") or "metric" not in fig.context:
+            continue
+        c = fig.context
+        key = (c["workload"], ids.series(c["engine"], c["variant"]))
+        s = found.setdefault(key, {"workload": c["workload"], "key": key[1],
+                                   "engine": c["engine"], "variant": c["variant"],
+                                   "kind": c["kind"], "loads": {}})
+        s["loads"][c["load"]] = c["x"]
+    order = {e.id: i for i, e in enumerate(w.run.meta.engines)}
+    wl = {x.id: i for i, x in enumerate(w.run.meta.workloads)}
+    out = sorted(found.values(), key=lambda s: (wl.get(s["workload"], 0),
+                                                 order.get(s["engine"], 0), s["variant"]))
+    for s in out:
+        s["loads"] = [load for load, _ in sorted(s["loads"].items(), key=_load_key)]
+    return out
+
+
+def _load_key(item: tuple[str, float | None]) -> float:
+    """Loads in order; an unbounded one (no number) last."""
+    return float("inf") if item[1] is None else item[1]
+
+
+def _label(w: Writer, s: dict[str, Any]) -> str:
+    name = w.engine_name(s["engine"])
+    return f"{name} ({s['variant']})" if s["variant"] else name
+
+
+def _with_interval(w: Writer, fid: str) -> Markup:
+    """A figure's value as a link, and its 95% interval when it has one."""
+    if not w.has(fid):
+        return Markup("–")
+    fig = w.registry[fid]
+    link = w.fig(fid).html
+    low, high = fig.context.get("low"), fig.context.get("high")
+    if low is None or high is None:
+        return link
+    return sentence(w.t["campaign.interval"], value=link, low=_num(w, fig, low),
+                    high=_num(w, fig, high))
+
+
+def _cv(w: Writer, fid: str) -> Markup:
+    """The repeats' coefficient of variation of a figure, in %, linked to the figure."""
+    cv = w.registry[fid].context.get("cv") if w.has(fid) else None
+    if cv is None:
+        return Markup("–")
+    return w.link(fid, format_value(cv * 100, "%", w.lang, 1))
+
+
+def _num(w: Writer, fig: Figure, value: float) -> str:
+    return format_value(value, "count", w.lang, fig.decimals)
+
+
+def campaign_sections(w: Writer) -> list[Section]:
+    if not w.has(ids.campaign("points")) or not _series(w):
+        return []
+    return [s for s in (curves_section(w), pareto_section(w), capacity_section(w),
+                        validity_section(w)) if s is not None]
+
+
+def _setup(w: Writer) -> list[Markup]:
+    t = w.t
+    clients = sorted({f.context["client"] for fid, f in w.registry.items()
+                      if fid.startswith("point.") and f.context.get("client")})
+    paras = [sentence(t["campaign.setup"], points=w.fig(ids.campaign("points")),
+                      series=w.fig(ids.campaign("series")),
+                      repeats=w.fig(ids.campaign("repeats")), clients=", ".join(clients))]
+    repeats = w.registry[ids.campaign("repeats")].value
+    paras.append(sentence(t["campaign.with_repeats"] if repeats and repeats >= 2
+                          else t["campaign.single_runs"], **WORDS))
+    return paras
+
+
+def curves_section(w: Writer) -> Section | None:
+    t = w.t
+    series = _series(w)
+    paras = _setup(w) + key_findings(w)
+    for s in series:
+        fid = ids.curve_series(s["workload"], s["key"], "knee")
+        if not w.has(fid):
+            continue
+        if w.registry[fid].value == NONE:
+            paras.append(sentence(t["campaign.knee_none"], engine=_label(w, s)))
+        else:
+            paras.append(sentence(t["campaign.knee"], engine=_label(w, s), load=w.fig(fid)))
+    tables = []
+    for s in series:
+        rows = []
+        for load in s["loads"]:
+            f = ids.curve(s["workload"], s["key"], load, "output_throughput")
+            n = w.registry[f].context.get("n") if w.has(f) else None
+            rows.append([Markup(escape(load)), Markup(escape(str(n) if n is not None else "–")),
+                         _cv(w, f)]
+                        + [_with_interval(w, ids.curve(s["workload"], s["key"], load, m))
+                           for m in CURVE_COLUMNS])
+        tables.append(Table(
+            caption=str(sentence(t["campaign.curve_caption"], engine=_label(w, s),
+                                 workload=_workload_label(w, s["workload"]))),
+            header=[t["table.load"], t["campaign.n"], t["campaign.cv"],
+                    t["table.out_tok_per_s"],
+                    t["campaign.per_gpu"], t["table.ttft_median"],
+                    str(sentence(t["table.ttft_tail"], p="p99")), t["table.tpot_median"],
+                    str(sentence(t["campaign.tpot_tail"], p="p99")), t["table.e2el_median"],
+                    t["campaign.goodput_header"]],
+            rows=rows, numeric=tuple(range(1, 11))))
+    paras += comparison_sentences(w)
+    return Section(id="curves", heading=t["section.curves"], paragraphs=paras, tables=tables)
+
+
+def _verdict(w: Writer, fid: str) -> str:
+    """The verdict of a comparison figure (UNKNOWN when it has none)."""
+    c = w.registry[fid].context
+    vid = ids.compare(c["workload"], c["a"], c["b"], c["load"], c["metric"], "verdict")
+    return str(w.registry[vid].value) if w.has(vid) else UNKNOWN
+
+
+def _workload_label(w: Writer, wid: str) -> str:
+    try:
+        return w.run.meta.workload(wid).label
+    except KeyError:
+        return wid
+
+
+def _pairs(w: Writer, metric: str) -> list[dict[str, Any]]:
+    """(workload, a, b) of every comparison of ``metric``, with its per-load figures."""
+    pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for fid, f in w.registry.items():
+        c = f.context
+        if fid.startswith("compare.") and c.get("metric") == metric and "load" in c \
+                and f.unit == "x":
+            p = pairs.setdefault((c["workload"], c["a"], c["b"]),
+                                 {"workload": c["workload"], "a": c["a"], "b": c["b"],
+                                  "engine_a": c["engine_a"], "engine_b": c["engine_b"],
+                                  "variant": c["variant"], "loads": []})
+            p["loads"].append(fid)
+    return list(pairs.values())
+
+
+def comparison_sentences(w: Writer) -> list[Markup]:
+    """Per pair: the count of loads by verdict, then each load's ratio with interval and n."""
+    t = w.t
+    out = []
+    for metric in ("output_throughput", "median_e2el_ms"):
+        for p in _pairs(w, metric):
+            a, b = w.name(p["engine_a"]), w.name(p["engine_b"])
+            count = {v: w.registry[ids.compare_count(p["workload"], p["a"], p["b"], metric, v)]
+                     for v in (HIGHER, LOWER, TIE, UNKNOWN)}
+            n_loads = sum(int(f.value) for f in count.values())
+            if count[UNKNOWN].value == n_loads:
+                out.append(sentence(t["campaign.compare_unknown"], a=a, b=b,
+                                    metric=t[f"campaign.metric.{metric}"]))
+                continue
+            if count[TIE].value == n_loads:
+                out.append(sentence(t["campaign.compare_all_tie"], a=a, b=b,
+                                    metric=t[f"campaign.metric.{metric}"], **WORDS))
+            else:
+                out.append(sentence(
+                    t["campaign.compare_counts"], a=a, b=b,
+                    metric=t[f"campaign.metric.{metric}"],
+                    higher=w.fig(ids.compare_count(p["workload"], p["a"], p["b"], metric,
+                                                   HIGHER)),
+                    lower=w.fig(ids.compare_count(p["workload"], p["a"], p["b"], metric,
+                                                  LOWER)),
+                    tie=w.fig(ids.compare_count(p["workload"], p["a"], p["b"], metric, TIE))))
+            if metric != "output_throughput":
+                continue
+            for fid in sorted(p["loads"], key=lambda f: w.registry[f].context.get("order", 0)):
+                out.append(ratio_sentence(w, fid, a, b))
+    return out
+
+
+def ratio_sentence(w: Writer, fid: str, a, b) -> Markup:
+    t = w.t
+    f = w.registry[fid]
+    c = f.context
+    verdict = _verdict(w, fid)
+    key = {HIGHER: "campaign.ratio_higher", LOWER: "campaign.ratio_lower",
+           TIE: "campaign.ratio_tie"}.get(verdict, "campaign.ratio_unknown")
+    values = {**WORDS, "a": a, "b": b, "load": c["load"], "ratio": w.fig(fid),
+              "metric": t[f"campaign.metric.{c['metric']}"]}
+    if verdict != UNKNOWN:
+        values.update(low=_num(w, f, c["low"]), high=_num(w, f, c["high"]),
+                      n_a=c["n_a"], n_b=c["n_b"])
+    return sentence(t[key], **values)
+
+
+def key_findings(w: Writer) -> list[Markup]:
+    """The campaign's key finding, chosen from the data: the largest output-throughput ratio
+    outside the noise per pair (with its interval and n), or that none is."""
+    t = w.t
+    out = []
+    for p in _pairs(w, "output_throughput"):
+        a, b = w.name(p["engine_a"]), w.name(p["engine_b"])
+        beyond = [fid for fid in p["loads"] if _verdict(w, fid) in (HIGHER, LOWER)]
+        if not beyond:
+            known = any(_verdict(w, fid) == TIE for fid in p["loads"])
+            if known:
+                out.append(sentence(t["campaign.finding_tie"], a=a, b=b,
+                                    workload=_workload_label(w, p["workload"])))
+            continue
+
+        def spread(fid: str) -> float:
+            v = w.registry[fid].value
+            return max(v, 1 / v) if v else 0.0
+        best = max(beyond, key=spread)
+        f = w.registry[best]
+        lead, other = (a, b) if f.value >= 1 else (b, a)
+        # the ratio as leader ÷ other: the figure itself when a leads, else its reciprocal
+        # is stated through the ratio's own sentence (no new number is made here)
+        out.append(sentence(t["campaign.finding"], leader=lead, other=other,
+                            workload=_workload_label(w, p["workload"]),
+                            detail=ratio_sentence(w, best, a, b)))
+    return out
+
+
+def pareto_section(w: Writer) -> Section | None:
+    t = w.t
+    paras = [sentence(t["campaign.pareto_intro"])]
+    seen = False
+    for fid, f in sorted(w.registry.items()):
+        if not (fid.startswith("pareto.") and fid.endswith(".crossings")):
+            continue
+        seen = True
+        c = f.context
+        a, b = w.name(c["engine_a"]), w.name(c["engine_b"])
+        wid = c["workload"]
+        if not c.get("segments"):
+            paras.append(sentence(t["campaign.pareto_disjoint"], a=a, b=b))
+            continue
+        for i in range(1, int(c["segments"]) + 1):
+            def seg(part: str, i: int = i) -> str:
+                return ids.pareto(wid, c["a"], c["b"], f"seg{i}.{part}")
+            paras.append(sentence(t["campaign.pareto_segment"],
+                                  leader=w.name(str(w.registry[seg("leader")].value)),
+                                  low=w.fig(seg("from")), high=w.fig(seg("to"))))
+        if f.value:
+            paras.append(sentence(t["campaign.pareto_cross"], a=a, b=b, crossings=w.fig(fid),
+                                  at=Markup(", ").join(
+                                      w.fig(ids.pareto(wid, c["a"], c["b"], f"cross{i}")).html
+                                      for i in range(1, int(f.value) + 1))))
+        else:
+            paras.append(sentence(t["campaign.pareto_no_cross"], a=a, b=b))
+    if not seen and not any(f.context.get("y") and fid.startswith("pareto.")
+                            for fid, f in w.registry.items()):
+        return None                         # no series has a frontier
+    paras.append(sentence(t["campaign.pareto_noise"]))
+    return Section(id="pareto", heading=t["section.pareto"], paragraphs=paras)
+
+
+def capacity_section(w: Writer) -> Section:
+    t = w.t
+    series = _series(w)
+    if not w.has(ids.campaign("slo.percentile")):
+        return Section(id="capacity", heading=t["section.capacity"],
+                       paragraphs=[sentence(t["campaign.no_slo"])])
+    objectives = [sentence(t["campaign.objective"], p=w.fig(ids.campaign("slo.percentile")),
+                           metric=t[f"metric.{m}"], limit=w.fig(ids.campaign(f"slo.{m}_ms")))
+                  for m in ("ttft", "tpot", "itl", "e2el")
+                  if w.has(ids.campaign(f"slo.{m}_ms"))]
+    paras = [sentence(t["campaign.slo"], objectives=Markup("; ").join(objectives))]
+    rows = []
+    for s in series:
+        fid = ids.slo(s["workload"], s["key"], "capacity")
+        if not w.has(fid):
+            continue
+        c = w.registry[fid].context
+        status = c.get("status")
+        if status == INTERPOLATED:
+            cap = sentence(t["campaign.capacity_interpolated"], value=_with_interval(w, fid),
+                           low=c["between"][0], high=c["between"][1],
+                           metric=c["limiting"].split("_")[1].upper())
+        elif status == NOT_REACHED:
+            cap = sentence(t["campaign.capacity_not_reached"], value=w.fig(fid))
+        elif status == BELOW:
+            cap = sentence(t["campaign.capacity_below"], load=s["loads"][0])
+        else:
+            cap = sentence(t["campaign.capacity_none"])
+        out_fid = ids.slo(s["workload"], s["key"], "capacity_output")
+        cost_fid = ids.cost(s["workload"], s["key"], "at_capacity")
+        rows.append([Markup(escape(_label(w, s))), cap,
+                     w.fig(out_fid).html if w.has(out_fid) else Markup("–"),
+                     w.fig(cost_fid).html if w.has(cost_fid) else Markup("–")])
+    cost_rows = []
+    if w.has(ids.campaign("cost.gpus")):
+        for s in series:
+            cells = [w.fig(ids.cost(s["workload"], s["key"], load)).html
+                     if w.has(ids.cost(s["workload"], s["key"], load)) else Markup("–")
+                     for load in s["loads"]]
+            cost_rows.append((s, cells))
+    tables = [Table(header=[t["table.engine"], t["campaign.capacity"],
+                            t["campaign.capacity_output"], t["campaign.cost_at_capacity"]],
+                    rows=rows, numeric=(2, 3))]
+    if w.has(ids.campaign("cost.gpus")):
+        paras.append(sentence(t["campaign.cost"], gpus=w.fig(ids.campaign("cost.gpus"))))
+        for s, cells in cost_rows:
+            tables.append(Table(
+                caption=str(sentence(t["campaign.cost_caption"], engine=_label(w, s))),
+                header=[t["table.load"], t["campaign.cost_per_mtok"]],
+                rows=[[Markup(escape(load)), cell] for load, cell in zip(s["loads"], cells,
+                                                                        strict=True)],
+                numeric=(1,)))
+    else:
+        paras.append(sentence(t["campaign.no_cost"]))
+    good = any(fid.startswith("point.") and fid.endswith(".goodput") for fid in w.registry)
+    paras.append(sentence(t["campaign.goodput"] if good else t["campaign.no_goodput"]))
+    return Section(id="capacity", heading=t["section.capacity"], paragraphs=paras,
+                   tables=tables)
+
+
+def validity_section(w: Writer) -> Section:
+    t = w.t
+    verdicts: dict[str, list[str]] = defaultdict(list)
+    rows = []
+    for fid, f in w.registry.items():
+        if not (fid.startswith("point.") and fid.endswith(".validity")):
+            continue
+        pid = fid[len("point."): -len(".validity")]
+        verdicts[str(f.value)].append(pid)
+        if f.value == VALID:
+            continue
+        reasons = Markup("; ").join(
+            sentence(t[f"validity.{c['code']}"], value=_check_value(w, c, "value"),
+                     limit=_check_value(w, c, "limit"), **WORDS)
+            for c in f.context.get("checks", []))
+        rows.append([Markup(escape(pid)), w.link(fid, t[f"validity.verdict.{f.value}"]),
+                     reasons])
+    paras = [sentence(t["campaign.validity"], points=w.fig(ids.campaign("points")),
+                      valid=w.fig(ids.campaign("valid")),
+                      flagged=w.fig(ids.campaign("flagged")),
+                      excluded=w.fig(ids.campaign("excluded")))]
+    tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"]],
+                    rows=rows)] if rows else []
+    return Section(id="validity", heading=t["section.validity"], paragraphs=paras,
+                   tables=tables)
+
+
+def _check_value(w: Writer, check: dict[str, Any], key: str) -> str:
+    value = check.get(key)
+    if value is None:
+        return "–"
+    unit = check.get("unit") or "count"
+    decimals = 0 if float(value).is_integer() else 1
+    return format_value(value, unit, w.lang, decimals)
+
+
+
+def campaign_conclusion(w: Writer) -> list[Markup]:
+    """What the campaign concludes, chosen from its figures: per pair of engines, the
+    frontier (one engine ahead everywhere, or where they cross) and, with an SLO, which
+    sustains more load within it — a tie when the capacities' intervals overlap."""
+    t = w.t
+    out: list[Markup] = []
+    for fid, f in sorted(w.registry.items()):
+        if not (fid.startswith("pareto.") and f.unit == "crossings"):
+            continue
+        c = f.context
+        wid, segments = c["workload"], int(c.get("segments") or 0)
+        label = _workload_label(w, wid)
+
+        def seg(i: int, part: str) -> str:
+            return ids.pareto(wid, c["a"], c["b"], f"seg{i}.{part}")
+        if segments == 1:
+            out.append(sentence(t["campaign.conclusion_front_one"], workload=label,
+                                leader=w.name(str(w.registry[seg(1, "leader")].value)),
+                                low=w.fig(seg(1, "from")), high=w.fig(seg(1, "to"))))
+        elif f.value == 1 and segments == 2:
+            out.append(sentence(
+                t["campaign.conclusion_front_cross"], workload=label,
+                at=w.fig(ids.pareto(wid, c["a"], c["b"], "cross1")),
+                below=w.name(str(w.registry[seg(1, "leader")].value)),
+                above=w.name(str(w.registry[seg(2, "leader")].value))))
+        cap_a = ids.slo(wid, c["a"], "capacity")
+        cap_b = ids.slo(wid, c["b"], "capacity")
+        if not (w.has(cap_a) and w.has(cap_b)):
+            continue
+        fa, fb = w.registry[cap_a], w.registry[cap_b]
+        if fa.context.get("status") != INTERPOLATED or fb.context.get("status") != INTERPOLATED:
+            continue
+        lo_a, hi_a = fa.context.get("low"), fa.context.get("high")
+        lo_b, hi_b = fb.context.get("low"), fb.context.get("high")
+        a, b = w.name(c["engine_a"]), w.name(c["engine_b"])
+        if None in (lo_a, hi_a, lo_b, hi_b):
+            continue
+        if lo_a > hi_b or lo_b > hi_a:
+            more, less = ((a, cap_a), (b, cap_b)) if lo_a > hi_b else ((b, cap_b), (a, cap_a))
+            out.append(sentence(t["campaign.conclusion_capacity"], workload=label,
+                                more=more[0], less=less[0], more_cap=_with_interval(w, more[1]),
+                                less_cap=_with_interval(w, less[1])))
+        else:
+            out.append(sentence(t["campaign.conclusion_capacity_tie"], workload=label, a=a,
+                                b=b, cap_a=_with_interval(w, cap_a),
+                                cap_b=_with_interval(w, cap_b)))
+    return out
