@@ -215,3 +215,37 @@ def test_a_single_point_run_has_no_campaign(project, tmp_path):
     run = load_run("2024-b300", project / "data", tmp_path / "report")
     ing = ingest_run(run)
     assert curves.campaign_figures(run, curves.campaign_workloads(ing)).figures == []
+
+
+def test_a_peak_followed_by_a_fall_is_called_a_fall(tmp_path):
+    # beta's throughput peaks near c32 and falls beyond it (prefill queueing); gamma's
+    # stays flat beyond c8
+    run, c = analyse(tmp_path, "fall", ("gamma", "beta"), (4, 8, 16, 32, 64, 128),
+                     repeats=2, requests=300)
+    f = figures(c)
+    assert f[ids.curve_series("1k", "beta", "knee")].value == "c32"
+    fall = f[ids.curve_series("1k", "beta", "fall_pct")]
+    thr = {load: f[ids.curve("1k", "beta", load, "output_throughput")].value
+           for load in ("c32", "c128")}
+    assert fall.value == pytest.approx((thr["c32"] - thr["c128"]) / thr["c32"] * 100)
+    assert fall.value > 10 and fall.context["falls"] is True
+    assert f[ids.curve_series("1k", "gamma", "knee")].value == "c8"
+    assert f[ids.curve_series("1k", "gamma", "fall_pct")].context["falls"] is False
+
+
+def test_the_frontier_keeps_only_loads_within_the_ttft_objective(tmp_path):
+    """Interactivity comes from TPOT alone: beyond gamma's 8 slots requests queue for
+    seconds at the same TPOT, so those loads must not sit on its frontier."""
+    slo = {"percentile": 99, "ttft_ms": 1000}
+    run, c = analyse(tmp_path, "front", ("gamma", "beta"), (2, 4, 8, 16, 32), slo=slo)
+    f = figures(c)
+    front = f[ids.pareto("1k", "gamma", None, "frontier")].context
+    assert front["ttft_filtered"] is True
+    p99 = {load: f[ids.curve("1k", "gamma", load, "p99_ttft_ms")].value
+           for load in ("c2", "c4", "c8", "c16", "c32")}
+    assert set(front["left_out"]) == {load for load, v in p99.items() if v > 1000}
+    assert "c32" in front["left_out"] and not set(front["loads"]) & set(front["left_out"])
+    # without an SLO every load may join, but loads equal within 1% do not crowd it
+    run, c = analyse(tmp_path / "no-slo", "front", ("gamma", "beta"), (2, 4, 8, 16, 32))
+    loads = figures(c)[ids.pareto("1k", "gamma", None, "frontier")].context["loads"]
+    assert len([x for x in loads if x in ("c8", "c16", "c32")]) == 1

@@ -48,6 +48,7 @@ from .validity import INVALID, Validity, check_points
 
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
+KNEE_FALL_PCT = 10.0      # a fall beyond the knee of more than this is stated as a fall
 STAT_OF_PERCENTILE = {50: "median", 90: "p90", 99: "p99"}
 LATENCIES = tuple(f"{stat}_{metric}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
                   for stat in ("median", "p90", "p99"))
@@ -224,13 +225,37 @@ def knee(s: Series) -> int | None:
     return None
 
 
-def frontier(s: Series, y_metric: str) -> list[tuple[float, float, str]]:
-    """The series' Pareto-optimal (interactivity, y, load) points, by interactivity."""
+FRONTIER_GAIN = 0.01     # a lower-interactivity load joins the frontier only for >1% more
+
+
+def frontier(s: Series, y_metric: str, within: set[str] | None = None
+             ) -> list[tuple[float, float, str]]:
+    """The series' Pareto-optimal (interactivity, y, load) points, by interactivity: from the
+    most interactive load down, a load joins only when it gives more than FRONTIER_GAIN
+    more throughput than every load already on it. (Beyond an engine's batch limit, loads
+    differ only by queueing: same TPOT, same throughput, and noise alone would order them.)
+    ``within``: only these loads (those that meet the SLO's TTFT objective)."""
     pts = [(lv.summary["interactivity"].mean, lv.summary[y_metric].mean, lv.load)
-           for lv in s.levels if "interactivity" in lv.summary and y_metric in lv.summary]
-    keep = [p for p in pts if not any(q[0] >= p[0] and q[1] >= p[1] and q[:2] != p[:2]
-                                      for q in pts)]
-    return sorted(set(keep))
+           for lv in s.levels if "interactivity" in lv.summary and y_metric in lv.summary
+           and (within is None or lv.load in within)]
+    keep, best = [], -math.inf
+    for p in sorted(pts, key=lambda p: (-p[0], -p[1])):
+        if best == -math.inf or p[1] > best * (1 + FRONTIER_GAIN):
+            keep.append(p)
+            best = p[1]
+    return sorted(keep)
+
+
+def ttft_within(s: Series, run: Run) -> set[str] | None:
+    """The loads whose TTFT statistic meets the SLO's TTFT objective (None: no such
+    objective). Interactivity comes from TPOT alone, so without this a load where requests
+    queue for seconds would look as interactive as one where they do not."""
+    slo = run.meta.slo
+    if slo is None or slo.limit("ttft") is None:
+        return None
+    name = f"{STAT_OF_PERCENTILE[slo.percentile]}_ttft_ms"
+    return {lv.load for lv in s.levels if name in lv.summary
+            and lv.summary[name].mean <= slo.limit("ttft")}
 
 
 def _at(line: list[tuple[float, float, str]], x: float) -> float:
@@ -325,6 +350,19 @@ def capacity(s: Series, run: Run) -> dict[str, Any] | None:
 def _cross_x(prev: Level, lv: Level, n: str, lim: float) -> float:
     v0, v1 = prev.summary[n].mean, lv.summary[n].mean
     return prev.x if v1 == v0 else prev.x + (lim - v0) / (v1 - v0) * (lv.x - prev.x)
+
+
+def meets_slo(lv: Level, run: Run) -> bool | None:
+    """Whether a load's objective statistics (means over repeats) are all within the SLO;
+    None without an SLO or when the files do not report one of them."""
+    slo = run.meta.slo
+    if slo is None:
+        return None
+    stat = STAT_OF_PERCENTILE[slo.percentile]
+    names = [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
+    if not all(n in lv.summary for n, _ in names):
+        return None
+    return all(lv.summary[n].mean <= lim for n, lim in names)
 
 
 def _interp(s: Series, x: float, metric: str) -> float | None:
@@ -433,14 +471,15 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
                sources=every, method="most valid repeats at one load of one series"),
         Figure(id=ids.campaign("excluded"), value=len(excluded), unit="count", decimals=0,
                context={"points": excluded},
-               depends_on=tuple(ids.point(pid, "validity") for pid in excluded),
+               depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points judged invalid, left out of the curves and comparisons"),
     ]
     frontiers: dict[tuple[str, str], list] = {}
     for s in series:
         figures += _series_figures(run, s, point_of)
         y = "output_throughput_per_gpu" if run.meta.gpus else "output_throughput"
-        line = frontier(s, y)
+        within = ttft_within(s, run)
+        line = frontier(s, y, within)
         frontiers[(s.workload, s.key)] = line
         figures.append(Figure(
             id=ids.pareto(s.workload, s.key, None, "frontier"), value=len(line),
@@ -448,8 +487,26 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
             depends_on=tuple(ids.curve(s.workload, s.key, load, m) for _, _, load in line
                              for m in ("interactivity", y)),
             context={"engine": s.engine, "variant": s.variant, "y": y,
-                     "loads": [load for _, _, load in line]},
-            method=f"loads no other load of the series beats on both interactivity and {y}"))
+                     "loads": [load for _, _, load in line],
+                     "ttft_filtered": within is not None,
+                     "left_out": sorted(lv.load for lv in s.levels
+                                        if within is not None and lv.load not in within)},
+            method=f"from the most interactive load down, each load that gives more than "
+                   f"{FRONTIER_GAIN:.0%} more {y} than those before it"
+                   + (" (only loads that meet the SLO's TTFT objective)" if within is not None
+                      else "")))
+        if line:
+            top = max(line, key=lambda p: p[1])
+            deps = (ids.pareto(s.workload, s.key, None, "frontier"),)
+            figures += [
+                Figure(id=ids.pareto(s.workload, s.key, None, "top"), value=top[1],
+                       unit=METRICS[y][0], decimals=1, depends_on=deps,
+                       context={"engine": s.engine, "variant": s.variant, "load": top[2]},
+                       method=f"the highest {y} on the frontier"),
+                Figure(id=ids.pareto(s.workload, s.key, None, "top_x"), value=top[0],
+                       unit="tok/s/user", decimals=1, depends_on=deps,
+                       context={"engine": s.engine, "variant": s.variant, "load": top[2]},
+                       method="the interactivity of the frontier's highest throughput")]
     figures += _comparisons(run, series, frontiers)
     return Campaign(series=series, validity=validity, figures=figures, frontiers=frontiers)
 
@@ -484,6 +541,18 @@ def _series_figures(run: Run, s: Series, point_of: dict[str, dict]) -> list[Figu
         method=f"first load after which output throughput rises by at most "
                f"{KNEE_GAIN:.0%} (or twice its coefficient of variation) at every later "
                f"load while median E2E latency still grows by more than {KNEE_LATENCY:.0%}"))
+    if k is not None:
+        thr = s.mean("output_throughput")
+        out.append(Figure(
+            id=ids.curve_series(s.workload, s.key, "fall_pct"),
+            value=(thr[k] - thr[-1]) / thr[k] * 100, unit="%", decimals=0,
+            depends_on=(ids.curve(s.workload, s.key, s.levels[k].load, "output_throughput"),
+                        ids.curve(s.workload, s.key, s.levels[-1].load,
+                                  "output_throughput")),
+            context={**ctx, "knee": s.levels[k].load, "last": s.levels[-1].load,
+                     "falls": (thr[k] - thr[-1]) / thr[k] * 100 > KNEE_FALL_PCT},
+            method="how far output throughput at the highest load lies below the knee's: "
+                   "(knee − last) ÷ knee × 100 (negative: above it)"))
     out += _slo_and_cost(run, s)
     return out
 
@@ -516,10 +585,15 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                    "repeats this with the latency intervals' bounds"))
         if cap["status"] == INTERPOLATED or (cap["status"] == NOT_REACHED and cap.get("value")):
             tok = _interp(s, cap["value"], "output_throughput")
+            ends = [None if x is None else _interp(s, x, "output_throughput")
+                    for x in (cap.get("low"), cap.get("high"))]
             if tok is not None:
                 out.append(Figure(
                     id=ids.slo(s.workload, s.key, "capacity_output"), value=tok,
-                    unit="tok/s", decimals=1, context=ctx,
+                    unit="tok/s", decimals=1,
+                    context={**ctx, "status": cap["status"],
+                             "low": min(ends) if None not in ends else None,
+                             "high": max(ends) if None not in ends else None},
                     depends_on=(ids.slo(s.workload, s.key, "capacity"),),
                     method="output throughput interpolated linearly at the SLO capacity"))
     price = run.meta.cost.price(s.engine) if run.meta.cost else None
@@ -533,7 +607,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
             hi = usd_per_mtok(price, gpus, sm.low) if sm.low and sm.low > 0 else None
             out.append(Figure(
                 id=ids.cost(s.workload, s.key, lv.load),
-                value=usd_per_mtok(price, gpus, sm.mean), unit="USD/Mtok", decimals=3,
+                value=usd_per_mtok(price, gpus, sm.mean), unit="USD/Mtok", decimals=2,
                 context={**ctx, "load": lv.load, "low": lo, "high": hi, "price": price,
                          "gpus": gpus},
                 depends_on=(ids.curve(s.workload, s.key, lv.load, "output_throughput"),),
@@ -544,7 +618,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
         if tok:
             out.append(Figure(
                 id=ids.cost(s.workload, s.key, "at_capacity"),
-                value=usd_per_mtok(price, gpus, tok), unit="USD/Mtok", decimals=3,
+                value=usd_per_mtok(price, gpus, tok), unit="USD/Mtok", decimals=2,
                 context={**ctx, "price": price, "gpus": gpus}, depends_on=(cap_fid,),
                 method="the cost formula at the output throughput of the SLO capacity"))
     return out
@@ -571,6 +645,8 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                         continue
                     r = stats.ratio_interval(la.values[metric], lb.values[metric])
                     order = len(out)
+                    both = (meets_slo(la, run), meets_slo(lb, run))
+                    within = None if None in both else all(both)
                     verdict = stats.verdict(r.low, r.high, 1.0)
                     counts[verdict] += 1
                     fid = ids.compare(w, a.key, b.key, la.load, metric)
@@ -579,6 +655,7 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                     out.append(Figure(
                         id=fid, value=r.value, unit="x", decimals=2, depends_on=deps,
                         context={**ctx, "load": la.load, "order": order, "metric": metric,
+                                 "within_slo": within,
                                  "low": r.low,
                                  "high": r.high, "n_a": r.n_a, "n_b": r.n_b, "df": r.df,
                                  "method": r.method, "verdict": verdict},
@@ -591,10 +668,15 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                         context={**ctx, "load": la.load, "metric": metric},
                         method="higher when the ratio's interval lies above 1, lower when "
                                "below, tie when it holds 1, unknown without an interval"))
-                for verdict, count in counts.items():
+                verdict_ids = tuple(f.id for f in out if f.unit == "verdict"
+                                    and f.context.get("metric") == metric
+                                    and f.context.get("a") == a.key
+                                    and f.context.get("b") == b.key)
+                for verdict, count in (counts.items() if verdict_ids else ()):
                     out.append(Figure(
                         id=ids.compare_count(w, a.key, b.key, metric, verdict), value=count,
                         unit="count", decimals=0, context={**ctx, "metric": metric},
+                        depends_on=verdict_ids,
                         method=f"loads whose {metric} ratio has this verdict"))
             out += _pareto_pair(w, a, b, frontiers, ctx)
     return out
