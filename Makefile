@@ -61,11 +61,12 @@ check: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q
 
-## Print ingest speed and memory of a generated log and campaign (scripts, not tests)
+## Print ingest and build speed of generated logs and campaigns (scripts, not tests)
 bench: $(STAMP)
 	@$(BIN)/python benchmarks/ingest_speed.py --engine vllm
 	@$(BIN)/python benchmarks/ingest_speed.py --engine sglang
 	@$(BIN)/python benchmarks/campaign_ingest_speed.py
+	@$(BIN)/python benchmarks/campaign_build_speed.py
 
 ## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
 checksums: $(STAMP)

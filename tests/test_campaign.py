@@ -13,6 +13,7 @@ from benchreport.ingest.clients import base, genai_bench, guidellm, llmperf
 from benchreport.publish.sections import definition_label
 
 from .conftest import REAL_SAMPLES, needs_samples
+from .test_provenance import _grounded
 
 REAL = REAL_SAMPLES
 
@@ -230,6 +231,7 @@ def test_the_demo_run_shows_its_campaign_without_inventing_noise(demo):
     figures = {f["id"]: f for f in json.loads(
         (report / "derived/figures.json").read_text())["figures"]}
     assert figures["campaign.points"]["value"] == 4
+    assert not [k for k in figures if not _grounded(figures, k)]   # all explain to inputs
     assert figures["limits.repeats"]["value"] == 1
     assert figures["point.vllm.in218-out223.r4.r1.validity"]["value"] == "valid"
     # 200 requests at 16 req/s end after 44.6 s: under a minute
@@ -250,6 +252,8 @@ def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, pr
     report = tmp_path / "report/camp"
     figures = {f["id"]: f for f in json.loads(
         (report / "derived/figures.json").read_text())["figures"]}
+    # every figure explains down to a file with its sha256 and a key or line
+    assert not [k for k in figures if not _grounded(figures, k)]
     for lang in ("en", "ko"):
         html = (report / f"report.{lang}.html").read_text()
         for section in ("curves", "pareto", "capacity", "validity"):
@@ -270,6 +274,10 @@ def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, pr
         # with repeats, every ratio in the prose carries its interval and n
         low, high = (format(ratio["context"][k], ".2f") for k in ("low", "high"))
         assert f"interval {low}–{high}; n = 3 and 3" in en
-        assert f"구간 {low}–{high}, n = 3·3" in ko
+        assert f"구간 {low}–{high}, 반복 3회·3회" in ko
     assert "interpolated between" in en and "선형 보간한 값" in ko
+    # the summary leads with the key finding, chosen among loads within the objectives
+    glance = en[en.index('id="summary"'):en.index('id="environment"')]
+    assert "Key finding, input 1K: among the loads where both engines meet the objectives" \
+        in glance
     assert "per million output tokens" in en

@@ -337,9 +337,14 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                               context={"engine": engine}, sources=tuple(src[:1]),
                               method=f"{c.id.replace('_', ' ')} as launched"
                                      + (" (differs between the engines)" if differs else "")))
+    # with nothing compared, the count rests on the inputs searched for launch settings
+    searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")
+                                    for p, h in sorted(sha.items()))
     out.append(Figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
                       value=sum(1 for c in rows if c.kind == "setting"),
-                      depends_on=tuple(f.id for f in out),
+                      depends_on=tuple(f.id for f in out), sources=searched,
                       method="settings that differ between the engines: "
-                             + ", ".join(c.id for c in rows if c.kind == "setting")))
+                             + (", ".join(c.id for c in rows if c.kind == "setting")
+                                if out else "none compared: the inputs hold no launch "
+                                            "settings")))
     return out

@@ -118,7 +118,7 @@ UNITS = {
            "tokens/step": "스텝당 {} 토큰", "records": "{}개", "count": "{}",
            "fraction": "{}", "tok/s/GPU": "GPU당 {} tok/s", "tok/s/user": "사용자당 {} tok/s",
            "USD/Mtok": "출력 토큰 백만 개당 {}달러", "USD/GPU-h": "GPU 시간당 {}달러",
-           "concurrency": "동시 요청 {}개", "points": "{}개", "series": "{}개",
+           "concurrency": "동시성 {}", "points": "{}개", "series": "{}개",
            "repeats": "{}회", "loads": "{}개", "crossings": "{}곳"},
 }
 

@@ -83,6 +83,21 @@ def _with_interval(w: Writer, fid: str) -> Markup:
                     high=_num(w, fig, high))
 
 
+def _cell_with_interval(w: Writer, fid: str) -> Markup:
+    """A table cell: the number alone (the header gives the unit) as a link, and its 95%
+    interval on a line of its own, so wide tables fit a page."""
+    if not w.has(fid):
+        return Markup("–")
+    fig = w.registry[fid]
+    link = w.link(fid, _num(w, fig, fig.value))
+    low, high = fig.context.get("low"), fig.context.get("high")
+    if low is None or high is None:
+        return link
+    return link + Markup('<br><span class="interval">') + sentence(
+        w.t["campaign.interval_only"], low=_num(w, fig, low), high=_num(w, fig, high)) \
+        + Markup("</span>")
+
+
 def _cv(w: Writer, fid: str) -> Markup:
     """The repeats' coefficient of variation of a figure, in %, linked to the figure."""
     cv = w.registry[fid].context.get("cv") if w.has(fid) else None
@@ -123,10 +138,7 @@ def curves_section(w: Writer) -> Section | None:
         fid = ids.curve_series(s["workload"], s["key"], "knee")
         if not w.has(fid):
             continue
-        if w.registry[fid].value == NONE:
-            paras.append(sentence(t["campaign.knee_none"], engine=_label(w, s)))
-        else:
-            paras.append(sentence(t["campaign.knee"], engine=_label(w, s), load=w.fig(fid)))
+        paras.append(knee_sentence(w, s))
     tables = []
     for s in series:
         rows = []
@@ -135,7 +147,7 @@ def curves_section(w: Writer) -> Section | None:
             n = w.registry[f].context.get("n") if w.has(f) else None
             rows.append([Markup(escape(load)), Markup(escape(str(n) if n is not None else "–")),
                          _cv(w, f)]
-                        + [_with_interval(w, ids.curve(s["workload"], s["key"], load, m))
+                        + [_cell_with_interval(w, ids.curve(s["workload"], s["key"], load, m))
                            for m in CURVE_COLUMNS])
         tables.append(Table(
             caption=str(sentence(t["campaign.curve_caption"], engine=_label(w, s),
@@ -156,6 +168,19 @@ def _verdict(w: Writer, fid: str) -> str:
     c = w.registry[fid].context
     vid = ids.compare(c["workload"], c["a"], c["b"], c["load"], c["metric"], "verdict")
     return str(w.registry[vid].value) if w.has(vid) else UNKNOWN
+
+
+def knee_sentence(w: Writer, s: dict[str, Any]) -> Markup:
+    """The knee of a series: none, a plateau, or a peak after which throughput falls."""
+    t = w.t
+    fid = ids.curve_series(s["workload"], s["key"], "knee")
+    if w.registry[fid].value == NONE:
+        return sentence(t["campaign.knee_none"], engine=_label(w, s))
+    fall = ids.curve_series(s["workload"], s["key"], "fall_pct")
+    if w.has(fall) and w.registry[fall].context.get("falls"):
+        return sentence(t["campaign.knee_falls"], engine=_label(w, s), load=w.fig(fid),
+                        fall=w.fig(fall), last=w.registry[fall].context["last"])
+    return sentence(t["campaign.knee"], engine=_label(w, s), load=w.fig(fid))
 
 
 def _workload_label(w: Writer, wid: str) -> str:
@@ -229,30 +254,34 @@ def ratio_sentence(w: Writer, fid: str, a, b) -> Markup:
 
 
 def key_findings(w: Writer) -> list[Markup]:
-    """The campaign's key finding, chosen from the data: the largest output-throughput ratio
-    outside the noise per pair (with its interval and n), or that none is."""
+    """The campaign's key finding, chosen from the data: per pair, the largest
+    output-throughput ratio outside the noise (with its interval and n) — among the loads
+    where both engines meet the SLO when one is set, since a ratio at a load that breaks
+    the objectives describes an overload — or that no load separates them."""
     t = w.t
     out = []
     for p in _pairs(w, "output_throughput"):
         a, b = w.name(p["engine_a"]), w.name(p["engine_b"])
-        beyond = [fid for fid in p["loads"] if _verdict(w, fid) in (HIGHER, LOWER)]
+        label = _workload_label(w, p["workload"])
+        with_slo = any(w.registry[fid].context.get("within_slo") is not None
+                       for fid in p["loads"])
+        pool = [fid for fid in p["loads"]
+                if not with_slo or w.registry[fid].context.get("within_slo")]
+        beyond = [fid for fid in pool if _verdict(w, fid) in (HIGHER, LOWER)]
         if not beyond:
-            known = any(_verdict(w, fid) == TIE for fid in p["loads"])
-            if known:
-                out.append(sentence(t["campaign.finding_tie"], a=a, b=b,
-                                    workload=_workload_label(w, p["workload"])))
+            if any(_verdict(w, fid) == TIE for fid in pool):
+                out.append(sentence(t["campaign.finding_tie_slo" if with_slo
+                                      else "campaign.finding_tie"],
+                                    a=a, b=b, workload=label))
             continue
 
         def spread(fid: str) -> float:
             v = w.registry[fid].value
             return max(v, 1 / v) if v else 0.0
         best = max(beyond, key=spread)
-        f = w.registry[best]
-        lead, other = (a, b) if f.value >= 1 else (b, a)
-        # the ratio as leader ÷ other: the figure itself when a leads, else its reciprocal
-        # is stated through the ratio's own sentence (no new number is made here)
-        out.append(sentence(t["campaign.finding"], leader=lead, other=other,
-                            workload=_workload_label(w, p["workload"]),
+        lead, other = (a, b) if w.registry[best].value >= 1 else (b, a)
+        out.append(sentence(t["campaign.finding_slo" if with_slo else "campaign.finding"],
+                            leader=lead, other=other, workload=label,
                             detail=ratio_sentence(w, best, a, b)))
     return out
 
@@ -260,6 +289,9 @@ def key_findings(w: Writer) -> list[Markup]:
 def pareto_section(w: Writer) -> Section | None:
     t = w.t
     paras = [sentence(t["campaign.pareto_intro"])]
+    if any(fid.startswith("pareto.") and f.context.get("ttft_filtered")
+           for fid, f in w.registry.items()):
+        paras.append(sentence(t["campaign.pareto_ttft"]))
     seen = False
     for fid, f in sorted(w.registry.items()):
         if not (fid.startswith("pareto.") and fid.endswith(".crossings")):
@@ -327,9 +359,8 @@ def capacity_section(w: Writer) -> Section:
     cost_rows = []
     if w.has(ids.campaign("cost.gpus")):
         for s in series:
-            cells = [w.fig(ids.cost(s["workload"], s["key"], load)).html
-                     if w.has(ids.cost(s["workload"], s["key"], load)) else Markup("–")
-                     for load in s["loads"]]
+            cells = [[_cell_with_interval(w, ids.cost(s["workload"], s["key"], load)),
+                      _meets(w, s, load)] for load in s["loads"]]
             cost_rows.append((s, cells))
     tables = [Table(header=[t["table.engine"], t["campaign.capacity"],
                             t["campaign.capacity_output"], t["campaign.cost_at_capacity"]],
@@ -339,9 +370,9 @@ def capacity_section(w: Writer) -> Section:
         for s, cells in cost_rows:
             tables.append(Table(
                 caption=str(sentence(t["campaign.cost_caption"], engine=_label(w, s))),
-                header=[t["table.load"], t["campaign.cost_per_mtok"]],
-                rows=[[Markup(escape(load)), cell] for load, cell in zip(s["loads"], cells,
-                                                                        strict=True)],
+                header=[t["table.load"], t["campaign.cost_per_mtok"], t["campaign.meets"]],
+                rows=[[Markup(escape(load))] + cell for load, cell in zip(s["loads"], cells,
+                                                                           strict=True)],
                 numeric=(1,)))
     else:
         paras.append(sentence(t["campaign.no_cost"]))
@@ -349,6 +380,13 @@ def capacity_section(w: Writer) -> Section:
     paras.append(sentence(t["campaign.goodput"] if good else t["campaign.no_goodput"]))
     return Section(id="capacity", heading=t["section.capacity"], paragraphs=paras,
                    tables=tables)
+
+
+def _meets(w: Writer, s: dict[str, Any], load: str) -> Markup:
+    fid = ids.slo(s["workload"], s["key"], f"{load}.meets")
+    if not w.has(fid):
+        return Markup("–")
+    return w.link(fid, w.t[f"campaign.meets_{w.registry[fid].value}"])
 
 
 def validity_section(w: Writer) -> Section:
@@ -407,31 +445,75 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
             out.append(sentence(t["campaign.conclusion_front_one"], workload=label,
                                 leader=w.name(str(w.registry[seg(1, "leader")].value)),
                                 low=w.fig(seg(1, "from")), high=w.fig(seg(1, "to"))))
+        if segments:
+            out += _beyond_shared(w, wid, c, seg(1, "from"))
         elif f.value == 1 and segments == 2:
             out.append(sentence(
                 t["campaign.conclusion_front_cross"], workload=label,
                 at=w.fig(ids.pareto(wid, c["a"], c["b"], "cross1")),
                 below=w.name(str(w.registry[seg(1, "leader")].value)),
                 above=w.name(str(w.registry[seg(2, "leader")].value))))
-        cap_a = ids.slo(wid, c["a"], "capacity")
-        cap_b = ids.slo(wid, c["b"], "capacity")
-        if not (w.has(cap_a) and w.has(cap_b)):
-            continue
-        fa, fb = w.registry[cap_a], w.registry[cap_b]
-        if fa.context.get("status") != INTERPOLATED or fb.context.get("status") != INTERPOLATED:
-            continue
-        lo_a, hi_a = fa.context.get("low"), fa.context.get("high")
-        lo_b, hi_b = fb.context.get("low"), fb.context.get("high")
-        a, b = w.name(c["engine_a"]), w.name(c["engine_b"])
-        if None in (lo_a, hi_a, lo_b, hi_b):
-            continue
-        if lo_a > hi_b or lo_b > hi_a:
-            more, less = ((a, cap_a), (b, cap_b)) if lo_a > hi_b else ((b, cap_b), (a, cap_a))
-            out.append(sentence(t["campaign.conclusion_capacity"], workload=label,
-                                more=more[0], less=less[0], more_cap=_with_interval(w, more[1]),
-                                less_cap=_with_interval(w, less[1])))
-        else:
-            out.append(sentence(t["campaign.conclusion_capacity_tie"], workload=label, a=a,
-                                b=b, cap_a=_with_interval(w, cap_a),
-                                cap_b=_with_interval(w, cap_b)))
+        out += _capacity_conclusion(w, wid, c, label)
+    if not out:                     # one engine: what its curves show
+        out = [knee_sentence(w, s) for s in _series(w)
+               if w.has(ids.curve_series(s["workload"], s["key"], "knee"))]
     return out
+
+
+def _beyond_shared(w: Writer, wid: str, c: dict[str, Any], low: str) -> list[Markup]:
+    """A frontier whose highest throughput lies below the interactivity both engines reach:
+    the range comparison above does not see it, so it is said."""
+    out = []
+    for side, other in (("a", "b"), ("b", "a")):
+        top, top_x = (ids.pareto(wid, c[side], None, n) for n in ("top", "top_x"))
+        other_top = ids.pareto(wid, c[other], None, "top")
+        if not w.has(top, top_x, other_top):
+            continue
+        if w.registry[top_x].value < w.registry[low].value and \
+                w.registry[top].value > w.registry[other_top].value:
+            out.append(sentence(w.t["campaign.conclusion_beyond"],
+                                engine=w.name(c[f"engine_{side}"]),
+                                other=w.name(c[f"engine_{other}"]), low=w.fig(low),
+                                top=w.fig(top), top_x=w.fig(top_x),
+                                other_top=w.fig(other_top)))
+    return out
+
+
+def _capacity_conclusion(w: Writer, wid: str, c: dict[str, Any], label: str) -> list[Markup]:
+    """Within the SLO, which engine delivers more output throughput at its capacity (a
+    concurrency is not comparable across engines; tokens per second are), and at what
+    cost; a tie when the throughputs' intervals overlap."""
+    t = w.t
+    got = {}
+    for side in ("a", "b"):
+        fid = ids.slo(wid, c[side], "capacity_output")
+        if not w.has(fid) or w.registry[fid].context.get("status") != INTERPOLATED:
+            return []
+        f = w.registry[fid]
+        if f.context.get("low") is None or f.context.get("high") is None:
+            return []
+        got[side] = (w.name(c[f"engine_{side}"]), fid, f.context["low"], f.context["high"])
+    (a, fa, lo_a, hi_a), (b, fb, lo_b, hi_b) = got["a"], got["b"]
+    cost = {side: ids.cost(wid, c[side], "at_capacity") for side in ("a", "b")}
+    if lo_a > hi_b or lo_b > hi_a:
+        (more, f_more, s_more), (less, f_less, s_less) = \
+            ((a, fa, "a"), (b, fb, "b")) if lo_a > hi_b else ((b, fb, "b"), (a, fa, "a"))
+        text = sentence(t["campaign.conclusion_capacity"], workload=label, more=more,
+                        less=less, more_out=_with_interval(w, f_more),
+                        less_out=_with_interval(w, f_less))
+        if w.has(cost[s_more]) and w.has(cost[s_less]):
+            text = Markup(" ").join([text, sentence(
+                t["campaign.conclusion_cost"], more=more, less=less,
+                more_cost=w.fig(cost[s_more]), less_cost=w.fig(cost[s_less]))])
+        return [text]
+    return [sentence(t["campaign.conclusion_capacity_tie"], workload=label, a=a, b=b,
+                     out_a=_with_interval(w, fa), out_b=_with_interval(w, fb))]
+
+
+def campaign_headline(w: Writer) -> list[Markup]:
+    """For the summary: the key findings of engine pairs, or with one engine what its
+    curves show (its knee, or that throughput was still rising)."""
+    if not w.has(ids.campaign("points")):
+        return []
+    return key_findings(w) or [knee_sentence(w, s) for s in _series(w)
+                                if w.has(ids.curve_series(s["workload"], s["key"], "knee"))]

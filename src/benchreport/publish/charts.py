@@ -275,8 +275,10 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
         axes = fig.subplots(1, 3)
         alt = []
         panels = ((axes[0], [("output_throughput", "-")], t["table.out_tok_per_s"]),
-                  (axes[1], [("median_ttft_ms", "-"), ("p99_ttft_ms", ":")], t["metric.ttft"]),
-                  (axes[2], [("median_tpot_ms", "-"), ("p99_tpot_ms", ":")], t["metric.tpot"]))
+                  (axes[1], [("median_ttft_ms", "-"), ("p99_ttft_ms", ":")],
+                   t["metric.ttft"] + " (ms)"),
+                  (axes[2], [("median_tpot_ms", "-"), ("p99_tpot_ms", ":")],
+                   t["metric.tpot"] + " (ms)"))
         for ax, metrics, title in panels:
             for key, s in per.items():
                 colour, dash, label = styles[key]
@@ -300,10 +302,9 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
                         if metric in f))
             ax.set_xticks(range(len(loads)), [load for load, _ in loads], fontsize=7,
                           rotation=45 if len(loads) > 5 else 0)
-            ax.set_title(title, fontsize=9)
+            ax.set_title(title, fontsize=8, wrap=True)
             ax.spines[["top", "right"]].set_visible(False)
             ax.tick_params(labelsize=7)
-        axes[1].set_ylabel("ms", fontsize=8)
         axes[0].legend(frameon=False, fontsize=6)
         charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(alt)))
     return charts

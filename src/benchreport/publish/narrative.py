@@ -17,7 +17,7 @@ from ..core.figures import Figure
 from ..core.i18n import sentence
 from ..core.metrics import TIE
 from ..core.records import Run
-from .campaign import campaign_conclusion, campaign_sections
+from .campaign import campaign_conclusion, campaign_headline, campaign_sections
 from .narrative_base import Writer, anchor
 from .sections import (
     Section,
@@ -269,7 +269,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  concurrency=w.fig(ids.workload(wl.id, "concurrency")),
                                  prompts=w.fig(ids.workload(wl.id, "num_prompts")),
                                  dataset=wl.dataset)))
-    headline = [r.sentence for r in results]
+    headline = [r.sentence for r in results] + campaign_headline(w)
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (

@@ -101,18 +101,22 @@ CHOSEN_BY = {
     "campaign.single_runs": "campaign.repeats",
     "campaign.knee": "curve.<w>.<s>.knee",
     "campaign.knee_none": "curve.<w>.<s>.knee",
+    "campaign.knee_falls": "curve.<w>.<s>.fall_pct",
     **{f"campaign.{k}": "compare.<w>.<a>.<b>.<metric>.<verdict>"
        for k in ("compare_unknown", "compare_all_tie", "compare_counts")},
     **{f"campaign.{k}": "compare.<w>.<a>.<b>.<load>.<metric>.verdict"
        for k in ("ratio_higher", "ratio_lower", "ratio_tie", "ratio_unknown", "finding",
-                 "finding_tie")},
+                 "finding_tie", "finding_slo", "finding_tie_slo")},
     "campaign.pareto_segment": "pareto.<w>.<a>.<b>.seg<i>.leader",
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
                  "conclusion_front_cross")},
     **{f"campaign.{k}": "slo.<w>.<s>.capacity"
        for k in ("capacity_interpolated", "capacity_not_reached", "capacity_below",
-                 "capacity_none", "conclusion_capacity", "conclusion_capacity_tie")},
+                 "capacity_none", "conclusion_capacity", "conclusion_capacity_tie",
+                 "conclusion_cost")},
+    "campaign.conclusion_beyond": "pareto.<w>.<s>.top",
+    "campaign.pareto_ttft": "pareto.<w>.<s>.frontier",
     **{f"validity.{k}": "point.<p>.validity"
        for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "short_output",
                  "short_run", "warmup")},
@@ -481,7 +485,8 @@ def conclusion_section(w: Writer) -> Section:
                               long_engine=w.name(str(long_w.value))))
     elif len(winners) == 1 and TIE not in winners:
         paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
-    if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+    if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1 \
+            and len(w.run.meta.engines) > 1:         # gaps need two engines
         paras.append(sentence(t["conclusion.single_run"]))
     if any(ids.parse_setting(k) is not None for k in w.registry) and \
             w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
