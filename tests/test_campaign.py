@@ -236,6 +236,9 @@ def test_the_demo_run_shows_its_campaign_without_inventing_noise(demo):
     assert figures["point.vllm.in218-out223.r4.r1.validity"]["value"] == "valid"
     # 200 requests at 16 req/s end after 44.6 s: under a minute
     assert figures["point.vllm.in218-out223.r16.r1.validity"]["value"] == "flagged"
+    # marked in the points table, not dropped from it
+    assert 'href="#fig-point-vllm-in218-out223-r16-r1-validity">(warning)</a>' in en
+    assert 'href="#fig-point-vllm-in218-out223-r16-r1-validity">(경고)</a>' in ko
 
 
 def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, project):

@@ -743,7 +743,9 @@ def tables(c: Campaign) -> dict[str, Any]:
                 sm = lv.summary.get(metric)
                 row[metric] = None if sm is None else sm.mean
                 if metric == "output_throughput" and sm is not None:
-                    row["output_throughput_low"], row["output_throughput_high"] = sm.low, sm.high
+                    row.update(output_throughput_std=sm.std, output_throughput_cv=sm.cv,
+                               output_throughput_low=sm.low, output_throughput_high=sm.high,
+                               method=sm.method)
             curves.append(row)
         get = by_id.get
         knee_fig = get(ids.curve_series(s.workload, s.key, "knee"))

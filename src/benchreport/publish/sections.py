@@ -25,6 +25,7 @@ from ..core.verdicts import (
     NO_LOG,
     NONE,
     UNKNOWN,
+    VALID,
     YES,
 )
 from .narrative_base import Writer
@@ -534,8 +535,13 @@ def points_section(w: Writer) -> Section | None:
             fid = partial(ids.point, pid)
             load = Markup(escape(ctx["load"] + (f" ({ctx['variant']})" if ctx["variant"]
                                                  else "")))
+            repeat = Markup(escape(str(ctx["repeat"])))
+            check = fid("validity")
+            if w.has(check) and w.registry[check].value != VALID:   # marked, not dropped
+                repeat = repeat + Markup(" ") + w.link(
+                    check, f"({t['validity.verdict.' + str(w.registry[check].value)]})")
             rows.append([Markup(escape(w.engine_name(ctx["engine"]))), load,
-                         Markup(escape(str(ctx["repeat"]))), Markup(escape(ctx["client"])),
+                         repeat, Markup(escape(ctx["client"])),
                          _cell(w, fid("completed")), _cell(w, fid("failed")),
                          _cell(w, fid("request_throughput")), _cell(w, fid("output_throughput"))]
                         + [_cell(w, fid(name)) for name, _ in POINT_STATS])
