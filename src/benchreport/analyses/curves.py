@@ -294,13 +294,21 @@ def compare_frontiers(a: list, b: list) -> tuple[list[float], list[tuple[str, fl
     return crossings, segments
 
 
-def capacity(s: Series, run: Run) -> dict[str, Any] | None:
-    """The SLO capacity of a series (see the module docstring), or None without an SLO."""
+def objectives(run: Run) -> list[tuple[str, float]] | None:
+    """(curve metric, limit in ms) of each SLO objective, e.g. ("p99_ttft_ms", 2000.0);
+    None without an SLO."""
     slo = run.meta.slo
     if slo is None:
         return None
     stat = STAT_OF_PERCENTILE[slo.percentile]
-    names = [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
+    return [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
+
+
+def capacity(s: Series, run: Run) -> dict[str, Any] | None:
+    """The SLO capacity of a series (see the module docstring), or None without an SLO."""
+    names = objectives(run)
+    if names is None:
+        return None
     if not all(any(n in lv.summary for lv in s.levels) for n, _ in names):
         return {"status": NONE, "missing": [n for n, _ in names
                                              if not any(n in lv.summary for lv in s.levels)]}
@@ -342,7 +350,7 @@ def capacity(s: Series, run: Run) -> dict[str, Any] | None:
                         if n in lv.summary and lv.summary[n].mean > lim),
                        key=lambda nl: _cross_x(prev, lv, *nl))[0]
     return {"status": status, "value": cap, "low": pessimistic, "high": optimistic,
-            "limiting": limiting, "percentile": slo.percentile,
+            "limiting": limiting, "percentile": run.meta.slo.percentile,
             "between": [s.levels[first_fail - 1].load, s.levels[first_fail].load]
             if status == INTERPOLATED else []}
 
@@ -355,12 +363,8 @@ def _cross_x(prev: Level, lv: Level, n: str, lim: float) -> float:
 def meets_slo(lv: Level, run: Run) -> bool | None:
     """Whether a load's objective statistics (means over repeats) are all within the SLO;
     None without an SLO or when the files do not report one of them."""
-    slo = run.meta.slo
-    if slo is None:
-        return None
-    stat = STAT_OF_PERCENTILE[slo.percentile]
-    names = [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
-    if not all(n in lv.summary for n, _ in names):
+    names = objectives(run)
+    if names is None or not all(n in lv.summary for n, _ in names):
         return None
     return all(lv.summary[n].mean <= lim for n, lim in names)
 
@@ -424,7 +428,6 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
         by_point[r["point"]].append(r)
     checks = check_points(ing.points, ing.requests)
     validity = {v.point: v for v in checks}
-    point_of = {p["point"]: p for p in ing.points}
     good: dict[str, float] = {}
     for p in ing.points:
         pid = p["point"]
@@ -476,7 +479,7 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
     ]
     frontiers: dict[tuple[str, str], list] = {}
     for s in series:
-        figures += _series_figures(run, s, point_of)
+        figures += _series_figures(run, s)
         y = "output_throughput_per_gpu" if run.meta.gpus else "output_throughput"
         within = ttft_within(s, run)
         line = frontier(s, y, within)
@@ -511,7 +514,7 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
     return Campaign(series=series, validity=validity, figures=figures, frontiers=frontiers)
 
 
-def _series_figures(run: Run, s: Series, point_of: dict[str, dict]) -> list[Figure]:
+def _series_figures(run: Run, s: Series) -> list[Figure]:
     out = []
     ctx = {"engine": s.engine, "variant": s.variant, "workload": s.workload, "kind": s.kind}
     for lv in s.levels:
@@ -562,14 +565,10 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
     ctx = {"engine": s.engine, "variant": s.variant, "workload": s.workload, "kind": s.kind}
     unit = "concurrency" if s.kind == "concurrency" else "req/s"
     cap = capacity(s, run)
-    slo = run.meta.slo
-    if slo is not None:
-        stat = STAT_OF_PERCENTILE[slo.percentile]
-        for lv in s.levels:
-            names = [(f"{stat}_{m}_ms", lim) for m, lim in slo.objectives]
-            if not all(n in lv.summary for n, _ in names):
-                continue
-            meets = all(lv.summary[n].mean <= lim for n, lim in names)
+    names = objectives(run) or []
+    for lv in s.levels:
+        meets = meets_slo(lv, run)
+        if meets is not None:
             out.append(Figure(
                 id=ids.slo(s.workload, s.key, f"{lv.load}.meets"), value=YES if meets else NO,
                 unit="verdict", context={**ctx, "load": lv.load},
