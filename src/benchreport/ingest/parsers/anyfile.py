@@ -1,4 +1,5 @@
-"""One entry point for any raw file: a result, a launch configuration, or a server log."""
+"""One entry point for any raw file: a result, a launch configuration, a server log, or a
+Prometheus metrics dump (text exposition or AIPerf's server-metrics JSONL)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any, BinaryIO
 from ...core.errors import ParseError
 from .launch import parse_launch
 from .logscan import Summary, scan
+from .prometheus import metric_records
+from .prometheus import sniff as sniff_metrics
 from .results import SGLANG_CLIENT, VLLM_CLIENT, BenchResult
 
 RESULT_SUFFIXES = (".json", ".jsonl")
@@ -62,6 +65,12 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
         raise ParseError("binary content, expected a result, a launch configuration or a "
                          "server log", path=path)
     lower = path.lower()
+    # Metrics: checked before JSON, narrowly (an AIPerf server-metrics line has
+    # "timestamp_ns"/"endpoint_url" and "metrics" of sample lists; no result file does).
+    if sniff_metrics(fp, path):
+        text = fp.read().decode("utf-8", errors="replace")
+        yield from metric_records(text, path, engine, summary)
+        return
     # JSON: an object, or an array of objects/strings; a log line may start with "[" too.
     # CSV: a client's export (AIPerf, GenAI-Perf). Both go to the client parsers.
     if stripped[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", stripped) or lower.endswith(".csv"):
