@@ -71,7 +71,7 @@ def test_a_successful_build_prints_only_step_lines_and_warnings(tmp_path):
     # a step that runs in a worker ends under the number it started with
     started = {m[2]: m[1] for m in map(STEP.fullmatch, lines) if m and m[3] == "..."}
     ended = {m[2]: m[1] for m in map(STEP.fullmatch, lines) if m and m[3] != "..."}
-    assert ended == started and len(ended) == len(list((ROOT / "notebooks").glob("*.ipynb"))) + 3
+    assert ended == started and len(ended) == len(list((ROOT / "notebooks").glob("*.ipynb"))) + 4
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from ..core.errors import BuildError, ReportError
 from ..core.figures import load_registry, merge
 from ..core.paths import shown
 from ..ingest.io import Run, load_run, write_json
-from . import checksums, staging
+from . import checksums, staging, store
 
 # Errors a notebook raises about the inputs (their one-line text is the message to show):
 # ReportError and its kinds, all but the build's own.
@@ -208,9 +208,11 @@ def notebook_error(exc, notebook: str) -> BuildError:
     return err
 
 
-def _execute(pm, src: Path, dst: Path, parameters: dict) -> None:
+def _execute(pm, src: Path, dst: Path, parameters: dict, cwd: Path | None = None) -> None:
+    """Execute with the project as the working folder (default: the notebooks' parent)."""
     pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
-                        progress_bar=False, log_output=False, cwd=str(src.parent.parent),
+                        progress_bar=False, log_output=False,
+                        cwd=str(cwd or src.parent.parent),
                         kernel_manager_class=_ipc_kernel_manager())
 
 
@@ -353,7 +355,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
     with staging.lock(run.paths.report, steps_out):
         notebooks = list_notebooks(project / "notebooks")
-        steps = Steps(total=len(notebooks) + 3, out=steps_out)
+        steps = Steps(total=len(notebooks) + 4, out=steps_out)
         steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
             run.paths.data, run.paths.rel(run.paths.data), run.id))
         keys = step_keys(run, project)
@@ -362,9 +364,13 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
             steps.out("notebooks and figures: inputs unchanged, skipped")
             steps.out("render: inputs unchanged, skipped")
             shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
+            if store.export_needed(run):
+                steps.run("export to the results store", lambda: store.export_run(run))
             return run
         with staging.stage(run) as staged:
             _build_into(staged, notebooks, keys, steps, project)
+        # only a build that succeeded reaches the store, and only once its report is in place
+        steps.run("export to the results store", lambda: store.export_run(run))
     return run
 
 

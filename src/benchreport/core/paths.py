@@ -26,8 +26,37 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+class ReportFolder:
+    """What every report folder holds (a run's, or a comparison's): derived figures, the
+    executed notebooks, and the article per language. Subclasses have ``report``."""
+
+    report: Path
+
+    @property
+    def derived(self) -> Path:
+        return self.report / "derived"
+
+    @property
+    def figure_fragments(self) -> Path:
+        return self.derived / "figures"
+
+    @property
+    def figures_json(self) -> Path:
+        return self.derived / "figures.json"
+
+    @property
+    def notebooks(self) -> Path:
+        return self.report / "notebooks"
+
+    def html(self, lang: str) -> Path:
+        return self.report / f"report.{lang}.html"
+
+    def pdf(self, lang: str) -> Path:
+        return self.report / f"report.{lang}.pdf"
+
+
 @dataclass(frozen=True)
-class RunPaths:
+class RunPaths(ReportFolder):
     """Where a run's inputs are read from and its outputs written to."""
 
     run_id: str
@@ -41,18 +70,6 @@ class RunPaths:
     @property
     def raw(self) -> Path:
         return self.data / "raw"
-
-    @property
-    def derived(self) -> Path:
-        return self.report / "derived"
-
-    @property
-    def figure_fragments(self) -> Path:
-        return self.derived / "figures"
-
-    @property
-    def figures_json(self) -> Path:
-        return self.derived / "figures.json"
 
     @property
     def tables(self) -> Path:
@@ -93,19 +110,9 @@ class RunPaths:
         return copy if copy.is_file() else self.data / name
 
     @property
-    def notebooks(self) -> Path:
-        return self.report / "notebooks"
-
-    @property
     def root(self) -> Path:
         """The folder that repo-relative input paths are relative to (parent of data/)."""
         return self.data.parent.parent
-
-    def html(self, lang: str) -> Path:
-        return self.report / f"report.{lang}.html"
-
-    def pdf(self, lang: str) -> Path:
-        return self.report / f"report.{lang}.pdf"
 
     def rel(self, path: Path) -> str:
         """``path`` relative to the project root, with forward slashes (for provenance)."""
@@ -157,3 +164,33 @@ def refuse_links_outside(folder: Path, project: Path) -> None:
     for top, dirs, files in os.walk(folder):
         for name in sorted(dirs + files):
             check(Path(top) / name)
+
+
+COMPARE_DIR = "_compare"
+
+
+@dataclass(frozen=True)
+class ComparePaths(ReportFolder):
+    """Where a comparison across runs is written: report/_compare/<name>/."""
+
+    name: str
+    report: Path     # report/_compare/<name>/
+    project: Path    # the folder holding data/ and report/ (paths in figures are relative to it)
+
+    @property
+    def compare_json(self) -> Path:
+        """The comparison's tables (what changed, matched points, trends) for the article."""
+        return self.derived / "compare.json"
+
+    def rel(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.project.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def compare_paths(report_root: Path | str, name: str) -> ComparePaths:
+    """Paths of the comparison ``name`` (a plain folder name, as a run id)."""
+    check_run_id(name)
+    root = Path(report_root).resolve()
+    return ComparePaths(name=name, report=root / COMPARE_DIR / name, project=root.parent)

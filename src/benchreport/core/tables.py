@@ -93,7 +93,8 @@ PER_REQUEST = ("input_lens", "output_lens", "ttfts", "latencies", "itls", "error
 EXCERPT_CHARS = 400
 
 
-def _connect():
+def connect():
+    """An in-memory DuckDB connection that writes the same bytes on every run."""
     import duckdb
 
     con = duckdb.connect()
@@ -113,7 +114,7 @@ def _write(con, relation_sql: str, path: Path, params: list | None = None) -> No
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    con = _connect()
+    con = connect()
     cur = con.execute("SELECT * FROM read_parquet(?)", [str(path)])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
@@ -126,7 +127,7 @@ def _clean(value: Any) -> Any:
 
 
 def write_results(path: Path, rows: list[dict[str, Any]]) -> None:
-    con = _connect()
+    con = connect()
     cols = ", ".join(f'"{n}" {t}' for n, t in RESULT_COLUMNS)
     con.execute(f"CREATE TABLE results ({cols})")
     names = [n for n, _ in RESULT_COLUMNS]
@@ -149,7 +150,7 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
     ``types`` casts columns that hold lists (e.g. ``{"x": "DOUBLE[]"}``)."""
     import pandas as pd
 
-    con = _connect()
+    con = connect()
     df = pd.DataFrame([{c: _clean(r.get(c)) for c in columns} for r in rows], columns=columns)
     df = df.astype(object).where(df.notna(), None)
     con.register("frame", df)
@@ -161,7 +162,7 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
 
 def write_points(path: Path, rows: list[dict[str, Any]]) -> None:
     """The ``points`` table: every column of POINT_TYPES, typed, in that order."""
-    con = _connect()
+    con = connect()
     cols = ", ".join(f'"{n}" {t}' for n, t in POINT_TYPES.items())
     con.execute(f"CREATE TABLE points ({cols})")
     names = list(POINT_TYPES)

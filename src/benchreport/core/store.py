@@ -1,0 +1,181 @@
+"""The results store: every built run's tables in one folder, for SQL across runs.
+
+Layout (plain Parquet, Hive-partitioned by run; any Parquet reader can query it)::
+
+    report/_store/<table>/run_id=<RUN>/data.parquet
+
+``run_id`` is the partition key, not a column of the files: read the folder with
+``hive_partitioning = true`` (and ``hive_types = {'run_id': VARCHAR}``, so that a run id such
+as ``2025-05-01`` stays text). ``_store`` starts with an underscore, which no run id can.
+
+Tables (one row per what; units in the names or below). Every file also carries the Parquet
+key-value metadata ``benchreport_store_version``; ``runs`` has it as a column too.
+
+``runs``      one run: store_version, date (run.yaml), title_en, title_ko, reconstruction
+              (true when the run's files are a reconstruction, not a measurement), servers,
+              gpus, gpu_model, model, quantization, draft_model, engines (a list of
+              {id, name, version, image, logged_version}: version and image as run.yaml
+              states them, logged_version as the engine's log printed it), clients (the
+              benchmark clients of its points), workloads (ids), inputs (how many input
+              files), inputs_sha256 (the sha256 of the sorted "path sha256" lines of every
+              input file: two runs with the same value read the same bytes), benchreport
+              (the version that built it).
+``points``    one benchmark point (engine × workload × load × repeat): the run's derived
+              ``points`` table as is (``core.tables``: durations s, latencies ms,
+              throughputs tok/s or req/s, the client and its definitions).
+``requests``  one request of a point, where the client's file has per-request data:
+              point, index, ttft_ms, e2el_ms, input_tokens, output_tokens, error.
+``figures``   one figure of the run's registry: id, family (the id's first part), value
+              (DOUBLE; NULL for a verdict or a text), value_text (the value as text), unit,
+              method, notebook, inputs_sha256 (the sha256 of every input file it rests on),
+              sources (JSON: file, sha256, key, lines).
+``settings``  one launch setting of one engine: engine, file, sha256, line, kind, field, key,
+              value (JSON), value_line.
+``events``    one runtime event inside a benchmark window: engine, workload, kind
+              (memory_event, jit_event, retraction, traceback), event (its sub-kind where
+              logged), ts (ISO local time), file, sha256, line, text (the raw line).
+``inputs``    one input file of the run: path (repo-relative), sha256, role (run, claims,
+              scenario, result, log, launch, other): what a comparison cites.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ReportError
+
+STORE_VERSION = 1
+STORE_DIR = "_store"
+TABLES = ("runs", "points", "requests", "figures", "settings", "events", "inputs")
+PARTITION_FILE = "data.parquet"
+KV_KEY = "benchreport_store_version"
+
+
+def store_path(report_root: Path | str) -> Path:
+    return Path(report_root) / STORE_DIR
+
+
+def partition(store: Path, table: str, run_id: str) -> Path:
+    return store / table / f"run_id={run_id}"
+
+
+def read_sql(store: Path, table: str) -> str:
+    """The ``read_parquet`` call that reads one table of the store, every run."""
+    glob = (store / table / "*" / PARTITION_FILE).as_posix().replace("'", "''")
+    return (f"read_parquet('{glob}', hive_partitioning = true, "
+            "hive_types = {'run_id': VARCHAR}, union_by_name = true)")
+
+
+def stored_runs(store: Path) -> list[str]:
+    """Run ids with a complete partition (their ``runs`` row is written last)."""
+    folder = store / "runs"
+    if not folder.is_dir():
+        return []
+    return sorted(p.name.removeprefix("run_id=") for p in folder.iterdir()
+                  if p.name.startswith("run_id=") and (p / PARTITION_FILE).is_file())
+
+
+def check_versions(con) -> None:
+    """Refuse a store holding a run written by another schema version, naming it. Each
+    export writes the ``runs`` row last, with the version it wrote every table in."""
+    row = con.execute(f"SELECT run_id, store_version FROM runs WHERE store_version IS "
+                      f"DISTINCT FROM {STORE_VERSION} ORDER BY run_id LIMIT 1").fetchone()
+    if row:
+        run_id, found = row
+        raise ReportError(
+            f"run {run_id} is in the store with schema version "
+            f"{'none' if found is None else found}; this "
+            f"benchreport reads version {STORE_VERSION}",
+            hint=f"rebuild it (make report RUN={run_id}) to migrate it, or delete its "
+                 f"partitions (report/{STORE_DIR}/*/run_id={run_id})")
+
+
+def connect(store: Path, *, check: bool = True):
+    """An in-memory DuckDB connection with one view per table of the store."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET threads=2")
+    for table in TABLES:
+        if any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {read_sql(store, table)}")
+    if check and (store / "runs").is_dir():
+        check_versions(con)
+    return con
+
+
+def run_query(store: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of ``sql`` over the store; an error is one ReportError line."""
+    import duckdb
+
+    if not stored_runs(store):
+        raise ReportError("the store is empty: no run has been built yet",
+                          path=store.as_posix(), hint="make report RUN=<run-id> fills it")
+    con = connect(store)
+    try:
+        cur = con.execute(sql)
+        names = [d[0] for d in cur.description] if cur.description else []
+        return names, cur.fetchall()
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ReportError(f"query failed: {first}",
+                          hint=f"tables: {', '.join(TABLES)}; run_id is each table's "
+                               "partition column") from None
+
+
+def rows_of(con, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+    """``sql``'s rows as dicts, on a connection from ``connect``."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def format_rows(names: list[str], rows: list[tuple], fmt: str) -> str:
+    """Rows as an aligned text table, CSV or JSON (a list of objects)."""
+    if fmt == "json":
+        return json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=_plain,
+                          ensure_ascii=False, indent=1) + "\n"
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(names)
+        writer.writerows([[_cell(v) for v in r] for r in rows])
+        return buf.getvalue()
+    cells = [[_cell(v) for v in r] for r in rows]
+    widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+    numeric = [bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows)
+               for i in range(len(names))]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric, strict=True)).rstrip()
+
+    out = [line(names), line(["-" * w for w in widths])] + [line(c) for c in cells]
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    import datetime as dt
+    import decimal
+
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e15 else repr(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, default=_plain, ensure_ascii=False)
+    return str(value)
