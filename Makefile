@@ -26,7 +26,7 @@ ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report init check test bench checksums lock clean
+.PHONY: help install report compare query runs init check test bench checksums lock clean
 
 ## Show this help
 help:
@@ -48,6 +48,19 @@ install: $(STAMP)
 ## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English
 report: $(STAMP)
 	@$(BIN)/benchreport build $(RUN)
+
+## Compare built runs: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]
+compare: $(STAMP)
+	@test -n "$(strip $(RUNS))" || { echo 'RUNS is not set. Usage: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]' >&2; exit 2; }
+	@$(BIN)/benchreport compare $(RUNS) $(if $(BASE),--base $(BASE)) $(if $(NAME),--name $(NAME))
+
+## Run SQL over the results store of every built run: make query SQL="select ..."
+query: $(STAMP)
+	@$(BIN)/benchreport query "$(SQL)" $(if $(FORMAT),--format $(FORMAT))
+
+## List the runs in the results store
+runs: $(STAMP)
+	@$(BIN)/benchreport runs
 
 ## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/"
 init: $(STAMP)

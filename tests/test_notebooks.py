@@ -7,9 +7,11 @@ import sys
 
 
 def _notebooks(project):
+    """The run's notebooks, then those of comparisons across runs (notebooks/compare/)."""
     found = sorted((project / "notebooks").glob("*.ipynb"))
-    assert found
-    return found
+    compare = sorted((project / "notebooks" / "compare").glob("*.ipynb"))
+    assert found and compare
+    return found + compare
 
 
 def test_notebooks_are_committed_without_outputs(project):
@@ -36,10 +38,13 @@ def test_notebooks_hold_no_definitions(project):
 
 
 def test_each_ipynb_matches_its_py_twin(project, tmp_path):
-    twins = sorted((project / "notebooks/src").glob("*.py"))
-    assert [p.stem for p in twins] == [p.stem for p in _notebooks(project)]
-    for twin in twins:
+    src = project / "notebooks/src"
+    twins = sorted(src.glob("*.py")) + sorted((src / "compare").glob("*.py"))
+    notebooks = _notebooks(project)
+    assert [p.relative_to(src).with_suffix("") for p in twins] == \
+        [p.relative_to(project / "notebooks").with_suffix("") for p in notebooks]
+    for twin, notebook in zip(twins, notebooks, strict=True):
         out = tmp_path / f"{twin.stem}.ipynb"
         subprocess.run([sys.executable, str(project / "tools/make_notebook.py"), str(twin),
                         str(out)], check=True)
-        assert out.read_text() == (project / f"notebooks/{twin.stem}.ipynb").read_text()
+        assert out.read_text() == notebook.read_text()

@@ -104,6 +104,46 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from .build.compare import build_compare
+
+    paths = build_compare(args.runs, base=args.base, name=args.name, data_root=args.data_root,
+                          report_root=args.report_root, project=args.project)
+    shown = paths.rel(paths.report)
+    print(f"comparison ready: {shown}/report.ko.html, report.en.html, report.ko.pdf, "
+          "report.en.pdf")
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from .core.store import format_rows, run_query, store_path
+
+    names, rows = run_query(store_path(args.report_root), args.sql)
+    sys.stdout.write(format_rows(names, rows, args.format))
+    return 0
+
+
+RUNS_SQL = """
+SELECT r.run_id, r.date, r.model, r.gpus || ' x ' || r.gpu_model AS hardware,
+       list_transform(r.engines, lambda e: e.name || ' ' ||
+                      coalesce(e.version, e.logged_version, e.image, '?')) AS engines,
+       coalesce(p.points, 0) AS points, coalesce(f.figures, 0) AS figures,
+       left(r.inputs_sha256, 12) AS inputs
+FROM runs r
+LEFT JOIN (SELECT run_id, count(*) AS points FROM points GROUP BY 1) p USING (run_id)
+LEFT JOIN (SELECT run_id, count(*) AS figures FROM figures GROUP BY 1) f USING (run_id)
+ORDER BY r.date NULLS LAST, r.run_id
+"""
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from .core.store import format_rows, run_query, store_path
+
+    names, rows = run_query(store_path(args.report_root), RUNS_SQL)
+    sys.stdout.write(format_rows(names, rows, args.format))
+    return 0
+
+
 def _synth(args: argparse.Namespace) -> int:
     from .synth import generate
 
@@ -162,6 +202,30 @@ def make_parser() -> argparse.ArgumentParser:
                                     "(e.g. vllm, sglang)")
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.set_defaults(func=_init)
+
+    p = sub.add_parser("compare", help="build report/_compare/<name>/: what changed between "
+                                        "runs and what it did to each matched point")
+    p.add_argument("runs", nargs="+", help="run ids (folders under data/), two or more")
+    p.add_argument("--base", help="the run the others are compared with (default: the first)")
+    p.add_argument("--name", help="folder name under report/_compare/ (default: the run ids "
+                                  "joined by -vs-)")
+    p.add_argument("--data-root", type=Path, default=Path("data"))
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.add_argument("--project", type=Path, default=Path("."))
+    p.set_defaults(func=_compare)
+
+    p = sub.add_parser("query", help="run SQL over the results store of every built run "
+                                      "(tables runs, points, requests, figures, settings, "
+                                      "events)")
+    p.add_argument("sql", help='e.g. "select run_id, count(*) from points group by 1"')
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.set_defaults(func=_query)
+
+    p = sub.add_parser("runs", help="list the runs in the results store")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.set_defaults(func=_runs)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

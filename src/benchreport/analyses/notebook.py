@@ -321,3 +321,42 @@ def _informative(claims, verdicts, src) -> Figure:
                   method="claims whose verdict is evidence: every verdict but 'not "
                          "derivable' and 'confirmed' on figures the reconstruction was "
                          "calibrated to")
+
+
+# --- comparisons across runs (notebooks/compare/) ----------------------------------------
+
+def compare(report_root: str, runs: str, base: str):
+    """The comparison of ``runs`` (run ids separated by spaces) against ``base``, read from
+    the results store under ``report_root``."""
+    from ..core.store import store_path
+    from .compare import compare_runs
+
+    return compare_runs(store_path(report_root), runs.split(), base or None)
+
+
+class CompareCollector(Collector):
+    """A comparison notebook's figures (as ``Collector``, written under the comparison)."""
+
+    def __init__(self, out: str, notebook: str) -> None:
+        from pathlib import Path
+
+        from ..core.paths import ComparePaths
+
+        folder = Path(out).resolve()
+        self.paths = ComparePaths(name=folder.name, report=folder, project=Path.cwd())
+        self.notebook = notebook
+        self.figures = []
+
+    def save(self) -> str:
+        stem = self.notebook.removesuffix(".ipynb")
+        path = self.paths.figure_fragments / f"{stem}.json"
+        write_json(path, fragment(self.figures, self.notebook))
+        return self.paths.rel(path)
+
+
+def save_compare(figs: CompareCollector, comp) -> str:
+    """Write derived/compare.json of the comparison (the article reads it)."""
+    from .compare import record
+
+    write_json(figs.paths.compare_json, record(comp))
+    return figs.paths.rel(figs.paths.compare_json)

@@ -82,6 +82,17 @@ Families (id — constructor — example):
   part)``; the ratio a ÷ b of two series' means with its interval, and its verdict;
   ``compare.<w>.<a>.<b>.<metric>.<verdict>`` — ``compare_count(w, a, b, metric, verdict)``:
   how many loads have that verdict — ``compare.1k.vllm.sglang.c16.output_throughput``
+- ``diff.<rk>.<name>`` — ``diff(rk, name)``; what differs between the base run and run
+  ``<rk>`` (a run key: ``run_key(run_id)``) of a comparison across runs: count, groups, and
+  ``<item>.from`` / ``<item>.to`` per differing item (``diff(rk, item, "to")``) —
+  ``diff.2024-b300-vllm-next.engine-vllm-version.to``
+- ``delta.<ra>.<rb>.<e>.<w>.<load>.<metric>[.<part>]`` — ``delta(ra, rb, e, w, load, metric,
+  part)``; one matched point's metric in run ``<rb>`` against run ``<ra>``: the ratio rb ÷ ra,
+  part low, high, verdict, from, to — ``delta.2024-b300.2024-b300-vllm-next.vllm.64k.c10.mean_ttft_ms.verdict``;
+  ``delta.<ra>.<rb>.<name>`` — ``delta_count(ra, rb, name)``; matched, improved, regressed,
+  within_noise, no_interval, only_<rk> — ``delta.2024-b300.2024-b300-vllm-next.regressed``
+- ``trend.<e>.<w>.<load>.<metric>.<rk>`` — ``trend(e, w, load, metric, rk)``; a metric of
+  one point at each run of a comparison of three or more — ``trend.vllm.64k.c10.duration.2024-b300``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``
 
@@ -241,6 +252,28 @@ def compare_count(w: str, a: str, b: str, metric: str, verdict: str) -> str:
 
 # --- reading ids back ---------------------------------------------------------------------
 
+def run_key(run_id: str) -> str:
+    """A run id as an id part (ids split on dots; run ids may hold them)."""
+    return run_id.replace(".", "_")
+
+
+def diff(rk: str, name: str, part: str | None = None) -> str:
+    return _join("diff", rk, name, part)
+
+
+def delta(ra: str, rb: str, engine: str, w: str, load: str, metric: str,
+          part: str | None = None) -> str:
+    return _join("delta", ra, rb, engine, w, load, metric, part)
+
+
+def delta_count(ra: str, rb: str, name: str) -> str:
+    return _join("delta", ra, rb, name)
+
+
+def trend(engine: str, w: str, load: str, metric: str, rk: str) -> str:
+    return _join("trend", engine, w, load, metric, rk)
+
+
 def parse_crossover(fid: str) -> tuple[str, str, str | None] | None:
     """``(a, b, part)`` of a crossover id (``part`` None for the crossover itself), else None.
 
@@ -291,7 +324,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
-            "campaign", "curve", "pareto", "slo", "cost", "compare")
+            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend")
 
 
 def well_formed(fid: str) -> bool:

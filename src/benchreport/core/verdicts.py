@@ -20,3 +20,8 @@ VALID, FLAGGED, INVALID = "valid", "flagged", "invalid"
 INTERPOLATED, BELOW, NOT_REACHED = "interpolated", "below", "not reached"
 # the level of every interval of repeats
 INTERVAL_LEVEL = 0.95
+# delta.<ra>.<rb>.<point>.<metric>.verdict (analyses.compare): a change between two runs for
+# the better or the worse by the metric's direction; within noise and no interval as above
+IMPROVED, REGRESSED = "improved", "regressed"
+# ... and when both runs' values come from the same file (same sha256): no change to judge
+SAME_DATA = "same data"

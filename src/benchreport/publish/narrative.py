@@ -162,7 +162,7 @@ def cited_closure(w: Writer) -> set[str]:
 
 # Families whose figures come in many siblings (a campaign's points, curves, comparisons):
 # their entries are grouped by id prefix, one block per group with the shared source once.
-GROUPED = ("point", "curve", "compare", "cost", "slo")
+GROUPED = ("point", "curve", "compare", "cost", "slo", "diff", "delta", "trend")
 
 
 def _group(fig) -> str | None:

@@ -66,6 +66,11 @@ def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
 # pattern) whose value picks it. tests/test_sentences.py checks that no such sentence is
 # missing here.
 CHOSEN_BY = {
+    "xrun.same": "diff.<rk>.groups",
+    "xrun.one_factor": "diff.<rk>.groups",
+    "xrun.many_factors": "diff.<rk>.groups",
+    "xrun.largest_improved": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
+    "xrun.largest_regressed": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "results.faster": "e2e.<w>.faster",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",

@@ -1,0 +1,529 @@
+"""Comparisons across runs, read from the results store: what changed, and what it did.
+
+Three parts, each as registered figures:
+
+- **What changed** between the base run and each other run: hardware, model, each engine's
+  release (version, image, the version its log printed), each engine's launch settings, the
+  benchmark clients and the workloads. Items are grouped into factors (one engine's release,
+  one engine's settings, the hardware, …); a comparison whose runs differ in more than one
+  factor cannot put a change down to any one of them, and the report says so first.
+- **Per matched point** (same engine, workload and load; repeats pooled): each metric's
+  change as a ratio (other ÷ base) with a 95% interval and a verdict. The interval comes from
+  repeats when both runs have two or more (log-scale Welch t, as in a campaign), else, for
+  the per-request metrics (TTFT, TPOT, E2E latency means), from resampling each run's
+  requests (a percentile bootstrap; it treats the requests of a run as independent samples,
+  so it does not see run-to-run variance and can understate the noise). No interval, no
+  verdict: a change inside the noise is never called an improvement or a regression.
+- **Trends** when three or more runs are compared: each metric of a matched point over the
+  runs in date order, each step with the verdict of its change.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import ids
+from ..core.errors import ReportError
+from ..core.figures import Figure, Source
+from ..core.store import connect, rows_of, stored_runs
+from ..core.verdicts import (
+    HIGHER,
+    IMPROVED,
+    INVALID,
+    LOWER,
+    NO_INTERVAL,
+    REGRESSED,
+    SAME_DATA,
+    TIE_IN_NOISE,
+)
+from .stats import INTERVAL_LEVEL, ratio_interval, verdict
+
+# metric -> (unit, decimals, higher is better)
+METRICS = {
+    "duration": ("s", 1, False),
+    "output_throughput": ("tok/s", 1, True),
+    "request_throughput": ("req/s", 3, True),
+    "mean_ttft_ms": ("ms", 1, False),
+    "p99_ttft_ms": ("ms", 1, False),
+    "mean_tpot_ms": ("ms", 2, False),
+    "mean_itl_ms": ("ms", 2, False),
+    "mean_e2el_ms": ("ms", 1, False),
+}
+# the latency a metric measures, to check that both runs' clients define it alike
+DEFINED_AS = {"mean_ttft_ms": "ttft", "p99_ttft_ms": "ttft", "mean_tpot_ms": "tpot",
+              "mean_itl_ms": "itl", "mean_e2el_ms": "e2el"}
+RESAMPLES = 2000
+# launch settings that say where a server listens or what it calls the model, not how it
+# runs: a difference in them is not a factor of a comparison
+IGNORED_SETTINGS = {"host", "port", "served_model_name", "api_key", "uvicorn_log_level",
+                    "log_level", "disable_log_requests", "enable_log_requests"}
+TREND_METRICS = ("duration", "output_throughput", "p99_ttft_ms", "mean_tpot_ms")
+VERDICT_NAMES = {IMPROVED: "improved", REGRESSED: "regressed", TIE_IN_NOISE: "within_noise",
+                 NO_INTERVAL: "no_interval", SAME_DATA: "same_data"}
+
+
+@dataclass
+class StoredRun:
+    """One run as the store holds it."""
+
+    id: str
+    row: dict[str, Any]
+    points: list[dict[str, Any]]
+    requests: dict[str, list[dict[str, Any]]]
+    settings: list[dict[str, Any]]
+    inputs: list[dict[str, Any]]
+    invalid: set[str]
+
+    @property
+    def key(self) -> str:
+        return ids.run_key(self.id)
+
+    def run_yaml(self) -> Source | None:
+        for row in self.inputs:
+            if row["role"] == "run":
+                return Source(path=row["path"], sha256=row["sha256"])
+        return None
+
+
+@dataclass
+class Comparison:
+    runs: list[StoredRun]                 # base first, then the others in the given order
+    ordered: list[StoredRun]              # by date (for trends)
+    figures: list[Figure] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    matched: list[dict[str, Any]] = field(default_factory=list)
+    only: list[dict[str, Any]] = field(default_factory=list)
+    trends: list[dict[str, Any]] = field(default_factory=list)
+
+
+def load_stored(store: Path, run_ids: list[str]) -> list[StoredRun]:
+    have = set(stored_runs(store))
+    missing = [r for r in run_ids if r not in have]
+    if missing:
+        raise ReportError(f"run {missing[0]} is not in the results store",
+                          path=store.as_posix(), hint=f"build it first: make report RUN={missing[0]}")
+    out = []
+    con = connect(store)
+    tables = {name for (name,) in con.execute("SELECT view_name FROM duckdb_views() "
+                                              "WHERE NOT internal").fetchall()}
+    for run_id in run_ids:
+        def q(table: str, order: str, run_id: str = run_id) -> list[dict[str, Any]]:
+            if table not in tables:
+                return []
+            return rows_of(con, f"SELECT * EXCLUDE (run_id) FROM {table} WHERE run_id = ? "
+                                  f"ORDER BY {order}", [run_id])
+        requests: dict[str, list[dict[str, Any]]] = {}
+        for r in q("requests", "point, \"index\""):
+            requests.setdefault(r["point"], []).append(r)
+        invalid = {r["id"] for r in q("figures", "id")
+                   if r["id"].endswith(".validity") and r["value_text"] == INVALID}
+        out.append(StoredRun(id=run_id, row=q("runs", "date")[0],
+                             points=q("points", "point"),
+                             requests=requests, settings=q("settings", "engine, file, line, key"),
+                             inputs=q("inputs", "path"), invalid=invalid))
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", str(text)).strip("_") or "_"
+
+
+# --- what changed ----------------------------------------------------------------------
+
+def _engine_map(run: StoredRun) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in run.row.get("engines") or []}
+
+
+def _settings_map(run: StoredRun) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(engine, field, key) -> the setting row (the last launch file wins, as ingest reads)."""
+    return {(s["engine"], s["field"], s["key"]): s for s in run.settings}
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "–"
+    return str(value)
+
+
+def changes(base: StoredRun, other: StoredRun) -> list[dict[str, Any]]:
+    """Every item that differs between two runs: group (the factor), item, key, from, to and
+    the sources of both values."""
+    out: list[dict[str, Any]] = []
+    ya, yb = base.run_yaml(), other.run_yaml()
+
+    def add(group: str, item: str, key: str, a: Any, b: Any, src_a: Source | None,
+            src_b: Source | None) -> None:
+        if _shown(a) != _shown(b):
+            out.append({"group": group, "item": item, "key": key, "from": _shown(a),
+                        "to": _shown(b), "source_from": src_a, "source_to": src_b})
+
+    def yaml_src(src: Source | None, key: str) -> Source | None:
+        return Source(path=src.path, sha256=src.sha256, key=key) if src else None
+
+    for key in ("servers", "gpus", "gpu_model"):
+        add("hardware", key, f"hardware.{key}", base.row.get(key), other.row.get(key),
+            yaml_src(ya, f"hardware.{key}"), yaml_src(yb, f"hardware.{key}"))
+    for key in ("model", "quantization", "draft_model"):
+        where = "model." + ("name" if key == "model" else key)       # the run.yaml key
+        add("model", key, where, base.row.get(key), other.row.get(key),
+            yaml_src(ya, where), yaml_src(yb, where))
+    ea, eb = _engine_map(base), _engine_map(other)
+    for engine in sorted(set(ea) | set(eb)):
+        a, b = ea.get(engine, {}), eb.get(engine, {})
+        if not a or not b:
+            add(f"engine-{engine}", "present", f"engines[{engine}]", "yes" if a else "no",
+                "yes" if b else "no", yaml_src(ya, f"engines[{engine}]"),
+                yaml_src(yb, f"engines[{engine}]"))
+            continue
+        for key in ("version", "image"):
+            add(f"release-{engine}", key, f"engines[{engine}].{key}", a.get(key), b.get(key),
+                yaml_src(ya, f"engines[{engine}].{key}"),
+                yaml_src(yb, f"engines[{engine}].{key}"))
+        add(f"release-{engine}", "logged_version", f"{engine} log: version",
+            a.get("logged_version"), b.get("logged_version"),
+            _log_source(base, engine), _log_source(other, engine))
+    sa, sb = _settings_map(base), _settings_map(other)
+    for engine, fld, key in sorted(set(sa) | set(sb)):
+        if fld == "flag_lines" or key in IGNORED_SETTINGS:
+            continue
+        ra, rb = sa.get((engine, fld, key)), sb.get((engine, fld, key))
+        va = json.loads(ra["value"]) if ra else None
+        vb = json.loads(rb["value"]) if rb else None
+        add(f"settings-{engine}", f"{fld}-{key}", f"{engine} {fld}: {key}", va, vb,
+            _setting_source(ra), _setting_source(rb))
+    add("client", "clients", "points.client", base.row.get("clients"),
+        other.row.get("clients"), None, None)
+    add("workload", "workloads", "workloads[].id", base.row.get("workloads"),
+        other.row.get("workloads"), yaml_src(ya, "workloads"), yaml_src(yb, "workloads"))
+    return out
+
+
+def _log_source(run: StoredRun, engine: str) -> Source | None:
+    for row in run.inputs:
+        if row["role"] == "log" and f"/raw/{engine}/" in row["path"]:
+            return Source(path=row["path"], sha256=row["sha256"])
+    return None
+
+
+def _setting_source(row: dict[str, Any] | None) -> Source | None:
+    if not row:
+        return None
+    line = row.get("value_line") or row.get("line")
+    return Source(path=row["file"], sha256=row["sha256"], key=row["key"],
+                  lines=(int(line),) if line else ())
+
+
+def change_figures(base: StoredRun, other: StoredRun,
+                   items: list[dict[str, Any]]) -> list[Figure]:
+    rk = other.key
+    groups = sorted({c["group"] for c in items})
+    method = (f"items of run.yaml, the engines' logs and launch settings whose values differ "
+              f"between {base.id} (base) and {other.id}")
+    srcs = tuple(s for s in (base.run_yaml(), other.run_yaml()) if s)
+    figs = [Figure(id=ids.diff(rk, "count"), value=len(items), unit="count", method=method,
+                   sources=srcs, context={"base": base.id, "run": other.id}),
+            Figure(id=ids.diff(rk, "groups"), value=len(groups), unit="count",
+                   method="factors those items belong to (one engine's release, one "
+                          "engine's launch settings, hardware, model, client, workloads): "
+                          + ", ".join(groups) if groups else "none",
+                   sources=srcs, depends_on=(ids.diff(rk, "count"),),
+                   context={"base": base.id, "run": other.id, "groups": groups})]
+    for c in items:
+        item = _slug(f"{c['group']}-{c['item']}")
+        ctx = {"base": base.id, "run": other.id, "group": c["group"], "key": c["key"]}
+        for part, run in (("from", base), ("to", other)):
+            src = c[f"source_{part}"]
+            figs.append(Figure(id=ids.diff(rk, item, part), value=c[part], unit="text",
+                               method=f"{c['key']} in {run.id}",
+                               sources=(src,) if src else (), context=ctx))
+    return figs
+
+
+# --- per matched point -----------------------------------------------------------------
+
+def _load_part(point: dict[str, Any]) -> str:
+    return point["load"] + (f"-{_slug(point['variant'])}" if point.get("variant") else "")
+
+
+def _groups(run: StoredRun) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for p in run.points:
+        if ids.point(p["point"], "validity") in run.invalid:
+            continue
+        out.setdefault((p["engine"], p["workload"], _load_part(p)), []).append(p)
+    return out
+
+
+def _per_request(run: StoredRun, points: list[dict[str, Any]], metric: str) -> list[float]:
+    out = []
+    for p in points:
+        for r in run.requests.get(p["point"], []):
+            if r.get("error"):
+                continue
+            if metric == "mean_ttft_ms" and r.get("ttft_ms") is not None:
+                out.append(r["ttft_ms"])
+            elif metric == "mean_e2el_ms" and r.get("e2el_ms") is not None:
+                out.append(r["e2el_ms"])
+            elif metric == "mean_tpot_ms" and None not in (r.get("e2el_ms"), r.get("ttft_ms")) \
+                    and (r.get("output_tokens") or 0) > 1:
+                out.append((r["e2el_ms"] - r["ttft_ms"]) / (r["output_tokens"] - 1))
+    return out
+
+
+def bootstrap_ratio(a: list[float], b: list[float], seed: int,
+                    resamples: int = RESAMPLES) -> tuple[float, float]:
+    """Percentile interval of mean(b) / mean(a), each side resampled with replacement."""
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        ma = statistics.fmean(rng.choices(a, k=len(a)))
+        mb = statistics.fmean(rng.choices(b, k=len(b)))
+        if ma > 0:
+            ratios.append(mb / ma)
+    ratios.sort()
+    tail = (1 - INTERVAL_LEVEL) / 2
+    lo = ratios[int(tail * (len(ratios) - 1))]
+    hi = ratios[int(round((1 - tail) * (len(ratios) - 1)))]
+    return lo, hi
+
+
+def effect(direction: str, higher_is_better: bool) -> str:
+    """A ratio's verdict as a change for the better or the worse."""
+    if direction in (HIGHER, LOWER):
+        return IMPROVED if (direction == HIGHER) == higher_is_better else REGRESSED
+    return TIE_IN_NOISE if direction == TIE_IN_NOISE else NO_INTERVAL
+
+
+def _source(p: dict[str, Any], metric: str) -> Source:
+    sources = p.get("sources") or {}
+    key = sources.get(metric) if isinstance(sources, dict) else None
+    return Source(path=p["file"], sha256=p["sha256"], key=key or metric,
+                  lines=(int(p["line"]),) if p.get("line") else ())
+
+
+def delta_figures(a: StoredRun, b: StoredRun) -> tuple[list[Figure], list[dict], list[dict]]:
+    """Figures, table rows and unmatched points of run ``b`` against run ``a``."""
+    ga, gb = _groups(a), _groups(b)
+    figures: list[Figure] = []
+    rows: list[dict[str, Any]] = []
+    counts = {name: 0 for name in VERDICT_NAMES.values()}
+    matched = sorted(set(ga) & set(gb))
+    for engine, workload, load in matched:
+        pa, pb = ga[(engine, workload, load)], gb[(engine, workload, load)]
+        for metric, (unit, decimals, higher_better) in METRICS.items():
+            va = [p[metric] for p in pa if p.get(metric) is not None]
+            vb = [p[metric] for p in pb if p.get(metric) is not None]
+            if not va or not vb:
+                continue
+            defined = DEFINED_AS.get(metric)
+            if defined and _definition(pa, defined) != _definition(pb, defined):
+                continue
+            fid = ids.delta(a.key, b.key, engine, workload, load, metric)
+            r = ratio_interval(vb, va)
+            how = (f"mean over {len(vb)} and {len(va)} repeats; 95% interval by Welch's t on "
+                   "the log scale")
+            low, high = r.low, r.high
+            if low is None and metric in ("mean_ttft_ms", "mean_e2el_ms", "mean_tpot_ms"):
+                ra, rb = _per_request(a, pa, metric), _per_request(b, pb, metric)
+                if len(ra) >= 2 and len(rb) >= 2:
+                    low, high = bootstrap_ratio(ra, rb, zlib.crc32(fid.encode()))
+                    how = (f"one repeat each; 95% percentile interval from {RESAMPLES:,} "
+                           f"resamples of the {len(rb)} and {len(ra)} requests (it treats "
+                           "the requests of one run as independent, so it can understate "
+                           "run-to-run noise)")
+            if low is None:
+                how = "one repeat in at least one run, and no per-request data to resample: " \
+                      "no interval"
+            value = r.value
+            outcome = effect(verdict(low, high, 1.0), higher_better)
+            if {p["sha256"] for p in pa} == {p["sha256"] for p in pb}:
+                outcome = SAME_DATA       # the same bytes: nothing changed to judge
+                how = "both runs read the same result file (same sha256)"
+            counts[VERDICT_NAMES[outcome]] += 1
+            src = tuple(_source(p, metric) for p in pb + pa)
+            ctx = {"engine": engine, "workload": workload, "load": load, "metric": metric,
+                   "base": a.id, "run": b.id}
+            mean_a, mean_b = statistics.fmean(va), statistics.fmean(vb)
+            figures += [
+                Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric, "from"),
+                       value=mean_a, unit=unit, decimals=decimals, context=ctx,
+                       method=f"{metric} of {engine} {workload} {load} in {a.id}, mean over "
+                              f"{len(va)} repeat(s)",
+                       sources=tuple(_source(p, metric) for p in pa)),
+                Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric, "to"),
+                       value=mean_b, unit=unit, decimals=decimals, context=ctx,
+                       method=f"{metric} of {engine} {workload} {load} in {b.id}, mean over "
+                              f"{len(vb)} repeat(s)",
+                       sources=tuple(_source(p, metric) for p in pb)),
+                Figure(id=fid, value=value, unit="x", decimals=3, context=ctx, sources=src,
+                       method=f"{b.id} ÷ {a.id}; {how}",
+                       depends_on=(ids.delta(a.key, b.key, engine, workload, load, metric,
+                                             "from"),
+                                   ids.delta(a.key, b.key, engine, workload, load, metric,
+                                             "to"))),
+            ]
+            if low is not None:
+                figures += [Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric,
+                                                part), value=bound, unit="x", decimals=3,
+                                   context=ctx, depends_on=(fid,), sources=src,
+                                   method=f"{part} bound of the ratio's 95% interval: {how}")
+                            for part, bound in (("low", low), ("high", high))]
+            figures.append(Figure(
+                id=ids.delta(a.key, b.key, engine, workload, load, metric, "verdict"),
+                value=outcome, unit="verdict", context=ctx, depends_on=(fid,),
+                method=("improved or regressed when the whole interval lies on one side of "
+                        "1 (for this metric " + ("higher" if higher_better else "lower")
+                        + " is better), within noise when it holds 1, no verdict without an "
+                          "interval; same data when both runs read the same file")))
+            rows.append({"engine": engine, "workload": workload, "load": load,
+                         "metric": metric, "from": mean_a, "to": mean_b, "ratio": value,
+                         "low": low, "high": high, "verdict": outcome, "id": fid})
+    only = [{"run": run.id, "engine": e, "workload": w, "load": ld}
+            for run, mine, theirs in ((a, ga, gb), (b, gb, ga))
+            for (e, w, ld) in sorted(set(mine) - set(theirs))]
+    method = f"matched points (same engine, workload and load) of {b.id} against {a.id}"
+    figures.append(Figure(id=ids.delta_count(a.key, b.key, "matched"), value=len(matched),
+                          unit="count", method=method))
+    for name, n in counts.items():
+        figures.append(Figure(id=ids.delta_count(a.key, b.key, name), value=n, unit="count",
+                              method=f"metrics of the matched points whose verdict is "
+                                     f"{name.replace('_', ' ')}"))
+    for run in (a, b):
+        n = sum(1 for o in only if o["run"] == run.id)
+        figures.append(Figure(id=ids.delta_count(a.key, b.key, "only_" + run.key), value=n,
+                              unit="count", method=f"points present only in {run.id}"))
+    return figures, rows, only
+
+
+def _definition(points: list[dict[str, Any]], metric: str) -> str | None:
+    defs = points[0].get("definitions") or {}
+    return defs.get(metric) if isinstance(defs, dict) else None
+
+
+# --- the whole comparison --------------------------------------------------------------
+
+def _date_order(runs: list[StoredRun]) -> list[StoredRun]:
+    dates = [r.row.get("date") for r in runs]
+    if any(d is None for d in dates):
+        return list(runs)
+    return sorted(runs, key=lambda r: (r.row["date"], runs.index(r)))
+
+
+def compare_runs(store: Path, run_ids: list[str], base: str | None = None) -> Comparison:
+    """Compare runs of the store: ``base`` (default the first) against each other run, and,
+    for three or more, each run against the one before it in date order."""
+    if len(run_ids) < 2:
+        raise ReportError("a comparison needs two or more runs")
+    if len(set(run_ids)) != len(run_ids):
+        raise ReportError("a run is named twice: " + " ".join(run_ids))
+    base = base or run_ids[0]
+    if base not in run_ids:
+        raise ReportError(f"the base run {base} is not one of the compared runs")
+    order = [base] + [r for r in run_ids if r != base]
+    runs = load_stored(store, order)
+    ordered = _date_order(runs)
+    comp = Comparison(runs=runs, ordered=ordered)
+    pairs = [(runs[0], other) for other in runs[1:]]
+    if len(runs) >= 3:
+        pairs += [(x, y) for x, y in zip(ordered, ordered[1:], strict=False)
+                  if (x, y) not in pairs]
+    for other in runs[1:]:
+        items = changes(runs[0], other)
+        comp.changes += [{**c, "run": other.id} for c in items]
+        comp.figures += change_figures(runs[0], other, items)
+    for a, b in pairs:
+        figs, rows, only = delta_figures(a, b)
+        if any(f.id == figs[0].id for f in comp.figures):
+            continue
+        comp.figures += figs
+        comp.matched += [{**r, "base": a.id, "run": b.id} for r in rows]
+        comp.only += [{**o, "base": a.id, "other": b.id} for o in only]
+    if len(runs) >= 3:
+        comp.figures += trend_figures(ordered, comp)
+    return comp
+
+
+def trend_figures(ordered: list[StoredRun], comp: Comparison) -> list[Figure]:
+    figures = []
+    groups = [_groups(r) for r in ordered]
+    keys = sorted(set().union(*groups))
+    for engine, workload, load in keys:
+        present = [(run, g[(engine, workload, load)]) for run, g in zip(ordered, groups,
+                                                                        strict=True)
+                   if (engine, workload, load) in g]
+        if len(present) < 2:
+            continue
+        for metric in TREND_METRICS:
+            unit, decimals, _ = METRICS[metric]
+            row = {"engine": engine, "workload": workload, "load": load, "metric": metric,
+                   "values": []}
+            for run, points in present:
+                vals = [p[metric] for p in points if p.get(metric) is not None]
+                if not vals:
+                    continue
+                fid = ids.trend(engine, workload, load, metric, run.key)
+                figures.append(Figure(
+                    id=fid, value=statistics.fmean(vals), unit=unit, decimals=decimals,
+                    method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over "
+                           f"{len(vals)} repeat(s)",
+                    sources=tuple(_source(p, metric) for p in points),
+                    context={"engine": engine, "workload": workload, "load": load,
+                             "metric": metric, "run": run.id}))
+                row["values"].append((run.id, fid))
+            if len(row["values"]) >= 2:
+                comp.trends.append(row)
+    return figures
+
+
+# --- tables and the saved record --------------------------------------------------------
+
+def tables(comp: Comparison):
+    """What the notebook shows: the differences, the matched metrics, the trends."""
+    import pandas as pd
+
+    changes = pd.DataFrame([{k: c[k] for k in ("run", "group", "key", "from", "to")}
+                            for c in comp.changes], columns=["run", "group", "key", "from", "to"])
+    matched = pd.DataFrame([{k: r[k] for k in ("base", "run", "engine", "workload", "load",
+                                               "metric", "from", "to", "ratio", "low", "high",
+                                               "verdict")} for r in comp.matched],
+                           columns=["base", "run", "engine", "workload", "load", "metric",
+                                    "from", "to", "ratio", "low", "high", "verdict"])
+    only = pd.DataFrame(comp.only, columns=["run", "engine", "workload", "load", "base",
+                                            "other"])
+    return {"changes": changes, "matched": matched, "only": only}
+
+
+def record(comp: Comparison) -> dict[str, Any]:
+    """What the article needs besides the figures: the runs and the rows of each table,
+    by figure id (the numbers themselves are read from the registry)."""
+    def run_info(r: StoredRun) -> dict[str, Any]:
+        return {"id": r.id, "key": r.key, "date": str(r.row["date"]) if r.row.get("date")
+                else None, "title": {"en": r.row.get("title_en"), "ko": r.row.get("title_ko")},
+                "reconstruction": bool(r.row.get("reconstruction")),
+                "engines": [{"id": e["id"], "name": e["name"]} for e in
+                            r.row.get("engines") or []],
+                "inputs_sha256": r.row.get("inputs_sha256")}
+
+    return {
+        "base": comp.runs[0].id,
+        "runs": [run_info(r) for r in comp.runs],
+        "ordered": [r.id for r in comp.ordered],
+        "changes": [{"run": c["run"], "group": c["group"], "key": c["key"],
+                     "item": _slug(f"{c['group']}-{c['item']}")} for c in comp.changes],
+        "matched": [{k: r[k] for k in ("base", "run", "engine", "workload", "load", "metric",
+                                       "id")} for r in comp.matched],
+        "only": comp.only,
+        "trends": [{"engine": t["engine"], "workload": t["workload"], "load": t["load"],
+                    "metric": t["metric"], "values": [list(v) for v in t["values"]]}
+                   for t in comp.trends],
+        "inputs": sorted({(s.path, s.sha256) for f in comp.figures for s in f.sources}),
+    }

@@ -1,0 +1,120 @@
+"""Build a comparison across runs: report/_compare/<name>/, by the same machinery as a run.
+
+Each run is built first (a run whose inputs did not change is skipped; every build exports
+its tables into the results store). Then the notebooks of ``notebooks/compare/`` run under
+papermill, reading the store; their figures are merged into one registry; the article is
+rendered in every language, HTML and PDF, with the audit appendix. The folder is written
+aside and swapped in only when everything succeeded, as a run's report is.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import ReportError
+from ..core.figures import load_registry, merge
+from ..core.files import read_json, write_json
+from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
+from . import staging
+from .pipeline import (
+    Steps,
+    _execute,
+    check_parameters,
+    list_notebooks,
+    notebook_error,
+    stable_cell_ids,
+)
+
+
+@dataclass(frozen=True)
+class CompareJob:
+    """What ``staging.stage`` moves aside and swaps in: the comparison's paths."""
+
+    paths: ComparePaths
+
+
+def default_name(run_ids: list[str]) -> str:
+    return "-vs-".join(run_ids)
+
+
+def build_compare(run_ids: list[str], *, base: str | None = None, name: str | None = None,
+                  data_root: Path | str = "data", report_root: Path | str = "report",
+                  project: Path | str = ".", out: Callable[[str], None] | None = None,
+                  build_runs: bool = True) -> ComparePaths:
+    """Build the comparison of ``run_ids`` (base: the first, unless given)."""
+    from .pipeline import build
+
+    project = Path(project).resolve()
+    say = out or (lambda line: print(line, file=sys.stderr, flush=True))
+    for run_id in run_ids:
+        check_run_id(run_id)
+    if len(run_ids) < 2:
+        raise ReportError("a comparison needs two or more runs",
+                          hint='make compare RUNS="2024-b300 2024-b300-vllm-whatif"')
+    if len(set(run_ids)) != len(run_ids):
+        raise ReportError("a run is named twice: " + " ".join(run_ids))
+    if base and base not in run_ids:
+        raise ReportError(f"BASE={base} is not one of RUNS ({' '.join(run_ids)})")
+    paths = compare_paths(report_root, name or default_name(run_ids))
+    if build_runs:
+        for run_id in run_ids:
+            say(f"run {run_id}:")
+            build(run_id, data_root=data_root, report_root=report_root, project=project,
+                  out=say)
+    notebooks = list_notebooks(project / "notebooks" / "compare")
+    steps = Steps(total=len(notebooks) + 2, out=say)
+    with staging.lock(paths.report, say), staging.stage(CompareJob(paths)) as job:
+        staged: ComparePaths = job.paths
+        for stale in staged.figure_fragments.glob("*.json"):
+            stale.unlink()
+        for nb in notebooks:
+            steps.run(f"notebook compare/{nb.name}", lambda nb=nb: _execute_one(
+                nb, staged, run_ids, base or "", report_root, project))
+        steps.run("figures", lambda: _collect(staged))
+        steps.run("render HTML and PDF (ko, en)", lambda: _render(staged, project))
+    return paths
+
+
+def _execute_one(src: Path, paths: ComparePaths, run_ids: list[str], base: str,
+                 report_root: Path | str, project: Path) -> None:
+    """Run one comparison notebook; it writes into ``paths.report`` (the staging copy) and
+    reads the store under ``report_root``."""
+    import shutil
+
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    from .pipeline import _KERNEL_DIRS
+
+    parameters = {"runs": " ".join(run_ids), "base": base,
+                  "out": shown(paths.report, project),
+                  "report_root": shown(Path(report_root).resolve(), project),
+                  "notebook": src.name}
+    check_parameters(parameters)
+    dst = paths.notebooks / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _execute(pm, src, dst, parameters, cwd=project)
+    except PapermillExecutionError as exc:
+        raise notebook_error(exc, src.name) from None
+    else:
+        stable_cell_ids(dst)
+    finally:
+        while _KERNEL_DIRS:
+            shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
+
+
+def _collect(paths: ComparePaths) -> None:
+    fragments = {p.name: read_json(p) for p in sorted(paths.figure_fragments.glob("*.json"))}
+    registry = merge(fragments)
+    write_json(paths.figures_json, {"name": paths.name,
+                                    "figures": [f.to_json() for f in registry.values()]})
+
+
+def _render(paths: ComparePaths, project: Path) -> None:
+    from ..publish.compare import render_compare
+
+    render_compare(paths, load_registry(paths.figures_json), project=project)
