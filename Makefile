@@ -80,6 +80,7 @@ bench: $(STAMP)
 	@$(BIN)/python benchmarks/ingest_speed.py --engine sglang
 	@$(BIN)/python benchmarks/campaign_ingest_speed.py
 	@$(BIN)/python benchmarks/campaign_build_speed.py
+	@$(BIN)/python benchmarks/store_scale.py
 
 ## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
 checksums: $(STAMP)

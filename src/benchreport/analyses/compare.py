@@ -117,8 +117,10 @@ def load_stored(store: Path, run_ids: list[str]) -> list[StoredRun]:
         def q(table: str, order: str, run_id: str = run_id) -> list[dict[str, Any]]:
             if table not in tables:
                 return []
-            return rows_of(con, f"SELECT * EXCLUDE (run_id) FROM {table} WHERE run_id = ? "
-                                  f"ORDER BY {order}", [run_id])
+            # a literal, not a parameter: DuckDB then reads only that run's partition
+            literal = "'" + run_id.replace("'", "''") + "'"
+            return rows_of(con, f"SELECT * EXCLUDE (run_id) FROM {table} WHERE run_id = "
+                                f"{literal} ORDER BY {order}")
         requests: dict[str, list[dict[str, Any]]] = {}
         for r in q("requests", "point, \"index\""):
             requests.setdefault(r["point"], []).append(r)

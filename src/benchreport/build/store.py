@@ -27,7 +27,7 @@ from ..core.store import (
     partition,
     store_path,
 )
-from ..core.tables import connect
+from ..core.tables import POINT_TYPES, connect
 
 EVENT_KINDS = ("memory_event", "jit_event", "retraction", "traceback")
 
@@ -157,20 +157,27 @@ def _write_events(con, tables: Path, path: Path) -> None:
                f"{text} ORDER BY r.engine, w.workload, r.file, r.line", path)
 
 
-def _write_table(con, source: Path, path: Path, empty: str) -> None:
-    _copy(con, f"SELECT * FROM {_q(source)}" if source.is_file() else empty, path)
+def _write_table(con, source: Path, path: Path, types: dict[str, str]) -> None:
+    """A derived table with every column cast to its stored type (an absent table: no
+    rows, same columns), so all partitions of a table share one schema."""
+    if source.is_file():
+        have = {c for (c,) in con.execute(
+            f"SELECT column_name FROM (DESCRIBE SELECT * FROM {_q(source)})").fetchall()}
+        cols = ", ".join(f'CAST("{n}" AS {t}) AS "{n}"' if n in have else
+                         f'NULL::{t} AS "{n}"' for n, t in types.items())
+        _copy(con, f"SELECT {cols} FROM {_q(source)}", path)
+    else:
+        cols = ", ".join(f'NULL::{t} AS "{n}"' for n, t in types.items())
+        _copy(con, f"SELECT {cols} WHERE false", path)
 
 
-EMPTY_REQUESTS = ("SELECT NULL::VARCHAR AS point, NULL::BIGINT AS \"index\", "
-                  "NULL::DOUBLE AS ttft_ms, NULL::DOUBLE AS e2el_ms, "
-                  "NULL::BIGINT AS input_tokens, NULL::BIGINT AS output_tokens, "
-                  "NULL::VARCHAR AS error WHERE false")
-EMPTY_INPUTS = ("SELECT NULL::VARCHAR AS path, NULL::VARCHAR AS sha256, "
-                "NULL::VARCHAR AS role WHERE false")
-EMPTY_SETTINGS = ("SELECT NULL::VARCHAR AS engine, NULL::VARCHAR AS file, "
-                  "NULL::VARCHAR AS sha256, NULL::BIGINT AS line, NULL::VARCHAR AS kind, "
-                  "NULL::VARCHAR AS field, NULL::VARCHAR AS key, NULL::JSON AS value, "
-                  "NULL::BIGINT AS value_line WHERE false")
+REQUEST_TYPES = {"point": "VARCHAR", "index": "BIGINT", "ttft_ms": "DOUBLE",
+                 "e2el_ms": "DOUBLE", "input_tokens": "BIGINT", "output_tokens": "BIGINT",
+                 "error": "VARCHAR"}
+INPUT_TYPES = {"path": "VARCHAR", "sha256": "VARCHAR", "role": "VARCHAR"}
+SETTING_TYPES = {"engine": "VARCHAR", "file": "VARCHAR", "sha256": "VARCHAR", "line": "BIGINT",
+                 "kind": "VARCHAR", "field": "VARCHAR", "key": "VARCHAR", "value": "JSON",
+                 "value_line": "BIGINT"}
 
 
 def export_run(run: Run, store: Path | None = None) -> Path:
@@ -183,11 +190,10 @@ def export_run(run: Run, store: Path | None = None) -> Path:
     try:
         con = connect()
         files = {t: incoming / f"{t}.parquet" for t in TABLES}
-        _write_table(con, tables / "points.parquet", files["points"],
-                     "SELECT * FROM (SELECT NULL::VARCHAR AS point) WHERE false")
-        _write_table(con, tables / "requests.parquet", files["requests"], EMPTY_REQUESTS)
-        _write_table(con, tables / "settings.parquet", files["settings"], EMPTY_SETTINGS)
-        _write_table(con, tables / "inputs.parquet", files["inputs"], EMPTY_INPUTS)
+        _write_table(con, tables / "points.parquet", files["points"], POINT_TYPES)
+        _write_table(con, tables / "requests.parquet", files["requests"], REQUEST_TYPES)
+        _write_table(con, tables / "settings.parquet", files["settings"], SETTING_TYPES)
+        _write_table(con, tables / "inputs.parquet", files["inputs"], INPUT_TYPES)
         _write_figures(con, run.paths.figures_json, files["figures"])
         _write_events(con, tables, files["events"])
         _write_runs(con, run_row(run, con), files["runs"])

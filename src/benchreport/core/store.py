@@ -64,8 +64,11 @@ def partition(store: Path, table: str, run_id: str) -> Path:
 def read_sql(store: Path, table: str) -> str:
     """The ``read_parquet`` call that reads one table of the store, every run."""
     glob = (store / table / "*" / PARTITION_FILE).as_posix().replace("'", "''")
+    # Every partition of a table has the same columns and types (export casts them; another
+    # schema version is refused), so the first file's schema stands for all: no
+    # union_by_name, which would read every file's footer before the query starts.
     return (f"read_parquet('{glob}', hive_partitioning = true, "
-            "hive_types = {'run_id': VARCHAR}, union_by_name = true)")
+            "hive_types = {'run_id': VARCHAR})")
 
 
 def stored_runs(store: Path) -> list[str]:
@@ -98,6 +101,7 @@ def connect(store: Path, *, check: bool = True):
 
     con = duckdb.connect()
     con.execute("SET threads=2")
+    con.execute("SET parquet_metadata_cache = true")
     for table in TABLES:
         if any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM {read_sql(store, table)}")
