@@ -268,10 +268,10 @@ def test_the_comparison_report_in_both_languages(store_pair):
     assert "engines[vllm].image" in en and "engines[vllm].image" in ko
     assert "vllm/vllm-openai:next" in en
     assert "The largest change beyond the noise, a regression: vLLM at" in en
-    assert "가장 큰 변화는 퇴보입니다" in ko and "퇴보" in ko
+    assert "가장 큰 변화는 악화입니다" in ko
     anchor = "fig-" + ids.delta("2024-b300", "ref-slower", *E2EL, "verdict").replace(".", "-")
     assert f'href="#{anchor}">regressed</a>' in en
-    assert f'href="#{anchor}">퇴보</a>' in ko
+    assert f'href="#{anchor}">악화</a>' in ko
     assert (paths.notebooks / "10-compare.ipynb").is_file()
     figures = json.loads(paths.figures_json.read_text())["figures"]
     assert any(f["id"] == ids.delta("2024-b300", "ref-slower", *E2EL) for f in figures)

@@ -206,6 +206,13 @@ def changes(base: StoredRun, other: StoredRun) -> list[dict[str, Any]]:
         other.row.get("clients"), None, None)
     add("workload", "workloads", "workloads[].id", base.row.get("workloads"),
         other.row.get("workloads"), yaml_src(ya, "workloads"), yaml_src(yb, "workloads"))
+    # a reconstruction's generator input: its results are set by construction
+    sa, sb = (next((r for r in run.inputs if r["role"] == "scenario"), None)
+              for run in (base, other))
+    if sa or sb:
+        add("scenario", "scenario", "scenario (sha256)", sa and sa["sha256"][:12],
+            sb and sb["sha256"][:12], sa and Source(path=sa["path"], sha256=sa["sha256"]),
+            sb and Source(path=sb["path"], sha256=sb["sha256"]))
     return out
 
 
@@ -265,32 +272,47 @@ def _groups(run: StoredRun) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
     return out
 
 
-def _per_request(run: StoredRun, points: list[dict[str, Any]], metric: str) -> list[float]:
-    out = []
-    for p in points:
-        for r in run.requests.get(p["point"], []):
-            if r.get("error"):
-                continue
-            if metric == "mean_ttft_ms" and r.get("ttft_ms") is not None:
-                out.append(r["ttft_ms"])
-            elif metric == "mean_e2el_ms" and r.get("e2el_ms") is not None:
-                out.append(r["e2el_ms"])
-            elif metric == "mean_tpot_ms" and None not in (r.get("e2el_ms"), r.get("ttft_ms")) \
-                    and (r.get("output_tokens") or 0) > 1:
-                out.append((r["e2el_ms"] - r["ttft_ms"]) / (r["output_tokens"] - 1))
-    return out
+def _request_value(r: dict[str, Any], metric: str) -> float | None:
+    if r.get("error"):
+        return None
+    if metric == "mean_ttft_ms":
+        return r.get("ttft_ms")
+    if metric == "mean_e2el_ms":
+        return r.get("e2el_ms")
+    if metric == "mean_tpot_ms" and None not in (r.get("e2el_ms"), r.get("ttft_ms")) \
+            and (r.get("output_tokens") or 0) > 1:
+        return (r["e2el_ms"] - r["ttft_ms"]) / (r["output_tokens"] - 1)
+    return None
 
 
-def bootstrap_ratio(a: list[float], b: list[float], seed: int,
+def paired_requests(a: StoredRun, pa: list[dict[str, Any]], b: StoredRun,
+                    pb: list[dict[str, Any]], metric: str) -> list[tuple[float, float]]:
+    """(value in a, value in b) for each request index, when both runs of one point sent the
+    same requests (same count, same input and output tokens at every index); else []."""
+    if len(pa) != 1 or len(pb) != 1:
+        return []
+    ra, rb = a.requests.get(pa[0]["point"], []), b.requests.get(pb[0]["point"], [])
+    if len(ra) != len(rb) or any((x.get("input_tokens"), x.get("output_tokens")) !=
+                                 (y.get("input_tokens"), y.get("output_tokens"))
+                                 for x, y in zip(ra, rb, strict=True)):
+        return []
+    pairs = [(_request_value(x, metric), _request_value(y, metric))
+             for x, y in zip(ra, rb, strict=True)]
+    return [(x, y) for x, y in pairs if x is not None and y is not None]
+
+
+def bootstrap_ratio(pairs: list[tuple[float, float]], seed: int,
                     resamples: int = RESAMPLES) -> tuple[float, float]:
-    """Percentile interval of mean(b) / mean(a), each side resampled with replacement."""
+    """Percentile interval of mean(b) / mean(a) over request pairs (a, b) resampled together
+    with replacement: a request keeps its place in the queue in both runs, so the spread
+    between early and late requests is not taken for noise."""
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):
-        ma = statistics.fmean(rng.choices(a, k=len(a)))
-        mb = statistics.fmean(rng.choices(b, k=len(b)))
+        sample = rng.choices(pairs, k=len(pairs))
+        ma = statistics.fmean(x for x, _ in sample)
         if ma > 0:
-            ratios.append(mb / ma)
+            ratios.append(statistics.fmean(y for _, y in sample) / ma)
     ratios.sort()
     tail = (1 - INTERVAL_LEVEL) / 2
     lo = ratios[int(tail * (len(ratios) - 1))]
@@ -331,25 +353,28 @@ def delta_figures(a: StoredRun, b: StoredRun) -> tuple[list[Figure], list[dict],
                 continue
             fid = ids.delta(a.key, b.key, engine, workload, load, metric)
             r = ratio_interval(vb, va)
-            how = (f"mean over {len(vb)} and {len(va)} repeats; 95% interval by Welch's t on "
-                   "the log scale")
-            low, high = r.low, r.high
-            if low is None and metric in ("mean_ttft_ms", "mean_e2el_ms", "mean_tpot_ms"):
-                ra, rb = _per_request(a, pa, metric), _per_request(b, pb, metric)
-                if len(ra) >= 2 and len(rb) >= 2:
-                    low, high = bootstrap_ratio(ra, rb, zlib.crc32(fid.encode()))
+            value, low, high = r.value, r.low, r.high
+            same = {p["sha256"] for p in pa} == {p["sha256"] for p in pb}
+            if same:                  # the same bytes: nothing changed to judge
+                low = high = None
+                how = "both runs read the same result file (same sha256): no change to judge"
+            elif low is not None:
+                how = (f"mean over {len(vb)} and {len(va)} repeats; 95% interval by Welch's t "
+                       "on the log scale")
+            else:
+                pairs = paired_requests(a, pa, b, pb, metric) \
+                    if metric in ("mean_ttft_ms", "mean_e2el_ms", "mean_tpot_ms") else []
+                if len(pairs) >= 2:
+                    low, high = bootstrap_ratio(pairs, zlib.crc32(fid.encode()))
                     how = (f"one repeat each; 95% percentile interval from {RESAMPLES:,} "
-                           f"resamples of the {len(rb)} and {len(ra)} requests (it treats "
-                           "the requests of one run as independent, so it can understate "
-                           "run-to-run noise)")
-            if low is None:
-                how = "one repeat in at least one run, and no per-request data to resample: " \
-                      "no interval"
-            value = r.value
-            outcome = effect(verdict(low, high, 1.0), higher_better)
-            if {p["sha256"] for p in pa} == {p["sha256"] for p in pb}:
-                outcome = SAME_DATA       # the same bytes: nothing changed to judge
-                how = "both runs read the same result file (same sha256)"
+                           f"resamples of the {len(pairs)} requests, paired by their place in "
+                           "the run (the same prompts in both runs). It measures how "
+                           "consistently the requests changed, not run-to-run noise, which "
+                           "a single run cannot show")
+                else:
+                    how = ("one repeat in at least one run, and no per-request values of this "
+                           "mean that pair request by request: no interval")
+            outcome = SAME_DATA if same else effect(verdict(low, high, 1.0), higher_better)
             counts[VERDICT_NAMES[outcome]] += 1
             src = tuple(_source(p, metric) for p in pb + pa)
             ctx = {"engine": engine, "workload": workload, "load": load, "metric": metric,
@@ -513,6 +538,8 @@ def record(comp: Comparison) -> dict[str, Any]:
                 "reconstruction": bool(r.row.get("reconstruction")),
                 "engines": [{"id": e["id"], "name": e["name"]} for e in
                             r.row.get("engines") or []],
+                "workloads": dict(zip(r.row.get("workloads") or [],
+                                      r.row.get("workload_labels") or [], strict=False)),
                 "inputs_sha256": r.row.get("inputs_sha256")}
 
     return {

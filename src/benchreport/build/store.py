@@ -79,6 +79,7 @@ def run_row(run: Run, con) -> dict[str, Any]:
         "draft_model": model.get("draft_model"),
         "engines": _engines(run, tables, con), "clients": clients,
         "workloads": [w.id for w in meta.workloads],
+        "workload_labels": [w.label for w in meta.workloads],
         "inputs": len(inputs), "inputs_sha256": digest, "benchreport": __version__,
     }
 
@@ -90,7 +91,8 @@ RUN_TYPES = {
     "draft_model": "VARCHAR",
     "engines": "STRUCT(id VARCHAR, name VARCHAR, version VARCHAR, image VARCHAR, "
                "logged_version VARCHAR)[]",
-    "clients": "VARCHAR[]", "workloads": "VARCHAR[]", "inputs": "INTEGER",
+    "clients": "VARCHAR[]", "workloads": "VARCHAR[]", "workload_labels": "VARCHAR[]",
+    "inputs": "INTEGER",
     "inputs_sha256": "VARCHAR", "benchreport": "VARCHAR",
 }
 

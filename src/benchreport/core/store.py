@@ -16,7 +16,8 @@ key-value metadata ``benchreport_store_version``; ``runs`` has it as a column to
               gpus, gpu_model, model, quantization, draft_model, engines (a list of
               {id, name, version, image, logged_version}: version and image as run.yaml
               states them, logged_version as the engine's log printed it), clients (the
-              benchmark clients of its points), workloads (ids), inputs (how many input
+              benchmark clients of its points), workloads (ids), workload_labels (as
+              run.yaml names them, in the same order), inputs (how many input
               files), inputs_sha256 (the sha256 of the sorted "path sha256" lines of every
               input file: two runs with the same value read the same bytes), benchreport
               (the version that built it).

@@ -68,6 +68,14 @@ def _level(lang: str) -> str:
     return format_value(INTERVAL_LEVEL * 100, "%", lang, 0)
 
 
+def _label(rec: dict[str, Any], workload: str) -> str:
+    """A workload as run.yaml labels it (the base run's label, else the first run's)."""
+    for run in rec["runs"]:
+        if workload in run.get("workloads", {}):
+            return run["workloads"][workload]
+    return workload
+
+
 def _verdict_key(verdict: str) -> str:
     return "xrun.verdict." + verdict.replace(" ", "_")
 
@@ -141,7 +149,8 @@ def points_section(w: Writer, rec: dict[str, Any]) -> tuple[list[Markup], Sectio
                 paragraphs.append(sentence(
                     t["xrun.only"], run=who["id"], n=w.fig(ids.delta_count(ra, rb,
                                                                          "only_" + who["key"])),
-                    points=", ".join(f"{o['engine']} {o['workload']} {o['load']}"
+                    points=", ".join(f"{w.engine_name(o['engine'])} "
+                                     f"{_label(rec, o['workload'])} {o['load']}"
                                      for o in mine)))
         rows = []
         for m in (m for m in rec["matched"] if m["base"] == base["id"] and m["run"] == run["id"]):
@@ -150,7 +159,8 @@ def points_section(w: Writer, rec: dict[str, Any]) -> tuple[list[Markup], Sectio
                                  part)
             verdict = w.registry[fid_of("verdict")].value
             rows.append([Markup(escape(w.engine_name(m["engine"]))),
-                         Markup(escape(m["workload"])), Markup(escape(m["load"])),
+                         Markup(escape(_label(rec, m["workload"]))),
+                         Markup(escape(m["load"])),
                          Markup(escape(_metric(t, m["metric"]))),
                          w.fig(fid_of("from")).html, w.fig(fid_of("to")).html,
                          _ratio_cell(w, fid_of),
@@ -189,7 +199,8 @@ def _largest(w: Writer, rec: dict[str, Any], base: str, run: str) -> Markup | No
     _, m, verdict = best
     fid = m["id"]
     return sentence(w.t[f"xrun.largest_{verdict}"], engine=w.engine_name(m["engine"]),
-                    workload=m["workload"], load=m["load"], metric=_metric(w.t, m["metric"]),
+                    workload=_label(rec, m["workload"]), load=m["load"],
+                    metric=_metric(w.t, m["metric"]),
                     before=w.fig(fid + ".from"), after=w.fig(fid + ".to"), ratio=w.fig(fid),
                     low=w.fig(fid + ".low"), high=w.fig(fid + ".high"), run=run, base=base)
 
@@ -214,7 +225,8 @@ def trends_section(w: Writer, rec: dict[str, Any]) -> Section | None:
                     cell = Markup("{} ({})").format(cell, w.link(vid, t[_verdict_key(verdict)]))
             cells[run_id] = cell
             prev = run_id
-        rows.append([Markup(escape(w.engine_name(tr["engine"]))), Markup(escape(tr["workload"])),
+        rows.append([Markup(escape(w.engine_name(tr["engine"]))),
+                     Markup(escape(_label(rec, tr["workload"]))),
                      Markup(escape(tr["load"])), Markup(escape(_metric(t, tr["metric"])))]
                     + [cells.get(r, Markup("–")) for r in order])
     table = Table(header=[t["xrun.col.engine"], t["xrun.col.workload"], t["xrun.col.load"],
@@ -249,7 +261,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         else t["env.not_stated"],
         reconstruction=str(sentence(t["xrun.reconstruction"], runs=", ".join(derived)))
         if derived else None,
-        headline=[sentence(t["xrun.intro"], n=len(run_ids), base=rec["base"],
+        headline=[sentence(t["xrun.intro"], others=", ".join(run_ids[1:]), base=rec["base"],
                            level=_level(lang))] + factor_lines + point_lines,
         environment=env, assumed=[], results=[],
         inputs=[Cell(p, Markup(escape(h))) for p, h in rec["inputs"]],
