@@ -22,6 +22,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .analyses.consistency import duration_checks
+    from .analyses.consistency import warnings as consistency_warnings
     from .build import checksums
     from .ingest.io import load_run
     from .ingest.run import check_windows, ingest_run, warnings_of
@@ -31,7 +33,8 @@ def _check(args: argparse.Namespace) -> int:
     checksums.verify(run.paths.data, shown, run.id)
     ing = ingest_run(run)
     check_windows(run, ing)
-    notes = warnings_of(ing.summaries)
+    # sources that saw the same benchmark and disagree (the result file against the log)
+    notes = warnings_of(ing.summaries) + consistency_warnings(duration_checks(run, ing))
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     files = len({s["file"] for s in ing.summaries})

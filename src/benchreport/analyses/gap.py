@@ -19,7 +19,13 @@ from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.metrics import Comparison
 from ..core.records import ResultEntry
-from ..core.verdicts import BOTH, DECODE, FIRST_TOKENS, UNKNOWN  # noqa: F401 (re-exported)
+from ..core.verdicts import (  # noqa: F401 (re-exported)
+    BOTH,
+    DECODE,
+    FIRST_TOKENS,
+    INCONSISTENT,
+    UNKNOWN,
+)
 
 # A share of the gap at or above this is "most of it".
 MOST = 2 / 3
@@ -45,8 +51,12 @@ def where(first_share: float) -> str:
 
 
 def split_figures(workload, entries: list[ResultEntry],
-                  comparison: Comparison | None) -> list[Figure]:
-    """Per engine: the three parts of the duration; per pair: how the gap splits."""
+                  comparison: Comparison | None,
+                  inconsistent: dict[str, str] | None = None) -> list[Figure]:
+    """Per engine: the three parts of the duration; per pair: how the gap splits.
+
+    ``inconsistent`` maps an engine whose duration disagrees with its log to that check's
+    figure id: where the gap accrued is then not said (verdict INCONSISTENT)."""
     out: list[Figure] = []
     wid = workload.id
     parts: dict[str, tuple[float, float]] = {}
@@ -90,6 +100,15 @@ def split_figures(workload, entries: list[ResultEntry],
                   "a result file has no per-request TTFTs")
         out.append(Figure(id=ids.e2e(wid, None, "gap.where"), value=UNKNOWN, unit="verdict",
                           context=ctx, method=f"where the gap accrues: {reason}"))
+        return out
+    doubtful = [e for e in (fast, slow) if e in (inconsistent or {})]
+    if doubtful:
+        out.append(Figure(id=ids.e2e(wid, None, "gap.where"), value=INCONSISTENT,
+                          unit="verdict", context={**ctx, "engine": doubtful[0]},
+                          depends_on=tuple(inconsistent[e] for e in doubtful),
+                          method="where the gap accrues: not said, because the client's "
+                                 "duration of " + ", ".join(doubtful) + " disagrees with "
+                                 "the engine's log"))
         return out
     gap = sum(parts[slow]) - sum(parts[fast])
     d_first = parts[slow][0] - parts[fast][0]

@@ -13,6 +13,7 @@ from ..core.metrics import compare_lower_is_better
 from ..core.records import ResultEntry, Run
 from ..core.runmeta import load_run as _load_run
 from ..core.tables import input_checksum
+from ..core.verdicts import INCONSISTENT
 from .gap import split_figures
 
 __all__ = ["Collector", "EndToEnd", "caveats", "claim_check", "end_to_end", "load_run",
@@ -44,9 +45,14 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
     """
     from ..core.tables import load_ingested
+    from .consistency import check_figures, duration_checks
 
-    entries = (ing or load_ingested(run)).results
-    figures: list[Figure] = []
+    ing = ing or load_ingested(run)
+    entries = ing.results
+    checks = duration_checks(run, ing)
+    figures: list[Figure] = check_figures(checks)
+    doubtful = {(c.workload, c.engine): ids.consistency(c.workload, c.engine, c.name)
+                for c in checks if c.status == INCONSISTENT}
     rows = []
     for workload in run.meta.workloads:
         durations: dict[str, float] = {}
@@ -71,7 +77,9 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
             figures += split_figures(workload, mine, None)
             continue
         comparison = compare_lower_is_better(durations)
-        figures += split_figures(workload, mine, comparison)
+        figures += split_figures(workload, mine, comparison,
+                                 {e: fid for (w, e), fid in doubtful.items()
+                                  if w == workload.id})
         dep = tuple(ids.e2e(workload.id, e, "duration") for e in comparison.ranking[:2])
         ctx = {"workload": workload.id}
         figures += [
@@ -169,6 +177,8 @@ def caveats(run: Run, ing) -> Caveats:
     """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
     from .caveats import caveat_figures, event_caveats, setting_caveats
+    from .consistency import duration_checks
+    from .consistency import limit_rows as consistency_rows
     from .spec import spec_figures
 
     rows, compared = setting_caveats(run, ing)
@@ -187,7 +197,8 @@ def caveats(run: Run, ing) -> Caveats:
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
              limits.spec_overhead(run, spec_figures(run, ing), differing)]
     limit_figs = [f for figs, _ in parts for f in figs]
-    limit_rows = [r for _, found in parts for r in found]
+    limit_rows = consistency_rows(duration_checks(run, ing)) + \
+        [r for _, found in parts for r in found]
     record = {"differing": [c.__dict__ for c in all_rows],
               "compared": {k: c.values for k, c in sorted(compared.items())},
               "limits": [r.__dict__ for r in limit_rows]}

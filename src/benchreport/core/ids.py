@@ -93,6 +93,9 @@ Families (id — constructor — example):
   within_noise, no_interval, only_<rk> — ``delta.2024-b300.2024-b300-vllm-next.regressed``
 - ``trend.<e>.<w>.<load>.<metric>.<rk>`` — ``trend(e, w, load, metric, rk)``; a metric of
   one point at each run of a comparison of three or more — ``trend.vllm.64k.c10.duration.2024-b300``
+- ``consistency.<w>.<e>.<check>[.<part>]`` — ``consistency(w, e, check, part)``; whether the
+  client and the engine's log agree on a quantity (check: duration), part client, server,
+  tolerance — ``consistency.64k.vllm.duration.server``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``
 
@@ -252,6 +255,10 @@ def compare_count(w: str, a: str, b: str, metric: str, verdict: str) -> str:
 
 # --- reading ids back ---------------------------------------------------------------------
 
+def consistency(w: str, engine: str, check: str, part: str | None = None) -> str:
+    return _join("consistency", w, engine, check, part)
+
+
 def run_key(run_id: str) -> str:
     """A run id as an id part (ids split on dots; run ids may hold them)."""
     return run_id.replace(".", "_")
@@ -324,7 +331,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
-            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend")
+            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency")
 
 
 def well_formed(fid: str) -> bool:

@@ -25,3 +25,7 @@ INTERVAL_LEVEL = 0.95
 IMPROVED, REGRESSED = "improved", "regressed"
 # ... and when both runs' values come from the same file (same sha256): no change to judge
 SAME_DATA = "same data"
+# consistency.<w>.<e>.<check> (analyses.consistency): two sources of one quantity agree
+# within their tolerance, or not; e2e.<w>.gap.where is INCONSISTENT when the duration it
+# rests on is
+CONSISTENT, INCONSISTENT = "consistent", "inconsistent"

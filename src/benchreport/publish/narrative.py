@@ -17,6 +17,7 @@ from ..core.figures import Figure
 from ..core.i18n import sentence
 from ..core.metrics import TIE
 from ..core.records import Run
+from ..core.verdicts import INCONSISTENT
 from .campaign import campaign_conclusion, campaign_headline, campaign_sections
 from .narrative_base import Writer, anchor
 from .sections import (
@@ -133,6 +134,13 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                             faster_s=w.fig(e2e(faster, "duration")),
                             slower_s=w.fig(e2e(slower, "duration")),
                             ratio=w.fig(e2e(None, "speedup")), **ctx)
+        for e in engines:       # a duration its own server log contradicts
+            check = ids.consistency(wid, e, "duration")
+            if w.has(check) and w.registry[check].value == INCONSISTENT:
+                text = Markup(" ").join([text, sentence(
+                    w.t["results.inconsistent"], engine=w.name(e),
+                    client=w.fig(ids.consistency(wid, e, "duration", "client")),
+                    server=w.fig(ids.consistency(wid, e, "duration", "server")))])
         if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
             text = Markup(" ").join([text, sentence(w.t["results.single_run"],
                                                     n=w.fig(ids.REPEATS))])

@@ -20,6 +20,7 @@ from ..core.verdicts import (
     DECODE,
     FIRST_TOKENS,
     FOUND,
+    INCONSISTENT,
     MIXED,
     NO_CROSSING,
     NO_LOG,
@@ -66,6 +67,9 @@ def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
 # pattern) whose value picks it. tests/test_sentences.py checks that no such sentence is
 # missing here.
 CHOSEN_BY = {
+    "finding.gap_inconsistent": "e2e.<w>.gap.where",
+    "results.inconsistent": "consistency.<w>.<e>.duration",
+    "why.inconsistent_duration": "consistency.<w>.<e>.duration",
     "xrun.same": "diff.<rk>.groups",
     "xrun.one_factor": "diff.<rk>.groups",
     "xrun.many_factors": "diff.<rk>.groups",
@@ -146,6 +150,14 @@ def gap_sentences(w: Writer) -> list[Markup]:
         where = w.registry[key].value
         if where == UNKNOWN:
             out.append(sentence(t["finding.gap_unknown"], label=wl.label))
+            continue
+        if where == INCONSISTENT:
+            engine = w.registry[key].context["engine"]
+            out.append(sentence(t["finding.gap_inconsistent"], label=wl.label,
+                                engine=w.name(engine), client=w.fig(ids.consistency(
+                                    wl.id, engine, "duration", "client")),
+                                server=w.fig(ids.consistency(wl.id, engine, "duration",
+                                                             "server"))))
             continue
         code = {FIRST_TOKENS: "gap_first", DECODE: "gap_decode", BOTH: "gap_both"}[where]
         if where == DECODE and w.has(g("gap.first_tokens_lead_s")):
