@@ -13,11 +13,13 @@ import yaml
 from ..core.files import write_text_atomic
 from .calibrate import Fitted, fit
 from .logs import Lines, VllmProcs, sglang_run, sglang_startup, vllm_run, vllm_startup
+from .metrics import BenchmarkTruth, benchmark_truth, metrics_text, served_model_name
 from .model import Timeline
 from .results import client_view, sglang_result, vllm_result
 from .scenario import EngineSpec, RunSpec, Scenario, load_scenario
 
-__all__ = ["SimulatedRun", "generate", "load_scenario", "make_run", "simulate_scenario"]
+__all__ = ["BenchmarkTruth", "SimulatedRun", "benchmark_truth", "generate", "load_scenario",
+           "make_run", "metrics_truth", "simulate_scenario"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ def server_log(scenario: Scenario, engine: EngineSpec, sims: list[SimulatedRun])
 
 
 def _write_raw(scenario: Scenario, sims: list[SimulatedRun], out: Path) -> list[Path]:
+    metrics_truth(scenario, sims)     # refuse a metrics interval before writing any file
     written = []
     for engine in scenario.engines:
         mine = [s for s in sims if s.engine.id == engine.id]
@@ -160,6 +163,11 @@ def _write_raw(scenario: Scenario, sims: list[SimulatedRun], out: Path) -> list[
         launch = out / engine.id / "launch.yaml"
         write_text_atomic(launch, launch_yaml(engine))
         written += [log, launch]
+        if engine.metrics is not None:       # opt-in: scenarios without it write the same bytes
+            prom = out / engine.id / "metrics.prom"
+            write_text_atomic(prom, metrics_text(engine, mine,
+                                                 served_model_name(scenario.model_id, engine)))
+            written.append(prom)
     return sorted(written)
 
 
@@ -167,6 +175,13 @@ def generate(scenario_path: Path, out: Path) -> list[Path]:
     """Simulate every run of the scenario and write its raw files under ``out``."""
     scenario = load_scenario(scenario_path)
     return _write_raw(scenario, simulate_scenario(scenario), out)
+
+
+def metrics_truth(scenario: Scenario, sims: list[SimulatedRun]) -> list[BenchmarkTruth]:
+    """Per benchmark of every engine with ``metrics:``, what its ``metrics.prom`` must show:
+    the scrapes just before and after it and the counter growth between them."""
+    return [t for engine in scenario.engines if engine.metrics is not None
+            for t in benchmark_truth(engine, sims)]
 
 
 def run_yaml(scenario: Scenario, run_id: str) -> str:

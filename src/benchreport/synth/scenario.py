@@ -54,6 +54,14 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
+class MetricsSpec:
+    """The engine's Prometheus ``/metrics``, scraped every ``interval_s`` seconds while it
+    serves the benchmarks (written to ``raw/<engine>/metrics.prom``; see ``synth.metrics``)."""
+
+    interval_s: float = 5.0
+
+
+@dataclass(frozen=True)
 class EngineSpec:
     id: str
     client: str
@@ -65,6 +73,7 @@ class EngineSpec:
     server_start: dt.datetime
     ready_after_s: float
     launch: dict[str, Any]
+    metrics: MetricsSpec | None = None    # None: no /metrics scrapes are written
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,22 @@ def _get(obj: Located, key: str, typ, path: str, default: Any = ...) -> Any:
         raise ConfigError(f"{key} must be {getattr(typ, '__name__', typ)}, got {value!r}",
                           path=path, line=obj.lines[key])
     return value
+
+
+def _metrics(e: Located, path: str) -> MetricsSpec | None:
+    """The optional ``metrics: {interval_s: S}`` of an engine (absent: no scrapes)."""
+    m = _get(e, "metrics", Located, path, None)
+    if m is None:
+        return None
+    for key in m:
+        if key != "interval_s":
+            raise ConfigError(f"unknown key {key!r} in metrics; expected interval_s",
+                              path=path, line=m.lines[key])
+    interval = _get(m, "interval_s", float, path, MetricsSpec.interval_s)
+    if not interval >= 0.001:
+        raise ConfigError(f"metrics interval_s must be at least 0.001 s, got {interval!r}",
+                          path=path, line=m.lines.get("interval_s", m.line))
+    return MetricsSpec(interval_s=interval)
 
 
 def run_seed(seed: int, engine: str, workload: str) -> int:
@@ -148,7 +173,8 @@ def load_scenario(path: Path) -> Scenario:
                                   logging=logging, version=str(_get(e, "version", str, p)),
                                   runs=tuple(runs), info=dict(_get(e, "info", Located, p, {})),
                                   server_start=server_start, ready_after_s=ready_after,
-                                  launch=dict(_get(e, "launch", Located, p))))
+                                  launch=dict(_get(e, "launch", Located, p)),
+                                  metrics=_metrics(e, p)))
     return Scenario(seed=seed, model_id=_get(doc, "model_id", str, p), engines=tuple(engines))
 
 
