@@ -10,6 +10,11 @@ wrong (a mislabelled file, an edited number, a log of another run). Checked here
   The log sees the start and the end only at its own logging interval, so the two may
   differ by up to twice the typical gap between those records, plus 2 s for timestamps
   to the second at both ends, plus 2% of the duration; beyond that they disagree.
+- where the engine's /metrics were scraped before and after the benchmark
+  (``metric_checks``): the client's duration must fit how long the server's token counters
+  grew (bounded by the scrapes around the first and the last growth), the generation
+  tokens the server counted must match the client's output tokens, and the requests it
+  finished the client's completed requests.
 
 A disagreement is a figure (verdict ``inconsistent``), a row of the caveats, a warning from
 ``benchreport check``, and it withholds the explanation of a gap that rests on the duration.
@@ -27,6 +32,8 @@ from ..core.records import Ingested, Run
 from ..core.verdicts import CONSISTENT, INCONSISTENT
 
 ACTIVITY = ("engine_stats", "prefill_batch", "decode_batch")
+# checks whose failure puts the client's duration in doubt (and with it the gap's split)
+DURATION_CHECKS = ("duration", "metrics_span")
 SLACK_S = 2.0          # timestamps to the second, at both ends
 RELATIVE = 0.02        # of the client's duration
 
@@ -45,6 +52,8 @@ class Check:
     client_source: Source
     server_source: Source
     interval: float               # the typical gap between the log's activity records, s
+    unit: str = "s"
+    how: str = ""                 # for checks against the metrics: how each side measures
 
     @property
     def differs_by(self) -> float:
@@ -68,9 +77,15 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
                        and w.workload == entry.workload), None)
         if window is None:
             continue
+        # a window keeps a margin after its end for a late stats line: it stops where the
+        # engine's next benchmark begins
+        later = [w.start for w in ing.windows if w.engine == entry.engine
+                 and w.start > window.start]
+        stop = min([window.end] + later)
         records = sorted((r for kind in ACTIVITY
                           for r in ing.in_window(kind, entry.engine, entry.workload)
-                          if _active(r)), key=lambda r: (r["ts"], r["line"]))
+                          if _active(r) and (r["ts"] < stop if later else r["ts"] <= stop)),
+                         key=lambda r: (r["ts"], r["line"]))
         if len(records) < 2:
             continue
         times = [dt.datetime.fromisoformat(r["ts"]) for r in records]
@@ -91,6 +106,20 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
     return out
 
 
+SERVER_METHOD = {
+    "duration": ("span of the engine's activity in its log inside the benchmark's window: "
+                 "from the first to the last record showing work (stats with requests "
+                 "running or waiting or tokens flowing, prefill and decode batches); the "
+                 "lines cited are those two records"),
+}
+CLIENT_METHOD = {
+    "duration": "the benchmark's duration as the client wrote it (key 'duration')",
+    "metrics_span": "the benchmark's duration as the client wrote it (key 'duration')",
+    "output_tokens": "output tokens as the client counted them (key 'total_output_tokens')",
+    "requests": "requests completed as the client counted them (key 'completed')",
+}
+
+
 def check_figures(checks: list[Check]) -> list[Figure]:
     """Per check: the two values, the tolerance and the verdict."""
     out = []
@@ -98,27 +127,102 @@ def check_figures(checks: list[Check]) -> list[Figure]:
         ctx = {"engine": c.engine, "workload": c.workload}
         def fid(part: str | None = None, c: Check = c) -> str:
             return ids.consistency(c.workload, c.engine, c.name, part)
+        decimals = 1 if c.unit in ("s", "tok/s") else 0
+        tolerance_how = c.how or (
+            f"how far the two may differ: twice the typical gap between the "
+            f"log's activity records ({c.interval:.1f} s, so each end is seen "
+            f"late by up to one gap), plus {SLACK_S:.0f} s for timestamps to "
+            f"the second, plus {RELATIVE:.0%} of the client's duration")
         out += [
-            Figure(id=fid("client"), value=c.client, unit="s", decimals=1, context=ctx,
-                   sources=(c.client_source,),
-                   method="the benchmark's duration as the client wrote it (key 'duration')"),
-            Figure(id=fid("server"), value=c.server, unit="s", decimals=1, context=ctx,
-                   sources=(c.server_source,),
-                   method="span of the engine's activity in its log inside the benchmark's "
-                          "window: from the first to the last record showing work (stats "
-                          "with requests running or waiting or tokens flowing, prefill and "
-                          "decode batches); the lines cited are those two records"),
-            Figure(id=fid("tolerance"), value=c.tolerance, unit="s", decimals=1, context=ctx,
-                   depends_on=(fid("client"),),
-                   method=f"how far the two may differ: twice the typical gap between the "
-                          f"log's activity records ({c.interval:.1f} s, so each end is seen "
-                          f"late by up to one gap), plus {SLACK_S:.0f} s for timestamps to "
-                          f"the second, plus {RELATIVE:.0%} of the client's duration"),
+            Figure(id=fid("client"), value=c.client, unit=c.unit, decimals=decimals,
+                   context=ctx, sources=(c.client_source,), method=CLIENT_METHOD[c.name]),
+            Figure(id=fid("server"), value=c.server, unit=c.unit, decimals=decimals,
+                   context=ctx, sources=(c.server_source,),
+                   method=SERVER_METHOD.get(c.name, "the server's own count, from its "
+                                                    "/metrics scrapes: " + c.how)),
+            Figure(id=fid("tolerance"), value=c.tolerance, unit=c.unit, decimals=decimals,
+                   context=ctx, depends_on=(fid("client"),), method=tolerance_how),
             Figure(id=fid(), value=c.status, unit="verdict", context=ctx,
                    depends_on=(fid("client"), fid("server"), fid("tolerance")),
-                   method="consistent when |client − log| is within the tolerance, else "
-                          "inconsistent: one of the two sources is wrong or of another run"),
+                   method="consistent when the two differ by no more than the tolerance, "
+                          "else inconsistent: one of the two sources is wrong or of another "
+                          "run"),
         ]
+    return out
+
+
+def metric_checks(run: Run, ing: Ingested) -> list[Check]:
+    """The client's result against the server's /metrics, per benchmark with scrapes before
+    and after its window: the client's duration must fit the growth of the server's token
+    counters (``server.growth_span``), and the
+    output tokens and finished requests must match (each tolerance says why). Throughputs
+    are not compared on their own: the server's is over the scrape interval, longer than the
+    client's duration by the scrape margins, so it agrees exactly when the tokens and the
+    duration do; the server view shows both."""
+    from .server import counter_deltas, growth_span, window_scrapes
+
+    out: list[Check] = []
+    if not ing.records.get("metric"):
+        return out
+    for entry in ing.results:
+        window = next((w for w in ing.windows if w.engine == entry.engine
+                       and w.workload == entry.workload), None)
+        if window is None:
+            continue
+        span = growth_span(ing, window)
+        if span is not None:
+            shortest, longest, bounds = span
+            centre, half = (shortest + longest) / 2, (longest - shortest) / 2 + SLACK_S
+            out.append(Check(
+                engine=entry.engine, workload=entry.workload, name="metrics_span",
+                client=entry.result.duration, server=centre, tolerance=half,
+                status=CONSISTENT if abs(entry.result.duration - centre) <= half
+                else INCONSISTENT,
+                interval=0.0, unit="s",
+                how=(f"the server's token counters grew between scrapes {bounds[0].ts} and "
+                     f"{bounds[1].ts}: it worked at least {shortest:.1f} s and at most "
+                     f"{longest:.1f} s (a scrape that shows growth comes after the work "
+                     f"began, the one before it before); the middle of that range, give or "
+                     f"take half of it plus {SLACK_S:.0f} s for timestamps to the second"),
+                client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
+                                     key="duration", lines=(entry.result.line,)),
+                server_source=Source(path=bounds[0].file, sha256=bounds[0].sha256,
+                                     lines=(bounds[0].first_line, bounds[1].last_line))))
+        win = window_scrapes(ing, window)
+        interval = win.interval
+        if interval is None:
+            continue
+        r = entry.result
+        ends = Source(path=win.before.file, sha256=win.before.sha256,
+                      lines=tuple(sorted({win.before.first_line, win.after.last_line})))
+        periods = [(dt.datetime.fromisoformat(b.ts) - dt.datetime.fromisoformat(a.ts))
+                   .total_seconds() for a, b in zip(win.chain, win.chain[1:], strict=False)]
+        period = max(periods) if periods else interval
+        deltas = {k: v for k, (v, _) in counter_deltas(win).items() if v is not None}
+
+        def add(name: str, client: float, server: float, tolerance: float, unit: str,
+                how: str, key: str, ok: bool | None = None) -> None:
+            good = abs(client - server) <= tolerance if ok is None else ok
+            out.append(Check(
+                engine=entry.engine, workload=entry.workload, name=name, client=client,
+                server=server, tolerance=tolerance,
+                status=CONSISTENT if good else INCONSISTENT, interval=period, unit=unit,
+                how=how, client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
+                                              key=key, lines=(r.line,)),
+                server_source=ends))
+
+        n = r.completed or 0
+        if r.total_output_tokens is not None and "generation_tokens" in deltas:
+            tol = 0.01 * r.total_output_tokens + n
+            add("output_tokens", float(r.total_output_tokens), deltas["generation_tokens"], tol,
+                "tokens", "generation tokens differenced between the scrapes around the "
+                "benchmark; they may differ by 1% plus one token per request (a token the "
+                "server counts and the client does not see)", "total_output_tokens")
+        if "requests_finished" in deltas:
+            failed = int(r.raw.get("failed") or 0)
+            add("requests", float(n), deltas["requests_finished"], float(failed), "count",
+                "finished requests differenced between the scrapes around the benchmark; "
+                "they may differ by the client's failed requests", "completed")
     return out
 
 
@@ -134,10 +238,18 @@ def warnings(checks: list[Check]) -> list[str]:
         if c.status != INCONSISTENT:
             continue
         lines = "–".join(str(n) for n in c.server_source.lines)
-        out.append(f"{c.client_source.path}:{c.client_source.lines[0]}: the client's "
-                   f"duration ({c.client:.1f} s) disagrees with {c.engine}'s log "
-                   f"{c.server_source.path} (work logged in lines {lines}: {c.server:.1f} s); "
-                   f"they may differ by {c.tolerance:.1f} s")
+        if c.name == "duration":
+            out.append(f"{c.client_source.path}:{c.client_source.lines[0]}: the client's "
+                       f"duration ({c.client:.1f} s) disagrees with {c.engine}'s log "
+                       f"{c.server_source.path} (work logged in lines {lines}: "
+                       f"{c.server:.1f} s); they may differ by {c.tolerance:.1f} s")
+            continue
+        what = {"metrics_span": "duration", "output_tokens": "output tokens",
+                "requests": "completed requests"}[c.name]
+        out.append(f"{c.client_source.path}:{c.client_source.lines[0]}: the client's {what} "
+                   f"({c.client:,.1f} {c.unit}) disagrees with {c.engine}'s /metrics "
+                   f"{c.server_source.path} (scrapes at lines {lines}: {c.server:,.1f} "
+                   f"{c.unit}); they may differ by {c.tolerance:,.1f} {c.unit}")
     return out
 
 
@@ -145,7 +257,7 @@ def limit_rows(checks: list[Check]):
     """A caveats row per disagreement (``limits.Limit``: figure ids by placeholder)."""
     from .limits import Limit
 
-    return [Limit("inconsistent_duration",
+    return [Limit(f"inconsistent_{c.name}",
                   {"client": ids.consistency(c.workload, c.engine, c.name, "client"),
                    "server": ids.consistency(c.workload, c.engine, c.name, "server"),
                    "tolerance": ids.consistency(c.workload, c.engine, c.name, "tolerance")},

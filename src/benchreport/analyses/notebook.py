@@ -45,14 +45,15 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
     """
     from ..core.tables import load_ingested
-    from .consistency import check_figures, duration_checks
+    from .consistency import DURATION_CHECKS, check_figures, duration_checks, metric_checks
 
     ing = ing or load_ingested(run)
     entries = ing.results
-    checks = duration_checks(run, ing)
+    # the client's result against the engine's log and its /metrics scrapes
+    checks = duration_checks(run, ing) + metric_checks(run, ing)
     figures: list[Figure] = check_figures(checks)
     doubtful = {(c.workload, c.engine): ids.consistency(c.workload, c.engine, c.name)
-                for c in checks if c.status == INCONSISTENT}
+                for c in checks if c.status == INCONSISTENT and c.name in DURATION_CHECKS}
     rows = []
     for workload in run.meta.workloads:
         durations: dict[str, float] = {}
@@ -177,7 +178,7 @@ def caveats(run: Run, ing) -> Caveats:
     """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
     from .caveats import caveat_figures, event_caveats, setting_caveats
-    from .consistency import duration_checks
+    from .consistency import duration_checks, metric_checks
     from .consistency import limit_rows as consistency_rows
     from .spec import spec_figures
 
@@ -197,7 +198,7 @@ def caveats(run: Run, ing) -> Caveats:
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
              limits.spec_overhead(run, spec_figures(run, ing), differing)]
     limit_figs = [f for figs, _ in parts for f in figs]
-    limit_rows = consistency_rows(duration_checks(run, ing)) + \
+    limit_rows = consistency_rows(duration_checks(run, ing) + metric_checks(run, ing)) + \
         [r for _, found in parts for r in found]
     record = {"differing": [c.__dict__ for c in all_rows],
               "compared": {k: c.values for k, c in sorted(compared.items())},
@@ -371,3 +372,24 @@ def save_compare(figs: CompareCollector, comp) -> str:
 
     write_json(figs.paths.compare_json, record(comp))
     return figs.paths.rel(figs.paths.compare_json)
+
+
+def server_view(run: Run, ing) -> tuple[pd.DataFrame, list[Figure], list[dict]]:
+    """The server's /metrics per benchmark: figures, and the gauges over time (for the
+    chart; ``save_server_series`` writes them)."""
+    from .server import server_figures
+
+    figures, series = server_figures(run, ing)
+    table = pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit} for f in figures],
+                         columns=["id", "value", "unit"])
+    return table, figures, series
+
+
+def save_server_series(run: Run, series: list[dict]) -> str:
+    """Write derived/tables/server_series.parquet: KV usage and queue at every scrape inside
+    a benchmark window (the chart draws it)."""
+    from ..core.tables import write_rows
+
+    write_rows(run.paths.server_series, series,
+               ["engine", "workload", "ts", "kv_usage", "running", "waiting"])
+    return run.paths.rel(run.paths.server_series)

@@ -96,6 +96,11 @@ Families (id — constructor — example):
 - ``consistency.<w>.<e>.<check>[.<part>]`` — ``consistency(w, e, check, part)``; whether the
   client and the engine's log agree on a quantity (check: duration), part client, server,
   tolerance — ``consistency.64k.vllm.duration.server``
+- ``server.<w>.<e>.<name>`` — ``server(w, e, name)``; what the engine's /metrics scrapes
+  say about one benchmark: scrapes, interval_s, prompt_tokens, generation_tokens,
+  throughput, preemptions, requests_finished, prefix_hit_pct, spec_acceptance_pct,
+  spec_accept_len, kv_usage_{min,mean,max}, running_*, waiting_*, ttft_p50_ms, … —
+  ``server.64k.vllm.throughput``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``
 
@@ -259,6 +264,10 @@ def consistency(w: str, engine: str, check: str, part: str | None = None) -> str
     return _join("consistency", w, engine, check, part)
 
 
+def server(w: str, engine: str, name: str) -> str:
+    return _join("server", w, engine, name)
+
+
 def run_key(run_id: str) -> str:
     """A run id as an id part (ids split on dots; run ids may hold them)."""
     return run_id.replace(".", "_")
@@ -331,7 +340,8 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
-            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency")
+            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
+            "server")
 
 
 def well_formed(fid: str) -> bool:

@@ -82,6 +82,11 @@ class RunPaths(ReportFolder):
         return self.tables / "prefill_chunks.parquet"
 
     @property
+    def server_series(self) -> Path:
+        """KV usage and queue at every /metrics scrape inside a benchmark window."""
+        return self.tables / "server_series.parquet"
+
+    @property
     def ingest_json(self) -> Path:
         return self.derived / "ingest.json"
 

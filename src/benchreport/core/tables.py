@@ -20,7 +20,10 @@ Tables (one row per what; units in the column names or below):
                  line (first 400 characters), for excerpts and ``benchreport explain``.
                  Lists stay lists (``per_position_acceptance``: DOUBLE[]); the launch
                  settings of ``launch_config`` and ``server_args`` records live in
-                 ``settings``.
+                 ``settings``. ``records_metric``: one Prometheus sample of a
+                 /metrics scrape: name (as exposed), canonical (the name across engine
+                 versions, see ``parsers.prometheus``), labels (JSON), value, type, scrape
+                 (its index in the file) and ts (the scrape's time).
 ``settings``     one launch setting: engine, file, sha256, line (of the record), kind
                  (launch_config or server_args), field (flags, env or args), key, value
                  (JSON: the value as launched, typed) and value_line (the line of the file
@@ -68,7 +71,7 @@ RESULT_COLUMNS = (
     ("errors", "VARCHAR[]"),
 )
 # nested fields of log records: lists keep their type; launch settings get their own table
-LIST_COLUMNS = {"per_position_acceptance": "DOUBLE[]"}
+LIST_COLUMNS = {"per_position_acceptance": "DOUBLE[]", "labels": "JSON"}
 SETTING_FIELDS = ("flags", "flag_lines", "env", "args")
 SETTING_COLUMNS = ("engine", "file", "sha256", "line", "kind", "field", "key", "value",
                    "value_line")

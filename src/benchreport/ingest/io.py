@@ -152,12 +152,20 @@ def _cuts(path: Path, size: int, parts: int) -> list[int]:
     return cuts + [size]
 
 
+def is_metrics(path: Path) -> bool:
+    """A Prometheus /metrics dump (text exposition, or AIPerf's server-metrics JSONL)."""
+    from .parsers.prometheus import sniff
+
+    with open(path, "rb") as fp:
+        return sniff(fp, path.name) is not None
+
+
 def is_structured(head: bytes, name: str) -> bool:
     """JSON or YAML (read whole, in one process), as opposed to a log (scanned in parts).
     A JSON array starts with "[" and a value; so does every SGLang log line ("[2026-…")."""
     start = head.lstrip()
     return start[:1] == b"{" or re.match(rb"\[\s*[{\]\"]", start) is not None or \
-        name.lower().endswith((".json", ".jsonl", ".yaml", ".yml"))
+        name.lower().endswith((".json", ".jsonl", ".yaml", ".yml", ".prom"))
 
 
 def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,

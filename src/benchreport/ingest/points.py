@@ -210,11 +210,12 @@ def merge_views(found: list[tuple[Point, RawFile]]) -> list[tuple[Point, RawFile
 
 
 def result_files(run: Run, engine: str) -> list[RawFile]:
-    from .io import raw_files
+    from .io import is_metrics, raw_files
 
     return [raw for raw in raw_files(run, engine)
             if raw.path.suffix.lower() in RESULT_SUFFIXES
-            and raw.path.name != "experiment_metadata.json"]
+            and raw.path.name != "experiment_metadata.json"
+            and not is_metrics(raw.path)]      # AIPerf's server_metrics_export.jsonl
 
 
 def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:

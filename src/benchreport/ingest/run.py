@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io as _io
+import json
 from typing import Any
 
 from ..core.errors import ParseError, ReportError
@@ -29,6 +30,7 @@ from .io import (
     RawFile,
     ResultEntry,
     Run,
+    is_metrics,
     raw_files,
     read_raw,
     sha256_file,
@@ -45,7 +47,8 @@ MARGIN_S = 12.0          # a stats line printed up to one interval after the end
 
 
 def _log_like(raw: RawFile) -> bool:
-    return not raw.path.name.lower().endswith(RESULT_SUFFIXES + LAUNCH_SUFFIXES)
+    return not raw.path.name.lower().endswith(RESULT_SUFFIXES + LAUNCH_SUFFIXES) and \
+        not is_metrics(raw.path)
 
 
 def ingest_run(run: Run) -> Ingested:
@@ -60,13 +63,16 @@ def ingest_run(run: Run) -> Ingested:
     year = run.meta.date.year if run.meta.date else dt.date.today().year
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
-            if raw.path.name.lower().endswith(POINT_SUFFIXES):
+            metrics = is_metrics(raw.path)
+            if raw.path.name.lower().endswith(POINT_SUFFIXES) and not metrics:
                 continue          # already read, with workload matching, by load_points
             summary = Summary(file=raw.rel, engine="auto")
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
             if wanted != "auto":
                 _check_log_engine(raw, engine.id, engine.name)
             for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
+                if rec["kind"] == "metric":       # labels as JSON text: one column type
+                    rec = {**rec, "labels": json.dumps(rec["labels"], sort_keys=True)}
                 records.setdefault(rec["kind"], []).append(
                     {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,

@@ -361,3 +361,43 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
         ax.legend(frameon=False, fontsize=7)
         charts.append(_svg(fig, t["section.pareto"] + ": " + "; ".join(alt)))
     return charts
+
+
+def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | None:
+    """KV-cache usage and waiting requests at each /metrics scrape inside each benchmark
+    (the rows the server notebook saved), one panel per workload, time from the first."""
+    if not any(r.get("kv_usage") is not None or r.get("waiting") is not None for r in series):
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    workloads = [w for w in run.meta.workloads if any(r["workload"] == w.id for r in series)]
+    fig = MplFigure(figsize=(6.4, 2.3 * len(workloads)))
+    axes = fig.subplots(len(workloads), 2, squeeze=False)
+    summary = []
+    for (kv_ax, q_ax), w in zip(axes, workloads, strict=True):
+        for e in run.meta.engines:
+            rows = sorted((r for r in series if r["workload"] == w.id and r["engine"] == e.id),
+                          key=lambda r: r["ts"])
+            if not rows:
+                continue
+            t0 = dt.datetime.fromisoformat(rows[0]["ts"])
+            xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
+            kv = [r.get("kv_usage") for r in rows]
+            scale = 100.0 if all(v is None or v <= 1.0 for v in kv) else 1.0
+            kv_ax.plot(xs, [None if v is None else v * scale for v in kv], marker=".",
+                       color=colours.get(e.id), label=e.name)
+            q_ax.plot(xs, [r.get("waiting") for r in rows], marker=".",
+                      color=colours.get(e.id), label=e.name)
+            peak = max((v for v in kv if v is not None), default=None)
+            if peak is not None:
+                summary.append(f"{w.label} {e.name} {peak * scale:.0f}%")
+        kv_ax.set_title(f"{w.label}: {t['chart.kv_usage']}", fontsize=9)
+        q_ax.set_title(f"{w.label}: {t['chart.waiting']}", fontsize=9)
+        for ax in (kv_ax, q_ax):
+            ax.set_xlabel(t["chart.seconds_in"], fontsize=8)
+            ax.tick_params(labelsize=8)
+        kv_ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return _svg(fig, t["chart.server"] + ": " + "; ".join(summary))

@@ -153,11 +153,15 @@ def points_section(w: Writer, rec: dict[str, Any]) -> tuple[list[Markup], Sectio
                                      f"{_label(rec, o['workload'])} {o['load']}"
                                      for o in mine)))
         rows = []
+        same: dict[tuple[str, str, str], None] = {}
         for m in (m for m in rec["matched"] if m["base"] == base["id"] and m["run"] == run["id"]):
             def fid_of(part, m=m):
                 return ids.delta(ra, rb, m["engine"], m["workload"], m["load"], m["metric"],
                                  part)
             verdict = w.registry[fid_of("verdict")].value
+            if verdict == SAME_DATA:       # listed once below the table, not row by row
+                same.setdefault((m["engine"], m["workload"], m["load"]))
+                continue
             rows.append([Markup(escape(w.engine_name(m["engine"]))),
                          Markup(escape(_label(rec, m["workload"]))),
                          Markup(escape(m["load"])),
@@ -165,6 +169,11 @@ def points_section(w: Writer, rec: dict[str, Any]) -> tuple[list[Markup], Sectio
                          w.fig(fid_of("from")).html, w.fig(fid_of("to")).html,
                          _ratio_cell(w, fid_of),
                          w.link(fid_of("verdict"), t[_verdict_key(verdict)])])
+        if same:
+            paragraphs.append(sentence(
+                t["xrun.same_files"], n=w.fig(ids.delta_count(ra, rb, "same_data")),
+                points=", ".join(f"{w.engine_name(e)} {_label(rec, wl)} {ld}"
+                                 for e, wl, ld in same)))
         if rows:
             tables.append(Table(
                 header=[t["xrun.col.engine"], t["xrun.col.workload"], t["xrun.col.load"],

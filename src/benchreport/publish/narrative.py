@@ -34,6 +34,7 @@ from .sections import (
     settings_section,
     spec_section,
 )
+from .server import server_section
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
         points_section(w), *campaign_sections(w), decode_section(w), prefill_section(w), spec_section(w),
+        server_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
         _conclusion(w)) if s is not None]
     return Article(

@@ -151,6 +151,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         durations_chart,
         latency_chart,
         pareto_charts,
+        server_chart,
     )
 
     templates = project / "templates"
@@ -168,6 +169,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
         lines = excerpts(ing, registry) if ing else {}
         chunks = read_rows(run.paths.prefill_chunks) if run.paths.prefill_chunks.is_file() \
             else []
+        scraped = read_rows(run.paths.server_series) if run.paths.server_series.is_file() \
+            else []
         notebook_html = notebook_names(run)
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
@@ -178,7 +181,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
                                               latency_chart(run, registry, t)] if c],
                       "spec": [c for c in [acceptance_chart(run, registry, t)] if c],
                       "curves": curve_charts(run, registry, t),
-                      "pareto": pareto_charts(run, registry, t)}
+                      "pareto": pareto_charts(run, registry, t),
+                      "server": [c for c in [server_chart(run, scraped, t)] if c]}
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
                 charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]

@@ -50,7 +50,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, BinaryIO, NamedTuple
@@ -58,6 +58,7 @@ from typing import Any, BinaryIO, NamedTuple
 from prometheus_client.parser import text_string_to_metric_families
 
 from ...core.errors import ParseError
+from ...core.metrics import histogram_quantile  # noqa: F401 (re-exported)
 
 TYPES = ("counter", "gauge", "histogram", "summary", "untyped")
 ENGINE_PREFIXES = ("vllm", "sglang")
@@ -726,37 +727,3 @@ def histogram_delta(before: Scrape, after: Scrape, name: str,
     return Delta(sorted(sums.items()))
 
 
-def histogram_quantile(buckets: Mapping[Any, float] | Iterable[tuple[Any, float]],
-                       q: float) -> float | None:
-    """A **bucket estimate** of quantile ``q`` (0..1) from cumulative buckets (``le`` ->
-    count, ``le`` a number or "+Inf"), as Prometheus estimates it: find the bucket where
-    the rank ``q * total`` falls and interpolate linearly between its bounds (the first
-    bucket starts at 0). A rank in the ``+Inf`` bucket gives the highest finite bound.
-    None without a ``+Inf`` bucket, a finite one, or observations."""
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"quantile {q} is outside 0..1")
-    items = buckets.items() if isinstance(buckets, Mapping) else buckets
-    points = sorted((float(le), float(count)) for le, count in items)
-    if len(points) < 2 or not math.isinf(points[-1][0]):
-        return None
-    running = 0.0
-    cumulative = []
-    for le, count in points:               # cumulative counts never fall; tolerate noise
-        running = max(running, count)
-        cumulative.append((le, running))
-    total = cumulative[-1][1]
-    if total <= 0:
-        return None
-    rank = q * total
-    for i, (upper, count) in enumerate(cumulative):
-        if count < rank:
-            continue
-        if math.isinf(upper):
-            return cumulative[-2][0]
-        if i == 0 and upper <= 0:
-            return upper
-        lower, below = cumulative[i - 1] if i else (0.0, 0.0)
-        if count == below:
-            return lower
-        return lower + (upper - lower) * (rank - below) / (count - below)
-    return cumulative[-2][0]

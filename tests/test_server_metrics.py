@@ -1,0 +1,167 @@
+"""The server's /metrics in a run: window figures against the generator's truth, a counter
+reset, and the client checked against the server (issue 16)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchreport.analyses.consistency import duration_checks, metric_checks
+from benchreport.analyses.server import server_figures
+from benchreport.build.pipeline import build
+from benchreport.cli import main
+from benchreport.core import ids
+from benchreport.core.verdicts import CONSISTENT, INCONSISTENT
+from benchreport.ingest.io import load_run
+from benchreport.ingest.run import ingest_run
+from benchreport.synth import make_run
+from benchreport.synth.metrics import benchmark_truth
+
+from .conftest import ROOT
+
+SCENARIO = ROOT / "tests" / "fixtures" / "scenarios" / "metrics.yaml"
+
+
+def _generated(root: Path) -> list:
+    (root / "report").mkdir(parents=True, exist_ok=True)
+    return make_run(SCENARIO, root / "data" / "met")
+
+
+def _truth(sims) -> dict[tuple[str, str], object]:
+    engines = {s.engine.id: s.engine for s in sims}
+    return {(t.workload, t.engine): t for e in engines.values()
+            for t in benchmark_truth(e, sims)}
+
+
+def _results(root: Path) -> dict[tuple[str, str], dict]:
+    """(workload, engine) -> the client's totals, read from the generated result files."""
+    out = {}
+    for path in (root / "data" / "met" / "raw").rglob("*"):
+        if path.suffix == ".json":
+            doc = json.loads(path.read_text())
+            wl = "4k" if doc["total_input_tokens"] == 4 * 4096 else "16k"
+            out[(wl, "vllm")] = doc
+        elif path.suffix == ".jsonl":
+            doc = json.loads(path.read_text().splitlines()[0])
+            wl = "4k" if doc["total_input_tokens"] == 4 * 4096 else "16k"
+            out[(wl, "sglang")] = doc
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("metrics")
+    sims = _generated(root)
+    run = build("met", data_root=root / "data", report_root=root / "report", project=ROOT,
+                out=lambda line: None)
+    return root, run, sims
+
+
+def test_window_figures_match_the_truth(built):
+    root, run, sims = built
+    figures = {f["id"]: f for f in json.loads(run.paths.figures_json.read_text())["figures"]}
+    truth, client = _truth(sims), _results(root)
+    assert sorted(truth) == sorted(client) == [("16k", "sglang"), ("16k", "vllm"),
+                                               ("4k", "sglang"), ("4k", "vllm")]
+    for (wl, engine), t in truth.items():
+        assert figures[ids.server(wl, engine, "generation_tokens")]["value"] == \
+            t.generation_tokens == client[(wl, engine)]["total_output_tokens"]
+        assert figures[ids.server(wl, engine, "prompt_tokens")]["value"] == \
+            t.prompt_tokens == client[(wl, engine)]["total_input_tokens"]
+    assert figures[ids.server("4k", "vllm", "requests_finished")]["value"] == 4
+    assert figures[ids.server("16k", "vllm", "requests_finished")]["value"] == 3
+    assert figures[ids.server("4k", "vllm", "preemptions")]["value"] == 0
+    # the scrape interval the counters span: from the last scrape at or before the window's
+    # start to the first at or after the benchmark's end, whole seconds on vLLM's 1 s grid
+    assert figures[ids.server("4k", "vllm", "interval_s")]["value"] == 6.0
+    assert figures[ids.server("4k", "vllm", "throughput")]["value"] == pytest.approx(384 / 6.0)
+    # gauges stay inside what the run allows: concurrency 2
+    assert 1 <= figures[ids.server("4k", "vllm", "running_max")]["value"] <= 2
+    assert 0 <= figures[ids.server("16k", "vllm", "kv_usage_max")]["value"] <= 100
+    # latency from the server's histogram is a bucket estimate, and says so
+    p99 = figures[ids.server("16k", "vllm", "ttft_p99_ms")]
+    assert "bucket estimate" in p99["method"] and p99["value"] > 0
+    # every source that can be compared agrees: no warning, every check consistent
+    checks = {f["id"]: f["value"] for f in figures.values()
+              if f["id"].startswith("consistency.") and f["unit"] == "verdict"}
+    assert len(checks) == 4 + 4 + 4 + 2    # duration, counter span, tokens ×4; requests: vLLM
+    assert set(checks.values()) == {CONSISTENT}
+
+
+def test_the_server_view_in_both_languages(built, capsys):
+    root, run, _ = built
+    en = run.paths.html("en").read_text()
+    ko = run.paths.html("ko").read_text()
+    assert '<section id="server">' in en and '<h2>Server view</h2>' in en
+    assert "<h2>서버 관점</h2>" in ko
+    section = en[en.index('<section id="server">'):]
+    section = section[:section.index("</section>")]
+    assert "<svg" in section                              # KV and queue over time
+    assert "TTFT p99 (bucket estimate)" in section
+    row = re.search(r"<tr><td>vllm</td><td>4K</td>(.*?)</tr>", section).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    texts = [re.sub(r"<[^>]+>", "", c) for c in cells]
+    assert texts[2:6] == ["384 tokens", "6.0 s", "64.0 tok/s", "384 tokens"]
+    assert main(["check", "met", "--data-root", str(root / "data")]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _copy(tmp_path: Path) -> Path:
+    _generated(tmp_path)
+    return tmp_path
+
+
+def test_a_counter_reset_is_never_differenced(tmp_path):
+    root = _copy(tmp_path)
+    prom = root / "data" / "met" / "raw" / "vllm" / "metrics.prom"
+    text = prom.read_text()
+    # a restart at the third scrape after the 16k benchmark started: its counters fall back
+    parts = re.split(r"(?m)^(?=# scrape )", text)
+    head = [p for p in parts if p.startswith("# scrape 2026-03-01T09:10:1")]
+    victim = head[2]
+    reset = re.sub(r"(?m)^(vllm:generation_tokens_total\{[^}]*\}) (\S+)$", r"\1 3.0", victim)
+    assert reset != victim
+    prom.write_text(text.replace(victim, reset))
+    run = load_run("met", root / "data", root / "report")
+    ing = ingest_run(run)
+    figures, _ = server_figures(run, ing)
+    by_id = {f.id: f for f in figures}
+    gen = by_id[ids.server("16k", "vllm", "generation_tokens")]
+    assert gen.value is None and gen.context["status"] == "reset"
+    assert "the server restarted; not differenced" in gen.method
+    assert ids.server("16k", "vllm", "throughput") not in by_id
+    # the other benchmark, before the restart, is differenced as before
+    assert by_id[ids.server("4k", "vllm", "generation_tokens")].value == 384
+    # no token check where the counter cannot be differenced: no false alarm
+    names = {(c.workload, c.engine, c.name) for c in metric_checks(run, ing)}
+    assert ("16k", "vllm", "output_tokens") not in names
+    assert ("4k", "vllm", "output_tokens") in names
+
+
+def test_a_duration_longer_than_the_scrapes_around_it_is_flagged(tmp_path, capsys):
+    root = _copy(tmp_path)
+    result = next((root / "data" / "met" / "raw" / "vllm").glob("*091002.json"))
+    doc = json.loads(result.read_text())
+    assert doc["total_input_tokens"] == 4 * 4096
+    result.write_text(result.read_text().replace(f'"duration": {doc["duration"]}',
+                                                 '"duration": 9.0'))
+    run = load_run("met", root / "data", root / "report")
+    ing = ingest_run(run)
+    checks = {(c.workload, c.engine, c.name): c for c in
+              duration_checks(run, ing) + metric_checks(run, ing)}
+    span = checks[("4k", "vllm", "metrics_span")]
+    assert span.status == INCONSISTENT and span.client == 9.0
+    # vLLM's 1 s grid: the counters grew over a few whole seconds around the 2.1 s benchmark,
+    # so the longest the server can have worked is far below the 9.0 s claimed
+    assert span.server + span.tolerance - 2.0 <= 3.0
+    assert checks[("4k", "vllm", "duration")].status == INCONSISTENT
+    assert checks[("16k", "vllm", "metrics_span")].status == CONSISTENT
+    assert main(["check", "met", "--data-root", str(root / "data")]) == 0
+    err = capsys.readouterr().err
+    assert "the client's duration (9.0 s) disagrees with vllm's /metrics " \
+           "data/met/raw/vllm/metrics.prom" in err
+    shutil.rmtree(root / "data")
