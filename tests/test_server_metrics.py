@@ -72,6 +72,11 @@ def test_window_figures_match_the_truth(built):
             t.generation_tokens == client[(wl, engine)]["total_output_tokens"]
         assert figures[ids.server(wl, engine, "prompt_tokens")]["value"] == \
             t.prompt_tokens == client[(wl, engine)]["total_input_tokens"]
+    for wl in ("4k", "16k"):
+        t = truth[(wl, "vllm")]
+        assert t.spec_draft_tokens > 0
+        assert figures[ids.server(wl, "vllm", "spec_acceptance_pct")]["value"] == \
+            pytest.approx(100 * t.spec_accepted_tokens / t.spec_draft_tokens)
     assert figures[ids.server("4k", "vllm", "requests_finished")]["value"] == 4
     assert figures[ids.server("16k", "vllm", "requests_finished")]["value"] == 3
     assert figures[ids.server("4k", "vllm", "preemptions")]["value"] == 0
@@ -88,7 +93,8 @@ def test_window_figures_match_the_truth(built):
     # every source that can be compared agrees: no warning, every check consistent
     checks = {f["id"]: f["value"] for f in figures.values()
               if f["id"].startswith("consistency.") and f["unit"] == "verdict"}
-    assert len(checks) == 4 + 4 + 4 + 2    # duration, counter span, tokens ×4; requests: vLLM
+    # duration, counter span, tokens: 4 each; requests and spec acceptance: vLLM's 2
+    assert len(checks) == 4 + 4 + 4 + 2 + 2
     assert set(checks.values()) == {CONSISTENT}
 
 

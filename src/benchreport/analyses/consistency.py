@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core import ids
 from ..core.figures import Figure, Source
@@ -117,6 +117,8 @@ CLIENT_METHOD = {
     "metrics_span": "the benchmark's duration as the client wrote it (key 'duration')",
     "output_tokens": "output tokens as the client counted them (key 'total_output_tokens')",
     "requests": "requests completed as the client counted them (key 'completed')",
+    "spec_acceptance": "accepted over drafted tokens, summed over the engine's spec-decoding "
+                       "log lines inside the benchmark's window",
 }
 
 
@@ -218,6 +220,29 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
                 "tokens", "generation tokens differenced between the scrapes around the "
                 "benchmark; they may differ by 1% plus one token per request (a token the "
                 "server counts and the client does not see)", "total_output_tokens")
+        logged = sorted((x for x in ing.in_window("spec_decode", entry.engine, entry.workload)
+                         if x.get("drafted") not in (None, "")), key=lambda x: x["line"])
+        drafted = sum(int(x["drafted"]) for x in logged)
+        if deltas.get("spec_draft_tokens") and drafted:
+            edges = int(logged[0]["drafted"]) + (int(logged[-1]["drafted"])
+                                                 if len(logged) > 1 else 0)
+            tol = 100 * edges / drafted + 1.0
+            out.append(Check(
+                engine=entry.engine, workload=entry.workload, name="spec_acceptance",
+                client=100 * sum(int(x["accepted"]) for x in logged) / drafted,
+                server=100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"],
+                tolerance=tol, status="", interval=period, unit="%",
+                how="accepted over drafted tokens from the spec-decoding counters, "
+                    "differenced between the scrapes around the benchmark; the log's figure "
+                    "sums its stats lines inside the window, whose first and last lines may "
+                    "cover time outside the benchmark, so the two may differ by those lines' "
+                    "share of the drafted tokens plus one percentage point",
+                client_source=Source(path=logged[0]["file"], sha256=logged[0]["sha256"],
+                                     lines=(int(logged[0]["line"]), int(logged[-1]["line"]))),
+                server_source=ends))
+            c = out[-1]
+            out[-1] = replace(c, status=CONSISTENT if abs(c.client - c.server) <= tol
+                              else INCONSISTENT)
         if "requests_finished" in deltas:
             failed = int(r.raw.get("failed") or 0)
             add("requests", float(n), deltas["requests_finished"], float(failed), "count",
@@ -245,7 +270,8 @@ def warnings(checks: list[Check]) -> list[str]:
                        f"{c.server:.1f} s); they may differ by {c.tolerance:.1f} s")
             continue
         what = {"metrics_span": "duration", "output_tokens": "output tokens",
-                "requests": "completed requests"}[c.name]
+                "requests": "completed requests",
+                "spec_acceptance": "speculative acceptance (from the log)"}[c.name]
         out.append(f"{c.client_source.path}:{c.client_source.lines[0]}: the client's {what} "
                    f"({c.client:,.1f} {c.unit}) disagrees with {c.engine}'s /metrics "
                    f"{c.server_source.path} (scrapes at lines {lines}: {c.server:,.1f} "
