@@ -171,3 +171,30 @@ def test_a_duration_longer_than_the_scrapes_around_it_is_flagged(tmp_path, capsy
     assert "the client's duration (9.0 s) disagrees with vllm's /metrics " \
            "data/met/raw/vllm/metrics.prom" in err
     shutil.rmtree(root / "data")
+
+
+def test_one_file_per_scrape_with_its_time_in_run_yaml(tmp_path):
+    """Scrapes saved one per file, with nothing in them or their names saying when: run.yaml
+    gives the times, and the window figures are the same as from the concatenated file."""
+    root = _copy(tmp_path)
+    folder = root / "data" / "met" / "raw" / "vllm"
+    text = (folder / "metrics.prom").read_text()
+    parts = [p for p in re.split(r"(?m)^(?=# scrape )", text) if p.strip()]
+    (folder / "metrics.prom").unlink()
+    times = {}
+    (folder / "scrapes").mkdir()
+    for i, part in enumerate(parts):
+        stamp, body = part.split("\n", 1)
+        name = f"scrapes/s{i:03d}.prom"
+        (folder / name).write_text(body)
+        times[name] = stamp.removeprefix("# scrape ").strip()
+    run_yaml = root / "data" / "met" / "run.yaml"
+    run_yaml.write_text(run_yaml.read_text() + "scrapes:\n  vllm:\n" + "".join(
+        f"    {name}: '{when}'\n" for name, when in times.items()))
+    run = load_run("met", root / "data", root / "report")
+    assert run.meta.scrapes["vllm"]["scrapes/s000.prom"] == times["scrapes/s000.prom"]
+    ing = ingest_run(run)
+    figures = {f.id: f for f in server_figures(run, ing)[0]}
+    assert figures[ids.server("4k", "vllm", "generation_tokens")].value == 384
+    assert figures[ids.server("16k", "vllm", "generation_tokens")].value == 192
+    assert {c.status for c in metric_checks(run, ing) if c.engine == "vllm"} == {CONSISTENT}

@@ -114,6 +114,9 @@ class RunMeta:
     not_stated: tuple[str, ...] = ()          # top-level keys left as TODO in run.yaml
     # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
     windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # when each /metrics dump that says nothing of its own time was scraped: engine -> file
+    # (relative to raw/<engine>/) -> ISO local time
+    scrapes: dict[str, dict[str, str]] = field(default_factory=dict)
     scenario: str | None = None       # a reconstruction's generator input, beside run.yaml
     slo: Slo | None = None            # the latency objectives a campaign is held to
     cost: Cost | None = None          # what a GPU-hour costs, for $ per million tokens
@@ -206,7 +209,7 @@ class _Checker:
 
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
-            "workloads", "reconstruction", "assumed", "notes", "scenario", "windows",
+            "workloads", "reconstruction", "assumed", "notes", "scenario", "windows", "scrapes",
             "repeats", "sources", "slo", "cost"}
 SLO_PERCENTILES = (50, 90, 99)
 SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -352,10 +355,21 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                 bounds[key] = (value.strftime("%Y-%m-%dT%H:%M:%S")
                                if isinstance(value, dt.datetime) else value)
             windows.setdefault(eid, {})[str(wid)] = bounds
+    scrapes: dict[str, dict[str, str]] = {}
+    for eid, per in c.get(doc, "scrapes", Located, "run", required=False, default={}).items():
+        if eid not in ids:
+            raise c.fail(doc, "scrapes", f"run.scrapes names unknown engine {eid!r}")
+        per = c.mapping(per, f"run.scrapes.{eid}", doc, "scrapes")
+        for name in per:
+            value = c.get(per, name, (dt.datetime, str), f"scrapes.{eid}")
+            scrapes.setdefault(eid, {})[str(name)] = (
+                value.strftime("%Y-%m-%dT%H:%M:%S") if isinstance(value, dt.datetime)
+                else str(value))
     return RunMeta(title=title, date=date, hardware=hardware, model=model,
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
                    sources=tuple(sources), not_stated=not_stated, windows=windows,
+                   scrapes=scrapes,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
                    slo=_slo(c, doc), cost=_cost(c, doc, ids))
 

@@ -73,6 +73,9 @@ def ingest_run(run: Run) -> Ingested:
             for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
                 if rec["kind"] == "metric":       # labels as JSON text: one column type
                     rec = {**rec, "labels": json.dumps(rec["labels"], sort_keys=True)}
+                    if rec.get("ts") is None:     # a dump with no time: run.yaml's scrapes
+                        named = raw.path.relative_to(run.paths.raw / engine.id).as_posix()
+                        rec["ts"] = run.meta.scrapes.get(engine.id, {}).get(named)
                 records.setdefault(rec["kind"], []).append(
                     {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
