@@ -40,7 +40,11 @@ def test_check_names_the_file_and_both_values(perturbed, capsys):
     assert err == [
         f"warning: data/2024-b300/{VLLM_64K}:1: the client's duration (200.0 s) disagrees "
         "with vllm's log data/2024-b300/raw/vllm/server.log (work logged in lines 43–95: "
-        "99.0 s); they may differ by 26.0 s"]
+        "99.0 s); they may differ by 24.0 s",
+        # the file's own latencies say the same: every request was sent at the start
+        f"warning: data/2024-b300/{VLLM_64K}:1: the duration (200.0 s) does not fit the "
+        "file's own latencies: every request was sent at the start and the longest took "
+        "100.5 s; they may differ by 4.0 s"]
 
 
 def test_the_reference_run_is_consistent_and_check_stays_silent(reference_build, capsys):
@@ -50,14 +54,19 @@ def test_the_reference_run_is_consistent_and_check_stays_silent(reference_build,
     assert "0 warnings" in captured.out
     checks = duration_checks(reference_build, load_ingested(reference_build))
     # client duration against the log's span of work, per engine and input length
-    assert sorted((c.engine, c.workload, c.client, c.server, c.status) for c in checks) == [
+    assert sorted((c.engine, c.workload, c.client, c.server, c.status) for c in checks
+                  if c.name == "duration") == [
         ("sglang", "200k", 225.3, 222.0, CONSISTENT), ("sglang", "64k", 150.8, 148.0, CONSISTENT),
         ("vllm", "200k", 295.2, 299.0, CONSISTENT), ("vllm", "64k", 100.5, 99.0, CONSISTENT)]
     figures = json.loads(reference_build.paths.figures_json.read_text())["figures"]
     verdicts = {f["id"]: f["value"] for f in figures
                 if f["id"].startswith("consistency.") and f["unit"] == "verdict"}
-    assert verdicts == {ids.consistency(w, e, "duration"): CONSISTENT
-                        for w in ("64k", "200k") for e in ("vllm", "sglang")}
+    # duration against the log for both engines; against the file's own latencies for vLLM,
+    # whose files keep them (SGLang's keep no end-to-end latency per request)
+    assert verdicts == {**{ids.consistency(w, e, "duration"): CONSISTENT
+                           for w in ("64k", "200k") for e in ("vllm", "sglang")},
+                        **{ids.consistency(w, "vllm", "latency_span"): CONSISTENT
+                           for w in ("64k", "200k")}}
     html = reference_build.paths.html("en").read_text()
     assert "disagree" not in html and "contradicts" not in html
 
@@ -68,7 +77,7 @@ def test_a_disagreeing_duration_is_a_caveat_and_withholds_the_explanation(pertur
     figures = {f["id"]: f for f in json.loads(run.paths.figures_json.read_text())["figures"]}
     assert figures[ids.consistency("64k", "vllm", "duration")]["value"] == INCONSISTENT
     assert figures[ids.consistency("64k", "vllm", "duration", "tolerance")]["value"] == \
-        pytest.approx(2 * 10 + 2 + 0.02 * 200.0)
+        pytest.approx(2 * 10 + 2 + 0.02 * 99.0)       # 2% of the shorter of the two
     assert figures[ids.e2e("64k", None, "gap.where")]["value"] == INCONSISTENT
     # the other workload is untouched: its split is still stated
     assert figures[ids.e2e("200k", None, "gap.where")]["value"] != INCONSISTENT
@@ -80,5 +89,14 @@ def test_a_disagreeing_duration_is_a_caveat_and_withholds_the_explanation(pertur
     assert "At 64K, SGLang finished" not in en and "At 64K, vLLM finished" not in en
     assert "This comparison rests on vLLM" in en
     assert "Client and server log disagree: vLLM, 64K" in en
+    assert "The result file does not hold together: vLLM, 64K" in en
+    # the conclusion qualifies 64K and draws no general conclusion from it
+    assert "This rests on vLLM&#39;s duration, which the run&#39;s other sources contradict" in en
+    assert "finished first at every measured input length" not in en
+    # the published claims that rest on the 64K durations are not judged on them
+    claims = {c["claim"]: c for c in json.loads(run.paths.claims_json.read_text())}
+    assert claims["e2e-64k-speedup"]["verdict"] == "not derivable"
+    assert claims["e2e-64k-speedup"]["reason"] == "sources_disagree"
+    assert claims["e2e-200k-speedup"]["verdict"] == "confirmed"
     assert "격차가 어디서 생겼는지는 로그와 어긋나는 수치에 기대게 되므로 밝히지 않습니다" in ko
     assert "클라이언트와 서버 로그의 불일치: vLLM, 64K" in ko

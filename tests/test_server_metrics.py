@@ -80,10 +80,11 @@ def test_window_figures_match_the_truth(built):
     assert figures[ids.server("4k", "vllm", "requests_finished")]["value"] == 4
     assert figures[ids.server("16k", "vllm", "requests_finished")]["value"] == 3
     assert figures[ids.server("4k", "vllm", "preemptions")]["value"] == 0
-    # the scrape interval the counters span: from the last scrape at or before the window's
-    # start to the first at or after the benchmark's end, whole seconds on vLLM's 1 s grid
-    assert figures[ids.server("4k", "vllm", "interval_s")]["value"] == 6.0
-    assert figures[ids.server("4k", "vllm", "throughput")]["value"] == pytest.approx(384 / 6.0)
+    # the counter window: from the last scrape before the token counters grew for the 4K
+    # benchmark to the first after they stopped, whole seconds on vLLM's 1 s grid; it holds
+    # the server's work, so the server's throughput is close to the client's 183.5 tok/s
+    assert figures[ids.server("4k", "vllm", "interval_s")]["value"] == 2.0
+    assert figures[ids.server("4k", "vllm", "throughput")]["value"] == pytest.approx(384 / 2.0)
     # gauges stay inside what the run allows: concurrency 2
     assert 1 <= figures[ids.server("4k", "vllm", "running_max")]["value"] <= 2
     assert 0 <= figures[ids.server("16k", "vllm", "kv_usage_max")]["value"] <= 100
@@ -93,8 +94,11 @@ def test_window_figures_match_the_truth(built):
     # every source that can be compared agrees: no warning, every check consistent
     checks = {f["id"]: f["value"] for f in figures.values()
               if f["id"].startswith("consistency.") and f["unit"] == "verdict"}
-    # duration, counter span, tokens: 4 each; requests and spec acceptance: vLLM's 2
-    assert len(checks) == 4 + 4 + 4 + 2 + 2
+    # duration, counter span, tokens: 4 each; requests: vLLM's 2. Speculative acceptance is
+    # not checked: in runs this short the log's first and last lines (which may reach outside
+    # the benchmark) hold most of the drafting, so the two figures cannot test each other
+    assert len(checks) == 4 + 4 + 4 + 2
+    assert not any(".spec_acceptance" in c for c in checks)
     assert set(checks.values()) == {CONSISTENT}
 
 
@@ -111,7 +115,7 @@ def test_the_server_view_in_both_languages(built, capsys):
     row = re.search(r"<tr><td>vllm</td><td>4K</td>(.*?)</tr>", section).group(1)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
     texts = [re.sub(r"<[^>]+>", "", c) for c in cells]
-    assert texts[2:6] == ["384 tokens", "6.0 s", "64.0 tok/s", "384 tokens"]
+    assert texts[2:6] == ["384 tokens", "2.0 s", "192.0 tok/s", "384 tokens"]
     assert main(["check", "met", "--data-root", str(root / "data")]) == 0
     assert capsys.readouterr().err == ""
 
@@ -198,3 +202,30 @@ def test_one_file_per_scrape_with_its_time_in_run_yaml(tmp_path):
     assert figures[ids.server("4k", "vllm", "generation_tokens")].value == 384
     assert figures[ids.server("16k", "vllm", "generation_tokens")].value == 192
     assert {c.status for c in metric_checks(run, ing) if c.engine == "vllm"} == {CONSISTENT}
+
+
+def test_speculative_acceptance_from_the_log_against_the_counters(tmp_path, monkeypatch):
+    """In a run this short the edge lines of the log hold most of the drafting, so the check
+    is made only when allowed to be wide; then tripling the accepted-token counter's growth
+    (a server of another run) is caught, and the unchanged run is not."""
+    import benchreport.analyses.consistency as consistency
+
+    monkeypatch.setattr(consistency, "SPEC_TESTABLE_PP", 100.0)
+    root = _copy(tmp_path)
+    run = load_run("met", root / "data", root / "report")
+    checks = {(c.workload, c.name): c for c in metric_checks(run, ingest_run(run))
+              if c.engine == "vllm"}
+    spec = checks[("16k", "spec_acceptance")]
+    assert spec.status == CONSISTENT and spec.server == pytest.approx(100 * 70 / 357)
+    prom = root / "data" / "met" / "raw" / "vllm" / "metrics.prom"
+    lines = prom.read_text().splitlines(keepends=True)
+    base = None
+    for i, line in enumerate(lines):
+        if line.startswith("vllm:spec_decode_num_accepted_tokens_total{"):
+            name, value = line.rsplit(" ", 1)
+            base = float(value) if base is None else base
+            lines[i] = f"{name} {base + 3 * (float(value) - base)}\n"   # grows three times as fast
+    prom.write_text("".join(lines))
+    checks = {(c.workload, c.name): c for c in metric_checks(run, ingest_run(run))
+              if c.engine == "vllm"}
+    assert checks[("16k", "spec_acceptance")].status == INCONSISTENT

@@ -22,7 +22,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .analyses.consistency import duration_checks, metric_checks
+    from .analyses.consistency import all_checks
     from .analyses.consistency import warnings as consistency_warnings
     from .build import checksums
     from .ingest.io import load_run
@@ -35,7 +35,7 @@ def _check(args: argparse.Namespace) -> int:
     check_windows(run, ing)
     # sources that saw the same benchmark and disagree (the result file against the log)
     notes = warnings_of(ing.summaries) + consistency_warnings(
-        duration_checks(run, ing) + metric_checks(run, ing))
+        all_checks(run, ing))
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     files = len({s["file"] for s in ing.summaries})

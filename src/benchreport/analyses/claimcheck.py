@@ -43,6 +43,7 @@ from ..core.claims import (  # noqa: F401 (verdicts re-exported)
     Claim,
 )
 from ..core.figures import Figure
+from ..core.verdicts import DURATION_CHECKS, INCONSISTENT
 
 
 @dataclass
@@ -367,8 +368,50 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
     if claim.causal and worst.verdict == CONFIRMED:
         worst.verdict = CONSISTENT
         worst.reason = "cold_start" if _cold_start(cx, worst.figures) else "cause_not_measured"
+    disputed = _disputed(registry, [f for r in results for f in r.figures])
+    if disputed:
+        # a figure the claim rests on comes from a duration the run's other sources
+        # contradict: the claim cannot be judged on it
+        worst.verdict, worst.reason = NOT_DERIVABLE, "sources_disagree"
+        worst.params = {"which": ", ".join(disputed)}
     worst.calibrated = sorted(_calibrated(registry, worst.figures, calibrated or {}))
     return worst
+
+
+def _disputed(registry: dict[str, Figure], fig_ids: list[str]) -> list[str]:
+    """The workloads of the figures ``fig_ids`` that rest on a duration a consistency check
+    contradicts: an end-to-end or throughput figure of that engine and workload (or of the
+    workload, for a figure of no one engine such as a speedup), one computed from such a
+    figure, or an id of such a workload the run could not compute."""
+    bad = {(f.context.get("workload"), f.context.get("engine")) for f in registry.values()
+           if f.id.startswith("consistency.") and f.unit == "verdict"
+           and f.value == INCONSISTENT and f.id.split(".")[3] in DURATION_CHECKS}
+    if not bad:
+        return []
+    workloads = {w for w, _ in bad}
+
+    def rests(f: Figure) -> bool:
+        if f.id.split(".")[0] not in ("e2e", "throughput"):
+            return False
+        w, e = f.context.get("workload"), f.context.get("engine")
+        return (w, e) in bad if e else w in workloads
+
+    found: set[str] = set()
+    for fid in fig_ids:
+        fig = registry.get(fid)
+        if fig is None:
+            found.update(p for p in fid.split(".")[1:2] if p in workloads)
+            continue
+        todo, seen = [fig], set()
+        while todo:
+            f = todo.pop()
+            if f.id in seen:
+                continue
+            seen.add(f.id)
+            if rests(f):
+                found.add(f.context["workload"])
+            todo += [registry[d] for d in f.depends_on if d in registry]
+    return sorted(found)
 
 
 def _cold_start(cx: Context, ids: list[str]) -> bool:

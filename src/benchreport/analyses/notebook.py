@@ -45,12 +45,12 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     id or "tie"), ``e2e.<workload>.slower`` and ``e2e.<workload>.speedup`` (slower / faster).
     """
     from ..core.tables import load_ingested
-    from .consistency import DURATION_CHECKS, check_figures, duration_checks, metric_checks
+    from .consistency import DURATION_CHECKS, all_checks, check_figures
 
     ing = ing or load_ingested(run)
     entries = ing.results
     # the client's result against the engine's log and its /metrics scrapes
-    checks = duration_checks(run, ing) + metric_checks(run, ing)
+    checks = all_checks(run, ing)
     figures: list[Figure] = check_figures(checks)
     doubtful = {(c.workload, c.engine): ids.consistency(c.workload, c.engine, c.name)
                 for c in checks if c.status == INCONSISTENT and c.name in DURATION_CHECKS}
@@ -178,7 +178,7 @@ def caveats(run: Run, ing) -> Caveats:
     """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
     from .caveats import caveat_figures, event_caveats, setting_caveats
-    from .consistency import duration_checks, metric_checks
+    from .consistency import all_checks
     from .consistency import limit_rows as consistency_rows
     from .spec import spec_figures
 
@@ -198,7 +198,7 @@ def caveats(run: Run, ing) -> Caveats:
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
              limits.spec_overhead(run, spec_figures(run, ing), differing)]
     limit_figs = [f for figs, _ in parts for f in figs]
-    limit_rows = consistency_rows(duration_checks(run, ing) + metric_checks(run, ing)) + \
+    limit_rows = consistency_rows(all_checks(run, ing)) + \
         [r for _, found in parts for r in found]
     record = {"differing": [c.__dict__ for c in all_rows],
               "compared": {k: c.values for k, c in sorted(compared.items())},

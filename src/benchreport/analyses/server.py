@@ -141,7 +141,16 @@ def span(ing: Ingested, w: BenchWindow) -> tuple[str, str]:
 
 
 def window_scrapes(ing: Ingested, w: BenchWindow) -> Window:
+    """The scrapes the counters are differenced between: the last before the server's token
+    counters started growing for this benchmark and the first after they stopped (see
+    ``growth_span``); without growth seen, the last scrape at or before the window's start
+    and the first at or after the benchmark's end."""
     mine = scrapes(ing, w.engine)
+    grown = growth_span(ing, w)
+    if grown is not None:
+        first, last = grown[2]
+        return Window(w.engine, w.workload, first, last,
+                      [s for s in mine if first.ts < s.ts < last.ts])
     start, end = span(ing, w)
     before = [s for s in mine if s.ts <= start]
     after = [s for s in mine if s.ts >= end]
@@ -250,8 +259,11 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
             [s.source() for s in win.inside] or ends)
         if interval is not None:
             fig("interval_s", interval, "s", 1,
-                "time from the last scrape at or before the window's start to the first at "
-                "or after its end: the interval the counters are differenced over", ends)
+                "the counter window: from the last scrape before the server's token counters "
+                "grew for this benchmark to the first after they stopped (without growth "
+                "seen: the scrapes around the window); the counters are differenced over it, "
+                "and it is longer than the benchmark by up to a scrape period at each end",
+                ends)
         for name, (delta, why) in counter_deltas(win).items():
             if delta is None:
                 fig(name, None, "tokens" if "tokens" in name else "count", 0,
@@ -293,7 +305,7 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
             for stat, value in (("min", min(values)), ("mean", statistics.fmean(values)),
                                 ("max", max(values))):
                 fig(f"{name}_{stat}", value * scale, unit,
-                    1 if unit == "%" or stat == "mean" else 0,
+                    2 if unit == "%" else 1 if stat == "mean" else 0,
                     f"{stat} over the {len(values)} scrapes inside the window of gauge "
                     f"{canonical}", src)
         for s in inside:
@@ -311,7 +323,7 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
                     value = histogram_quantile(delta, q)
                     if value is None:
                         continue
-                    fig(f"{name}_p{round(q * 100)}_ms", 1000 * value, "ms", 1,
+                    fig(f"{name}_p{round(q * 100)}_ms", 1000 * value, "ms", 0,
                         f"bucket estimate of the p{round(q * 100)} of histogram {canonical} "
                         "over the interval (its buckets differenced, then linear "
                         "interpolation inside the bucket where the rank falls, as "

@@ -19,7 +19,8 @@ REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_diff
            "settings_match", "differs_listed", "not_all_differ", "settings_differ",
            "nothing_differs", "events_match", "events_differ", "engine_without_events",
            "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
-           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable")
+           "at_least", "below", "cold_start", "cause_not_measured", "not_derivable",
+           "sources_disagree")
 
 
 

@@ -29,3 +29,5 @@ SAME_DATA = "same data"
 # within their tolerance, or not; e2e.<w>.gap.where is INCONSISTENT when the duration it
 # rests on is
 CONSISTENT, INCONSISTENT = "consistent", "inconsistent"
+# the checks whose failure puts a client's duration in doubt (analyses.consistency)
+DURATION_CHECKS = ("duration", "metrics_span", "latency_span")

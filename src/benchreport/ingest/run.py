@@ -260,6 +260,21 @@ def find_windows(run: Run, ing: Ingested) -> list[BenchWindow]:
             end = dt.datetime.fromisoformat(burst[-1]["ts"]) + dt.timedelta(seconds=2)
             out.append(BenchWindow(engine.id, entry.workload, _iso(start), _iso(end),
                                    "activity burst"))
+    return _clipped(out)
+
+
+def _clipped(windows: list[BenchWindow]) -> list[BenchWindow]:
+    """A window found from a result's date keeps a margin after its end for a late stats
+    line; where the engine's next benchmark starts inside that margin, the window ends the
+    second before, so no record of the next benchmark is counted in this one. Windows that
+    run.yaml states are kept as stated."""
+    out = []
+    for w in windows:
+        later = [x.start for x in windows if x.engine == w.engine and x.start > w.start]
+        if later and w.source != "run.yaml" and min(later) <= w.end:
+            cut = dt.datetime.fromisoformat(min(later)) - dt.timedelta(seconds=1)
+            w = BenchWindow(w.engine, w.workload, w.start, max(w.start, _iso(cut)), w.source)
+        out.append(w)
     return out
 
 

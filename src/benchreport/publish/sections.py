@@ -18,6 +18,7 @@ from ..core.metrics import TIE
 from ..core.verdicts import (
     BOTH,
     DECODE,
+    DURATION_CHECKS,
     FIRST_TOKENS,
     FOUND,
     INCONSISTENT,
@@ -68,6 +69,8 @@ def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
 # missing here.
 CHOSEN_BY = {
     "finding.gap_inconsistent": "e2e.<w>.gap.where",
+    "conclusion.doubtful": "consistency.<w>.<e>.duration",
+    "server.agree": "consistency.<w>.<e>.output_tokens",
     "results.inconsistent": "consistency.<w>.<e>.duration",
     "why.inconsistent_duration": "consistency.<w>.<e>.duration",
     "xrun.same": "diff.<rk>.groups",
@@ -475,6 +478,14 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                                   t["table.basis"], t["table.reason"]], rows=rows)])
 
 
+def doubtful(w: Writer, wid: str) -> list[str]:
+    """Engines whose duration at workload ``wid`` a consistency check contradicts."""
+    return [e.id for e in w.run.meta.engines
+            if any(w.has(ids.consistency(wid, e.id, name)) and
+                   w.registry[ids.consistency(wid, e.id, name)].value == INCONSISTENT
+                   for name in DURATION_CHECKS)]
+
+
 def conclusion_section(w: Writer) -> Section:
     t = w.t
     paras = []
@@ -488,10 +499,15 @@ def conclusion_section(w: Writer) -> Section:
             paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
                                   engine=w.fig(key),
                                   ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
-    winners = {w.registry[ids.e2e(wl.id, None, "faster")].value for wl in w.run.meta.workloads
+        if doubtful(w, wl.id):       # a duration the other sources contradict
+            paras[-1] = Markup(" ").join([paras[-1], sentence(
+                t["conclusion.doubtful"], engine=w.name(doubtful(w, wl.id)[0]))])
+    # a general conclusion rests only on the workloads whose durations hold
+    trusted = [wl for wl in w.run.meta.workloads if not doubtful(w, wl.id)]
+    winners = {w.registry[ids.e2e(wl.id, None, "faster")].value for wl in trusted
                if w.has(ids.e2e(wl.id, None, "faster"))}
     pair = ids.first_crossover(w.registry)
-    wl = w.run.meta.workloads
+    wl = trusted or w.run.meta.workloads
     short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster"))
     long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster"))
     if pair and isinstance(w.registry[ids.crossover(*pair)].value, float | int) and short_w \
@@ -501,7 +517,8 @@ def conclusion_section(w: Writer) -> Section:
                               concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
                               short_engine=w.name(str(short_w.value)),
                               long_engine=w.name(str(long_w.value))))
-    elif len(winners) == 1 and TIE not in winners:
+    elif len(winners) == 1 and TIE not in winners and \
+            len(trusted) == len(w.run.meta.workloads):
         paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
     if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1 \
             and len(w.run.meta.engines) > 1:         # gaps need two engines

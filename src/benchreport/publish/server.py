@@ -6,6 +6,10 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.i18n import sentence
+from ..core.verdicts import CONSISTENT
+
+# the checks of the client against the server's counters (analyses.consistency)
+METRIC_CHECKS = ("metrics_span", "output_tokens", "requests", "spec_acceptance")
 from .narrative_base import Writer
 from .sections import Section, Table
 
@@ -48,9 +52,15 @@ def server_section(w: Writer) -> Section | None:
                                       label=wl.label, value=w.fig(s("spec_accept_len_gauge"))))
     if not rows:
         return None
+    verdicts = [w.registry[f].value for f in w.registry if f.startswith("consistency.")
+                and w.registry[f].unit == "verdict" and f.split(".")[3] in METRIC_CHECKS]
+    if verdicts and all(v == CONSISTENT for v in verdicts):
+        notes.insert(0, Markup(escape(t["server.agree"])))
     header = [t["table.engine"], t["server.col.workload"], t["server.col.scrapes"],
               t["server.col.client_throughput"], t["server.col.client_tokens"]] + \
         [str(sentence(t[key], p="p99")) for _, key in COLUMNS]
     return Section(id="server", heading=t["server.heading"],
-                   paragraphs=[sentence(t["server.intro"], p="p99")] + notes,
+                   paragraphs=[sentence(t["server.intro"], p="p99",
+                                        caveats=Markup('<a href="#caveats">{}</a>').format(
+                                            t["heading.caveats"]))] + notes,
                    tables=[Table(header=header, rows=rows, numeric=tuple(range(2, 12)))])
