@@ -201,7 +201,11 @@ def test_article_has_its_sections_and_accessible_charts(built):
 def test_blog_markdown_has_front_matter_and_images(built):
     md = (built / "blog/report.en.md").read_text()
     assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: en\n---\n')
-    assert "![Benchmark duration by input length](images/en-results-1.svg)" in md
+    # each chart keeps its own description as alt text (the duration and the latency chart)
+    alts = re.findall(r"!\[([^\]]*)\]\(images/en-results-(\d)\.svg\)", md)
+    assert [n for _, n in alts] == ["1", "2"]
+    assert alts[0][0].startswith("Benchmark duration by input length: ")
+    assert alts[1][0] != alts[0][0] and not alts[1][0].startswith("Benchmark duration")
     assert "That makes vLLM 1.25× as fast on this workload." in md
     ko = (built / "blog/report.ko.md").read_text()
     assert "lang: ko" in ko and "SGLang이 1.25배 빨랐던 셈입니다" in ko

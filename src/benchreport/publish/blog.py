@@ -38,8 +38,19 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return out + [""]
 
 
-def markdown(article: Article, images: dict[str, list[str]]) -> str:
-    """The article as Markdown; ``images`` maps a section id to image paths (relative)."""
+_ALT = re.compile(r'aria-label="([^"]*)"')
+
+
+def alt_text(svg: Markup | str) -> str:
+    """A chart's own description (the aria-label its SVG carries), as plain text."""
+    import html
+
+    found = _ALT.search(str(svg))
+    return html.unescape(found.group(1)) if found else ""
+
+
+def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
+    """The article as Markdown; ``images`` maps a section id to (image path, alt text)."""
     t = article.t
     lines = ["---", f"title: {_yaml_str(article.title)}", f"date: {article.date}",
              f"lang: {article.lang}"]
@@ -49,6 +60,8 @@ def markdown(article: Article, images: dict[str, list[str]]) -> str:
     if article.reconstruction:
         lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
                   ""]
+    if article.notes:
+        lines += [f"> **{plain(t['notice.notes'])}** {plain(article.notes)}", ""]
     lines += [f"## {plain(t['section.summary'])}", ""]
     lines += [f"- {plain(s)}" for s in article.headline]
     if article.finding:
@@ -56,9 +69,13 @@ def markdown(article: Article, images: dict[str, list[str]]) -> str:
     lines += ["", f"## {plain(t['section.environment'])}", ""]
     lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.environment])
     if article.settings:
+        lines += [f"### {plain(t['heading.settings'])}", ""]
         lines += _table(article.settings.header, article.settings.rows)
+    if article.assumed:
+        lines += [f"### {plain(t['section.assumed'])}", ""]
+        lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.assumed])
     lines += [f"## {plain(t['section.results'])}", ""]
-    lines += [f"![{plain(t['chart.durations'])}]({p})" for p in images.get("results", [])]
+    lines += [f"![{plain(alt)}]({p})" for p, alt in images.get("results", [])]
     for r in article.results:
         lines += ["", f"### {plain(r.heading)}", ""]
         lines += _table([t["table.engine"], t["table.duration"]], r.rows)
@@ -70,7 +87,7 @@ def markdown(article: Article, images: dict[str, list[str]]) -> str:
         lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]
     for s in article.sections:
         lines += [f"## {plain(s.heading)}", ""]
-        lines += [f"![{plain(s.heading)}]({p})" for p in images.get(s.id, [])]
+        lines += [f"![{plain(alt or s.heading)}]({p})" for p, alt in images.get(s.id, [])]
         for p in s.paragraphs:
             lines += [plain(p), ""]
         for table in s.tables:
@@ -81,7 +98,7 @@ def markdown(article: Article, images: dict[str, list[str]]) -> str:
 
 def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> list:
     """Write blog/report.<lang>.md and blog/images/<lang>-<section>-<n>.svg."""
-    images: dict[str, list[str]] = {}
+    images: dict[str, list[tuple[str, str]]] = {}
     written = []
     for section, svgs in sorted(charts.items()):
         for i, svg in enumerate(svgs, start=1):
@@ -91,7 +108,7 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> lis
                               + str(svg).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
                               if 'xmlns="http://www.w3.org/2000/svg"' not in str(svg)
                               else '<?xml version="1.0" encoding="utf-8"?>\n' + str(svg))
-            images.setdefault(section, []).append(name)
+            images.setdefault(section, []).append((name, alt_text(svg)))
             written.append(path)
     md = folder / f"report.{article.lang}.md"
     write_text_atomic(md, markdown(article, images))
