@@ -61,3 +61,22 @@ def test_synth_command_writes_the_same_bytes(tmp_path, project, regenerated):
 
     assert main(["synth", str(project / "data/2024-b300/scenario.yaml"), str(tmp_path)]) == 0
     assert _digests(tmp_path) == _digests(regenerated)
+
+
+def test_the_what_if_run_is_its_scenario_and_shares_sglang_bytes(project, tmp_path):
+    """data/2024-b300-vllm-whatif is what its scenario generates, byte for byte; its SGLang
+    files are the reference run's, so the one stated change is vLLM's."""
+    out = tmp_path / "raw"
+    generate(project / "data/2024-b300-vllm-whatif/scenario.yaml", out)
+    committed = _digests(project / "data/2024-b300-vllm-whatif/raw")
+    assert committed == _digests(out)
+    reference = _digests(project / "data/2024-b300/raw")
+    assert {k: v for k, v in committed.items() if k.startswith("sglang/")} == \
+        {k: v for k, v in reference.items() if k.startswith("sglang/")}
+    assert {k: v for k, v in committed.items() if k.startswith("vllm/")} != \
+        {k: v for k, v in reference.items() if k.startswith("vllm/")}
+    durations = sorted(json.loads(p.read_text())["duration"]
+                       for p in (project / "data/2024-b300-vllm-whatif/raw/vllm").glob("*.json"))
+    assert durations == [94.0, 276.0]
+    run_yaml = (project / "data/2024-b300-vllm-whatif/run.yaml").read_text()
+    assert "This run was not measured." in run_yaml and "측정한 것이 아닙니다" in run_yaml
