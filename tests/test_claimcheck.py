@@ -131,3 +131,17 @@ def test_similar_and_equals():
 def test_a_claim_without_a_figure_to_check_is_not_derivable():
     v = check_claim(_claim({"figure": "nowhere"}, 1.0, 0.1), {}, {}, set())
     assert (v.verdict, v.reason) == ("not derivable", "missing")
+
+
+def test_another_engine_first_contradicts_a_speedup_claim():
+    """'vLLM about 1.5x faster' against data where SGLang finished first at 1.5x: the ratio
+    matches, the winner does not, so the claim is contradicted, not confirmed."""
+    check = {"figure": "e2e.64k.speedup", "winner": {"e2e.64k.faster": "vllm"}}
+    reg = {**_reg(e2e__64k__speedup=1.5), "e2e.64k.faster": Figure(
+        id="e2e.64k.faster", value="sglang", unit="engine", method="test")}
+    v = check_claim(_claim(check, 1.5, 0.1), reg, {}, set())
+    assert (v.verdict, v.reason, v.params["which"], v.recomputed) == \
+        (CONTRADICTED, "winner_differs", "sglang", 1.5)
+    reg["e2e.64k.faster"] = Figure(id="e2e.64k.faster", value="vllm", unit="engine",
+                                   method="test")
+    assert check_claim(_claim(check, 1.5, 0.1), reg, {}, set()).verdict == CONFIRMED

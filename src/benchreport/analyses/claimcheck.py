@@ -293,6 +293,21 @@ def check_equals(cx: Context, check: dict) -> Verdict:
     return v
 
 
+def check_winner(cx: Context, check: dict) -> Verdict:
+    """Who the claim says came first (``winner: {e2e.64k.faster: vllm}``): another engine
+    first in the data contradicts the claim, whatever its ratio."""
+    v = _new(cx)
+    got = _lookup(cx, v, check["winner"])
+    if any(x is None for x in got.values()):
+        return _missing(v, [i for i, x in got.items() if x is None])
+    wrong = [str(got[i]) for i, want in check["winner"].items() if str(got[i]) != str(want)]
+    v.verdict, v.reason = (CONTRADICTED, "winner_differs") if wrong else \
+        (CONFIRMED, "winner_same")
+    v.params = {"which": ", ".join(wrong)}
+    v.recomputed = None           # the figure part shows the number; this part only judges
+    return v
+
+
 def check_linear(cx: Context, check: dict) -> Verdict:
     """change ÷ context near 1; compared with the published pair when the claim gives one."""
     v = _new(cx)
@@ -342,6 +357,7 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("every_engine",): check_every_engine,
     ("similar", "within"): check_similar,
     ("equals",): check_equals,
+    ("winner",): check_winner,
     ("linear",): check_linear,
     ("at_least",): check_at_least,
 }
@@ -363,7 +379,8 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
     results = [fn(cx, part) for fn, part in parts]
     worst = min(results, key=lambda r: ORDER.index(r.verdict))
     if len(results) > 1:
-        worst.recomputed = [r.recomputed for r in results]
+        shown = [r.recomputed for r in results if r.recomputed is not None]
+        worst.recomputed = shown[0] if len(shown) == 1 else shown
         worst.figures = [f for r in results for f in r.figures]
     if claim.causal and worst.verdict == CONFIRMED:
         worst.verdict = CONSISTENT
