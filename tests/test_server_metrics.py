@@ -88,9 +88,12 @@ def test_window_figures_match_the_truth(built):
     # gauges stay inside what the run allows: concurrency 2
     assert 1 <= figures[ids.server("4k", "vllm", "running_max")]["value"] <= 2
     assert 0 <= figures[ids.server("16k", "vllm", "kv_usage_max")]["value"] <= 100
-    # latency from the server's histogram is a bucket estimate, and says so
+    # latency from the server's histogram: with 3 requests, not a point interpolated inside a
+    # bucket but the bucket itself, which holds the client's slowest TTFT (1,789 ms)
     p99 = figures[ids.server("16k", "vllm", "ttft_p99_ms")]
-    assert "bucket estimate" in p99["method"] and p99["value"] > 0
+    assert p99["value"] == "1,000–2,500" and "fewer than 20" in p99["method"]
+    slowest = 1000 * max(client[("16k", "vllm")]["ttfts"])
+    assert 1000 < slowest <= 2500
     # every source that can be compared agrees: no warning, every check consistent
     checks = {f["id"]: f["value"] for f in figures.values()
               if f["id"].startswith("consistency.") and f["unit"] == "verdict"}
@@ -229,3 +232,13 @@ def test_speculative_acceptance_from_the_log_against_the_counters(tmp_path, monk
     checks = {(c.workload, c.name): c for c in metric_checks(run, ingest_run(run))
               if c.engine == "vllm"}
     assert checks[("16k", "spec_acceptance")].status == INCONSISTENT
+
+
+def test_the_bucket_a_quantile_falls_in():
+    from benchreport.analyses.server import rank_bucket
+
+    buckets = {0.1: 2.0, 0.5: 7.0, 1.0: 9.0, float("inf"): 10.0}     # cumulative
+    assert rank_bucket(buckets, 0.5) == (0.1, 0.5)       # rank 5: between 2 and 7
+    assert rank_bucket(buckets, 0.9) == (0.5, 1.0)       # rank 9
+    assert rank_bucket(buckets, 0.99) == (1.0, 1.0)      # rank 9.9: the +Inf bucket
+    assert rank_bucket(buckets, 0.1) == (0.0, 0.1)

@@ -233,6 +233,22 @@ def _buckets(sc: Scrape, name: str) -> dict[float, float]:
     return dict(out)
 
 
+FEW_OBSERVATIONS = 20     # below this many, a quantile is shown as its bucket
+
+
+def rank_bucket(buckets: dict[float, float], q: float) -> tuple[float, float]:
+    """The bounds (lower, upper; seconds) of the bucket where quantile ``q``'s rank falls, in
+    cumulative ``le`` buckets; the +Inf bucket gives its finite lower bound twice."""
+    points = sorted(buckets.items())
+    total = points[-1][1]
+    lower = 0.0
+    for le, count in points:
+        if count >= q * total:
+            return (lower, le) if not math.isinf(le) else (lower, lower)
+        lower = le
+    return lower, lower
+
+
 def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str, Any]]]:
     """Figures per benchmark window with scrapes, and the gauge series over time (for the
     chart: engine, workload, ts, kv_usage, running, waiting)."""
@@ -319,12 +335,26 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
                 if not b:
                     continue
                 delta = {le: b[le] - a.get(le, 0.0) for le in b}
+                observed = max(delta.values(), default=0.0)      # the +Inf bucket: all
                 for q in (0.5, 0.99):
                     value = histogram_quantile(delta, q)
                     if value is None:
                         continue
-                    fig(f"{name}_p{round(q * 100)}_ms", 1000 * value, "ms", 0,
-                        f"bucket estimate of the p{round(q * 100)} of histogram {canonical} "
+                    label = f"p{round(q * 100)}"
+                    if observed < FEW_OBSERVATIONS:
+                        # too few requests to interpolate: the bucket the rank falls in
+                        low, high = rank_bucket(delta, q)
+                        shown = f"{1000 * low:,.0f}–{1000 * high:,.0f}" if high > low \
+                            else f"> {1000 * low:,.0f}"          # the +Inf bucket
+                        fig(f"{name}_{label}_ms", shown,
+                            "ms", None,
+                            f"the bucket of histogram {canonical} (differenced over the "
+                            f"interval) that holds its {label}: with {observed:.0f} "
+                            f"observations, fewer than {FEW_OBSERVATIONS}, a point inside the "
+                            "bucket would only reflect where its bounds lie", ends)
+                        continue
+                    fig(f"{name}_{label}_ms", 1000 * value, "ms", 0,
+                        f"bucket estimate of the {label} of histogram {canonical} "
                         "over the interval (its buckets differenced, then linear "
                         "interpolation inside the bucket where the rank falls, as "
                         "Prometheus' histogram_quantile): not the client's exact percentile",
