@@ -467,10 +467,8 @@ def compare_runs(store: Path, run_ids: list[str], base: str | None = None) -> Co
         items = changes(runs[0], other)
         comp.changes += [{**c, "run": other.id} for c in items]
         comp.figures += change_figures(runs[0], other, items)
-    for a, b in pairs:
+    for a, b in pairs:                # each pair once (pairs holds no duplicate)
         figs, rows, only = delta_figures(a, b)
-        if any(f.id == figs[0].id for f in comp.figures):
-            continue
         comp.figures += figs
         comp.matched += [{**r, "base": a.id, "run": b.id} for r in rows]
         comp.only += [{**o, "base": a.id, "other": b.id} for o in only]

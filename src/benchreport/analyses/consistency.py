@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..core import ids
 from ..core.figures import Figure, Source
@@ -80,15 +80,10 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
                        and w.workload == entry.workload), None)
         if window is None:
             continue
-        # a window keeps a margin after its end for a late stats line: it stops where the
-        # engine's next benchmark begins
-        later = [w.start for w in ing.windows if w.engine == entry.engine
-                 and w.start > window.start]
-        stop = min([window.end] + later)
+        # (ingest ends a window where the engine's next benchmark begins)
         records = sorted((r for kind in ACTIVITY
                           for r in ing.in_window(kind, entry.engine, entry.workload)
-                          if _active(r) and (r["ts"] < stop if later else r["ts"] <= stop)),
-                         key=lambda r: (r["ts"], r["line"]))
+                          if _active(r)), key=lambda r: (r["ts"], r["line"]))
         if len(records) < 2:
             continue
         times = [dt.datetime.fromisoformat(r["ts"]) for r in records]
@@ -201,19 +196,22 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
     are not compared on their own: the server's is over the scrape interval, longer than the
     client's duration by the scrape margins, so it agrees exactly when the tokens and the
     duration do; the server view shows both."""
-    from .server import counter_deltas, growth_span, window_scrapes
+    from .server import counter_deltas, scrapes, window_scrapes
 
     out: list[Check] = []
     if not ing.records.get("metric"):
         return out
+    by_engine: dict[str, list] = {}            # each engine's scrapes, grouped once
     for entry in ing.results:
         window = next((w for w in ing.windows if w.engine == entry.engine
                        and w.workload == entry.workload), None)
         if window is None:
             continue
-        span = growth_span(ing, window)
-        if span is not None:
-            shortest, longest, bounds = span
+        if entry.engine not in by_engine:
+            by_engine[entry.engine] = scrapes(ing, entry.engine)
+        win = window_scrapes(ing, window, by_engine[entry.engine])
+        if win.grown is not None:
+            shortest, longest, bounds = win.grown
             centre, half = (shortest + longest) / 2, (longest - shortest) / 2 + SLACK_S
             out.append(Check(
                 engine=entry.engine, workload=entry.workload, name="metrics_span",
@@ -230,7 +228,6 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
                                      key="duration", lines=(entry.result.line,)),
                 server_source=Source(path=bounds[0].file, sha256=bounds[0].sha256,
                                      lines=(bounds[0].first_line, bounds[1].last_line))))
-        win = window_scrapes(ing, window)
         interval = win.interval
         if interval is None:
             continue
@@ -242,16 +239,16 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
         period = max(periods) if periods else interval
         deltas = {k: v for k, (v, _) in counter_deltas(win).items() if v is not None}
 
-        def add(name: str, client: float, server: float, tolerance: float, unit: str,
-                how: str, key: str, ok: bool | None = None) -> None:
-            good = abs(client - server) <= tolerance if ok is None else ok
+        def add(name: str, client_value: float, server: float, tolerance: float, unit: str,
+                how: str, key: str, client: Source | None = None) -> None:
+            good = abs(client_value - server) <= tolerance
             out.append(Check(
-                engine=entry.engine, workload=entry.workload, name=name, client=client,
+                engine=entry.engine, workload=entry.workload, name=name, client=client_value,
                 server=server, tolerance=tolerance,
                 status=CONSISTENT if good else INCONSISTENT, interval=period, unit=unit,
-                how=how, client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
-                                              key=key, lines=(r.line,)),
-                server_source=ends))
+                how=how, server_source=ends,
+                client_source=client or Source(path=entry.file.rel, sha256=entry.file.sha256,
+                                               key=key, lines=(r.line,))))
 
         n = r.completed or 0
         if r.total_output_tokens is not None and "generation_tokens" in deltas:
@@ -269,22 +266,15 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
         # the log's edge lines may reach outside the benchmark; where they hold much of its
         # drafting the two figures cannot test each other, so no check is made
         if deltas.get("spec_draft_tokens") and drafted and tol <= SPEC_TESTABLE_PP:
-            out.append(Check(
-                engine=entry.engine, workload=entry.workload, name="spec_acceptance",
-                client=100 * sum(int(x["accepted"]) for x in logged) / drafted,
-                server=100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"],
-                tolerance=tol, status="", interval=period, unit="%",
-                how="accepted over drafted tokens from the spec-decoding counters, "
-                    "differenced between the scrapes around the benchmark; the log's figure "
-                    "sums its stats lines inside the window, whose first and last lines may "
-                    "cover time outside the benchmark, so the two may differ by those lines' "
-                    "share of the drafted tokens plus one percentage point",
-                client_source=Source(path=logged[0]["file"], sha256=logged[0]["sha256"],
-                                     lines=(int(logged[0]["line"]), int(logged[-1]["line"]))),
-                server_source=ends))
-            c = out[-1]
-            out[-1] = replace(c, status=CONSISTENT if abs(c.client - c.server) <= tol
-                              else INCONSISTENT)
+            add("spec_acceptance", 100 * sum(int(x["accepted"]) for x in logged) / drafted,
+                100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"],
+                tol, "%", "accepted over drafted tokens from the spec-decoding counters, "
+                "differenced between the scrapes around the benchmark; the log's figure sums "
+                "its stats lines inside the window, whose first and last lines may cover time "
+                "outside the benchmark, so the two may differ by those lines' share of the "
+                "drafted tokens plus one percentage point", "",
+                client=Source(path=logged[0]["file"], sha256=logged[0]["sha256"],
+                              lines=(int(logged[0]["line"]), int(logged[-1]["line"]))))
         if "requests_finished" in deltas:
             failed = int(r.raw.get("failed") or 0)
             add("requests", float(n), deltas["requests_finished"], float(failed), "count",

@@ -158,10 +158,14 @@ def _current_cell() -> int | None:
 
 def save_figures(run: Run, figures: list[Figure], notebook: str) -> str:
     """Write a notebook's figures to derived/figures/<notebook>.json; return that path."""
-    stem = notebook.removesuffix(".ipynb")
-    path = run.paths.figure_fragments / f"{stem}.json"
+    return _save_fragment(run.paths, figures, notebook)
+
+
+def _save_fragment(paths, figures: list[Figure], notebook: str) -> str:
+    """``figures`` under ``paths.figure_fragments`` (a run's or a comparison's folder)."""
+    path = paths.figure_fragments / f"{notebook.removesuffix('.ipynb')}.json"
     write_json(path, fragment(figures, notebook))
-    return run.paths.rel(path)
+    return paths.rel(path)
 
 
 @dataclass(frozen=True)
@@ -360,10 +364,7 @@ class CompareCollector(Collector):
         self.figures = []
 
     def save(self) -> str:
-        stem = self.notebook.removesuffix(".ipynb")
-        path = self.paths.figure_fragments / f"{stem}.json"
-        write_json(path, fragment(self.figures, self.notebook))
-        return self.paths.rel(path)
+        return _save_fragment(self.paths, self.figures, self.notebook)
 
 
 def save_compare(figs: CompareCollector, comp) -> str:

@@ -112,6 +112,8 @@ class Window:
     before: Scrape | None
     after: Scrape | None
     inside: list[Scrape]
+    # how long the token counters grew around it (growth_span), when growth was seen
+    grown: tuple[float, float, list[Scrape]] | None = None
 
     @property
     def chain(self) -> list[Scrape]:
@@ -140,17 +142,19 @@ def span(ing: Ingested, w: BenchWindow) -> tuple[str, str]:
     return w.start, min(end.isoformat(timespec="seconds"), w.end)
 
 
-def window_scrapes(ing: Ingested, w: BenchWindow) -> Window:
+def window_scrapes(ing: Ingested, w: BenchWindow,
+                   mine: list[Scrape] | None = None) -> Window:
     """The scrapes the counters are differenced between: the last before the server's token
     counters started growing for this benchmark and the first after they stopped (see
     ``growth_span``); without growth seen, the last scrape at or before the window's start
-    and the first at or after the benchmark's end."""
-    mine = scrapes(ing, w.engine)
-    grown = growth_span(ing, w)
+    and the first at or after the benchmark's end. ``mine``: the engine's scrapes, when the
+    caller has them already."""
+    mine = scrapes(ing, w.engine) if mine is None else mine
+    grown = growth_span(ing, w, mine)
     if grown is not None:
         first, last = grown[2]
         return Window(w.engine, w.workload, first, last,
-                      [s for s in mine if first.ts < s.ts < last.ts])
+                      [s for s in mine if first.ts < s.ts < last.ts], grown)
     start, end = span(ing, w)
     before = [s for s in mine if s.ts <= start]
     after = [s for s in mine if s.ts >= end]
@@ -162,7 +166,8 @@ def window_scrapes(ing: Ingested, w: BenchWindow) -> Window:
 NEIGHBOURHOOD_S = 60.0     # how far beyond its window a benchmark's counter growth is sought
 
 
-def growth_span(ing: Ingested, w: BenchWindow) -> tuple[float, float, list[Scrape]] | None:
+def growth_span(ing: Ingested, w: BenchWindow, mine: list[Scrape]
+                ) -> tuple[float, float, list[Scrape]] | None:
     """When the server's token counters grew around this benchmark, as bounds on how long it
     worked: (shortest, longest, the scrapes that bound it), or None without growth seen
     between two scrapes. Sought from the end of the engine's previous benchmark window to
@@ -172,8 +177,7 @@ def growth_span(ing: Ingested, w: BenchWindow) -> tuple[float, float, list[Scrap
     The first scrape that shows growth came after work began, and the one before it came
     before; likewise at the end. So the work lasted at least from the first growth scrape to
     the scrape before the last growth scrape, and at most from the scrape before the first
-    growth to the last growth scrape."""
-    mine = scrapes(ing, w.engine)
+    growth to the last growth scrape. ``mine``: the engine's scrapes (``scrapes``)."""
     others = [x for x in ing.windows if x.engine == w.engine and x != w]
     # the neighbours' own spans (a log window keeps a margin that may reach the next one)
     lo = max([span(ing, x)[1] for x in others if x.start < w.start]
@@ -256,8 +260,9 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
     series: list[dict[str, Any]] = []
     if not ing.records.get("metric"):
         return figures, series
+    by_engine = {e: scrapes(ing, e) for e in sorted({w.engine for w in ing.windows})}
     for w in ing.windows:
-        win = window_scrapes(ing, w)
+        win = window_scrapes(ing, w, by_engine[w.engine])
         if not win.chain:
             continue
         ctx = {"engine": w.engine, "workload": w.workload}
@@ -280,7 +285,8 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
                 "seen: the scrapes around the window); the counters are differenced over it, "
                 "and it is longer than the benchmark by up to a scrape period at each end",
                 ends)
-        for name, (delta, why) in counter_deltas(win).items():
+        counted = counter_deltas(win)
+        for name, (delta, why) in counted.items():
             if delta is None:
                 fig(name, None, "tokens" if "tokens" in name else "count", 0,
                     "not differenced: " + why, ends, status="reset")
@@ -288,7 +294,7 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
             fig(name, delta, "tokens" if "tokens" in name else "count", 0,
                 f"counter {name.replace('_', ' ')} at the scrape after the window minus at "
                 "the scrape before it, summed over its series", ends)
-        deltas = {k: v for k, (v, _) in counter_deltas(win).items() if v is not None}
+        deltas = {k: v for k, (v, _) in counted.items() if v is not None}
         if interval and "generation_tokens" in deltas:
             fig("throughput", deltas["generation_tokens"] / interval, "tok/s", 1,
                 "generation tokens differenced over the scrape interval, divided by it "

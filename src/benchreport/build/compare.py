@@ -19,14 +19,7 @@ from ..core.figures import load_registry, merge
 from ..core.files import read_json, write_json
 from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
 from . import staging
-from .pipeline import (
-    Steps,
-    _execute,
-    check_parameters,
-    list_notebooks,
-    notebook_error,
-    stable_cell_ids,
-)
+from .pipeline import Steps, list_notebooks, run_notebook
 
 
 @dataclass(frozen=True)
@@ -82,29 +75,10 @@ def _execute_one(src: Path, paths: ComparePaths, run_ids: list[str], base: str,
                  report_root: Path | str, project: Path) -> None:
     """Run one comparison notebook; it writes into ``paths.report`` (the staging copy) and
     reads the store under ``report_root``."""
-    import shutil
-
-    import papermill as pm
-    from papermill.exceptions import PapermillExecutionError
-
-    from .pipeline import _KERNEL_DIRS
-
-    parameters = {"runs": " ".join(run_ids), "base": base,
-                  "out": shown(paths.report, project),
+    run_notebook(src, paths.notebooks / src.name,
+                 {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
                   "report_root": shown(Path(report_root).resolve(), project),
-                  "notebook": src.name}
-    check_parameters(parameters)
-    dst = paths.notebooks / src.name
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        _execute(pm, src, dst, parameters, cwd=project)
-    except PapermillExecutionError as exc:
-        raise notebook_error(exc, src.name) from None
-    else:
-        stable_cell_ids(dst)
-    finally:
-        while _KERNEL_DIRS:
-            shutil.rmtree(_KERNEL_DIRS.pop(), ignore_errors=True)
+                  "notebook": src.name}, cwd=project)
 
 
 def _collect(paths: ComparePaths) -> None:

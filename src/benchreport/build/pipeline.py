@@ -134,18 +134,24 @@ def _ipc_kernel_manager():
 def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
                      report_root: Path) -> None:
     """Execute one notebook with the run's parameters; a cell error becomes BuildError."""
+    # Parameters are plain strings checked before they get here (run ids match a strict
+    # pattern, roots are paths): papermill writes them into a cell as Python literals.
+    run_notebook(src, dst, {"run_id": run.id, "data_root": str(data_root),
+                            "report_root": str(report_root), "notebook": src.name})
+
+
+def run_notebook(src: Path, dst: Path, parameters: dict[str, str],
+                 cwd: Path | None = None) -> None:
+    """Execute ``src`` into ``dst`` with ``parameters`` (plain strings, checked), in
+    ``cwd`` (default: the notebooks' parent); a cell error becomes BuildError."""
     import papermill as pm
     from nbclient.exceptions import DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
-    # Parameters are plain strings checked before they get here (run ids match a strict
-    # pattern, roots are paths): papermill writes them into a cell as Python literals.
-    parameters = {"run_id": run.id, "data_root": str(data_root), "report_root": str(report_root),
-                  "notebook": src.name}
     check_parameters(parameters)
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _execute(pm, src, dst, parameters)
+        _execute(pm, src, dst, parameters, cwd)
     except PapermillExecutionError as exc:
         raise notebook_error(exc, src.name) from None
     except DeadKernelError:

@@ -301,11 +301,7 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
     epoch = _epoch(rec)
     written = []
 
-    class _Pages:             # notebook_pages() reads run.paths.notebooks only
-        def __init__(self, p: ComparePaths) -> None:
-            self.paths = p
-
-    notebook_pages(_Pages(paths))   # type: ignore[arg-type]
+    notebook_pages(paths.notebooks)
     with _pdf_workers() as pool:        # one PDF per language, side by side
         pdfs = []
         for lang in LANGS:

@@ -123,14 +123,15 @@ def notebook_names(run: Run) -> list[str]:
     return [p.with_suffix(".html").name for p in sorted(run.paths.notebooks.glob("*.ipynb"))]
 
 
-def notebook_pages(run: Run) -> list[str]:
-    """The executed notebooks as HTML pages next to them (nbconvert, no external assets)."""
+def notebook_pages(folder: Path) -> list[str]:
+    """The executed notebooks in ``folder`` as HTML pages next to them (nbconvert, no
+    external assets)."""
     import nbformat
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="basic")
     names = []
-    for nb_path in sorted(run.paths.notebooks.glob("*.ipynb")):
+    for nb_path in sorted(folder.glob("*.ipynb")):
         body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
         title = nb_path.stem
         page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
@@ -195,7 +196,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
             written += write_blog(run.paths.report / "blog", article, charts)
             write_text_atomic(run.paths.html(lang), html)
             written += [run.paths.html(lang), run.paths.pdf(lang)]
-        notebook_pages(run)
+        notebook_pages(run.paths.notebooks)
         for future in warm + pdfs:
             future.result()
     return written
