@@ -292,8 +292,8 @@ def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path
 
     run, _, _ = reference
     expect = {
-        "ko": ["한눈에 보기", "입력 길이별 결과", "디코드 확장성", "통제되지 않은 것들",
-               "공개된 글이 맞힌 것과 틀린 것", "결론", "100.5초", "150.8초", "1.50배", "1.31배"],
+        "ko": ["한눈에 보기", "입력 길이별 결과", "디코드 확장성", "통제하지 못한 변수",
+               "공개된 글의 주장 검증", "결론", "100.5초", "150.8초", "1.50배", "1.31배"],
         "en": ["At a glance", "Results by input length", "Decode scalability",
                "What was not controlled", "What the published text got right and wrong",
                "Conclusion", "100.5 s", "150.8 s", "1.50×", "1.31×"],

@@ -39,6 +39,9 @@ class Caveat:
     requests: str = ""                                   # which requests an event touched
     engine: str | None = None                            # an event's engine
     span: tuple[str, ...] = ()                           # an event's first and last time
+    # an event's counts by name (n, workers): the article words them from the catalogue
+    # (event.<id>); ``values`` keeps the English line for the notebook and the store
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 _NOTE = re.compile(r"\s*\((?:default|auto)\)\s*$")
@@ -301,13 +304,15 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                                       unit="count", decimals=0, sources=src, context=ctx,
                                       method=how))
             touched = [ids.latency(w.id, e.id, "ttft", "mean"), ids.e2e(w.id, e.id, "duration")]
-            for cid, recs, value in (
+            for cid, recs, value, n in (
                     ("event_oom_retry", retries,
-                     f"{len(retries)} retries on {len(workers)} workers"),
-                    ("event_oom", ooms, f"{len(ooms)} errors"),
-                    ("event_jit", jit, f"{len(jit)} kernels compiled"),
-                    ("event_retraction", retract, f"{len(retract)} retractions"),
-                    ("event_preemption", stats if preempt else [], f"{preempt} preemptions")):
+                     f"{len(retries)} retries on {len(workers)} workers", len(retries)),
+                    ("event_oom", ooms, f"{len(ooms)} errors", len(ooms)),
+                    ("event_jit", jit, f"{len(jit)} kernels compiled", len(jit)),
+                    ("event_retraction", retract, f"{len(retract)} retractions",
+                     len(retract)),
+                    ("event_preemption", stats if preempt else [], f"{preempt} preemptions",
+                     preempt)):
                 if recs:
                     first = min(r.get("ts") or "" for r in recs)
                     last = max(r.get("ts") or "" for r in recs)
@@ -316,6 +321,7 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                         engine=e.id, span=(first, last),
                         requests=_touched_requests(ing, e.id, w.id, first),
                         values={e.id: f"{value}, {first[11:]}–{last[11:]}"},
+                        counts={"n": int(n), "workers": len(workers)},
                         evidence=[f"{recs[0]['file']}:{r['line']}" for r in recs[:3]]))
     return rows, figures
 

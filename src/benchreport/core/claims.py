@@ -52,6 +52,13 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
     articles = doc.get("articles")
     if not isinstance(articles, dict) or not articles:
         raise ConfigError("'articles' must map keys to article files", path=path, line=doc.line)
+    for key, art in articles.items():
+        # an article is its file name, or {file: ..., title: {ko: ..., en: ...}}: the title
+        # is what the claims table shows a reader
+        if isinstance(art, dict) and not (isinstance(art.get("title"), dict)
+                                          and set(art["title"]) == {"ko", "en"}):
+            raise ConfigError(f"article {key!r}: title needs ko and en", path=path,
+                              line=art.line if isinstance(art, Located) else doc.line)
     claims, seen = [], set()
     for item in doc.get("claims") or []:
         line = item.line if isinstance(item, Located) else doc.lines.get("claims", 1)
@@ -87,4 +94,12 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
                             **extras))
     if not claims:
         raise ConfigError("no claims listed", path=path, line=doc.line)
-    return dict(articles), claims
+    return {k: (str(v["file"]) if isinstance(v, dict) else str(v))
+            for k, v in articles.items()}, claims
+
+
+def article_titles(text: str, path: str) -> dict[str, dict[str, str]]:
+    """{article key: {ko, en}} for the articles claims.yaml gives titles (others: none)."""
+    doc = load_yaml(text, path)
+    return {k: dict(v["title"]) for k, v in (doc.get("articles") or {}).items()
+            if isinstance(v, dict) and isinstance(v.get("title"), dict)}

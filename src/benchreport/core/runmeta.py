@@ -70,7 +70,7 @@ class Workload:
 @dataclass(frozen=True)
 class Assumption:
     setting: dict[str, str]    # per language
-    value: str
+    value: dict[str, str]      # per language (a plain value reads the same in both)
     why: dict[str, str]        # per language
     settings: tuple[str, ...] = ()   # "<setting>.<engine>" values this assumption set
 
@@ -332,7 +332,9 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
         a = c.mapping(item, "run.assumed[]", doc, "assumed")
         assumed.append(Assumption(
             setting=c.bilingual(a, "setting", "assumed[]"),
-            value=str(c.get(a, "value", (str, int, float, bool), "assumed[]")),
+            value=c.bilingual(a, "value", "assumed[]")
+            if isinstance(a.get("value"), Located) else
+            dict.fromkeys(LANGS, str(c.get(a, "value", (str, int, float, bool), "assumed[]"))),
             why=c.bilingual(a, "why", "assumed[]"),
             settings=tuple(str(x) for x in c.get(a, "settings", list, "assumed[]",
                                                   required=False, default=[])),

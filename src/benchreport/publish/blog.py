@@ -19,7 +19,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
 def plain(html: Markup | str) -> str:
     """Markup to Markdown-safe text: tags dropped, then < > & and Markdown marks escaped."""
-    text = Markup(html).striptags() if isinstance(html, Markup) else str(html)
+    # a line break inside a cell (a claim and its article, a verdict and its basis) reads
+    # as a separator in one Markdown line
+    text = Markup(str(html).replace("<br>", " · ")).striptags() if isinstance(html, Markup) \
+        else str(html)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     # Braces as character references: blog engines run templates over Markdown (Jekyll's
     # Liquid evaluates {{ }} and {% %}, Hugo's shortcodes are {{< >}} and {{% %}}).
@@ -97,7 +100,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
 
 
 def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> list:
-    """Write blog/report.<lang>.md and blog/images/<lang>-<section>-<n>.svg."""
+    """Write blog/report.<lang>.md and blog/images/<lang>-<section>-<n>.svg (and .png)."""
     images: dict[str, list[tuple[str, str]]] = {}
     written = []
     for section, svgs in sorted(charts.items()):
@@ -110,6 +113,10 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> lis
                               else '<?xml version="1.0" encoding="utf-8"?>\n' + str(svg))
             images.setdefault(section, []).append((name, alt_text(svg)))
             written.append(path)
+            png = getattr(svg, "png", b"")
+            if png:     # the same chart at twice its size, for platforms that take no SVG
+                write_text_atomic(path.with_suffix(".png"), png)
+                written.append(path.with_suffix(".png"))
     md = folder / f"report.{article.lang}.md"
     write_text_atomic(md, markdown(article, images))
     return written + [md]

@@ -39,7 +39,52 @@ def palette(run: Run) -> dict[str, str]:
     return {e.id: colours[i] for i, e in enumerate(run.meta.engines)}
 
 
-def _svg(fig, alt: str) -> Markup:
+class Chart(Markup):
+    """A chart as page markup (SVG), with a PNG of it at twice its size for blog platforms
+    that take no SVG, and the pairs of its labels whose boxes overlap (none, a test says)."""
+
+    png: bytes = b""
+    overlaps: tuple[tuple[str, str], ...] = ()
+
+
+PNG_DPI = 192       # the SVG's size is in points at 96 px per inch: 2× that
+
+
+def overlapping_labels(fig) -> list[tuple[str, str]]:
+    """Pairs of visible texts (titles, tick labels, legend entries, value labels) whose
+    boxes, as matplotlib lays them out, intersect by more than a pixel each way."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    # the texts a draw really paints (tick labels beyond the axis limits exist but are not
+    # drawn), with the boxes they were painted in
+    boxes = []
+    draw = Text.draw
+
+    def recording(self, renderer):
+        draw(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            box = self.get_window_extent(renderer)
+            if box.width > 0 and box.height > 0:
+                boxes.append((self.get_text(), box))
+
+    Text.draw = recording
+    try:
+        FigureCanvasAgg(fig).draw()
+    finally:
+        Text.draw = draw
+    out = []
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if dx > 1 and dy > 1:
+                out.append((a, b))
+    return out
+
+
+def _svg(fig, alt: str) -> Chart:
+    overlaps = overlapping_labels(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
@@ -48,7 +93,12 @@ def _svg(fig, alt: str) -> Markup:
     # fonts: matplotlib measured them with the same NanumGothic file.
     svg = re.sub(r"font-family:\s*'?[^;'\"]+'?", f"font-family: '{FAMILY}', '{FALLBACK}'", svg)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
-    return Markup(svg)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight",
+                metadata={"Software": None})
+    chart = Chart(svg)
+    chart.png, chart.overlaps = png.getvalue(), tuple(overlaps)
+    return chart
 
 
 def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
@@ -118,9 +168,10 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
 
     colours = palette(run)
     workloads = [w for w in run.meta.workloads if any(p[0].id == w.id for p in panels)]
-    fig = MplFigure(figsize=(6.4, 2.4 * len(workloads)))
+    fig = MplFigure(figsize=(6.4, 2.4 * len(workloads)), layout="constrained")
     axes = fig.subplots(len(workloads), 1, squeeze=False)[:, 0]
     summary = []
+    hatches = {e.id: HATCHES[i % len(HATCHES)] for i, e in enumerate(run.meta.engines)}
     for ax, w in zip(axes, workloads, strict=True):
         for ww, e, recs in panels:
             if ww.id != w.id:
@@ -129,13 +180,18 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
             t0 = dt.datetime.fromisoformat(window.start)
             xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in recs]
             ys = [float(r["gen_tps"]) for r in recs]
-            ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=1.2)
+            # the log's samples as dots, joined thinly: nothing was measured between them
+            ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=0.8, marker="o",
+                    markersize=2.5)
             span = registry.get(ids.decode(w.id, e.id, "window"))
             if span is not None and " – " in str(span.value):
                 start, end = str(span.value).split(" – ")
                 a = (dt.datetime.fromisoformat(start) - t0).total_seconds()
                 b = (dt.datetime.fromisoformat(end) - t0).total_seconds()
-                ax.axvspan(a, b, color=colours[e.id], alpha=0.12, linewidth=0)
+                # hatched and outlined in the engine's colour: where two spans overlap,
+                # both stay visible
+                ax.axvspan(a, b, facecolor="none", edgecolor=colours[e.id], alpha=0.6,
+                           hatch=hatches[e.id], linewidth=0.6)
                 lo = registry[ids.decode(w.id, e.id, "min")].value
                 hi = registry[ids.decode(w.id, e.id, "max")].value
                 summary.append(f"{w.label} {e.name}: {lo:.0f}–{hi:.0f}")
@@ -206,7 +262,7 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
                        if ids.latency(w.id, e.id, m, stat) in registry]
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                            color=colours[e.id], label=f"{e.name} {stat}")
+                            color=colours[e.id], label=f"{e.name} {t['chart.median'] if stat == 'median' else stat}")
                     alt.append(f"{e.name} {m} {stat}: " + ", ".join(f"{v:.0f}" for _, v in pts))
         ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
         ax.set_title(t[f"metric.{m}"], fontsize=9)
@@ -240,6 +296,7 @@ def _campaign_series(registry: dict[str, Figure]) -> dict[str, dict[tuple, dict]
 
 
 _DASHES = ["-", "--", ":", "-."]
+HATCHES = ["///", "\\\\\\", "xxx", "..."]
 
 
 def _styles(run: Run, keys) -> dict[tuple, tuple[str, str, str]]:

@@ -28,7 +28,7 @@ from ..core.verdicts import (
     SAME_DATA,
     TIE_IN_NOISE,
 )
-from .narrative import Article, Cell, _derivations
+from .narrative import SHA_DIGITS, Article, Cell, _derivations, _ledger
 from .narrative_base import Writer
 from .sections import Section, Table
 
@@ -277,6 +277,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
         sections=sections,
         derivations=_derivations(w, excerpts or {}),
+        ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
         notebooks=sorted(p.with_suffix(".html").name
                          for p in paths.notebooks.glob("*.ipynb")),
     )
@@ -309,7 +310,8 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
             article = build_compare_article(paths, registry, lang, t, rec, packages)
             html = render_html(env, article)
             write_text_atomic(paths.html(lang), html)
-            pdfs.append(pool.submit(_pdf_job, (html, paths.pdf(lang), epoch)))
+            pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+                                               paths.pdf(lang), epoch)))
             written += [paths.html(lang), paths.pdf(lang)]
         for future in pdfs:
             future.result()

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from markupsafe import Markup, escape
 
 from ..core.figures import Figure
-from ..core.i18n import UNITS, Name, format_value
+from ..core.i18n import UNITS, Name, format_number, format_value
 from ..core.metrics import TIE
 from ..core.records import Run
+
+# words benchreport writes into a setting's value (analyses.caveats): worded per language
+_DRAFTS = re.compile(r"(\d+) draft tokens\b")
+_NOTE = re.compile(r"\((default|auto)\)")
+_WORDS = ("default", "non-adaptive")
+
+
+SECONDS_FROM_MS = 10_000
 
 
 def anchor(fig_id: str) -> str:
@@ -32,20 +42,45 @@ class Writer:
         text = self.engine_name(engine_id)
         return Name(text, Markup(escape(text)))
 
-    def text(self, fig: Figure) -> str:
+    def setting_words(self, value: str) -> str:
+        """A launch setting's value as shown: the words benchreport adds to what the
+        launch file or log said ("(default)", "7 draft tokens", "non-adaptive") in the
+        reader's language; the engine's own values (flags, backends, paths) as they are."""
+        t = self.t
+        if value.isdigit() and len(value) > 3:      # a token count: grouped like every number
+            return format_number(int(value), 0)
+        value = _DRAFTS.sub(lambda m: t["settingword.draft_tokens"].format(n=m[1]), value)
+        value = _NOTE.sub(lambda m: f"({t['settingword.' + m[1]]})", value)
+        return t["settingword." + value] if value in _WORDS else value
+
+    def in_seconds(self, fig: Figure) -> bool:
+        """A latency of ten seconds or more reads as seconds (294.4 s, not 294,362.4 ms)."""
+        return fig.unit == "ms" and isinstance(fig.value, int | float) \
+            and not isinstance(fig.value, bool) and abs(fig.value) >= SECONDS_FROM_MS
+
+    def text(self, fig: Figure, seconds: bool | None = None) -> str:
+        if seconds if seconds is not None else self.in_seconds(fig):
+            return format_value(fig.value / 1000, "s", self.lang, 1)
         if fig.unit == "engine":
             return self.t["words.tie"] if fig.value == TIE else self.engine_name(str(fig.value))
         if fig.value is None:
             return "–"
+        if fig.unit == "setting":
+            return self.setting_words(str(fig.value))
+        if fig.unit == "verdict":
+            # a verdict's code in words, where the catalogue has them
+            code = str(fig.value)
+            return self.t.get("value." + code, self.t.get("verdict." + code, code))
         if isinstance(fig.value, str) and fig.unit not in UNITS[self.lang]:
             return fig.value
         return format_value(fig.value, fig.unit, self.lang, fig.decimals)
 
-    def fig(self, fig_id: str) -> Name:
-        """A figure as a link to its derivation entry."""
+    def fig(self, fig_id: str, seconds: bool | None = None) -> Name:
+        """A figure as a link to its derivation entry (``seconds``: a latency in seconds
+        whatever its size, or in ms; by default as ``in_seconds`` says)."""
         fig = self.registry[fig_id]
         self.cited.add(fig_id)
-        plain = self.text(fig)
+        plain = self.text(fig, seconds)
         html = Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), plain)
         return Name(text=plain, html=html)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -64,10 +65,50 @@ def locked_packages(project: Path) -> list[tuple[str, str]]:
     return out
 
 
-def render_html(env: Environment, article: Article) -> str:
-    """The page as self-contained HTML: fonts subset to the page's own characters, inlined."""
-    html = env.get_template("report.html").render(a=article, font_family=FAMILY)
+def render_html(env: Environment, article: Article, edition: str = "screen") -> str:
+    """The page as self-contained HTML: fonts subset to the page's own characters, inlined.
+
+    ``edition="print"`` is the PDF's: the appendix becomes a compact ledger (one row per
+    number shown), and Korean words are kept whole on a line, which WeasyPrint's
+    ``word-break`` does not do by itself."""
+    html = env.get_template("report.html").render(a=article, font_family=FAMILY,
+                                                  edition=edition)
+    if edition == "print":
+        html = keep_words(html, korean=article.lang == "ko")
     return html.replace(FONT_SLOT, font_face_css(html), 1)
+
+
+_TAG = re.compile(r"(<[^>]*>)")
+_RAW = ("style", "script", "svg", "title")          # elements whose text is left alone
+_EOJEOL = re.compile(r"(?:&#?\w+;|[^\s<>&])*[\uac00-\ud7a3](?:&#?\w+;|[^\s<>&])*")
+KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may still break
+
+
+# a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)(?![\w/]))")
+
+
+def keep_words(html: str, korean: bool = True) -> str:
+    """Keep what belongs together on one line in the page's text: a number and its unit,
+    and (``korean``) each Korean word (eojeol), wrapped in a span that does not break.
+
+    CSS ``word-break: keep-all`` does the latter in a browser; WeasyPrint breaks Hangul
+    between any two syllables, so the print edition says it per word."""
+    out, raw = [], 0
+    for part in _TAG.split(html):
+        if part.startswith("<"):
+            name = re.match(r"</?\s*([a-zA-Z0-9]+)", part)
+            if name and name.group(1).lower() in _RAW:
+                raw += -1 if part.startswith("</") else (0 if part.endswith("/>") else 1)
+            out.append(part)
+        elif raw or not part.strip():
+            out.append(part)
+        else:
+            part = _UNIT.sub("\u00a0", part)
+            out.append(_EOJEOL.sub(lambda m: m.group(0) if len(m.group(0)) > KEEP_LONGEST
+                                   else f'<span class="kw">{m.group(0)}</span>', part)
+                       if korean else part)
+    return "".join(out)
 
 
 def render_pdf(html: str, path: Path, epoch: int) -> None:
@@ -192,7 +233,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
                                     notebooks=notebook_html,
                                     ingest_notes=ingest_notes)
             html = render_html(env, article)
-            pdfs.append(pool.submit(_pdf_job, (html, run.paths.pdf(lang), run_epoch(run))))
+            pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+                                               run.paths.pdf(lang), run_epoch(run))))
             written += write_blog(run.paths.report / "blog", article, charts)
             write_text_atomic(run.paths.html(lang), html)
             written += [run.paths.html(lang), run.paths.pdf(lang)]

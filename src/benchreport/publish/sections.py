@@ -30,6 +30,7 @@ from ..core.verdicts import (
     VALID,
     YES,
 )
+from .claimtext import reason_text, value_text
 from .narrative_base import Writer
 
 
@@ -39,6 +40,7 @@ class Table:
     rows: list[list[Markup]]
     numeric: tuple[int, ...] = ()        # columns aligned right
     caption: str = ""
+    cls: str = ""                        # a class for the print stylesheet's column widths
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,7 @@ def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | 
     for sid, values in compared.items():
         cells = []
         for e in engines:
-            value = values.get(e, "–")
+            value = w.setting_words(values[e]) if e in values else "–"
             if f"{sid}.{e}" in assumed:
                 value = f"{value} {w.t['words.assumed']}"
             cells.append(Markup(escape(value)))
@@ -245,8 +247,10 @@ def latency_table(w: Writer, workload: str) -> Table | None:
 
             spread = Markup("–")
             if w.has(stat("min"), stat("max")):
-                spread = Markup("{}–{}").format(w.fig(stat("min")).html,
-                                                w.fig(stat("max")).html)
+                # both ends in one unit
+                secs = w.in_seconds(w.registry[stat("max")])
+                spread = Markup("{}–{}").format(w.fig(stat("min"), secs).html,
+                                                w.fig(stat("max"), secs).html)
             rows.append([Markup(escape(w.t[f"metric.{metric}"])), Markup(escape(w.engine_name(e)))]
                         + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
@@ -385,7 +389,7 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
         if c.get("workload"):
             label = f"{label} ({w.run.meta.workload(c['workload']).label})"
         rows.append([Markup(escape(label))]
-                    + [Markup(escape(c["values"].get(e, "–"))) for e in engines]
+                    + [Markup(escape(caveat_value(w, c, e))) for e in engines]
                     + [Markup(escape(t[f"why.{c['id']}"])),
                        Markup(escape("; ".join(c["evidence"][:2])))])
     limits = [limit_row(w, c) for c in caveats.get("limits", [])]
@@ -405,6 +409,18 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
                                     t["table.evidence"]], rows=limits))
     intro = t["caveats.intro"] if looked else t["caveats.unchecked"]
     return Section("caveats", t["heading.caveats"], [sentence(intro)], tables)
+
+
+def caveat_value(w: Writer, c: dict, engine: str) -> str:
+    """One engine's cell of a caveat row: a setting's value, or an event's counts and
+    time span, in the reader's words."""
+    if engine not in c["values"]:
+        return "–"
+    if c.get("kind") == "event" and c.get("counts") and len(c.get("span") or ()) == 2:
+        first, last = c["span"]
+        return w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
+                                        first=first[11:], last=last[11:])
+    return w.setting_words(c["values"][engine])
 
 
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:
@@ -431,51 +447,45 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
 
 
-def _short(value) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_short(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return " → ".join(_short(v) for v in value) if len(value) <= 8 else f"{len(value)} values"
-    if isinstance(value, float):
-        return f"{value:,.2f}".rstrip("0").rstrip(".")
-    return "–" if value is None else str(value)
-
-
 def claims_section(w: Writer, claims: list[dict]) -> Section | None:
+    """Each claim with where it was published, the published and recomputed values in
+    words, the verdict (with whether it is evidence or agrees by construction) and why."""
     if not claims:
         return None
     t, lang = w.t, w.lang
     rows = []
     for c in claims:
-        params = {k: str(v) for k, v in (c.get("params") or {}).items()}
-        params.setdefault("alternatives", "")
-        if "within" in params:
-            params["within"] = f"{float(params['within']):.0%}"
-        reason = t[f"reason.{c['reason']}"].format(**params)
+        reason = reason_text(w, c["reason"], {k: str(v) for k, v in
+                                               (c.get("params") or {}).items()})
         if c.get("scope"):
-            reason = t["claims.scope"].format(scope=c["scope"][lang], reason=reason)
+            reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
         if c.get("why") and c["reason"] != "not_derivable":
-            reason = t["claims.rest"].format(reason=reason, why=c["why"][lang])
+            reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
         elif c.get("why"):
-            reason = t["claims.not_derivable"].format(why=c["why"][lang])
+            reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
         fid = ids.claim(c["claim"])
-        verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
         basis = t["claims.by_construction"] if c.get("calibrated") and \
-            c["verdict"] == CONFIRMED else ("–" if c["verdict"] == NOT_DERIVABLE
-                                               else t["claims.evidence"])
-        rows.append([Markup(escape(c["text"][lang])), Markup(escape(", ".join(c["source"]))),
-                     Markup(escape(_short(c["published"]))),
-                     Markup(escape(_short(c["recomputed"]))), verdict,
-                     Markup(escape(basis)), Markup(escape(reason))])
+            c["verdict"] == CONFIRMED else (None if c["verdict"] == NOT_DERIVABLE
+                                             else t["claims.evidence"])
+        verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
+        if basis:
+            verdict = Markup('{}<br><span class="aside">{}</span>').format(verdict, basis)
+        titles = [(x or {}).get(lang) or key for key, x in
+                  zip(c["source"], c.get("source_titles") or [None] * len(c["source"]),
+                      strict=True)]
+        claim = Markup('{}<br><span class="aside">{}</span>').format(
+            c["text"][lang], t["claims.articles_sep"].join(titles))
+        rows.append([claim, value_text(w, c["published"]), value_text(w, c["recomputed"]),
+                     verdict, reason])
     paras = [sentence(t["claims.intro"])]
     if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
         paras.append(sentence(t["claims.intro_reconstruction"],
                               n=w.fig(ids.CLAIMS_INFORMATIVE),
                               total=format_value(len(claims), "count", lang)))
     return Section("claims", t["heading.claims"], paras,
-                   [Table(header=[t["table.claim"], t["table.source"], t["table.published"],
+                   [Table(header=[t["table.claim"], t["table.published"],
                                   t["table.recomputed"], t["table.verdict"],
-                                  t["table.basis"], t["table.reason"]], rows=rows)])
+                                  t["table.reason"]], rows=rows, cls="claims")])
 
 
 def doubtful(w: Writer, wid: str) -> list[str]:

@@ -1,0 +1,150 @@
+"""A checked claim's values and reasons in a reader's words.
+
+The claim check (analyses.claimcheck) records what it compared as data: engine ids, the
+stat names the published text used (``max``, ``per_request``), figure ids, setting ids.
+Readers see none of those: this module words each through the catalogue (``claimkey.*``,
+``setting.*``, engine names, workload labels), and links figure values to their derivation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from ..core import ids
+from ..core.i18n import format_number, format_value, sentence
+from .narrative_base import Writer
+
+# Reasons whose {which} or {missing} lists setting ids, engine ids or figure ids.
+SETTING_LISTS = ("differs_listed", "not_all_differ", "settings_differ")
+ENGINE_LISTS = ("engine_without_events",)
+FIGURE_LISTS = ("events_differ", "missing", "sources_disagree")
+_SETTING_DIFF = re.compile(r"^(?P<sid>[\w-]+) \((?P<engine>[\w-]+): (?P<have>.*)\)$")
+
+
+def number(value: float | int) -> str:
+    """A published or recomputed number: thousands grouped, at most two decimals."""
+    if float(value).is_integer():
+        return format_number(value, 0)
+    return format_number(value, 2).rstrip("0").rstrip(".")
+
+
+def _setting_key(w: Writer, key: str) -> tuple[str, str] | None:
+    """(setting id, engine) of a ``setting.<sid>.<e>`` id or of ``<sid>.<e>`` as the
+    settings check keys its values; else None."""
+    engines = {e.id for e in w.run.meta.engines}
+    if key.startswith("setting."):
+        return ids.parse_setting(key)
+    if key.count(".") == 1 and key.split(".")[1] in engines:
+        sid, engine = key.split(".")
+        return sid, engine
+    return None
+
+
+def key_label(w: Writer, key: str) -> str:
+    """What a key of a claim's value names, in the reader's language."""
+    engines = {e.id for e in w.run.meta.engines}
+    if key in engines:
+        return w.engine_name(key)
+    if " vs " in key:
+        a, b = key.split(" vs ", 1)
+        return w.t["claims.versus"].format(a=key_label(w, a), b=key_label(w, b))
+    parsed = _setting_key(w, key)
+    if parsed is not None:
+        sid, engine = parsed
+        return f"{w.engine_name(engine)} {w.t.get('setting.' + sid, sid)}"
+    if key in w.registry:
+        fig = w.registry[key]
+        parts = []
+        if fig.context.get("engine"):
+            parts.append(w.engine_name(str(fig.context["engine"])))
+        if fig.context.get("workload"):
+            try:
+                parts.append(w.run.meta.workload(str(fig.context["workload"])).label)
+            except KeyError:
+                parts.append(str(fig.context["workload"]))
+        family = w.t.get("claimfamily." + key.split(".", 1)[0], "")
+        parts.append(f"{family} {key_label(w, key.rsplit('.', 1)[1])}".strip())
+        return " ".join(parts)
+    # a stat name of the published text (max, per_request): the catalogue's word, else the
+    # name as claims.yaml spells it (it is the run author's, not ours)
+    return w.t.get("claimkey." + key, key.replace("_", " "))
+
+
+def value_text(w: Writer, value: Any, key: str | None = None) -> Markup:
+    """A published or recomputed value: labels for keys, numbers grouped, figure values
+    linked and in their units."""
+    if value is None:
+        return Markup("–")
+    if key is not None and key in w.registry:
+        return w.fig(key).html
+    if isinstance(value, dict):
+        labels = {str(k): key_label(w, str(k)) for k in value}
+        settings = {_setting_key(w, k) for k in labels}
+        if None not in settings and len({sid for sid, _ in settings}) == 1:
+            # one setting of several engines: the engines' names say it
+            labels = {k: w.engine_name(_setting_key(w, k)[1]) for k in labels}
+        return Markup(", ").join(
+            Markup("{} {}").format(labels[str(k)], value_text(w, v, str(k)))
+            for k, v in value.items())
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value):      # setting ids
+            return Markup(escape(", ".join(w.t.get("setting." + v, v) for v in value)))
+        if all(isinstance(v, int | float) for v in value):        # a sequence in time
+            return Markup(escape(" → ".join(number(v) for v in value)))
+        return Markup("; ").join(value_text(w, v) for v in value)
+    if isinstance(value, bool):
+        return Markup(escape(w.t["value.yes" if value else "value.no"]))
+    if isinstance(value, int | float) and key is not None and " vs " in key:
+        # how far apart two figures are, as a share of the larger (analyses.claimcheck)
+        return Markup(escape(format_value(round(100 * value), "%", w.lang, 0)))
+    if isinstance(value, int | float):
+        return Markup(escape(number(value)))
+    return Markup(escape(w.setting_words(str(value))))
+
+
+def reason_params(w: Writer, reason: str, params: dict[str, str]) -> dict[str, Any]:
+    """A reason's placeholders in words: setting names for setting ids, engine names for
+    engine ids, labelled and linked values for figure ids."""
+    out: dict[str, Any] = dict(params)
+    out.setdefault("alternatives", "")
+
+    def figures(text: str) -> Markup:
+        return Markup(", ").join(
+            Markup("{} {}").format(key_label(w, f), w.fig(f).html) if f in w.registry
+            else Markup(escape(key_label(w, f))) for f in text.split(", ") if f)
+
+    if params.get("alternatives"):
+        out["alternatives"] = figures(params["alternatives"])
+    if "keys" in params:
+        out["keys"] = ", ".join(key_label(w, k) for k in params["keys"].split(", ") if k)
+    if "within" in params:
+        out["within"] = f"{float(params['within']):.0%}"
+    for name in ("which", "missing"):
+        text = params.get(name)
+        if not text:
+            continue
+        if reason in SETTING_LISTS:
+            out[name] = ", ".join(w.t.get("setting." + s, s) for s in text.split(", "))
+        elif reason in ENGINE_LISTS:
+            out[name] = ", ".join(w.engine_name(e) for e in text.split(", "))
+        elif reason in FIGURE_LISTS:
+            out[name] = figures(text)
+        elif reason == "setting_differs":
+            parts = []
+            for item in text.split("; "):
+                m = _SETTING_DIFF.match(item)
+                parts.append(w.t["claims.setting_was"].format(
+                    setting=w.t.get("setting." + m["sid"], m["sid"]),
+                    engine=w.engine_name(m["engine"]), value=w.setting_words(m["have"]))
+                    if m else item)
+            out[name] = "; ".join(parts)
+        elif reason == "not_similar":
+            out[name] = "; ".join(key_label(w, k) for k in text.split("; "))
+    return out
+
+
+def reason_text(w: Writer, reason: str, params: dict[str, str]) -> Markup:
+    return sentence(w.t[f"reason.{reason}"], **reason_params(w, reason, params))

@@ -1,0 +1,371 @@
+"""What a reader and an editor check by eye, automated on the reference run's article:
+the PDF fits its pages, Korean wraps between words, readers see words (not ids or keys, not
+English inside the Korean edition), numbers read one way, the glossary holds, the Markdown
+export has every section, and no chart label overlaps another."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from benchreport.core.yamlio import load_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE_BUDGET = 25
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+class _Body(HTMLParser):
+    """The article's visible text before its appendix (ids belong there, not here)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw = 0
+        self.stop = False
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if dict(attrs).get("id") in ("derivation", "inputs"):
+            self.stop = True
+        if tag in ("style", "script", "svg", "title"):
+            self.raw += 1
+        if tag in ("br", "td", "th", "li", "p"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in ("style", "script", "svg", "title"):
+            self.raw -= 1
+        if tag in ("p", "li", "td", "th", "h1", "h2", "h3", "h4", "tr", "caption", "a"):
+            self.parts.append("\n" if tag != "a" else "")
+
+    def handle_data(self, data):
+        if not self.raw and not self.stop:
+            self.parts.append(data)
+
+
+def body_text(page: str) -> str:
+    parser = _Body()
+    parser.feed(page)
+    return "".join(parser.parts)
+
+
+def words(text: str) -> list[str]:
+    """Whitespace-separated tokens without the punctuation around them."""
+    return [w.strip(".,;:()[]\"'“”‘’·") for w in text.split()]
+
+
+def is_path_or_flag(token: str) -> bool:
+    """A file path, a command-line flag, a docker image or checkpoint name: the engines'
+    and the run's own strings, shown as they are."""
+    return "/" in token or token.startswith("--") or ".json" in token or ".log" in token
+
+
+@pytest.fixture(scope="module")
+def pages(reference_build):
+    folder = reference_build.paths.report
+    return {lang: (folder / f"report.{lang}.html").read_text(encoding="utf-8")
+            for lang in ("ko", "en")}
+
+
+@pytest.fixture(scope="module")
+def pdf_lines(reference_build):
+    """Each PDF's pages as lists of text lines (pdfium's text layer)."""
+    import pypdfium2 as pdfium
+
+    out = {}
+    for lang in ("ko", "en"):
+        pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+        out[lang] = [pdf[i].get_textpage().get_text_range().split("\r\n")
+                     for i in range(len(pdf))]
+    return out
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_build, tmp_path,
+                                                                  lang):
+    """Every page renders; no character box leaves the page (a cut-off table column did);
+    the article with its ledger fits the budget."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    assert 10 <= len(pdf) <= PAGE_BUDGET
+    outside = []
+    for i in range(len(pdf)):
+        page = pdf[i]
+        width, height = page.get_size()
+        image = page.render(scale=0.4).to_pil()
+        assert image.getextrema() != ((255, 255), (255, 255), (255, 255)), f"page {i + 1} blank"
+        text = page.get_textpage()
+        assert "&#" not in text.get_text_range(), f"page {i + 1} shows a character reference"
+        for c in range(text.count_chars()):
+            left, bottom, right, top = text.get_charbox(c)
+            if right > left and (left < -0.5 or right > width + 0.5 or bottom < -0.5
+                                 or top > height + 0.5):
+                outside.append((i + 1, text.get_text_range(c, 1)))
+    assert outside == []
+
+
+def test_the_pdf_ends_with_a_compact_ledger_and_the_html_keeps_the_full_appendix(
+        reference_build, pages, pdf_lines):
+    """One ledger row per number the article shows, with a short checksum; the HTML keeps
+    each number's method and raw line."""
+    ledger = [ln for page in pdf_lines["en"] for ln in page]
+    assert any("e2e.64k.vllm.duration" in ln for ln in ledger)
+    # the row for vLLM's 64K duration cites its result file with a 12-digit sha256 prefix
+    sha = next(ln for ln in ledger if "vllm-infqps-concurrency10" in ln)
+    assert re.search(r"· [0-9a-f]{12}\b", " ".join(ledger[ledger.index(sha):][:2]))
+    assert "How:" not in " ".join(ledger)           # methods are the HTML's
+    assert 'class="derivation' in pages["en"] and "How" in pages["en"]
+
+
+def test_korean_pdf_lines_break_between_words(pages, pdf_lines):
+    """No line of the Korean PDF ends inside a word: a line's last syllables and the next
+    line's first ones never make up one word of the article."""
+    vocabulary = {w for w in words(body_text(pages["ko"])) if HANGUL.search(w)}
+    vocabulary |= {w for w in words(re.sub(r"<[^>]+>", " ", pages["ko"])) if HANGUL.search(w)}
+    split = []
+    for lines in pdf_lines["ko"]:
+        for a, b in zip(lines, lines[1:], strict=False):
+            a, b = a.rstrip(), b.lstrip()
+            if a and b and HANGUL.match(a[-1]) and HANGUL.match(b[0]):
+                joined = a.split()[-1] + b.split()[0]
+                if joined.strip(".,;:()") in vocabulary:
+                    split.append(joined)
+    assert split == []
+
+
+def test_keep_words_wraps_each_korean_word_and_leaves_markup_alone():
+    from benchreport.publish.render import keep_words
+
+    page = ('<style>p{}</style><p title="한글 속성">투기적 디코딩은 <b>100.5 s</b></p>'
+            '<svg><text>차트 글자</text></svg>')
+    out = keep_words(page)
+    assert '<span class="kw">투기적</span> <span class="kw">디코딩은</span>' in out
+    assert 'title="한글 속성"' in out and "<text>차트 글자</text>" in out
+    assert "100.5\u00a0s" in out                        # a number stays with its unit
+    assert keep_words("<p>3,072 tokens</p>", korean=False) == "<p>3,072\u00a0tokens</p>"
+    # a character reference stays whole, inside the word it belongs to
+    assert keep_words("<p>&#34;단일 GPU&#34;라는</p>") == \
+        '<p><span class="kw">&#34;단일</span> <span class="kw">GPU&#34;라는</span></p>' 
+
+
+def _setting_ids(reference_build) -> set[str]:
+    from benchreport.core.files import read_json
+
+    return set(read_json(reference_build.paths.caveats_json)["compared"])
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_readers_see_words_not_registry_ids_or_keys(reference_build, pages, lang):
+    """The article body shows no figure id, no setting id and no stat key of a claim
+    (``ms_per_token``): those belong to the ledger, the appendix and `benchreport explain`."""
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+
+    registry = load_registry(reference_build.paths.figures_json)
+    keys = {k.split(".", 1)[1] for k in load_catalogue(ROOT / "templates" / "labels", lang)
+            if k.startswith("claimkey.") and "_" in k}
+    settings = {s for s in _setting_ids(reference_build) if "_" in s}
+    tokens = set(words(body_text(pages[lang])))
+    assert tokens & set(registry) == set()
+    assert tokens & (keys | settings) == set()
+    # engine ids are names' lower-case spellings; outside paths readers see the names
+    assert {t for t in tokens if t in ("vllm", "sglang")} == set()
+
+
+# Latin words a Korean article carries as they are: names, units, metric acronyms and the
+# dataset's name; everything else in Latin letters is a path, a flag or a model name.
+KOREAN_WHITELIST = {"ms", "tok/s", "random", "English", "GPUStack", "p50", "p90", "p99"}
+
+
+def test_the_korean_body_has_no_english_fragments(reference_build, pages):
+    """Every Latin word of the Korean body is a name (capitalised: vLLM, SGLang, DSpark,
+    TTFT), a path, flag or value the engines' launch files hold (``dspark``), or on the
+    short whitelist."""
+    from benchreport.core.files import read_json
+
+    compared = read_json(reference_build.paths.caveats_json)["compared"]
+    engine_values = {w for values in compared.values() for v in values.values()
+                     for w in words(str(v).replace(",", " "))}
+    found = []
+    for token in words(body_text(pages["ko"])):
+        latin = re.sub(r"[^A-Za-z]", "", token)
+        if not latin or is_path_or_flag(token) or token in KOREAN_WHITELIST \
+                or token in engine_values:
+            continue
+        if re.search(r"[A-Z0-9_]", token) or HANGUL.search(token):
+            # a name (vLLM, MoE, Kimi-K3), a backend's identifier (trtllm_mla), or a Latin
+            # name followed by a Korean particle (SGLang은)
+            continue
+        found.append(token)
+    assert found == []
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_no_doubled_words_or_units(pages, lang):
+    text = body_text(pages[lang])
+    doubled = [d for line in text.splitlines()          # within one cell or paragraph
+               for d in re.findall(r"(?<![\w/])(\w[\w/]*)[ \t]+\1(?![\w/])", line)]
+    assert [d for d in doubled if not d.isdigit()] == []
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_numbers_are_grouped_one_way(pages, lang):
+    """A number of five or more digits is written with thousands separators wherever the
+    article shows it (not "32768" in one table and "32,768" in another)."""
+    bare = [t for t in words(body_text(pages[lang])) if not is_path_or_flag(t)
+            and re.search(r"(?<![\w.,:-])\d{5,}(?![\w.,:-])", t)
+            and not re.match(r"\d{4}-\d\d-\d\d", t)]
+    assert bare == []
+
+
+def _glossary():
+    return load_yaml((ROOT / "templates" / "labels" / "glossary.ko.yaml").read_text(),
+                     "glossary.ko.yaml")["terms"]
+
+
+def _korean_texts() -> dict[str, str]:
+    """Every Korean text benchreport may show: the catalogue, and the ko values of each
+    committed run's claims.yaml and run.yaml."""
+    texts = {"templates/labels/ko.yaml": (ROOT / "templates/labels/ko.yaml").read_text()}
+    for path in sorted((ROOT / "data").glob("*/*.yaml")):
+        if path.name in ("claims.yaml", "run.yaml"):
+            text = path.read_text()
+            texts[str(path.relative_to(ROOT))] = "\n".join(
+                re.findall(r"\bko: (.*)", text))
+    return texts
+
+
+def test_the_glossary_terms_are_used_and_their_variants_are_not(pages):
+    terms = _glossary()
+    assert {t["use"] for t in terms} >= {"투기적 디코딩", "초안 토큰", "프리필", "디코드",
+                                         "E2E 지연 시간", "디코드 컨텍스트 병렬(DCP)", "처리량"}
+    texts = _korean_texts()
+    texts["report.ko.html"] = body_text(pages["ko"])
+    wrong = [(name, term["use"], variant) for term in terms for variant in term["not"]
+             for name, text in texts.items() if variant in text]
+    assert wrong == []
+    catalogue = texts["templates/labels/ko.yaml"]
+    for term in terms:
+        # each term is in the catalogue, in the form the glossary fixes (DCP spelled out)
+        assert term["use"].split("(")[0] in catalogue, term["use"]
+        if term.get("spell_out"):
+            assert term["use"] in body_text(pages["ko"]), term["use"]
+
+
+def test_the_glossary_check_finds_a_variant(tmp_path):
+    """The check above is not vacuous: a variant in a text is reported."""
+    terms = _glossary()
+    text = "두 엔진 모두 추측 토큰 7개를 썼다"
+    assert [v for t in terms for v in t["not"] if v in text] == ["추측 토큰"]
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_the_markdown_has_every_section_of_the_article(reference_build, pages, lang):
+    md = (reference_build.paths.report / "blog" / f"report.{lang}.md").read_text()
+    headings = re.findall(r"<h[23][^>]*>(.*?)</h[23]>", pages[lang].split('id="derivation"')[0])
+    assert len(headings) > 8
+    shown = {re.sub(r"<[^>]+>", "", h).replace("&#39;", "'") for h in headings}
+    text = md.replace("\\", "")
+    missing = [h for h in shown if h not in text and h not in ("목차", "Contents")]
+    assert missing == []
+    # every chart has its 2× PNG beside the SVG
+    images = reference_build.paths.report / "blog" / "images"
+    for svg in images.glob(f"{lang}-*.svg"):
+        png = svg.with_suffix(".png")
+        assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_chart_label_overlaps_another(reference_build):
+    """Titles, ticks, legends and value labels of every reference chart, in both
+    languages, have boxes that do not intersect (matplotlib's own layout)."""
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.core.tables import load_ingested, read_rows
+    from benchreport.publish.charts import (
+        acceptance_chart,
+        chunk_chart,
+        decode_chart,
+        durations_chart,
+        latency_chart,
+    )
+
+    run = reference_build
+    registry = load_registry(run.paths.figures_json)
+    ing = load_ingested(run)
+    chunks = read_rows(run.paths.prefill_chunks)
+    for lang in ("ko", "en"):
+        t = load_catalogue(ROOT / "templates" / "labels", lang)
+        charts = [durations_chart(run, registry, t), latency_chart(run, registry, t),
+                  acceptance_chart(run, registry, t), decode_chart(run, ing, registry, t),
+                  chunk_chart(run, chunks, t)]
+        assert all(c is not None for c in charts)
+        assert [c.overlaps for c in charts] == [()] * len(charts)
+        assert all(c.png[:4] == b"\x89PNG" for c in charts)
+
+
+def test_the_overlap_check_sees_two_labels_on_top_of_each_other():
+    from matplotlib.figure import Figure
+
+    from benchreport.publish.charts import overlapping_labels
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.subplots()
+    ax.text(0.5, 0.5, "first label")
+    ax.text(0.52, 0.5, "second label")
+    assert ("first label", "second label") in overlapping_labels(fig)
+
+
+def _writer(run, lang):
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+
+    return Writer(run, load_registry(run.paths.figures_json), lang,
+                  load_catalogue(ROOT / "templates" / "labels", lang))
+
+
+def test_setting_values_carry_the_readers_words(reference_build):
+    ko, en = _writer(reference_build, "ko"), _writer(reference_build, "en")
+    assert ko.setting_words("dspark, 7 draft tokens") == "dspark, 초안 토큰 7개"
+    assert en.setting_words("dspark, 7 draft tokens") == "dspark, 7 draft tokens"
+    assert ko.setting_words("FLASHINFER_CUTLASS (auto)") == "FLASHINFER_CUTLASS (자동)"
+    assert ko.setting_words("default") == "기본값"
+    assert ko.setting_words("non-adaptive") == "비적응형"
+    assert ko.setting_words("32768") == "32,768" == en.setting_words("32768")
+    assert ko.setting_words("--gpu-memory-utilization 0.95") == "--gpu-memory-utilization 0.95"
+
+
+def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_build):
+    from markupsafe import Markup
+
+    from benchreport.publish.claimtext import reason_text, value_text
+
+    ko, en = _writer(reference_build, "ko"), _writer(reference_build, "en")
+    assert value_text(ko, {"sglang": 150.8, "vllm": 100.5}) == "SGLang 150.8, vLLM 100.5"
+    assert value_text(en, {"max": 537.0, "ms_per_token": 20.294}) == \
+        "max 537, time per token 20.29"
+    # one setting of two engines: the engines name it; numbers grouped
+    assert value_text(en, {"chunked_prefill.sglang": "32768", "chunked_prefill.vllm": "32768"}) \
+        == "SGLang 32,768, vLLM 32,768"
+    assert value_text(ko, ["attention_backend", "dcp"]) == "어텐션 백엔드, 디코드 컨텍스트 병렬(DCP) 크기"
+    # two figures' distance as a share, the figures named by engine, length and metric
+    gap = value_text(en, {"prefill.64k.vllm.mean vs prefill.64k.sglang.mean": 0.015})
+    assert gap == "vLLM 64K prefill mean vs SGLang 64K prefill mean 2%"
+    # a figure id in a reason becomes its label and its linked value
+    text = reason_text(en, "other_basis",
+                       {"alternatives": "decode.degradation.vllm.peak_over_mean", "keys": "value"})
+    assert isinstance(text, Markup) and "decode.degradation" not in Markup(text).striptags()
+    assert 'href="#fig-decode-degradation-vllm-peak_over_mean"' in text
+    assert "(vLLM decode peak at the shorter input over mean at the longer 3.29×)" in \
+        text.striptags()
+    assert reason_text(ko, "settings_differ", {"which": "attention_backend, moe_backend"}) \
+        .striptags() == "엔진 말고도 이런 설정이 달랐습니다: 어텐션 백엔드, MoE 백엔드."
+
+
+def test_the_korean_page_wraps_between_words_in_the_browser(pages):
+    """Chromium follows the stylesheet: Korean body text wraps between eojeol."""
+    assert re.search(r":lang\(ko\) body \{ word-break: keep-all;", pages["ko"])
