@@ -64,7 +64,10 @@ def test_build_writes_exactly_the_expected_files(built, project):
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
     expected = EXPECTED | {".build-keys.json", "blog/report.ko.md", "blog/report.en.md",
                            "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg",
-                           "blog/images/ko-results-2.svg", "blog/images/en-results-2.svg"} | {
+                           "blog/images/ko-results-2.svg", "blog/images/en-results-2.svg",
+                           # each chart also as a 2× PNG, for blogs that take no SVG
+                           "blog/images/ko-results-1.png", "blog/images/en-results-1.png",
+                           "blog/images/ko-results-2.png", "blog/images/en-results-2.png"} | {
         f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
         if n != "05-ingest.ipynb"} | {"derived/caveats.json"} | {

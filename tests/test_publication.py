@@ -15,6 +15,7 @@ from benchreport.core.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_BUDGET = 25
+SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
@@ -96,8 +97,12 @@ def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_bui
     for i in range(len(pdf)):
         page = pdf[i]
         width, height = page.get_size()
-        image = page.render(scale=0.4).to_pil()
-        assert image.getextrema() != ((255, 255), (255, 255), (255, 255)), f"page {i + 1} blank"
+        image = page.render(scale=1).to_pil().convert("L")         # 1 px per point
+        ink = image.point(lambda p: 255 if p < 235 else 0).getbbox()
+        assert ink is not None, f"page {i + 1} is blank"
+        # nothing (text, table rules, charts) right or left of the text area
+        assert SIDE_MARGIN - 1.5 <= ink[0] and ink[2] <= width - SIDE_MARGIN + 1.5, \
+            f"page {i + 1}: ink spans x = {ink[0]}–{ink[2]} of {width:.0f} pt"
         text = page.get_textpage()
         assert "&#" not in text.get_text_range(), f"page {i + 1} shows a character reference"
         for c in range(text.count_chars()):

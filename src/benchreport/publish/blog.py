@@ -95,7 +95,9 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
             lines += [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows)
-    lines += [f"[{plain(t['section.derivation'])}](report.{article.lang}.html#derivation)", ""]
+    # the Markdown sits in blog/, the article one folder up
+    lines += [f"[{plain(t['section.derivation'])}](../report.{article.lang}.html#derivation)",
+              ""]
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
 from .fonts import FALLBACK, FAMILY, font_path
+from .narrative_base import SECONDS_FROM_MS
 
 
 def _mpl():
@@ -101,6 +102,13 @@ def _svg(fig, alt: str) -> Chart:
     return chart
 
 
+def _grouped_ticks(axis) -> None:
+    """Tick labels with thousands separators, as the article writes numbers."""
+    from matplotlib.ticker import StrMethodFormatter
+
+    axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+
+
 def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
     """One group of bars per workload, one bar per engine in its colour, values on top."""
     colours = palette(run)
@@ -115,7 +123,8 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
             ax.bar_label(bars, fmt=fmt, fontsize=8)
     ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, fontsize=8)
+    # beside the bars, not over them
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def _bar_chart(run: Run, registry: dict[str, Figure], fid: Callable[[str, str], str],
@@ -146,7 +155,7 @@ def durations_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) ->
     ax.set_ylabel(t["chart.duration_s"])
     ax.set_title(t["chart.durations"], fontsize=10)
     alt = t["chart.durations"] + ": " + "; ".join(
-        f"{w.label} {e.name} {v:.1f}" for w, e, v in rows)
+        f"{w.label} {e.name} {v:,.1f} {t['chart.seconds_unit']}" for w, e, v in rows)
     return _svg(fig, alt)
 
 
@@ -194,7 +203,7 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
                            hatch=hatches[e.id], linewidth=0.6)
                 lo = registry[ids.decode(w.id, e.id, "min")].value
                 hi = registry[ids.decode(w.id, e.id, "max")].value
-                summary.append(f"{w.label} {e.name}: {lo:.0f}–{hi:.0f}")
+                summary.append(f"{w.label} {e.name}: {lo:,.1f}–{hi:,.1f} {t['chart.tps']}")
         ax.set_title(w.label, fontsize=9, loc="left")
         ax.set_ylabel(t["chart.tps"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
@@ -229,19 +238,23 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
                 color=colours[e.id], label=e.name)
         if left:
             ax.plot([r["cached"] for r in left], [r["tps"] for r in left], marker="o",
-                    linestyle="none", markerfacecolor="white", color=colours[e.id])
+                    linestyle="none", markerfacecolor="white", color=colours[e.id],
+                    label=f"{e.name}: {t['chart.other_batches']}")
+    _grouped_ticks(ax.xaxis)
+    _grouped_ticks(ax.yaxis)
     ax.set_xlabel(t["chart.cached"], fontsize=8)
     ax.set_ylabel(t["chart.tps"], fontsize=8)
     ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=7)
     alt = t["chart.chunks"] + ": " + "; ".join(
         f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, _ in series)
     return _svg(fig, alt)
 
 
 def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
-    """Median and p99 of TTFT and TPOT by input length, one colour per engine."""
+    """Median and p99 of TTFT and TPOT by input length, one colour per engine; a metric
+    that reaches ten seconds is drawn in seconds, as the tables write it."""
     metrics = [m for m in ("ttft", "tpot")
                if any(ids.latency(w.id, e.id, m, "median") in registry
                       for w in run.meta.workloads for e in run.meta.engines)]
@@ -251,24 +264,31 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
     from matplotlib.figure import Figure as MplFigure
 
     colours = palette(run)
-    fig = MplFigure(figsize=(6.4, 2.6))
+    fig = MplFigure(figsize=(6.4, 2.6), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     alt = []
     for ax, m in zip(axes, metrics, strict=True):
+        values = [registry[f].value for f in registry if f.startswith("latency.")
+                  and f.split(".")[3] == m and f.split(".")[4] in ("median", "p99")]
+        scale, unit = (1000.0, t["chart.seconds_unit"]) \
+            if max(values, default=0) >= SECONDS_FROM_MS else (1.0, "ms")
         for e in run.meta.engines:
             for stat, style in (("median", "-"), ("p99", "--")):
-                pts = [(i, registry[ids.latency(w.id, e.id, m, stat)].value)
+                pts = [(i, w, registry[ids.latency(w.id, e.id, m, stat)].value / scale)
                        for i, w in enumerate(run.meta.workloads)
                        if ids.latency(w.id, e.id, m, stat) in registry]
+                label = f"{e.name} {t['chart.median'] if stat == 'median' else stat}"
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                            color=colours[e.id], label=f"{e.name} {t['chart.median'] if stat == 'median' else stat}")
-                    alt.append(f"{e.name} {m} {stat}: " + ", ".join(f"{v:.0f}" for _, v in pts))
+                    ax.plot([p[0] for p in pts], [p[2] for p in pts], style, marker="o",
+                            color=colours[e.id], label=label)
+                    alt.append(f"{t['metric.' + m]}, {label}: " + ", ".join(
+                        f"{w.label} {v:,.1f} {unit}" for _, w, v in pts))
         ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
         ax.set_title(t[f"metric.{m}"], fontsize=9)
-        ax.set_ylabel("ms", fontsize=8)
+        ax.set_ylabel(unit, fontsize=8)
+        _grouped_ticks(ax.yaxis)
         ax.spines[["top", "right"]].set_visible(False)
-    axes[0].legend(frameon=False, fontsize=7)
+        ax.legend(frameon=False, fontsize=6)
     return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
 
 

@@ -28,7 +28,9 @@ def number(value: float | int) -> str:
     """A published or recomputed number: thousands grouped, at most two decimals."""
     if float(value).is_integer():
         return format_number(value, 0)
-    return format_number(value, 2).rstrip("0").rstrip(".")
+    # two decimals below 100 (20.29 ms), one above (332.5 tok/s): a recomputed value shows
+    # one digit more than the published numbers it is set against, not every digit it has
+    return format_number(value, 2 if abs(value) < 100 else 1).rstrip("0").rstrip(".")
 
 
 def _setting_key(w: Writer, key: str) -> tuple[str, str] | None:

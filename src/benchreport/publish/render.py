@@ -85,7 +85,7 @@ KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may stil
 
 
 # a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
-_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)(?![\w/]))")
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)(?![A-Za-z0-9/]))")
 
 
 def keep_words(html: str, korean: bool = True) -> str:
