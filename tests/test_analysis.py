@@ -3,6 +3,7 @@ that lack something."""
 
 import io
 import json
+import re
 import statistics
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -352,10 +353,16 @@ def test_key_finding_and_conclusion_follow_the_data(tmp_path):
 
     run, ing, _ = _variant(tmp_path, 12, crossing)
     a = _article(run, ing)
-    assert "Per request, alpha decodes faster at 8K and beta at 32K" in text(a.finding)
+    found = re.search(r"Per request, alpha decodes faster at 8K \(([\d.]+) ms against ([\d.]+) ms "
+                      r"per output token\) and beta at 32K \(([\d.]+) ms against ([\d.]+) ms\)",
+                      text(a.finding))
+    assert found, text(a.finding)
+    fast8, slow8, fast32, slow32 = map(float, found.groups())
+    assert fast8 < slow8 and fast32 < slow32           # each quicker one has the lower time
     run2, ing2, _ = _variant(tmp_path, 13, swapped)
     b = _article(run2, ing2)
-    assert "Per request, beta decodes faster at 8K and alpha at 32K" in text(b.finding)
+    assert re.search(r"Per request, beta decodes faster at 8K \([\d.]+ ms against [\d.]+ ms "
+                     r"per output token\) and alpha at 32K", text(b.finding))
     conclusion = {s.id: s for s in b.sections}["conclusion"]
     guidance = [text(p) for p in conclusion.paragraphs if "finished first at the shorter" in text(p)]
     assert guidance and "beta finished first at the shorter input and alpha at the longer one" \

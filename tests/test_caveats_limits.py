@@ -95,7 +95,7 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "holds for 10 requests in flight and this speculative-decoding setup only" in en
     assert "Decode speed decides" not in en and "승부를 가르는 것은" not in ko
     # acceptance: SGLang's rate is shown, and vLLM's per-position acceptance
-    assert "0.060, 0.003, 0.000" in en and "0.060, 0.003, 0.000" in ko
+    assert "6.0%, 0.3%, 0.0%" in en and "6.0%, 0.3%, 0.0%" in ko       # shares as percentages
     # SGLang's rate from its accepted length and 7 drafts, not its two-decimal 'accept rate'
     row = re.search(r"200K SGLang 1\.02 tokens/step (\S+)", en)
     assert row and row[1] == "0.3%"

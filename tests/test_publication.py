@@ -374,3 +374,10 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
 def test_the_korean_page_wraps_between_words_in_the_browser(pages):
     """Chromium follows the stylesheet: Korean body text wraps between eojeol."""
     assert re.search(r":lang\(ko\) body \{ word-break: keep-all;", pages["ko"])
+
+
+def test_shares_read_as_percentages(reference_build):
+    """vLLM's per-position acceptance is stored as fractions; readers see percentages."""
+    en = _writer(reference_build, "en")
+    assert en.text(en.registry["spec.64k.vllm.per_position"]) == \
+        "6.0%, 0.3%, 0.0%, 0.0%, 0.0%, 0.0%, 0.0%"

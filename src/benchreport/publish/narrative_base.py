@@ -15,6 +15,7 @@ from ..core.records import Run
 _DRAFTS = re.compile(r"(\d+) draft tokens\b")
 _NOTE = re.compile(r"\((default|auto)\)")
 _WORDS = ("default", "non-adaptive")
+_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 SECONDS_FROM_MS = 10_000
@@ -65,6 +66,11 @@ class Writer:
             return self.t["words.tie"] if fig.value == TIE else self.engine_name(str(fig.value))
         if fig.value is None:
             return "–"
+        if fig.unit == "fraction":      # shares read as percentages, one decimal
+            parts = str(fig.value).split(", ")
+            if all(_DECIMAL.fullmatch(p) for p in parts):
+                return ", ".join(format_value(100 * float(p), "%", self.lang, 1)
+                                 for p in parts)
         if fig.unit == "setting":
             return self.setting_words(str(fig.value))
         if fig.unit == "verdict":

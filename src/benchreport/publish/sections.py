@@ -204,8 +204,15 @@ def finding(w: Writer) -> Markup | None:
     if qs == ql or w.registry[key].value == NO_CROSSING:
         return Markup(" ").join(parts + [sentence(t["finding.same"], engine=w.name(qs))])
     lengths = w.registry[ids.crossover(a, b, "lengths")].value
+
+    def per_token(workload, engine) -> Markup:
+        return w.fig(ids.decode(workload.id, engine, "ms_per_token")).html
+
+    other = {a: b, b: a}
     parts.append(sentence(t["finding.cross" if lengths < 3 else "finding.cross_fit"],
                           short_engine=w.name(qs), long_engine=w.name(ql),
+                          short_fast=per_token(short, qs), short_slow=per_token(short, other[qs]),
+                          long_fast=per_token(long_, ql), long_slow=per_token(long_, other[ql]),
                           short_label=short.label, long_label=long_.label,
                           x=w.fig(key), rounded=w.fig(ids.crossover(a, b, "rounded")),
                           n=w.fig(ids.crossover(a, b, "lengths")),
