@@ -228,7 +228,7 @@ def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
 
     run, _, _ = _variant(tmp_path, 9, three)
     build(run.id, data_root=tmp_path / "data", report_root=tmp_path / "report",
-          project=Path(request.config.rootpath), out=lambda line: None)
+          project=Path(request.config.rootpath), out=lambda line: None, pdf=False)
     figs = {f.id: f.value for f in registry_of(run).values()}
     assert {figs[f"decode.16k.{e}.steady"] for e in ("alpha", "beta", "gamma")} <= {"found", "none"}
     assert figs["spec.8k.gamma.verdict"] == "not logged"
@@ -236,12 +236,8 @@ def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
     assert (run.paths.report / "report.en.html").is_file()
 
 
-def test_a_run_without_logs_says_why(workspace, project):
-    from .conftest import copy_run
-
-    copy_run(workspace, "mini")
-    run = build("mini", data_root=workspace / "data", report_root=workspace / "report",
-                project=project, out=lambda line: None)
+def test_a_run_without_logs_says_why(mini_build):
+    run, _ = mini_build                   # the hand-made run: result files, no server logs
     figs = {f.id: f.value for f in registry_of(run).values()}
     assert figs["decode.1k.vllm.steady"] == "no log"
     assert figs["spec.4k.sglang.verdict"] == "not logged"
@@ -354,7 +350,8 @@ def test_key_finding_and_conclusion_follow_the_data(tmp_path):
     run, ing, _ = _variant(tmp_path, 12, crossing)
     a = _article(run, ing)
     found = re.search(r"Per request, alpha decodes faster at 8K \(([\d.]+) ms against ([\d.]+) ms "
-                      r"per output token\) and beta at 32K \(([\d.]+) ms against ([\d.]+) ms\)",
+                      r"per output token in the steady phase\) and beta at 32K "
+                      r"\(([\d.]+) ms against ([\d.]+) ms\)",
                       text(a.finding))
     assert found, text(a.finding)
     fast8, slow8, fast32, slow32 = map(float, found.groups())
@@ -362,7 +359,7 @@ def test_key_finding_and_conclusion_follow_the_data(tmp_path):
     run2, ing2, _ = _variant(tmp_path, 13, swapped)
     b = _article(run2, ing2)
     assert re.search(r"Per request, beta decodes faster at 8K \([\d.]+ ms against [\d.]+ ms "
-                     r"per output token\) and alpha at 32K", text(b.finding))
+                     r"per output token in the steady phase\) and alpha at 32K", text(b.finding))
     conclusion = {s.id: s for s in b.sections}["conclusion"]
     guidance = [text(p) for p in conclusion.paragraphs if "finished first at the shorter" in text(p)]
     assert guidance and "beta finished first at the shorter input and alpha at the longer one" \

@@ -7,10 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.build.pipeline import build
-
-from .conftest import copy_run
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install "
@@ -21,13 +17,9 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory, request):
-    ws = tmp_path_factory.mktemp("browser")
-    (ws / "data").mkdir()
-    copy_run(ws, "mini")
-    build("mini", data_root=ws / "data", report_root=ws / "report",
-          project=Path(request.config.rootpath), out=lambda line: None)
-    return ws / "report" / "mini"
+def pages(mini_build):
+    run, _ = mini_build
+    return run.paths.report
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

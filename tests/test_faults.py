@@ -36,8 +36,7 @@ def built(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("built")
     (ws / "data").mkdir()
     copy_run(ws, "mini")
-    assert main(["build", "mini", "--data-root", str(ws / "data"), "--report-root",
-                 str(ws / "report"), "--project", str(ROOT)]) == 0
+    assert main(args(ws, ROOT)) == 0
     return ws
 
 
@@ -49,8 +48,9 @@ def ws(built, tmp_path) -> Path:
 
 
 def args(ws: Path, project: Path) -> list[str]:
+    # no PDFs: what these tests follow (staging, swap, lock, errors) is the same without
     return ["build", "mini", "--data-root", str(ws / "data"), "--report-root",
-            str(ws / "report"), "--project", str(project)]
+            str(ws / "report"), "--project", str(project), "--no-pdf"]
 
 
 def touch_input(ws: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, cap
     before = snapshot(ws / "report/mini")
     touch_input(ws)
 
-    def fill_the_disk(run, registry, project):      # noqa: ARG001
+    def fill_the_disk(run, registry, project, pdf=True):      # noqa: ARG001
         path = run.paths.html("ko")
         path.write_bytes(b"<!doctype html><html><body><p>half a rep")
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
@@ -183,8 +183,7 @@ def test_a_notebook_that_raises_midway_leaves_the_previous_report(ws, project, t
     nb.cells.append(nbformat.v4.new_code_cell('raise RuntimeError("boom")'))
     nbformat.write(nb, nb_path)
     before = snapshot(ws / "report/mini")
-    assert main(["build", "mini", "--data-root", str(ws / "data"), "--report-root",
-                 str(ws / "report"), "--project", str(proj)]) == 1
+    assert main(args(ws, proj)) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     kept = ws / "report/mini.failed/30-decode.ipynb"
     assert err.startswith("error: 30-decode.ipynb: notebook failed in cell ")
@@ -192,3 +191,20 @@ def test_a_notebook_that_raises_midway_leaves_the_previous_report(ws, project, t
                         f"top: {kept}")
     assert snapshot(ws / "report/mini") == before
     assert kept.is_file() and not (ws / "report/.staging/mini").exists()
+
+
+def test_a_draft_without_pdfs_leaves_none_and_the_next_full_build_renders_them(ws, project,
+                                                                                 capsys):
+    """`--no-pdf` builds the pages only; a PDF never sits beside pages it was not made from,
+    and the next full build renders (only) again."""
+    assert not list((ws / "report/mini").glob("*.pdf"))
+    full = args(ws, project)[:-1]
+    assert main(full) == 0
+    err = capsys.readouterr().err
+    assert "render HTML and PDF (ko, en)" in err and "notebooks and figures: inputs unchanged" \
+        in err
+    assert sorted(p.name for p in (ws / "report/mini").glob("*.pdf")) == ["report.en.pdf",
+                                                                          "report.ko.pdf"]
+    assert main(args(ws, project)) == 0
+    assert "render HTML (ko, en)" in capsys.readouterr().err
+    assert not list((ws / "report/mini").glob("*.pdf"))

@@ -209,7 +209,7 @@ def test_blog_markdown_has_front_matter_and_images(built):
     md = (built / "blog/report.en.md").read_text()
     assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: en\n---\n')
     # each chart keeps its own description as alt text (the duration and the latency chart)
-    alts = re.findall(r"!\[([^\]]*)\]\(images/en-results-(\d)\.svg\)", md)
+    alts = re.findall(r"!\[([^\]]*)\]\(images/en-results-(\d)\.png\)", md)
     assert [n for _, n in alts] == ["1", "2"]
     assert alts[0][0].startswith("Benchmark duration by input length: ")
     assert alts[1][0] != alts[0][0] and not alts[1][0].startswith("Benchmark duration")

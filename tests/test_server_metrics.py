@@ -57,7 +57,7 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("metrics")
     sims = _generated(root)
     run = build("met", data_root=root / "data", report_root=root / "report", project=ROOT,
-                out=lambda line: None)
+                out=lambda line: None, pdf=False)
     return root, run, sims
 
 

@@ -15,9 +15,10 @@ def _build(args: argparse.Namespace) -> int:
     from .build.pipeline import build
 
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
-                project=args.project)
+                project=args.project, pdf=not args.no_pdf)
     report = run.paths.rel(run.paths.report)
-    print(f"report ready: {report}/report.ko.html, report.en.html, report.ko.pdf, report.en.pdf")
+    pdfs = "" if args.no_pdf else ", report.ko.pdf, report.en.pdf"
+    print(f"report ready: {report}/report.ko.html, report.en.html{pdfs}")
     return 0
 
 
@@ -168,6 +169,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.add_argument("--project", type=Path, default=Path("."),
                    help="folder holding notebooks/ and templates/ (default: current folder)")
+    p.add_argument("--no-pdf", action="store_true",
+                   help="leave the PDFs out: a quicker draft of the HTML pages")
     p.set_defaults(func=_build)
 
     p = sub.add_parser("check", help="read every input of data/<RUN>/ and report problems, "

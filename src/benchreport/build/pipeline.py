@@ -349,8 +349,13 @@ def show_warnings(run: Run, out: Callable[[str], None]) -> None:
 
 
 def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | str = "report",
-          project: Path | str = ".", out: Callable[[str], None] | None = None) -> Run:
+          project: Path | str = ".", out: Callable[[str], None] | None = None,
+          pdf: bool = True) -> Run:
     """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF.
+
+    ``pdf=False`` (``benchreport build --no-pdf``) leaves the PDFs out: a quicker draft of
+    the pages, and what tests that read no PDF build. A report built so has no PDF, not an
+    old one; the next full build renders again.
 
     The build writes into report/.staging/<run_id>/ and swaps it in only when every step
     has succeeded, under a lock: a failed or interrupted build leaves the previous report
@@ -365,8 +370,10 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
         steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
             run.paths.data, run.paths.rel(run.paths.data), run.id))
         keys = step_keys(run, project)
+        if not pdf:
+            keys["render"] += ":no-pdf"
         if _up_to_date(run, "notebooks", keys["notebooks"], _notebook_outputs(run, notebooks)) \
-                and _up_to_date(run, "render", keys["render"], _render_outputs(run)):
+                and _up_to_date(run, "render", keys["render"], _render_outputs(run, pdf)):
             steps.out("notebooks and figures: inputs unchanged, skipped")
             steps.out("render: inputs unchanged, skipped")
             shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
@@ -374,7 +381,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
                 steps.run("export to the results store", lambda: store.export_run(run))
             return run
         with staging.stage(run) as staged:
-            _build_into(staged, notebooks, keys, steps, project)
+            _build_into(staged, notebooks, keys, steps, project, pdf)
         # only a build that succeeded reaches the store, and only once its report is in place
         steps.run("export to the results store", lambda: store.export_run(run))
     return run
@@ -384,13 +391,13 @@ def _notebook_outputs(run: Run, notebooks: list[Path]) -> list[Path]:
     return [run.paths.notebooks / nb.name for nb in notebooks] + [run.paths.figures_json]
 
 
-def _render_outputs(run: Run) -> list[Path]:
+def _render_outputs(run: Run, pdf: bool = True) -> list[Path]:
     return [run.paths.html(lang) for lang in ("ko", "en")] + \
-           [run.paths.pdf(lang) for lang in ("ko", "en")]
+           ([run.paths.pdf(lang) for lang in ("ko", "en")] if pdf else [])
 
 
 def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: Steps,
-                project: Path) -> None:
+                project: Path, pdf: bool = True) -> None:
     """The steps whose inputs changed, writing under ``run.paths.report`` (the staging copy)."""
     from ..publish.render import render_report
 
@@ -407,10 +414,13 @@ def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: St
         steps.run("figures", lambda: collect_figures(run))
         show_warnings(run, steps.out)
         _record(run, "notebooks", keys["notebooks"])
-    if _up_to_date(run, "render", keys["render"], _render_outputs(run)):
+    if _up_to_date(run, "render", keys["render"], _render_outputs(run, pdf)):
         steps.out("render: inputs unchanged, skipped")
         return
     registry = load_registry(run.paths.figures_json)
-    steps.run("render HTML and PDF (ko, en)",
-              lambda: render_report(run, registry, project=project))
+    if not pdf:          # no PDF of an earlier build may sit beside pages it does not match
+        for lang in ("ko", "en"):
+            run.paths.pdf(lang).unlink(missing_ok=True)
+    steps.run("render HTML and PDF (ko, en)" if pdf else "render HTML (ko, en)",
+              lambda: render_report(run, registry, project=project, pdf=pdf))
     _record(run, "render", keys["render"])

@@ -113,12 +113,15 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> lis
                               + str(svg).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
                               if 'xmlns="http://www.w3.org/2000/svg"' not in str(svg)
                               else '<?xml version="1.0" encoding="utf-8"?>\n' + str(svg))
-            images.setdefault(section, []).append((name, alt_text(svg)))
             written.append(path)
             png = getattr(svg, "png", b"")
-            if png:     # the same chart at twice its size, for platforms that take no SVG
+            if png:
+                # the same chart at twice its size: what the Markdown shows, since a blog
+                # serves an SVG without the page's fonts (Hangul labels would not render)
                 write_text_atomic(path.with_suffix(".png"), png)
                 written.append(path.with_suffix(".png"))
+                name = name[:-len(".svg")] + ".png"
+            images.setdefault(section, []).append((name, alt_text(svg)))
     md = folder / f"report.{article.lang}.md"
     write_text_atomic(md, markdown(article, images))
     return written + [md]

@@ -240,6 +240,9 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
             ax.plot([r["cached"] for r in left], [r["tps"] for r in left], marker="o",
                     linestyle="none", markerfacecolor="white", color=colours[e.id],
                     label=f"{e.name}: {t['chart.other_batches']}")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(5))      # six-digit labels need room
     _grouped_ticks(ax.xaxis)
     _grouped_ticks(ax.yaxis)
     ax.set_xlabel(t["chart.cached"], fontsize=8)

@@ -24,8 +24,19 @@ FIGURE_LISTS = ("events_differ", "missing", "sources_disagree")
 _SETTING_DIFF = re.compile(r"^(?P<sid>[\w-]+) \((?P<engine>[\w-]+): (?P<have>.*)\)$")
 
 
-def number(value: float | int) -> str:
-    """A published or recomputed number: thousands grouped, at most two decimals."""
+def decimals_of(value: Any) -> int | None:
+    """How many decimals a published number was written with (335 -> 0, 18.6 -> 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    text = repr(value)
+    return 0 if float(value).is_integer() else len(text.split(".")[1]) if "." in text else None
+
+
+def number(value: float | int, decimals: int | None = None) -> str:
+    """A published or recomputed number: thousands grouped; ``decimals`` as the published
+    number it is set against was written, else at most two."""
+    if decimals is not None:
+        return format_number(value, decimals)
     if float(value).is_integer():
         return format_number(value, 0)
     # two decimals below 100 (20.29 ms), one above (332.5 tok/s): a recomputed value shows
@@ -75,9 +86,11 @@ def key_label(w: Writer, key: str) -> str:
     return w.t.get("claimkey." + key, key.replace("_", " "))
 
 
-def value_text(w: Writer, value: Any, key: str | None = None) -> Markup:
+def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None) -> Markup:
     """A published or recomputed value: labels for keys, numbers grouped, figure values
-    linked and in their units."""
+    linked and in their units. ``like``: the published value a recomputed one is set
+    against; its numbers' precision is the recomputed numbers' too (332.46 reads 332
+    against a published 335)."""
     if value is None:
         return Markup("–")
     if key is not None and key in w.registry:
@@ -88,14 +101,16 @@ def value_text(w: Writer, value: Any, key: str | None = None) -> Markup:
         if None not in settings and len({sid for sid, _ in settings}) == 1:
             # one setting of several engines: the engines' names say it
             labels = {k: w.engine_name(_setting_key(w, k)[1]) for k in labels}
+        likes = like if isinstance(like, dict) else {"value": like}
         return Markup(", ").join(
-            Markup("{} {}").format(labels[str(k)], value_text(w, v, str(k)))
+            Markup("{} {}").format(labels[str(k)], value_text(w, v, str(k), likes.get(k)))
             for k, v in value.items())
     if isinstance(value, list):
         if value and all(isinstance(v, str) for v in value):      # setting ids
             return Markup(escape(", ".join(w.t.get("setting." + v, v) for v in value)))
         if all(isinstance(v, int | float) for v in value):        # a sequence in time
-            return Markup(escape(" → ".join(number(v) for v in value)))
+            places = decimals_of(like[0]) if isinstance(like, list) and like else None
+            return Markup(escape(" → ".join(number(v, places) for v in value)))
         return Markup("; ").join(value_text(w, v) for v in value)
     if isinstance(value, bool):
         return Markup(escape(w.t["value.yes" if value else "value.no"]))
@@ -103,7 +118,7 @@ def value_text(w: Writer, value: Any, key: str | None = None) -> Markup:
         # how far apart two figures are, as a share of the larger (analyses.claimcheck)
         return Markup(escape(format_value(round(100 * value), "%", w.lang, 0)))
     if isinstance(value, int | float):
-        return Markup(escape(number(value)))
+        return Markup(escape(number(value, decimals_of(like))))
     return Markup(escape(w.setting_words(str(value))))
 
 

@@ -118,7 +118,9 @@ class Article:
     ledger_intro: Markup = Markup("")
 
 
-def _workload_result(w: Writer, workload) -> WorkloadResult | None:
+def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult | None:
+    """One input length's durations, the sentence that compares them, its latency table;
+    the note that every result is one run is said with the first length only."""
     wid = workload.id
     def e2e(engine: str | None, name: str) -> str:
         return ids.e2e(wid, engine, name)
@@ -156,7 +158,7 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                     w.t["results.inconsistent"], engine=w.name(e),
                     client=w.fig(ids.consistency(wid, e, "duration", "client")),
                     server=w.fig(ids.consistency(wid, e, "duration", "server")))])
-        if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+        if first and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
             text = Markup(" ").join([text, sentence(w.t["results.single_run"],
                                                     n=w.fig(ids.REPEATS))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
@@ -287,7 +289,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     version); caveats and claim verdicts as the notebooks wrote them."""
     meta = run.meta
     w = Writer(run, registry, lang, t)
-    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
+    results = [r for r in (_workload_result(w, wl, i == 0)
+                           for i, wl in enumerate(meta.workloads)) if r]
     hw = meta.hardware
     unstated = Markup(escape(t["env.not_stated"]))
     env = [

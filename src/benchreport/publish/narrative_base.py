@@ -55,9 +55,20 @@ class Writer:
         return t["settingword." + value] if value in _WORDS else value
 
     def in_seconds(self, fig: Figure) -> bool:
-        """A latency of ten seconds or more reads as seconds (294.4 s, not 294,362.4 ms)."""
-        return fig.unit == "ms" and isinstance(fig.value, int | float) \
-            and not isinstance(fig.value, bool) and abs(fig.value) >= SECONDS_FROM_MS
+        """A latency of ten seconds or more reads as seconds (294.4 s, not 294,362.4 ms);
+        so does every statistic of a metric whose largest value does (one unit per table
+        row and per ledger group)."""
+        if fig.unit != "ms" or not isinstance(fig.value, int | float) \
+                or isinstance(fig.value, bool):
+            return False
+        if abs(fig.value) >= SECONDS_FROM_MS:
+            return True
+        parts = fig.id.split(".")
+        if parts[0] == "latency" and len(parts) == 5:
+            top = self.registry.get(".".join(parts[:4] + ["max"]))
+            return top is not None and isinstance(top.value, int | float) \
+                and top.value >= SECONDS_FROM_MS
+        return False
 
     def text(self, fig: Figure, seconds: bool | None = None) -> str:
         if seconds if seconds is not None else self.in_seconds(fig):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -82,6 +83,9 @@ _TAG = re.compile(r"(<[^>]*>)")
 _RAW = ("style", "script", "svg", "title")          # elements whose text is left alone
 _EOJEOL = re.compile(r"(?:&#?\w+;|[^\s<>&])*[\uac00-\ud7a3](?:&#?\w+;|[^\s<>&])*")
 KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may still break
+# a linked number and the Korean word right after it ("5" + "개는"); a command-line flag
+_LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
+_FLAG = re.compile(r"(?<![^\s(])--[\w.-]+")
 
 
 # a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
@@ -95,6 +99,8 @@ def keep_words(html: str, korean: bool = True) -> str:
     CSS ``word-break: keep-all`` does the latter in a browser; WeasyPrint breaks Hangul
     between any two syllables, so the print edition says it per word."""
     out, raw = [], 0
+    if korean:
+        html = _LINKED.sub(r'<span class="kw">\1\2</span>', html)
     for part in _TAG.split(html):
         if part.startswith("<"):
             name = re.match(r"</?\s*([a-zA-Z0-9]+)", part)
@@ -105,6 +111,7 @@ def keep_words(html: str, korean: bool = True) -> str:
             out.append(part)
         else:
             part = _UNIT.sub("\u00a0", part)
+            part = _FLAG.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', part)
             out.append(_EOJEOL.sub(lambda m: m.group(0) if len(m.group(0)) > KEEP_LONGEST
                                    else f'<span class="kw">{m.group(0)}</span>', part)
                        if korean else part)
@@ -182,8 +189,10 @@ def notebook_pages(folder: Path) -> list[str]:
     return names
 
 
-def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> list[Path]:
-    """Write report.<lang>.html and report.<lang>.pdf for every language; return the paths."""
+def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
+                  pdf: bool = True) -> list[Path]:
+    """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language; return
+    the paths."""
     from ..core.tables import load_ingested, read_rows, warnings_of
     from .charts import (
         acceptance_chart,
@@ -197,10 +206,10 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
     )
 
     templates = project / "templates"
-    with _pdf_workers() as pool:
+    with _pdf_workers() if pdf else contextlib.nullcontext() as pool:
         # The workers import WeasyPrint while this process draws charts and writes HTML;
         # each language's PDF starts as soon as its HTML exists.
-        warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)]
+        warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)] if pdf else []
         env = make_env(templates)
         inputs = input_checksums(run)
         packages = [("code", code_version(project))] + locked_packages(project)
@@ -233,11 +242,13 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path) -> li
                                     notebooks=notebook_html,
                                     ingest_notes=ingest_notes)
             html = render_html(env, article)
-            pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
-                                               run.paths.pdf(lang), run_epoch(run))))
+            if pdf:
+                pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+                                                   run.paths.pdf(lang), run_epoch(run))))
+                written.append(run.paths.pdf(lang))
             written += write_blog(run.paths.report / "blog", article, charts)
             write_text_atomic(run.paths.html(lang), html)
-            written += [run.paths.html(lang), run.paths.pdf(lang)]
+            written.append(run.paths.html(lang))
         notebook_pages(run.paths.notebooks)
         for future in warm + pdfs:
             future.result()

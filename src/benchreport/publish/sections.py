@@ -482,7 +482,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                       strict=True)]
         claim = Markup('{}<br><span class="aside">{}</span>').format(
             c["text"][lang], t["claims.articles_sep"].join(titles))
-        rows.append([claim, value_text(w, c["published"]), value_text(w, c["recomputed"]),
+        rows.append([claim, value_text(w, c["published"]),
+                     value_text(w, c["recomputed"], like=c["published"]),
                      verdict, reason])
     paras = [sentence(t["claims.intro"])]
     if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
