@@ -381,3 +381,19 @@ def test_shares_read_as_percentages(reference_build):
     en = _writer(reference_build, "en")
     assert en.text(en.registry["spec.64k.vllm.per_position"]) == \
         "6.0%, 0.3%, 0.0%, 0.0%, 0.0%, 0.0%, 0.0%"
+
+
+def test_a_figure_that_rests_on_an_assumption_says_so(reference_build, pages):
+    """run.yaml's assumed arrival spacing names the 64K gap figures; the finding that
+    states their split says it rests on that assumption, and only at 64K."""
+    from benchreport.publish.sections import resting_on
+
+    en, ko = _writer(reference_build, "en"), _writer(reference_build, "ko")
+    assert resting_on(en, "e2e.64k.gap.first_tokens_s") == \
+        ["arrival spacing of SGLang's 64K requests"]
+    assert resting_on(ko, "e2e.64k.gap.first_tokens_s") == ["SGLang 64K 요청 도착 간격"]
+    assert resting_on(en, "e2e.200k.gap.first_tokens_s") == []
+    text = " ".join(body_text(pages["en"]).split())
+    assert "At 64K, that split rests on a value the published text did not state: arrival " \
+           "spacing of SGLang's 64K requests" in text
+    assert "At 200K, that split rests" not in text

@@ -73,6 +73,9 @@ class Assumption:
     value: dict[str, str]      # per language (a plain value reads the same in both)
     why: dict[str, str]        # per language
     settings: tuple[str, ...] = ()   # "<setting>.<engine>" values this assumption set
+    # figure ids (or id prefixes ending in ".") whose values rest on this assumption: the
+    # article says so where it states them
+    figures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,8 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
             why=c.bilingual(a, "why", "assumed[]"),
             settings=tuple(str(x) for x in c.get(a, "settings", list, "assumed[]",
                                                   required=False, default=[])),
+            figures=tuple(str(x) for x in c.get(a, "figures", list, "assumed[]",
+                                                 required=False, default=[])),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
     sources = []

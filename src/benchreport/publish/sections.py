@@ -165,6 +165,7 @@ def gap_sentences(w: Writer) -> list[Markup]:
                                                              "server"))))
             continue
         code = {FIRST_TOKENS: "gap_first", DECODE: "gap_decode", BOTH: "gap_both"}[where]
+        assumed = resting_on(w, g("gap.first_tokens_s"))
         if where == DECODE and w.has(g("gap.first_tokens_lead_s")):
             code = "gap_decode_all"
         out.append(sentence(t[f"finding.{code}"], label=wl.label,
@@ -176,7 +177,18 @@ def gap_sentences(w: Writer) -> list[Markup]:
                             decode_share=w.fig(g("gap.decode_share")),
                             lead=w.fig(g("gap.first_tokens_lead_s"))
                             if code == "gap_decode_all" else ""))
+        if assumed:
+            out.append(sentence(t["finding.gap_assumed"], label=wl.label,
+                                assumed="; ".join(assumed)))
     return out
+
+
+def resting_on(w: Writer, fig_id: str) -> list[str]:
+    """The assumptions of run.yaml whose ``figures`` name ``fig_id`` (or a prefix of it), in
+    the reader's language: a sentence stating the figure says what it rests on."""
+    return [a.setting[w.lang] for a in w.run.meta.assumed
+            if any(fig_id == f or (f.endswith(".") and fig_id.startswith(f))
+                   for f in a.figures)]
 
 
 def finding(w: Writer) -> Markup | None:
