@@ -48,9 +48,9 @@ def _article_lookups(run) -> tuple[dict, dict[str, set[str]]]:
     seen: dict[str, set[str]] = {"fig": set(), "link": set(), "has": set()}
 
     class Recording(narrative_base.Writer):
-        def fig(self, fig_id, seconds=None):
+        def fig(self, fig_id):
             seen["fig"].add(fig_id)
-            return super().fig(fig_id, seconds)
+            return super().fig(fig_id)
 
         def link(self, fig_id, label):
             seen["link"].add(fig_id)

@@ -253,7 +253,7 @@ def claim_check(run: Run) -> ClaimCheck:
     """Every claim of data/<RUN>/claims.yaml against the figures of the earlier notebooks."""
     import json as _json
 
-    from ..core.claims import article_titles, parse_claims
+    from ..core.claims import parse_claims
     from ..core.figures import merge
     from ..core.files import read_json, read_text
     from .claimcheck import check_claim
@@ -262,9 +262,7 @@ def claim_check(run: Run) -> ClaimCheck:
     copy = run.paths.described("claims.yaml")
     if not copy.is_file():
         return ClaimCheck(table=pd.DataFrame(), figures=[])
-    text = read_text(copy, run.paths.rel(path))
-    _, claims = parse_claims(text, run.paths.rel(path))
-    titles = article_titles(text, run.paths.rel(path))
+    articles, claims = parse_claims(read_text(copy, run.paths.rel(path)), run.paths.rel(path))
     fragments = {p.name: _json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(run.paths.figure_fragments.glob("*.json"))
                  if not p.name.startswith("80-")}
@@ -299,7 +297,7 @@ def claim_check(run: Run) -> ClaimCheck:
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
-         "source_titles": [titles.get(a) for a in c.source],
+         "source_titles": [articles[a]["title"] for a in c.source],
          "scope": c.scope, "why": c.why}
         for c, v in zip(claims, verdicts, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,

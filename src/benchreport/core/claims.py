@@ -44,8 +44,9 @@ class Claim:
         return (self.why or {}).get(lang, "")
 
 
-def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
-    """Validate claims.yaml; return (articles, claims)."""
+def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[Claim]]:
+    """Validate claims.yaml; return (articles, claims). An article is {"file": name,
+    "title": {ko, en} or None}."""
     doc = load_yaml(text, path)
     if not isinstance(doc, Located) or doc.get("schema") != 1:
         raise ConfigError("expected a mapping with schema: 1", path=path, line=1)
@@ -94,12 +95,5 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, str], list[Claim]]:
                             **extras))
     if not claims:
         raise ConfigError("no claims listed", path=path, line=doc.line)
-    return {k: (str(v["file"]) if isinstance(v, dict) else str(v))
-            for k, v in articles.items()}, claims
-
-
-def article_titles(text: str, path: str) -> dict[str, dict[str, str]]:
-    """{article key: {ko, en}} for the articles claims.yaml gives titles (others: none)."""
-    doc = load_yaml(text, path)
-    return {k: dict(v["title"]) for k, v in (doc.get("articles") or {}).items()
-            if isinstance(v, dict) and isinstance(v.get("title"), dict)}
+    return {k: {"file": str(v["file"]), "title": dict(v["title"])} if isinstance(v, dict)
+            else {"file": str(v), "title": None} for k, v in articles.items()}, claims

@@ -70,8 +70,8 @@ class Writer:
                 and top.value >= SECONDS_FROM_MS
         return False
 
-    def text(self, fig: Figure, seconds: bool | None = None) -> str:
-        if seconds if seconds is not None else self.in_seconds(fig):
+    def text(self, fig: Figure) -> str:
+        if self.in_seconds(fig):
             return format_value(fig.value / 1000, "s", self.lang, 1)
         if fig.unit == "engine":
             return self.t["words.tie"] if fig.value == TIE else self.engine_name(str(fig.value))
@@ -92,12 +92,11 @@ class Writer:
             return fig.value
         return format_value(fig.value, fig.unit, self.lang, fig.decimals)
 
-    def fig(self, fig_id: str, seconds: bool | None = None) -> Name:
-        """A figure as a link to its derivation entry (``seconds``: a latency in seconds
-        whatever its size, or in ms; by default as ``in_seconds`` says)."""
+    def fig(self, fig_id: str) -> Name:
+        """A figure as a link to its derivation entry."""
         fig = self.registry[fig_id]
         self.cited.add(fig_id)
-        plain = self.text(fig, seconds)
+        plain = self.text(fig)
         html = Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), plain)
         return Name(text=plain, html=html)
 

@@ -266,10 +266,9 @@ def latency_table(w: Writer, workload: str) -> Table | None:
 
             spread = Markup("–")
             if w.has(stat("min"), stat("max")):
-                # both ends in one unit
-                secs = w.in_seconds(w.registry[stat("max")])
-                spread = Markup("{}–{}").format(w.fig(stat("min"), secs).html,
-                                                w.fig(stat("max"), secs).html)
+                # both ends in one unit: Writer.in_seconds decides by the metric's max
+                spread = Markup("{}–{}").format(w.fig(stat("min")).html,
+                                                w.fig(stat("max")).html)
             rows.append([Markup(escape(w.t[f"metric.{metric}"])), Markup(escape(w.engine_name(e)))]
                         + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
