@@ -104,7 +104,7 @@ def test_changed_raw_file_stops_the_build_and_says_how_to_re_record(workspace, p
 
 
 def test_notebook_parameters_are_literals_that_read_back_as_themselves():
-    from benchreport.build.pipeline import check_parameters
+    from benchreport.build.kernels import check_parameters
     from benchreport.core.errors import BuildError
 
     # quotes and backslashes are escaped by papermill's translator: still plain data

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -104,19 +105,26 @@ def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, cap
 
 def test_ctrl_c_leaves_the_previous_report(ws, project):
     before = snapshot(ws / "report/mini")
+    kernel_folders = set(Path(tempfile.gettempdir()).glob("benchreport-kernel-*"))
     touch_input(ws)
+    # As from a terminal: a test run started in the background of a non-interactive shell
+    # ignores SIGINT, and a child would inherit that.
     proc = subprocess.Popen([sys.executable, "-m", "benchreport", *args(ws, project)],
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in proc.stderr:
         seen.append(line)
-        if re.match(r"\[3/\d+\] notebook", line):     # the notebooks are running
-            time.sleep(1.0)
+        if re.match(r"\[3/\d+\] notebook", line):     # the topic notebooks are running
+            time.sleep(0.2)
             os.killpg(proc.pid, signal.SIGINT)      # what Ctrl-C in a terminal sends
             break
     rest = proc.stderr.read().splitlines()
-    assert proc.wait(timeout=60) == 130
-    assert f"error: interrupted; {ws}/report/mini/ was left as it was" in rest
+    assert proc.wait(timeout=60) == 130, "".join(seen) + "\n".join(rest)
+    # one line says so; the workers and their kernels are stopped without a traceback
+    assert rest[-1] == f"error: interrupted; {ws}/report/mini/ was left as it was"
+    assert [line for line in rest[:-1] if not re.fullmatch(r"\[\d+/\d+\] .+", line)] == []
+    assert set(Path(tempfile.gettempdir()).glob("benchreport-kernel-*")) == kernel_folders
     assert snapshot(ws / "report/mini") == before
     assert not (ws / "report/.staging/mini").exists()
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchreport.build import pipeline
-from benchreport.build.pipeline import _ipc_kernel_manager, execute_notebook
+from benchreport.build import kernels
+from benchreport.build.pipeline import execute_notebook
 from benchreport.core.errors import BuildError
 from benchreport.ingest.io import load_run
 
@@ -98,11 +98,11 @@ def kept_kernel_logs(tmp_path, monkeypatch) -> list[str]:
         @staticmethod
         def rmtree(folder, **kwargs):
             time.sleep(0.2)           # anything the kernel prints as it exits
-            log = Path(folder) / pipeline.KERNEL_LOG
+            log = Path(folder) / kernels.KERNEL_LOG
             logs.append(log.read_text() if log.is_file() else "<no log file>")
             shutil.rmtree(folder, **kwargs)
 
-    monkeypatch.setattr(pipeline, "shutil", KeepLogs)
+    monkeypatch.setattr(kernels, "shutil", KeepLogs)
     return logs
 
 
@@ -145,12 +145,12 @@ def test_a_dead_kernel_shows_its_log(tmp_path, capfd):
     assert "kernel log:\nlast words of the kernel" in err, err
 
 
-def test_a_kernel_still_running_a_cell_is_interrupted_and_stopped():
+def test_a_kernel_still_running_a_cell_is_interrupted_and_stopped(tmp_path):
     """When the build is stopped (Ctrl-C) mid-cell, the kernel does not exit on a shutdown
     request alone: it is interrupted as before, and stops promptly."""
 
     async def scenario() -> float:
-        km = _ipc_kernel_manager()(kernel_name="python3")
+        km = kernels.ipc_kernel_manager()(str(tmp_path), kernel_name="python3")
         await km.start_kernel()
         kc = km.client()
         kc.start_channels()
@@ -164,7 +164,5 @@ def test_a_kernel_still_running_a_cell_is_interrupted_and_stopped():
             return time.perf_counter() - start
         finally:
             kc.stop_channels()
-            while pipeline._KERNEL_DIRS:
-                shutil.rmtree(pipeline._KERNEL_DIRS.pop(), ignore_errors=True)
 
     assert asyncio.run(scenario()) < 10

@@ -19,7 +19,8 @@ from ..core.figures import load_registry, merge
 from ..core.files import read_json, write_json
 from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
 from . import staging
-from .pipeline import Steps, list_notebooks, run_notebook
+from .kernels import run_notebook
+from .pipeline import Steps, list_notebooks
 
 
 @dataclass(frozen=True)

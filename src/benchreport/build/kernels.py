@@ -1,0 +1,392 @@
+"""Executing notebooks: one kernel runs several notebooks in turn, and two worker processes
+hold one kernel each.
+
+A kernel takes about half a second to start and the notebooks' imports about as long again,
+while a topic notebook's own work is often shorter. So a kernel is started once per worker
+and reused: before each notebook after the first it is reset to what a fresh kernel offers
+(an empty namespace, cells numbered from 1, no open figures, warnings shown again), keeping
+only the modules already imported. Which notebook runs in which kernel, and in what order,
+is fixed by the plan, never by timing, so a build gives the same executed notebooks every
+time.
+
+The build's main process runs no kernel client: it waits on its workers, so Ctrl-C reaches
+it as KeyboardInterrupt at any moment. The workers sit in a process group of their own,
+out of the terminal's reach, and on Ctrl-C or a failure the main process stops them and
+their kernels itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..core.errors import BuildError, ReportError
+
+# Errors a notebook raises about the inputs (their one-line text is the message to show):
+# ReportError and its kinds, all but the build's own.
+_INPUT_ERRORS = {c.__name__ for c in (ReportError, *ReportError.__subclasses__())
+                 if c is not BuildError}
+
+KERNEL_LOG = "kernel.log"
+
+# How long a kernel asked to shut down may take to exit before it is interrupted. An idle
+# kernel exits in well under a second; one that does not is running a cell (the build is
+# being stopped, e.g. by Ctrl-C) and gets the interrupt.
+KERNEL_EXIT_WAIT = 2.0
+
+# What a reused kernel runs between two notebooks (silently: no output, no cell number).
+# Figures are closed before the namespace goes; every module's record of the warnings it
+# has shown is cleared, so a warning shows again in the next notebook as in a new kernel.
+RESET = """\
+import sys as _sys
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+for _module in list(_sys.modules.values()):
+    _registry = getattr(_module, "__dict__", {}).get("__warningregistry__")
+    if isinstance(_registry, dict):
+        _registry.clear()
+get_ipython().reset(new_session=True)
+"""
+
+# Imported by a worker's kernel while it waits for the ingest notebook: the modules every
+# topic notebook imports first.
+WARM_UP = "import benchreport.analyses.notebook, benchreport.core.tables\n"
+
+
+def ipc_kernel_manager():
+    """A kernel manager that talks to the kernel over Unix sockets, not localhost TCP, and
+    shuts a finished kernel down without interrupting it."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, folder: str, **kwargs):
+            # Socket files are named <ip>-<port>: a folder of its own per kernel, so
+            # kernels running side by side never share one.
+            self.log_path = Path(folder) / KERNEL_LOG
+            super().__init__(transport="ipc", ip=f"{folder}/ipc", **kwargs)
+
+        async def start_kernel(self, **kw) -> None:
+            """The kernel's own log (its stderr) goes to a file, not the build's stderr.
+
+            What a notebook prints reaches the notebook through the kernel's messages; the
+            process's stderr carries only the kernel's log, and ipykernel logs races of its
+            own shutdown there (e.g. a control-thread flush after the main thread closed the
+            IOPub pipe: "ZMQError: Socket operation on non-socket") on a build that went
+            well. The file is shown when a kernel dies (see Kernel.run).
+            """
+            with open(self.log_path, "ab") as log:
+                await super().start_kernel(stderr=log, **kw)
+
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            """Ask the kernel to exit, and interrupt it only if it does not.
+
+            jupyter_client's own shutdown sends SIGINT first, then the shutdown request.
+            When the signal lands while ipykernel is still in the handler of the request it
+            has just answered, the kernel prints "[IPKernelApp] ERROR | KeyboardInterrupt
+            caught in kernel." to the stderr it shares with the build, on a build that went
+            well.
+            """
+            if now or restart or not self.owns_kernel or not self.has_kernel:
+                await super().shutdown_kernel(now=now, restart=restart)
+                return
+            import asyncio
+
+            self.shutting_down = True          # as jupyter_client does: no auto-restart
+            self.stop_restarter()
+            await self.request_shutdown()
+            deadline = time.monotonic() + KERNEL_EXIT_WAIT
+            while await self.is_alive() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            if await self.is_alive():
+                # Still running a cell: jupyter_client's way, which interrupts it, then
+                # terminates it if need be. By now an idle kernel ignores SIGINT.
+                await super().shutdown_kernel()
+                return
+            await self.finish_shutdown()       # reaps the process (it has exited)
+            await self.cleanup_resources()
+
+    return IPCKernelManager
+
+
+def _engine():
+    """Papermill's nbclient engine, given a running kernel and a client connected to it:
+    it executes the notebook there and leaves both as they are."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine
+    from papermill.log import logger
+
+    class ReusedKernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False,
+                                     stdout_file=None, stderr_file=None, start_timeout=60,
+                                     execution_timeout=None, km=None, kc=None, **kwargs):
+            client = PapermillNotebookClient(
+                nb_man, km=km, timeout=execution_timeout, startup_timeout=start_timeout,
+                kernel_name=kernel_name, log=logger, log_output=log_output,
+                stdout_file=stdout_file, stderr_file=stderr_file)
+            client.kc = kc
+            return client.execute()
+
+    return ReusedKernelEngine
+
+
+ENGINE = "benchreport-reused-kernel"
+
+
+class Kernel:
+    """One IPython kernel, started in ``cwd``, that executes notebooks one after another.
+
+    Use as a context manager; the kernel is shut down, and its folder (sockets, log)
+    removed, on the way out.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = Path(cwd)
+        self.folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
+        self.km = ipc_kernel_manager()(self.folder, kernel_name="python3")
+        self.kc = None
+        self.used = False
+
+    def __enter__(self) -> Kernel:
+        """Start the kernel and one client for all the notebooks it will run (a client
+        waits a fifth of a second for the kernel to be quiet as it connects)."""
+        from jupyter_core.utils import run_sync
+
+        run_sync(self.km.start_kernel)(cwd=str(self.cwd))
+        self.kc = self.km.client()
+        self.kc.allow_stdin = False
+        self.kc.start_channels()
+        run_sync(self.kc.wait_for_ready)(timeout=60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        provisioner = self.km.provisioner
+        return getattr(provisioner, "pid", None) if provisioner else None
+
+    def execute(self, code: str) -> None:
+        """Run ``code`` in the kernel silently: nothing shown, no cell number used."""
+        from jupyter_core.utils import run_sync
+
+        async def ask() -> dict:
+            return await self.kc.execute(code, silent=True, store_history=False, reply=True,
+                                         timeout=120)
+
+        content = run_sync(ask)()["content"]
+        if content["status"] != "ok":
+            raise BuildError(f"the notebook kernel could not run its set-up code: "
+                             f"{content.get('ename')}: {content.get('evalue')}")
+
+    def run(self, src: Path, dst: Path, parameters: dict[str, str]) -> None:
+        """Execute ``src`` into ``dst`` with ``parameters``; a cell error becomes
+        BuildError, and a kernel that died shows its own log."""
+        import papermill as pm
+        from nbclient.exceptions import DeadKernelError
+        from papermill.engines import papermill_engines
+        from papermill.exceptions import PapermillExecutionError
+
+        check_parameters(parameters)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if self.used:
+            self.execute(RESET)
+        self.used = True
+        papermill_engines.register(ENGINE, _engine())
+        try:
+            pm.execute_notebook(str(src), str(dst), parameters=parameters,
+                                kernel_name="python3", progress_bar=False, log_output=False,
+                                engine_name=ENGINE, km=self.km, kc=self.kc)
+        except PapermillExecutionError as exc:
+            raise notebook_error(exc, src.name) from None
+        except DeadKernelError:
+            self.show_log()
+            raise BuildError("the notebook's kernel died", path=src.name,
+                             hint="its log is printed above") from None
+        stable_cell_ids(dst)
+
+    def show_log(self) -> None:
+        text = self.km.log_path.read_text(errors="replace").strip() \
+            if self.km.log_path.is_file() else ""
+        if text:
+            print(f"kernel log:\n{text}", file=sys.stderr)
+
+    def close(self) -> None:
+        from jupyter_core.utils import run_sync
+
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+            if self.km.has_kernel:
+                run_sync(self.km.shutdown_kernel)()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def check_parameters(parameters: dict[str, str]) -> None:
+    """Papermill writes parameters into a code cell as literals. Each value must be a plain
+    string that reads back, as a literal, to itself: data, never code."""
+    import ast
+
+    from papermill.translators import PythonTranslator
+
+    for name, value in parameters.items():
+        literal = PythonTranslator.translate(value) if isinstance(value, str) else None
+        if literal is None or ast.literal_eval(literal) != value or any(
+                ord(c) < 32 or ord(c) == 127 for c in value):
+            raise BuildError(f"notebook parameter {name}={value!r} is not a plain string",
+                             hint="use folder names without control characters")
+
+
+def stable_cell_ids(path: Path) -> None:
+    """Papermill gives the cell it injects a random id; name it after its tag instead, so
+    the notebook pages built from the executed copies are the same bytes every time."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.id = "injected-parameters"
+    nbformat.write(nb, path)
+
+
+def notebook_error(exc, notebook: str) -> BuildError:
+    """A notebook's exception as one line. An input problem the package raised (a
+    ReportError such as ParseError) reads as that problem; anything else as a failure in
+    the named cell."""
+    evalue = exc.evalue.splitlines()[0] if exc.evalue else ""
+    if exc.ename in _INPUT_ERRORS and evalue:
+        err = BuildError(f"{evalue} (in {notebook}, cell {exc.exec_count})")
+    else:
+        err = BuildError(f"notebook failed in cell {exc.exec_count}: {exc.ename}: {evalue}",
+                         path=notebook)
+    err.notebook = notebook
+    return err
+
+
+def run_notebook(src: Path, dst: Path, parameters: dict[str, str],
+                 cwd: Path | None = None) -> None:
+    """Execute one notebook in a kernel of its own, in ``cwd`` (default: the notebooks'
+    parent)."""
+    with Kernel(cwd or src.parent.parent) as kernel:
+        kernel.run(src, dst, parameters)
+
+
+# ---------------------------------------------------------------------------------------
+# Worker processes
+
+Job = tuple[Path, Path, dict]          # (notebook, executed copy, parameters)
+
+
+def _worker(conn, cwd: str, warm: bool) -> None:
+    """A worker process: one kernel, the jobs it is sent, in order, until it is sent None.
+    Replies: ("kernel", pid, folder) once, then ("done", name, seconds) per notebook, or
+    ("error", name, exception) and nothing more."""
+    os.setpgrp()      # Ctrl-C in the terminal reaches the main process only
+    with Kernel(Path(cwd)) as kernel:
+        conn.send(("kernel", kernel.pid, kernel.folder))
+        if warm:
+            kernel.execute(WARM_UP)
+            kernel.used = True
+        while (job := conn.recv()) is not None:
+            src, dst, parameters = job
+            start = time.perf_counter()
+            try:
+                kernel.run(src, dst, parameters)
+            except BaseException as exc:   # noqa: BLE001 (sent to the main process)
+                conn.send(("error", src.name, exc))
+                return
+            conn.send(("done", src.name, time.perf_counter() - start))
+
+
+class Workers:
+    """Worker processes, each with a kernel, fed job lists chosen in advance."""
+
+    def __init__(self, count: int, cwd: Path) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")   # no state shared with the parent
+        self.procs, self.conns, self.kernels = [], [], {}
+        for i in range(count):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(theirs, str(cwd), i > 0), daemon=True)
+            proc.start()
+            theirs.close()
+            self.procs.append(proc)
+            self.conns.append(mine)
+
+    def run(self, plan: Sequence[Sequence[Job]], started: Callable[[str], None],
+            finished: Callable[[str, float], None]) -> None:
+        """Run ``plan[i]`` on worker i, all workers at once; return when every job is
+        done. The first error stops the other workers and is raised."""
+        from multiprocessing.connection import wait
+
+        queues = {i: list(jobs) for i, jobs in enumerate(plan) if jobs}
+        busy: dict[int, str] = {}
+
+        def feed(i: int) -> None:
+            if queues.get(i):
+                src, dst, parameters = queues[i].pop(0)
+                busy[i] = src.name
+                started(src.name)
+                self.conns[i].send((src, dst, parameters))
+
+        for i in list(queues):
+            feed(i)
+        while busy:
+            for conn in wait([self.conns[i] for i in busy]):
+                i = self.conns.index(conn)
+                message = self._receive(i)
+                if message[0] == "error":
+                    raise message[2]
+                del busy[i]
+                finished(message[1], message[2])
+                feed(i)
+
+    def _receive(self, i: int) -> tuple:
+        while True:
+            try:
+                message = self.conns[i].recv()
+            except EOFError:
+                raise BuildError("a notebook worker process ended unexpectedly") from None
+            if message[0] != "kernel":
+                return message
+            self.kernels[i] = (message[1], message[2])
+
+    def close(self) -> None:
+        """Let the workers shut their kernels down, and wait for them."""
+        for conn in self.conns:
+            conn.send(None)
+        for i, proc in enumerate(self.procs):
+            proc.join()
+            if proc.exitcode:
+                raise BuildError("a notebook worker process failed as it shut down")
+
+    def kill(self) -> None:
+        """Stop the workers and their kernels now (Ctrl-C, or a failed notebook)."""
+        for i, conn in enumerate(self.conns):
+            while conn.poll():           # a worker may have named its kernel meanwhile
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):
+                    break
+                if message[0] == "kernel":
+                    self.kernels[i] = (message[1], message[2])
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.join()
+        for pid, folder in self.kernels.values():
+            if pid:
+                try:
+                    os.killpg(pid, signal.SIGKILL)     # the kernel leads a session
+                except (ProcessLookupError, PermissionError):
+                    pass
+            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,76 @@
+"""A kernel runs several notebooks in turn, and each starts as it would in a new kernel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+
+from benchreport.build.kernels import Kernel
+from benchreport.build.pipeline import plan_notebooks
+
+# A module that warns from a fixed place: Python shows such a warning once per place, and
+# remembers that in the module, which outlives a notebook in a reused kernel.
+WARNER = "import warnings\n\ndef warn():\n    warnings.warn('said once per place')\n"
+
+FIRST = ["leftover = 1",
+         "import warner; warner.warn()",
+         "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+         "plt.figure(); print('figures', plt.get_fignums())"]
+SECOND = ["print('leftover' in dir())",
+          "import warner; warner.warn()",
+          "import matplotlib.pyplot as plt; print('figures', plt.get_fignums())"]
+
+
+def _notebook(folder: Path, name: str, sources: list[str]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("notebook = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, *map(nbformat.v4.new_code_cell, sources)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = folder / name
+    nbformat.write(nb, path)
+    return path
+
+
+def _cells(path: Path) -> list[tuple[int, str]]:
+    """(execution count, everything the cell printed) per code cell."""
+    cells = json.loads(path.read_text())["cells"]
+    return [(c["execution_count"], "".join("".join(o.get("text", "")) for o in c["outputs"]))
+            for c in cells if c["cell_type"] == "code"]
+
+
+def test_a_reused_kernel_starts_each_notebook_afresh(tmp_path):
+    (tmp_path / "warner.py").write_text(WARNER)
+    first = _notebook(tmp_path, "first.ipynb", FIRST)
+    second = _notebook(tmp_path, "second.ipynb", SECOND)
+    out = tmp_path / "out"
+    with Kernel(tmp_path) as kernel:
+        kernel.run(first, out / "first.ipynb", {"notebook": "first.ipynb"})
+        kernel.run(second, out / "second.ipynb", {"notebook": "second.ipynb"})
+        # the two again without the reset between, to show the test can fail
+        kernel.run(first, out / "first-again.ipynb", {"notebook": "first.ipynb"})
+        kernel.used = False
+        kernel.run(second, out / "unreset.ipynb", {"notebook": "second.ipynb"})
+    fresh = _cells(out / "first.ipynb")
+    assert [n for n, _ in fresh] == [1, 2, 3, 4, 5]       # papermill's parameters cell too
+    assert "said once per place" in fresh[3][1] and fresh[4][1] == "figures [1]\n"
+    reused = _cells(out / "second.ipynb")
+    assert [n for n, _ in reused] == [1, 2, 3, 4, 5]      # numbered as in a new kernel
+    assert reused[2][1] == "False\n"                         # nothing left in the namespace
+    assert "said once per place" in reused[3][1]             # the warning shows again
+    assert reused[4][1] == "figures []\n"                    # no figure left open
+    assert _cells(out / "first-again.ipynb") == fresh
+    unreset = _cells(out / "unreset.ipynb")
+    assert unreset[0][0] == 6 and unreset[2][1] == "True\n" and unreset[3][1] == "" \
+        and unreset[4][1] == "figures [1]\n"
+
+
+def test_the_topic_notebooks_are_split_by_name_not_by_timing():
+    names = [Path(f"{n}0-x.ipynb") for n in range(1, 10)]
+    first, second = plan_notebooks(names)
+    assert [p.name[0] for p in first] == ["2", "4", "6", "8"]
+    assert [p.name[0] for p in second] == ["1", "3", "5", "7", "9"]
+    assert plan_notebooks([]) == ([], [])
