@@ -27,40 +27,55 @@ def raw_lines(excerpts: dict[tuple[str, int], str], rel: str, lines: tuple[int, 
 
 
 def explain(run: Run, figure_id: str, out: Callable[[str], None] = print) -> None:
-    registry = registry_of(run)
-    if figure_id not in registry:
-        close = sorted(i for i in registry if figure_id.split(".")[0] in i)[:5]
-        raise ReportError(f"no figure {figure_id!r} in run {run.id}",
-                          hint="list them with: benchreport explain "
-                               f"{run.id} --list" + (f" (near: {', '.join(close)})" if close else ""))
-    seen: set[str] = set()
-    kept = _excerpts(run)
-
-    def show(fid: str, depth: int) -> None:
-        fig = registry[fid]
-        pad = "  " * depth
-        value = fig.value if isinstance(fig.value, str) or fig.value is None else \
-            format_value(fig.value, fig.unit, "en", fig.decimals)
-        where = f"notebooks/{fig.notebook}" + (f", cell {fig.cell}" if fig.cell else "")
-        out(f"{pad}{fid} = {value}   [{where}]")
-        out(f"{pad}  how: {fig.method}")
-        if fid in seen:
-            return
-        seen.add(fid)
-        for src in fig.sources:
-            at = f" key {src.key}" if src.key else ""
-            shown_lines = ", ".join(map(str, src.lines[:8])) + (" …" if len(src.lines) > 8 else "")
-            out(f"{pad}  input: {src.path} (sha256 {src.sha256[:16]}…){at}"
-                + (f" lines {shown_lines}" if src.lines else ""))
-            for text in raw_lines(kept, src.path, src.lines, limit=3):
-                out(f"{pad}    {text}")
-        for dep in fig.depends_on:
-            show(dep, depth + 1)
-
-    show(figure_id, 0)
+    Explainer(run).show(figure_id, out)
 
 
-def _excerpts(run: Run) -> dict[tuple[str, int], str]:
+class Explainer:
+    """A built run's figures and kept raw lines, read once, to explain any of its figures."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.registry = registry_of(run)
+        self.excerpts = excerpts_of(run)
+
+    def show(self, figure_id: str, out: Callable[[str], None] = print) -> None:
+        """The figure, how it was computed, its inputs with their raw lines, and the same
+        for every figure it depends on."""
+        registry, run = self.registry, self.run
+        if figure_id not in registry:
+            close = sorted(i for i in registry if figure_id.split(".")[0] in i)[:5]
+            raise ReportError(f"no figure {figure_id!r} in run {run.id}",
+                              hint="list them with: benchreport explain "
+                                   f"{run.id} --list" + (f" (near: {', '.join(close)})"
+                                                         if close else ""))
+        seen: set[str] = set()
+
+        def show(fid: str, depth: int) -> None:
+            fig = registry[fid]
+            pad = "  " * depth
+            value = fig.value if isinstance(fig.value, str) or fig.value is None else \
+                format_value(fig.value, fig.unit, "en", fig.decimals)
+            where = f"notebooks/{fig.notebook}" + (f", cell {fig.cell}" if fig.cell else "")
+            out(f"{pad}{fid} = {value}   [{where}]")
+            out(f"{pad}  how: {fig.method}")
+            if fid in seen:
+                return
+            seen.add(fid)
+            for src in fig.sources:
+                at = f" key {src.key}" if src.key else ""
+                shown_lines = ", ".join(map(str, src.lines[:8])) + \
+                    (" …" if len(src.lines) > 8 else "")
+                out(f"{pad}  input: {src.path} (sha256 {src.sha256[:16]}…){at}"
+                    + (f" lines {shown_lines}" if src.lines else ""))
+                for text in raw_lines(self.excerpts, src.path, src.lines, limit=3):
+                    out(f"{pad}    {text}")
+            for dep in fig.depends_on:
+                show(dep, depth + 1)
+
+        show(figure_id, 0)
+
+
+def excerpts_of(run: Run) -> dict[tuple[str, int], str]:
     """The raw lines ingest kept (explain opens no input file)."""
     from ..core.tables import read_rows
 
