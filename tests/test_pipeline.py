@@ -23,21 +23,21 @@ EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
             "report.ko.pdf", "report.en.pdf"}
 
 
-def _build(workspace: Path, project: Path, run_id: str) -> Path:
+def _build(workspace: Path, project: Path, run_id: str, pdf: bool = True) -> Path:
     (workspace / "report").mkdir(exist_ok=True)
     lines: list[str] = []
     build(run_id, data_root=workspace / "data", report_root=workspace / "report",
-          project=project, out=lines.append)
-    _check_steps(lines, project)
+          project=project, out=lines.append, pdf=pdf)
+    _check_steps(lines, project, pdf)
     return workspace / "report" / run_id
 
 
-def _check_steps(lines: list[str], project: Path) -> None:
+def _check_steps(lines: list[str], project: Path, pdf: bool = True) -> None:
     steps = len(list((project / "notebooks").glob("*.ipynb"))) + 4
+    render = r"render HTML and PDF \(ko, en\)" if pdf else r"render HTML \(ko, en\)"
     assert lines[0] == f"[1/{steps}] verify inputs against SHA256SUMS ..."
     assert lines[2].startswith(f"[2/{steps}] notebook 05-ingest.ipynb")
-    assert re.fullmatch(rf"\[{steps - 1}/{steps}\] render HTML and PDF \(ko, en\) done in "
-                        r"\d+\.\ds", lines[-3])
+    assert re.fullmatch(rf"\[{steps - 1}/{steps}\] {render} done in \d+\.\ds", lines[-3])
     assert re.fullmatch(rf"\[{steps}/{steps}\] export to the results store done in \d+\.\ds",
                         lines[-1])
     assert len(lines) == 2 * steps
@@ -153,7 +153,7 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     vllm_1k.write_text(json.dumps(v))
     sglang.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
-    report = _build(workspace, project, "mini-swapped")
+    report = _build(workspace, project, "mini-swapped", pdf=False)
     figs = _figures(report)
     assert figs["e2e.1k.faster"]["value"] == "sglang"
     assert figs["e2e.1k.sglang.duration"]["value"] == 10.0
@@ -168,22 +168,28 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     assert "측정한 모든 입력 길이에서 SGLang이 먼저 끝났습니다" in t_ko
 
 
-def test_building_twice_gives_byte_identical_outputs(tmp_path, project):
+def test_building_twice_gives_byte_identical_outputs(mini_build, project):
     """Same inputs, same lock: the same bytes (dates come from run.yaml, not the clock).
-    Built twice in the same place, since the notebook pages show the folders they used."""
+    Built twice in the same place, since the notebook pages show the folders they used:
+    the session's build of the mini run is set aside, built again, and put back."""
     import hashlib
 
-    def hashes() -> dict[str, str]:
-        report = tmp_path / "report/mini"
-        return {p.relative_to(report).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(report.rglob("*")) if p.is_file() and p.suffix != ".ipynb"}
+    run, _ = mini_build
+    report = run.paths.report
+    aside = report.with_name(".first-" + report.name)
 
-    copy_run(tmp_path, "mini")
-    _build(tmp_path, project, "mini")
-    first = hashes()
-    shutil.rmtree(tmp_path / "report/mini")
-    _build(tmp_path, project, "mini")
-    assert hashes() == first
+    def hashes(folder: Path) -> dict[str, str]:
+        return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix != ".ipynb"}
+
+    first = hashes(report)
+    report.rename(aside)
+    try:
+        _build(run.paths.data.parent.parent, project, "mini")
+        assert hashes(report) == first
+    finally:
+        shutil.rmtree(report, ignore_errors=True)
+        aside.rename(report)
     for name in ("report.ko.html", "report.en.html", "report.ko.pdf", "report.en.pdf",
                  "blog/report.ko.md", "blog/images/en-results-1.svg", "derived/figures.json",
                  "notebooks/05-ingest.html", "notebooks/80-claims.html"):
@@ -228,12 +234,13 @@ def test_markdown_escapes_text_from_data():
     assert plain(Markup("<b>x</b>") + "<script>|*y*") == "x&lt;script&gt;\\|\\*y\\*"
 
 
-def test_rebuild_skips_what_did_not_change(tmp_path, project):
-    """No-op rebuild skips everything; a template change re-renders only."""
+def test_rebuild_skips_what_did_not_change(mini_build, tmp_path, project):
+    """No-op rebuild skips everything, also in a copy of the folders (the keys are the
+    contents); a changed input re-runs what depends on it."""
     import time
 
-    copy_run(tmp_path, "mini")
-    _build(tmp_path, project, "mini")
+    run, _ = mini_build
+    shutil.copytree(run.paths.data.parent.parent, tmp_path, dirs_exist_ok=True)
     html = (tmp_path / "report/mini/report.en.html").read_bytes()
     lines: list[str] = []
     start = time.perf_counter()
@@ -250,6 +257,6 @@ def test_rebuild_skips_what_did_not_change(tmp_path, project):
         (tmp_path / "data/mini/run.yaml").read_text().replace("A tiny test run", "A tiny run"))
     lines.clear()
     build("mini", data_root=tmp_path / "data", report_root=tmp_path / "report",
-          project=project, out=lines.append)
+          project=project, out=lines.append, pdf=False)
     assert any("notebook 05-ingest.ipynb done" in line for line in lines)
     assert "<title>A tiny run</title>" in (tmp_path / "report/mini/report.en.html").read_text()
