@@ -103,25 +103,30 @@ def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, cap
     assert not (ws / "report/.staging/mini").exists()
 
 
-def test_ctrl_c_leaves_the_previous_report(ws, project):
+@pytest.mark.parametrize("phase, line_seen, wait, pdf", [
+    ("notebooks", r"\[3/\d+\] notebook", 0.2, False),        # the topic notebooks run
+    ("render", r"\[\d+/\d+\] render HTML and PDF", 1.5, True),    # the PDFs are made
+])
+def test_ctrl_c_leaves_the_previous_report(ws, project, phase, line_seen, wait, pdf):
     before = snapshot(ws / "report/mini")
     kernel_folders = set(Path(tempfile.gettempdir()).glob("benchreport-kernel-*"))
     touch_input(ws)
+    command = [sys.executable, "-m", "benchreport", *args(ws, project)]
     # As from a terminal: a test run started in the background of a non-interactive shell
     # ignores SIGINT, and a child would inherit that.
-    proc = subprocess.Popen([sys.executable, "-m", "benchreport", *args(ws, project)],
+    proc = subprocess.Popen(command[:-1] if pdf else command,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in proc.stderr:
         seen.append(line)
-        if re.match(r"\[3/\d+\] notebook", line):     # the topic notebooks are running
-            time.sleep(0.2)
+        if re.match(line_seen, line):
+            time.sleep(wait)
             os.killpg(proc.pid, signal.SIGINT)      # what Ctrl-C in a terminal sends
             break
     rest = proc.stderr.read().splitlines()
     assert proc.wait(timeout=60) == 130, "".join(seen) + "\n".join(rest)
-    # one line says so; the workers and their kernels are stopped without a traceback
+    # one line says so; the workers (kernels, PDFs) are stopped without a traceback
     assert rest[-1] == f"error: interrupted; {ws}/report/mini/ was left as it was"
     assert [line for line in rest[:-1] if not re.fullmatch(r"\[\d+/\d+\] .+", line)] == []
     assert set(Path(tempfile.gettempdir()).glob("benchreport-kernel-*")) == kernel_folders

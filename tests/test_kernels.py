@@ -17,8 +17,8 @@ WARNER = "import warnings\n\ndef warn():\n    warnings.warn('said once per place
 FIRST = ["leftover = 1",
          "import warner; warner.warn()",
          "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-         "plt.figure(); print('figures', plt.get_fignums())"]
-SECOND = ["print('leftover' in dir())",
+         "plt.figure(); print('figures', plt.get_fignums())\nimport os; os.chdir('/')"]
+SECOND = ["import os; print('leftover' in dir(), os.getcwd() == {start!r})",
           "import warner; warner.warn()",
           "import matplotlib.pyplot as plt; print('figures', plt.get_fignums())"]
 
@@ -44,8 +44,9 @@ def _cells(path: Path) -> list[tuple[int, str]]:
 
 def test_a_reused_kernel_starts_each_notebook_afresh(tmp_path):
     (tmp_path / "warner.py").write_text(WARNER)
+    second_cells = [SECOND[0].format(start=str(tmp_path.resolve())), *SECOND[1:]]
     first = _notebook(tmp_path, "first.ipynb", FIRST)
-    second = _notebook(tmp_path, "second.ipynb", SECOND)
+    second = _notebook(tmp_path, "second.ipynb", second_cells)
     out = tmp_path / "out"
     with Kernel(tmp_path) as kernel:
         kernel.run(first, out / "first.ipynb", {"notebook": "first.ipynb"})
@@ -59,12 +60,12 @@ def test_a_reused_kernel_starts_each_notebook_afresh(tmp_path):
     assert "said once per place" in fresh[3][1] and fresh[4][1] == "figures [1]\n"
     reused = _cells(out / "second.ipynb")
     assert [n for n, _ in reused] == [1, 2, 3, 4, 5]      # numbered as in a new kernel
-    assert reused[2][1] == "False\n"                         # nothing left in the namespace
+    assert reused[2][1] == "False True\n"        # nothing left in the namespace, same folder
     assert "said once per place" in reused[3][1]             # the warning shows again
     assert reused[4][1] == "figures []\n"                    # no figure left open
     assert _cells(out / "first-again.ipynb") == fresh
     unreset = _cells(out / "unreset.ipynb")
-    assert unreset[0][0] == 6 and unreset[2][1] == "True\n" and unreset[3][1] == "" \
+    assert unreset[0][0] == 6 and unreset[2][1] == "True False\n" and unreset[3][1] == "" \
         and unreset[4][1] == "figures [1]\n"
 
 

@@ -40,19 +40,25 @@ KERNEL_LOG = "kernel.log"
 # being stopped, e.g. by Ctrl-C) and gets the interrupt.
 KERNEL_EXIT_WAIT = 2.0
 
-# What a reused kernel runs between two notebooks (silently: no output, no cell number).
+# What a reused kernel runs between two notebooks (silently: no output, no cell number),
+# after a line that sets _start to the folder the kernel started in.
 # Figures are closed before the namespace goes; every module's record of the warnings it
-# has shown is cleared, so a warning shows again in the next notebook as in a new kernel.
+# has shown is cleared, so a warning shows again in the next notebook as in a new kernel;
+# the working folder is the one the kernel started in. What else a notebook might change
+# outside its namespace (environment variables, sys.path, a module's settings) would stay;
+# the pipeline's notebooks change none of it.
 RESET = """\
-import sys as _sys
+import os as _os, sys as _sys
 if "matplotlib.pyplot" in _sys.modules:
     _sys.modules["matplotlib.pyplot"].close("all")
 for _module in list(_sys.modules.values()):
     _registry = getattr(_module, "__dict__", {}).get("__warningregistry__")
     if isinstance(_registry, dict):
         _registry.clear()
+_os.chdir(_start)
 get_ipython().reset(new_session=True)
 """
+
 
 # Imported by a worker's kernel while it waits for the ingest notebook: the modules every
 # topic notebook imports first.
@@ -147,7 +153,7 @@ class Kernel:
     """
 
     def __init__(self, cwd: Path) -> None:
-        self.cwd = Path(cwd)
+        self.cwd = Path(cwd).resolve()
         self.folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
         self.km = ipc_kernel_manager()(self.folder, kernel_name="python3")
         self.kc = None
@@ -197,7 +203,7 @@ class Kernel:
         check_parameters(parameters)
         dst.parent.mkdir(parents=True, exist_ok=True)
         if self.used:
-            self.execute(RESET)
+            self.execute(f"_start = {str(self.cwd)!r}\n" + RESET)
         self.used = True
         papermill_engines.register(ENGINE, _engine())
         try:

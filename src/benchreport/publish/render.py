@@ -258,11 +258,33 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
 PDF_WORKERS = 2
 
 
+@contextlib.contextmanager
 def _pdf_workers():
+    """Worker processes for the PDFs. They ignore Ctrl-C, which the main process handles:
+    when it stops the render (Ctrl-C or an error), it ends them at once rather than wait
+    for a PDF nobody will keep, and no worker prints a traceback of its own."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_interrupt)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        if hasattr(pool, "terminate_workers"):          # Python 3.14
+            pool.terminate_workers()
+        else:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        raise
+    pool.shutdown(wait=True)
+
+
+def _ignore_interrupt() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _warm_up() -> None:
