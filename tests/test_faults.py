@@ -221,3 +221,39 @@ def test_a_draft_without_pdfs_leaves_none_and_the_next_full_build_renders_them(w
     assert main(args(ws, project)) == 0
     assert "render HTML (ko, en)" in capsys.readouterr().err
     assert not list((ws / "report/mini").glob("*.pdf"))
+
+
+def test_a_ctrl_c_dropped_in_a_weakref_callback_still_stops_the_build(capfd):
+    """Python drops a KeyboardInterrupt raised inside a weakref callback (it prints
+    "Exception ignored" and goes on). The build remembers the Ctrl-C and stops at the next
+    step, and nothing of the dropped one is printed."""
+    import weakref
+
+    from benchreport.build.pipeline import Interrupts, Steps
+
+    class Thing:
+        pass
+
+    def drop_a_ctrl_c() -> None:
+        def callback(_ref):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(100_000):     # the handler runs here, inside the callback
+                pass
+
+        thing = Thing()
+        ref = weakref.ref(thing, callback)   # noqa: F841 (kept alive until thing dies)
+        del thing                            # the callback runs; its interrupt is dropped
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # as a terminal
+    lines: list[str] = []
+    try:
+        with Interrupts() as interrupts:
+            steps = Steps(total=2, out=lines.append, interrupts=interrupts)
+            with pytest.raises(KeyboardInterrupt):
+                steps.run("render", drop_a_ctrl_c)
+                steps.run("export", lambda: None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert lines == ["[1/2] render ..."]
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is previous

@@ -19,8 +19,8 @@ from ..core.figures import load_registry, merge
 from ..core.files import read_json, write_json
 from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
 from . import staging
-from .kernels import run_notebook
-from .pipeline import Steps, list_notebooks
+from .kernels import Workers
+from .pipeline import Interrupts, Steps, list_notebooks
 
 
 @dataclass(frozen=True)
@@ -59,27 +59,35 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
             build(run_id, data_root=data_root, report_root=report_root, project=project,
                   out=say)
     notebooks = list_notebooks(project / "notebooks" / "compare")
-    steps = Steps(total=len(notebooks) + 2, out=say)
-    with staging.lock(paths.report, say), staging.stage(CompareJob(paths)) as job:
+    with Interrupts() as interrupts, staging.lock(paths.report, say), \
+            staging.stage(CompareJob(paths)) as job:
+        steps = Steps(total=len(notebooks) + 2, out=say, interrupts=interrupts)
         staged: ComparePaths = job.paths
         for stale in staged.figure_fragments.glob("*.json"):
             stale.unlink()
-        for nb in notebooks:
-            steps.run(f"notebook compare/{nb.name}", lambda nb=nb: _execute_one(
-                nb, staged, run_ids, base or "", report_root, project))
+        _execute(notebooks, staged, run_ids, base or "", report_root, project, steps)
         steps.run("figures", lambda: _collect(staged))
         steps.run("render HTML and PDF (ko, en)", lambda: _render(staged, project))
     return paths
 
 
-def _execute_one(src: Path, paths: ComparePaths, run_ids: list[str], base: str,
-                 report_root: Path | str, project: Path) -> None:
-    """Run one comparison notebook; it writes into ``paths.report`` (the staging copy) and
-    reads the store under ``report_root``."""
-    run_notebook(src, paths.notebooks / src.name,
-                 {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
-                  "report_root": shown(Path(report_root).resolve(), project),
-                  "notebook": src.name}, cwd=project)
+def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], base: str,
+             report_root: Path | str, project: Path, steps: Steps) -> None:
+    """Run the comparison notebooks in turn in one worker's kernel (the main process runs
+    no kernel client, so Ctrl-C stays its own); they write into ``paths.report`` (the
+    staging copy) and read the store under ``report_root``."""
+    jobs = [(src, paths.notebooks / src.name,
+             {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
+              "report_root": shown(Path(report_root).resolve(), project),
+              "notebook": src.name}) for src in notebooks]
+    workers = Workers(1, project)
+    try:
+        workers.run([jobs], lambda name: steps.note(f"notebook compare/{name}"),
+                    lambda name, seconds: steps.note(f"notebook compare/{name}", seconds))
+    except BaseException:
+        workers.kill()
+        raise
+    workers.close()
 
 
 def _collect(paths: ComparePaths) -> None:

@@ -28,11 +28,58 @@ def list_notebooks(folder: Path) -> list[Path]:
     return found
 
 
+class Interrupts:
+    """Ctrl-C that cannot get lost while a build runs.
+
+    Python turns SIGINT into KeyboardInterrupt wherever the main thread is, and when that
+    is a weakref callback or a __del__ (the garbage collector runs them in the middle of
+    anything) the exception is printed as "Exception ignored" and dropped: the build would
+    go on and replace the report. While a build runs, SIGINT also sets a flag, which every
+    step start and end checks, and such a dropped KeyboardInterrupt is not printed, since
+    the flag raises it again at the next step.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __enter__(self) -> Interrupts:
+        import signal
+        import threading
+
+        self.installed = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if self.installed:
+            signal.signal(signal.SIGINT, self._handle)
+            self.unraisable, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = self.unraisable
+
+    def _handle(self, signum, frame) -> None:   # noqa: ARG002
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.unraisable(unraisable)
+
+    def check(self) -> None:
+        if self.seen:
+            raise KeyboardInterrupt
+
+
 class Steps:
     """Prints one line when a step starts and one with its time when it ends."""
 
-    def __init__(self, total: int, out: Callable[[str], None] | None = None) -> None:
+    def __init__(self, total: int, out: Callable[[str], None] | None = None,
+                 interrupts: Interrupts | None = None) -> None:
         self.total = total
+        self.interrupts = interrupts or Interrupts()
         self.done = 0
         self.pending: dict[str, int] = {}   # numbers of steps running in worker processes
         self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -40,6 +87,7 @@ class Steps:
     def note(self, name: str, seconds: float | None = None) -> None:
         """A line for a step that runs elsewhere (a worker process): its start, or, given
         ``seconds``, its end, under the number it started with (steps end in any order)."""
+        self.interrupts.check()
         if seconds is None:
             self.done += 1
             self.pending[name] = self.done
@@ -48,11 +96,13 @@ class Steps:
             self.out(f"[{self.pending.pop(name)}/{self.total}] {name} done in {seconds:.1f}s")
 
     def run(self, name: str, func: Callable[[], object]) -> object:
+        self.interrupts.check()
         self.done += 1
         tag = f"[{self.done}/{self.total}] {name}"
         self.out(f"{tag} ...")
         start = time.perf_counter()
         result = func()
+        self.interrupts.check()
         self.out(f"{tag} done in {time.perf_counter() - start:.1f}s")
         return result
 
@@ -198,9 +248,9 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     project = Path(project).resolve()
     run = load_run(run_id, data_root, report_root)
     steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
-    with staging.lock(run.paths.report, steps_out):
+    with Interrupts() as interrupts, staging.lock(run.paths.report, steps_out):
         notebooks = list_notebooks(project / "notebooks")
-        steps = Steps(total=len(notebooks) + 4, out=steps_out)
+        steps = Steps(total=len(notebooks) + 4, out=steps_out, interrupts=interrupts)
         steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
             run.paths.data, run.paths.rel(run.paths.data), run.id))
         keys = step_keys(run, project)
