@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from benchreport.build.kernels import Kernel
 from benchreport.build.pipeline import plan_notebooks
@@ -75,3 +76,20 @@ def test_the_topic_notebooks_are_split_by_name_not_by_timing():
     assert [p.name[0] for p in first] == ["2", "4", "6", "8"]
     assert [p.name[0] for p in second] == ["1", "3", "5", "7", "9"]
     assert plan_notebooks([]) == ([], [])
+
+
+def test_a_kernel_that_cannot_start_is_an_error_of_the_build_not_a_worker_traceback(
+        tmp_path, capfd):
+    from benchreport.build.kernels import Workers
+
+    nb = _notebook(tmp_path, "a.ipynb", ["print(1)"])
+    workers = Workers(1, tmp_path / "no-such-folder")      # the kernel's working folder
+    try:
+        with pytest.raises(OSError) as caught:
+            workers.run([[(nb, tmp_path / "out.ipynb", {"notebook": "a.ipynb"})]],
+                        lambda name: None, lambda name, seconds: None)
+    finally:
+        workers.kill()
+    assert "no-such-folder" in str(caught.value)
+    assert "Traceback" not in capfd.readouterr().err
+    assert not (tmp_path / "out.ipynb").exists()

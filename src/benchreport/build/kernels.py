@@ -17,6 +17,7 @@ their kernels itself.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -120,6 +121,7 @@ def ipc_kernel_manager():
     return IPCKernelManager
 
 
+@functools.cache
 def _engine():
     """Papermill's nbclient engine, given a running kernel and a client connected to it:
     it executes the notebook there and leaves both as they are."""
@@ -164,11 +166,15 @@ class Kernel:
         waits a fifth of a second for the kernel to be quiet as it connects)."""
         from jupyter_core.utils import run_sync
 
-        run_sync(self.km.start_kernel)(cwd=str(self.cwd))
-        self.kc = self.km.client()
-        self.kc.allow_stdin = False
-        self.kc.start_channels()
-        run_sync(self.kc.wait_for_ready)(timeout=60)
+        try:
+            run_sync(self.km.start_kernel)(cwd=str(self.cwd))
+            self.kc = self.km.client()
+            self.kc.allow_stdin = False
+            self.kc.start_channels()
+            run_sync(self.kc.wait_for_ready)(timeout=60)
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
@@ -296,20 +302,37 @@ def _worker(conn, cwd: str, warm: bool) -> None:
     Replies: ("kernel", pid, folder) once, then ("done", name, seconds) per notebook, or
     ("error", name, exception) and nothing more."""
     os.setpgrp()      # Ctrl-C in the terminal reaches the main process only
-    with Kernel(Path(cwd)) as kernel:
+    try:
+        kernel = Kernel(Path(cwd)).__enter__()
+    except BaseException as exc:   # noqa: BLE001 (sent to the main process)
+        _send_error(conn, "", exc)
+        return
+    with kernel:
         conn.send(("kernel", kernel.pid, kernel.folder))
-        if warm:
-            kernel.execute(WARM_UP)
-            kernel.used = True
-        while (job := conn.recv()) is not None:
-            src, dst, parameters = job
-            start = time.perf_counter()
-            try:
+        name = ""
+        try:
+            if warm:
+                kernel.execute(WARM_UP)
+                kernel.used = True
+            while (job := conn.recv()) is not None:
+                src, dst, parameters = job
+                name, start = src.name, time.perf_counter()
                 kernel.run(src, dst, parameters)
-            except BaseException as exc:   # noqa: BLE001 (sent to the main process)
-                conn.send(("error", src.name, exc))
-                return
-            conn.send(("done", src.name, time.perf_counter() - start))
+                conn.send(("done", name, time.perf_counter() - start))
+        except (EOFError, BrokenPipeError):
+            return                     # the main process has gone: nobody to tell
+        except BaseException as exc:   # noqa: BLE001 (sent to the main process)
+            _send_error(conn, name, exc)
+
+
+def _send_error(conn, name: str, exc: BaseException) -> None:
+    """Send the exception itself when it pickles, else its one line as a BuildError."""
+    import pickle
+
+    try:
+        conn.send(("error", name, exc))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        conn.send(("error", name, BuildError(f"{type(exc).__name__}: {exc}", path=name or None)))
 
 
 class Workers:
