@@ -93,3 +93,108 @@ def test_a_kernel_that_cannot_start_is_an_error_of_the_build_not_a_worker_traceb
     assert "no-such-folder" in str(caught.value)
     assert "Traceback" not in capfd.readouterr().err
     assert not (tmp_path / "out.ipynb").exists()
+
+
+def _kernels_of(proc) -> list:
+    import psutil
+
+    return [p for p in psutil.Process(proc.pid).children() if "ipykernel" in " ".join(
+        p.cmdline())]
+
+
+def test_a_worker_runs_its_notebooks_in_the_one_kernel_it_reports(tmp_path):
+    """One kernel per worker: the notebooks run in the kernel whose pid the main process
+    was told (the one it kills on Ctrl-C), and a finished build leaves nothing behind."""
+    import psutil
+
+    from benchreport.build.kernels import Workers
+
+    nb = _notebook(tmp_path, "pid.ipynb", ["import os; print(os.getpid())"])
+    workers = Workers(1, tmp_path)
+    done: list[str] = []
+    try:
+        jobs = [(nb, tmp_path / f"out-{n}.ipynb", {"notebook": "pid.ipynb"}) for n in (1, 2)]
+        workers.run([jobs], lambda name: None, lambda name, seconds: done.append(name))
+        kernels = _kernels_of(workers.procs[0])
+        workers.close()
+    except BaseException:
+        workers.kill()
+        raise
+    printed = {int(_cells(tmp_path / f"out-{n}.ipynb")[-1][1]) for n in (1, 2)}
+    assert done == ["pid.ipynb", "pid.ipynb"]
+    assert [k.pid for k in kernels] == [workers.kernels[0]] and printed == {workers.kernels[0]}
+    assert not psutil.pid_exists(workers.kernels[0]) or \
+        psutil.Process(workers.kernels[0]).status() == psutil.STATUS_ZOMBIE
+    assert not any(Path(folder).exists() for folder in workers.folders)
+
+
+def test_a_kernel_that_dies_under_a_worker_is_an_error_and_kill_leaves_nothing(tmp_path):
+    import threading
+
+    import psutil
+
+    from benchreport.build.kernels import Workers
+    from benchreport.core.errors import BuildError
+
+    dies = _notebook(tmp_path, "dies.ipynb", ["import os; os._exit(3)"])
+    sleeps = _notebook(tmp_path, "sleeps.ipynb", ["import time; time.sleep(60)"])
+    workers = Workers(2, tmp_path)
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            workers.run([[(dies, tmp_path / "a.ipynb", {"notebook": "dies.ipynb"})],
+                         [(sleeps, tmp_path / "b.ipynb", {"notebook": "sleeps.ipynb"})]],
+                        lambda name: None, lambda name, seconds: None)
+        except BaseException as exc:      # noqa: BLE001 (looked at below)
+            raised.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)                        # a worker watching the wrong kernel would hang
+    hung = thread.is_alive()
+    workers.kill()
+    thread.join(10)
+    assert not hung
+    assert len(raised) == 1 and isinstance(raised[0], BuildError)
+    assert "kernel died" in raised[0].one_line() and "dies.ipynb" in raised[0].one_line()
+    for pid in workers.kernels.values():          # the sleeping one was killed too
+        assert not psutil.pid_exists(pid) or \
+            psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert not any(Path(folder).exists() for folder in workers.folders)
+
+
+def test_notebooks_late_in_a_reused_kernel_read_as_in_a_kernel_of_their_own(mini_build,
+                                                                            tmp_path):
+    """The last notebook each kernel of the session's build ran, run again in a new
+    kernel: the same cells, numbers and outputs (the folders aside)."""
+    import shutil
+
+    from benchreport.build.kernels import run_notebook
+    from benchreport.build.pipeline import list_notebooks, notebook_parameters
+    from benchreport.ingest.io import load_run
+
+    from .conftest import ROOT
+
+    run, _ = mini_build
+    workspace = run.paths.data.parent.parent
+    shutil.copytree(workspace, tmp_path / "ws")
+    copy = load_run("mini", tmp_path / "ws" / "data", tmp_path / "ws" / "report")
+    notebooks = list_notebooks(ROOT / "notebooks")
+    first, second = plan_notebooks(notebooks[1:-1])
+    for nb in (second[-1], notebooks[-1]):          # the second kernel's last; the claims
+        built = run.paths.notebooks / nb.name
+        again = tmp_path / nb.name
+        run_notebook(nb, again, notebook_parameters(nb, copy, copy.paths.data.parent,
+                                                    copy.paths.report.parent), cwd=ROOT)
+        text = built.read_text().replace("report/.staging/", "report/") \
+            .replace(str(workspace), str(tmp_path / "ws"))      # it ran in the staging copy
+        built_cells = _cells_of(json.loads(text))
+        assert built_cells == _cells_of(json.loads(again.read_text())), nb.name
+        assert built_cells[0][0] == 1 and len(built_cells) > 3
+
+
+def _cells_of(nb: dict) -> list[tuple[int, str]]:
+    return [(c["execution_count"], json.dumps(c["outputs"], sort_keys=True))
+            for c in nb["cells"] if c["cell_type"] == "code" and
+            "injected-parameters" not in c["metadata"].get("tags", [])]

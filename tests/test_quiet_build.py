@@ -22,7 +22,8 @@ import nbformat
 import pytest
 
 from benchreport.build import kernels
-from benchreport.build.pipeline import execute_notebook
+from benchreport.build.kernels import run_notebook
+from benchreport.build.pipeline import notebook_parameters
 from benchreport.core.errors import BuildError
 from benchreport.ingest.io import load_run
 
@@ -115,7 +116,8 @@ def test_a_finished_kernel_is_shut_down_without_an_interrupt(tmp_path, capfd,
     copy_run(tmp_path, "mini")
     run = load_run("mini", tmp_path / "data", tmp_path / "report")
     dst = tmp_path / "report" / "mini" / "notebooks" / slow_reply_notebook.name
-    execute_notebook(slow_reply_notebook, dst, run, Path("data"), Path("report"))
+    run_notebook(slow_reply_notebook, dst,
+                 notebook_parameters(slow_reply_notebook, run, Path("data"), Path("report")))
     out, err = capfd.readouterr()
     assert len(kept_kernel_logs) == 1 and "<no log file>" not in kept_kernel_logs
     assert _noise(out + err + kept_kernel_logs[0]) == [], out + err + kept_kernel_logs[0]
@@ -139,15 +141,17 @@ def test_a_dead_kernel_shows_its_log(tmp_path, capfd):
     copy_run(tmp_path, "mini")
     run = load_run("mini", tmp_path / "data", tmp_path / "report")
     with pytest.raises(BuildError, match="kernel died") as caught:
-        execute_notebook(src, tmp_path / "out" / src.name, run, Path("data"), Path("report"))
+        run_notebook(src, tmp_path / "out" / src.name,
+                     notebook_parameters(src, run, Path("data"), Path("report")))
     assert "99-dies.ipynb" in caught.value.one_line()
     err = capfd.readouterr().err
     assert "kernel log:\nlast words of the kernel" in err, err
 
 
 def test_a_kernel_still_running_a_cell_is_interrupted_and_stopped(tmp_path):
-    """When the build is stopped (Ctrl-C) mid-cell, the kernel does not exit on a shutdown
-    request alone: it is interrupted as before, and stops promptly."""
+    """A kernel asked to shut down while it still runs a cell (a single notebook run that
+    is stopped) does not exit on the request alone: it is interrupted, and stops
+    promptly."""
 
     async def scenario() -> float:
         km = kernels.ipc_kernel_manager()(str(tmp_path), kernel_name="python3")

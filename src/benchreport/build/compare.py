@@ -84,10 +84,10 @@ def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], bas
     try:
         workers.run([jobs], lambda name: steps.note(f"notebook compare/{name}"),
                     lambda name, seconds: steps.note(f"notebook compare/{name}", seconds))
+        workers.close()
     except BaseException:
         workers.kill()
         raise
-    workers.close()
 
 
 def _collect(paths: ComparePaths) -> None:

@@ -37,8 +37,8 @@ _INPUT_ERRORS = {c.__name__ for c in (ReportError, *ReportError.__subclasses__()
 KERNEL_LOG = "kernel.log"
 
 # How long a kernel asked to shut down may take to exit before it is interrupted. An idle
-# kernel exits in well under a second; one that does not is running a cell (the build is
-# being stopped, e.g. by Ctrl-C) and gets the interrupt.
+# kernel exits in well under a second; one that does not is still running a cell and gets
+# the interrupt. (A build stopped by Ctrl-C or an error kills its kernels instead.)
 KERNEL_EXIT_WAIT = 2.0
 
 # What a reused kernel runs between two notebooks (silently: no output, no cell number),
@@ -75,8 +75,11 @@ def ipc_kernel_manager():
         def __init__(self, folder: str, **kwargs):
             # Socket files are named <ip>-<port>: a folder of its own per kernel, so
             # kernels running side by side never share one.
+            # The connection file (it holds the key that signs messages) goes there
+            # too, so removing the folder removes it, even after a kernel was killed.
             self.log_path = Path(folder) / KERNEL_LOG
-            super().__init__(transport="ipc", ip=f"{folder}/ipc", **kwargs)
+            super().__init__(transport="ipc", ip=f"{folder}/ipc",
+                             connection_file=f"{folder}/kernel.json", **kwargs)
 
         async def start_kernel(self, **kw) -> None:
             """The kernel's own log (its stderr) goes to a file, not the build's stderr.
@@ -154,12 +157,17 @@ class Kernel:
     removed, on the way out.
     """
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, folder: str | None = None,
+                 started: Callable[[int | None], None] | None = None) -> None:
+        """``folder``: where the kernel's sockets, connection file and log go (default: a
+        new temporary folder); ``started`` is called with the kernel's pid as soon as
+        its process exists."""
         self.cwd = Path(cwd).resolve()
-        self.folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
+        self.folder = folder or tempfile.mkdtemp(prefix="benchreport-kernel-")
         self.km = ipc_kernel_manager()(self.folder, kernel_name="python3")
         self.kc = None
         self.used = False
+        self.started = started
 
     def __enter__(self) -> Kernel:
         """Start the kernel and one client for all the notebooks it will run (a client
@@ -167,7 +175,11 @@ class Kernel:
         from jupyter_core.utils import run_sync
 
         try:
-            run_sync(self.km.start_kernel)(cwd=str(self.cwd))
+            # as nbclient does: cells are not written to the user's IPython history
+            run_sync(self.km.start_kernel)(
+                cwd=str(self.cwd), extra_arguments=["--HistoryManager.hist_file=:memory:"])
+            if self.started:
+                self.started(self.pid)
             self.kc = self.km.client()
             self.kc.allow_stdin = False
             self.kc.start_channels()
@@ -297,32 +309,47 @@ def run_notebook(src: Path, dst: Path, parameters: dict[str, str],
 Job = tuple[Path, Path, dict]          # (notebook, executed copy, parameters)
 
 
-def _worker(conn, cwd: str, warm: bool) -> None:
+class _MainGone(Exception):
+    """The pipe to the main process is closed: it has ended, nobody is waiting."""
+
+
+def _worker(conn, folder: str, cwd: str, warm: bool) -> None:
     """A worker process: one kernel, the jobs it is sent, in order, until it is sent None.
-    Replies: ("kernel", pid, folder) once, then ("done", name, seconds) per notebook, or
-    ("error", name, exception) and nothing more."""
+    Replies: ("kernel", pid) as soon as the kernel's process exists, then ("done", name,
+    seconds) per notebook; or ("error", name, exception) and nothing more."""
     os.setpgrp()      # Ctrl-C in the terminal reaches the main process only
-    try:
-        kernel = Kernel(Path(cwd)).__enter__()
-    except BaseException as exc:   # noqa: BLE001 (sent to the main process)
-        _send_error(conn, "", exc)
-        return
-    with kernel:
-        conn.send(("kernel", kernel.pid, kernel.folder))
-        name = ""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked until now
+
+    def send(message: tuple) -> None:
         try:
+            conn.send(message)
+        except (EOFError, OSError):
+            raise _MainGone from None
+
+    name = ""
+    try:
+        with Kernel(Path(cwd), folder, started=lambda pid: send(("kernel", pid))) as kernel:
             if warm:
                 kernel.execute(WARM_UP)
                 kernel.used = True
-            while (job := conn.recv()) is not None:
+            while True:
+                try:
+                    job = conn.recv()
+                except (EOFError, OSError):
+                    raise _MainGone from None
+                if job is None:
+                    return
                 src, dst, parameters = job
                 name, start = src.name, time.perf_counter()
                 kernel.run(src, dst, parameters)
-                conn.send(("done", name, time.perf_counter() - start))
-        except (EOFError, BrokenPipeError):
-            return                     # the main process has gone: nobody to tell
-        except BaseException as exc:   # noqa: BLE001 (sent to the main process)
+                send(("done", name, time.perf_counter() - start))
+    except _MainGone:
+        return
+    except BaseException as exc:   # noqa: BLE001 (sent to the main process)
+        try:
             _send_error(conn, name, exc)
+        except (EOFError, OSError):
+            return
 
 
 def _send_error(conn, name: str, exc: BaseException) -> None:
@@ -336,25 +363,40 @@ def _send_error(conn, name: str, exc: BaseException) -> None:
 
 
 class Workers:
-    """Worker processes, each with a kernel, fed job lists chosen in advance."""
+    """Worker processes, each with a kernel, fed job lists chosen in advance.
+
+    The main process makes each worker's kernel folder, so it can remove it whatever
+    happens, and is told each kernel's pid as soon as it exists, so it can stop it.
+    """
 
     def __init__(self, count: int, cwd: Path) -> None:
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")   # no state shared with the parent
-        self.procs, self.conns, self.kernels = [], [], {}
-        for i in range(count):
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(theirs, str(cwd), i > 0), daemon=True)
-            proc.start()
-            theirs.close()
-            self.procs.append(proc)
-            self.conns.append(mine)
+        self.procs, self.conns, self.folders = [], [], []
+        self.kernels: dict[int, int | None] = {}
+        # Blocked while they start (a child inherits the mask), so a Ctrl-C at that
+        # moment waits for the main process rather than reach a worker still in the
+        # terminal's process group; each worker unblocks it after leaving the group.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for i in range(count):
+                folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
+                self.folders.append(folder)
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(target=_worker, args=(theirs, folder, str(cwd), i > 0),
+                                   daemon=True)
+                proc.start()
+                theirs.close()
+                self.procs.append(proc)
+                self.conns.append(mine)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def run(self, plan: Sequence[Sequence[Job]], started: Callable[[str], None],
             finished: Callable[[str, float], None]) -> None:
         """Run ``plan[i]`` on worker i, all workers at once; return when every job is
-        done. The first error stops the other workers and is raised."""
+        done. The first error is raised (the caller then calls kill())."""
         from multiprocessing.connection import wait
 
         queues = {i: list(jobs) for i, jobs in enumerate(plan) if jobs}
@@ -365,57 +407,66 @@ class Workers:
                 src, dst, parameters = queues[i].pop(0)
                 busy[i] = src.name
                 started(src.name)
-                self.conns[i].send((src, dst, parameters))
+                try:
+                    self.conns[i].send((src, dst, parameters))
+                except OSError:
+                    raise BuildError("a notebook worker process ended unexpectedly",
+                                     path=src.name) from None
 
         for i in list(queues):
             feed(i)
         while busy:
             for conn in wait([self.conns[i] for i in busy]):
                 i = self.conns.index(conn)
-                message = self._receive(i)
+                try:
+                    message = conn.recv()       # one message: others may be waiting
+                except (EOFError, OSError):
+                    raise BuildError("a notebook worker process ended unexpectedly",
+                                     path=busy[i]) from None
+                if message[0] == "kernel":
+                    self.kernels[i] = message[1]
+                    continue
                 if message[0] == "error":
                     raise message[2]
                 del busy[i]
                 finished(message[1], message[2])
                 feed(i)
 
-    def _receive(self, i: int) -> tuple:
-        while True:
-            try:
-                message = self.conns[i].recv()
-            except EOFError:
-                raise BuildError("a notebook worker process ended unexpectedly") from None
-            if message[0] != "kernel":
-                return message
-            self.kernels[i] = (message[1], message[2])
-
     def close(self) -> None:
         """Let the workers shut their kernels down, and wait for them."""
         for conn in self.conns:
             conn.send(None)
-        for i, proc in enumerate(self.procs):
+        for proc in self.procs:
             proc.join()
-            if proc.exitcode:
-                raise BuildError("a notebook worker process failed as it shut down")
+        if any(proc.exitcode for proc in self.procs):
+            raise BuildError("a notebook worker process failed as it shut down")
+        for folder in self.folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def kill(self) -> None:
-        """Stop the workers and their kernels now (Ctrl-C, or a failed notebook)."""
-        for i, conn in enumerate(self.conns):
-            while conn.poll():           # a worker may have named its kernel meanwhile
+        """Stop the workers and their kernels now (Ctrl-C, or a failed notebook). A
+        second Ctrl-C waits until this is done."""
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for proc in self.procs:
+                proc.kill()
+            for proc in self.procs:
+                proc.join()
+            for i, conn in enumerate(self.conns):   # what they said before they ended
                 try:
-                    message = conn.recv()
+                    while conn.poll():
+                        message = conn.recv()
+                        if message[0] == "kernel":
+                            self.kernels[i] = message[1]
                 except (EOFError, OSError):
-                    break
-                if message[0] == "kernel":
-                    self.kernels[i] = (message[1], message[2])
-        for proc in self.procs:
-            proc.kill()
-        for proc in self.procs:
-            proc.join()
-        for pid, folder in self.kernels.values():
-            if pid:
-                try:
-                    os.killpg(pid, signal.SIGKILL)     # the kernel leads a session
-                except (ProcessLookupError, PermissionError):
                     pass
-            shutil.rmtree(folder, ignore_errors=True)
+            for pid in self.kernels.values():
+                if pid:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)     # the kernel leads a session
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            for folder in self.folders:
+                shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -15,7 +15,7 @@ from ..core.figures import load_registry, merge
 from ..core.paths import shown
 from ..ingest.io import Run, load_run, write_json
 from . import checksums, staging, store
-from .kernels import Workers, run_notebook
+from .kernels import Workers
 
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
 
@@ -39,18 +39,24 @@ class Interrupts:
     the flag raises it again at the next step.
     """
 
+    active: Interrupts | None = None      # the one installed (a build inside a build)
+
     def __init__(self) -> None:
         self.seen = False
+        self.installed = False
 
     def __enter__(self) -> Interrupts:
         import signal
         import threading
 
+        if Interrupts.active is not None:
+            return Interrupts.active
         self.installed = threading.current_thread() is threading.main_thread() and \
             signal.getsignal(signal.SIGINT) is signal.default_int_handler
         if self.installed:
             signal.signal(signal.SIGINT, self._handle)
             self.unraisable, sys.unraisablehook = sys.unraisablehook, self._unraisable
+            Interrupts.active = self
         return self
 
     def __exit__(self, *exc) -> None:
@@ -59,6 +65,8 @@ class Interrupts:
         if self.installed:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             sys.unraisablehook = self.unraisable
+            Interrupts.active = None
+            self.installed = False
 
     def _handle(self, signum, frame) -> None:   # noqa: ARG002
         self.seen = True
@@ -155,12 +163,6 @@ def _record(run: Run, step: str, key: str) -> None:
     write_json(path, keys)
 
 
-def execute_notebook(src: Path, dst: Path, run: Run, data_root: Path,
-                     report_root: Path) -> None:
-    """Execute one notebook, in a kernel of its own, with the run's parameters."""
-    run_notebook(src, dst, notebook_parameters(src, run, data_root, report_root))
-
-
 def notebook_parameters(src: Path, run: Run, data_root: Path, report_root: Path) -> dict:
     # Parameters are plain strings checked before they get here (run ids match a strict
     # pattern, roots are paths): papermill writes them into a cell as Python literals.
@@ -196,10 +198,10 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
         for plan in phases:
             workers.run(plan, lambda name: steps.note(f"notebook {name}"),
                         lambda name, seconds: steps.note(f"notebook {name}", seconds))
+        workers.close()
     except BaseException:
         workers.kill()
         raise
-    workers.close()
 
 
 def collect_figures(run: Run) -> dict:

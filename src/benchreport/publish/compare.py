@@ -303,7 +303,7 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
     written = []
 
     notebook_pages(paths.notebooks)
-    with _pdf_workers() as pool:        # one PDF per language, side by side
+    with _pdf_workers() as (pool, warm):        # one PDF per language, side by side
         pdfs = []
         for lang in LANGS:
             t = load_catalogue(project / "templates" / "labels", lang)
@@ -313,7 +313,7 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
             pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
                                                paths.pdf(lang), epoch)))
             written += [paths.html(lang), paths.pdf(lang)]
-        for future in pdfs:
+        for future in warm + pdfs:
             future.result()
     return written
 

@@ -206,10 +206,9 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
     )
 
     templates = project / "templates"
-    with _pdf_workers() if pdf else contextlib.nullcontext() as pool:
+    with _pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
         # The workers import WeasyPrint while this process draws charts and writes HTML;
         # each language's PDF starts as soon as its HTML exists.
-        warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)] if pdf else []
         env = make_env(templates)
         inputs = input_checksums(run)
         packages = [("code", code_version(project))] + locked_packages(project)
@@ -264,19 +263,27 @@ def _pdf_workers():
     when it stops the render (Ctrl-C or an error), it ends them at once rather than wait
     for a PDF nobody will keep, and no worker prints a traceback of its own."""
     import multiprocessing
+    import signal
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_ignore_interrupt)
     try:
-        yield pool
+        # The workers start with the first tasks (the warm-up), with SIGINT blocked until
+        # their initializer ignores it: a Ctrl-C at that moment reaches no worker.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            warm = [pool.submit(_warm_up) for _ in range(PDF_WORKERS)]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        yield pool, warm
     except BaseException:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
-        if hasattr(pool, "terminate_workers"):          # Python 3.14
-            pool.terminate_workers()
-        else:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.terminate()
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join()
         raise
     pool.shutdown(wait=True)
 
@@ -285,6 +292,7 @@ def _ignore_interrupt() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _warm_up() -> None:
