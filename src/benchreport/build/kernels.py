@@ -4,15 +4,16 @@ hold one kernel each.
 A kernel takes about half a second to start and the notebooks' imports about as long again,
 while a topic notebook's own work is often shorter. So a kernel is started once per worker
 and reused: before each notebook after the first it is reset to what a fresh kernel offers
-(an empty namespace, cells numbered from 1, no open figures, warnings shown again), keeping
-only the modules already imported. Which notebook runs in which kernel, and in what order,
-is fixed by the plan, never by timing, so a build gives the same executed notebooks every
-time.
+(an empty namespace, cells numbered from 1, no open figures, warnings shown again, its
+starting folder), keeping the modules already imported. Which notebook runs in which
+kernel, and in what order, is fixed by the plan, never by timing, so every build executes
+the same cells the same way (tests/test_kernels.py runs a late notebook again in a kernel
+of its own and compares).
 
 The build's main process runs no kernel client: it waits on its workers, so Ctrl-C reaches
 it as KeyboardInterrupt at any moment. The workers sit in a process group of their own,
-out of the terminal's reach, and on Ctrl-C or a failure the main process stops them and
-their kernels itself.
+out of the terminal's reach from the moment they start, and on Ctrl-C or a failure the
+main process stops them and their kernels itself and removes the kernels' folders.
 """
 
 from __future__ import annotations
