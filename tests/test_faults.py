@@ -261,3 +261,27 @@ def test_a_ctrl_c_dropped_in_a_weakref_callback_still_stops_the_build():
     assert lines == ["[1/2] render ..."]
     assert [type(e) for e in shown] == [KeyboardInterrupt]
     assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_ctrl_c_after_the_swap_says_the_report_is_new_and_the_next_build_stores_it(
+        ws, project, capsys, monkeypatch):
+    from benchreport.build import pipeline
+
+    export_run = pipeline.store.export_run
+    before = snapshot(ws / "report/mini")
+    touch_input(ws)
+
+    def interrupted(run):      # noqa: ARG001
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.store, "export_run", interrupted)
+    assert main(args(ws, project)) == 130
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"error: interrupted; {ws}/report/mini/ is the new report, not yet in the "
+                   "results store (the next build adds it)")
+    assert snapshot(ws / "report/mini") != before
+    monkeypatch.setattr(pipeline.store, "export_run", export_run)
+    assert main(args(ws, project)) == 0
+    err = capsys.readouterr().err
+    assert "notebooks and figures: inputs unchanged, skipped" in err
+    assert "export to the results store done" in err

@@ -262,12 +262,15 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if args.debug:
             raise
         left = ""
         if args.command == "build":
-            left = f"; {(args.report_root / args.run_id).as_posix()}/ was left as it was"
+            folder = f"{(args.report_root / args.run_id).as_posix()}/"
+            left = f"; {folder} is the new report, not yet in the results store (the next " \
+                "build adds it)" if getattr(exc, "report_replaced", False) else \
+                f"; {folder} was left as it was"
         print(f"error: interrupted{left}", file=sys.stderr)
         return 130
 

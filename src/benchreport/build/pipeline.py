@@ -269,7 +269,11 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
         with staging.stage(run) as staged:
             _build_into(staged, notebooks, keys, steps, project, pdf)
         # only a build that succeeded reaches the store, and only once its report is in place
-        steps.run("export to the results store", lambda: store.export_run(run))
+        try:
+            steps.run("export to the results store", lambda: store.export_run(run))
+        except KeyboardInterrupt as exc:
+            exc.report_replaced = True     # the new report is in place; the store is not
+            raise
     return run
 
 
