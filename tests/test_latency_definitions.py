@@ -218,3 +218,14 @@ def test_failed_requests_are_left_out_as_the_clients_leave_them_out(workspace):
     assert f["latency.1k.vllm.ttft.min"].value == pytest.approx(1000.0)
     assert f["latency.1k.vllm.itl.min"].value == pytest.approx(1000.0)
     assert f["latency.1k.vllm.itl.mean"].value == pytest.approx(14_000 / 12)
+
+
+def test_the_longest_gap_and_the_share_of_time_above_the_p99():
+    from benchreport.analyses.latency import _tail_figures
+
+    gaps = [1.0] * 99 + [101.0]            # p99 interpolates to 2.0: one gap lies above it
+    longest, share = _tail_figures("8k", "vllm", {}, (), gaps, "the gaps")
+    assert (longest.id, longest.value) == ("latency.8k.vllm.itl.longest", 101.0)
+    assert share.id == "latency.8k.vllm.itl.tail_share"
+    assert share.value == pytest.approx(100 * 101 / 200)
+    assert share.depends_on == ("latency.8k.vllm.itl.p99",)

@@ -129,3 +129,35 @@ def test_the_mixed_basis_sentence_follows_its_direction(reference_build):
     key = "decode.degradation.vllm.peak_over_mean"
     registry[key] = replace(registry[key], value=2.5)
     assert "gives 2.50×, which understates the drop" in text(registry)
+
+
+def test_a_mean_chunk_gap_above_its_p99_is_explained_and_only_then(reference_build):
+    """On the reference run every engine's mean gap between chunks lies above its p99:
+    the sentence says what carries it (the share of time in the gaps above the p99, the
+    longest gap). Put the mean below the p99 and the sentence goes."""
+    from dataclasses import replace
+
+    from benchreport.build.explain import registry_of
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import latency_notes
+
+    run = reference_build
+    registry = dict(registry_of(run))
+    t = load_catalogue(LABELS, "en")
+
+    def notes(reg, lang="en", cat=t) -> list[str]:
+        return [" ".join(n.striptags().split()) for n in latency_notes(Writer(run, reg, lang,
+                                                                              cat), "200k")]
+
+    assert notes(registry) == [
+        "vLLM at 200K: the mean gap between streamed chunks (77.7 ms) is above its p99 "
+        "(64.8 ms). The gaps longer than the p99 (one in a hundred) hold 21% of all the time "
+        "between chunks; the longest is 2,049.2 ms.",
+        "SGLang at 200K: the mean gap between streamed chunks (54.3 ms) is above its p99 "
+        "(40.6 ms). The gaps longer than the p99 (one in a hundred) hold 30% of all the time "
+        "between chunks; the longest is 97.6 s."]
+    assert notes(registry, "ko", load_catalogue(LABELS, "ko"))[1].startswith(
+        "200K에서 SGLang의 스트리밍 청크 간 평균 간격(54.3 ms)은 p99(40.6 ms)보다 깁니다.")
+    key = "latency.200k.sglang.itl.mean"
+    registry[key] = replace(registry[key], value=38.0)
+    assert [n.split(":")[0] for n in notes(registry)] == ["vLLM at 200K"]

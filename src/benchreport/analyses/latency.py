@@ -177,6 +177,8 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
                     decimals=1, context=ctx, sources=src(keys),
                     method=f"{stat} of {over}, recomputed from the file's per-request "
                            + ", ".join(f"'{x}'" for x in _LISTS[metric])))
+            if metric == "itl" and data:
+                figures += _tail_figures(w, eng, ctx, src(keys), data, over)
             means[metric] = (_stat(data, "mean"),
                              "recomputed from its file's per-request "
                              + ", ".join(f"'{x}'" for x in _LISTS[metric]))
@@ -203,6 +205,23 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
                     means[metric] = (value, f"the client's own '{key}', as its file has no "
                                             f"{lacks}")
     return figures, means
+
+
+def _tail_figures(w: str, eng: str, ctx: dict, sources, gaps: list[float],
+                  over: str) -> list[Figure]:
+    """The longest chunk gap and the share of all gap time in gaps above the p99: what a
+    mean above the p99 comes from (a few gaps long enough to outweigh the rest)."""
+    p99 = _stat(gaps, "p99")
+    total = sum(gaps)
+    return [
+        Figure(id=ids.latency(w, eng, "itl", "longest"), value=max(gaps), unit="ms",
+               decimals=1, context=ctx, sources=sources,
+               method=f"largest of {over}"),
+        Figure(id=ids.latency(w, eng, "itl", "tail_share"), unit="%", decimals=0,
+               value=100 * sum(g for g in gaps if g > p99) / total if total else 0.0,
+               context=ctx, sources=sources, depends_on=(ids.latency(w, eng, "itl", "p99"),),
+               method=f"time in the gaps above the p99, as a share of all time in {over}"),
+    ]
 
 
 def latency_figures(run: Run, ing=None) -> list[Figure]:

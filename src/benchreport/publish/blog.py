@@ -86,6 +86,8 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
         if r.latency:
             lines += [f"#### {plain(t['heading.latency'])}", ""]
             lines += _table(r.latency.header, r.latency.rows)
+        for note in r.latency_notes:
+            lines += [plain(note), ""]
     if article.finding:
         lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]
     for s in article.sections:

@@ -28,6 +28,7 @@ from .sections import (
     conclusion_section,
     decode_section,
     finding,
+    latency_notes,
     latency_table,
     points_section,
     prefill_section,
@@ -50,6 +51,7 @@ class WorkloadResult:
     sentence: Markup
     rows: list[list[Markup]]         # engine name, duration
     latency: Table | None = None
+    latency_notes: list[Markup] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult 
             text = Markup(" ").join([text, sentence(w.t["results.single_run"],
                                                     n=w.fig(ids.REPEATS))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
-                          latency=latency_table(w, wid))
+                          latency=latency_table(w, wid), latency_notes=latency_notes(w, wid))
 
 
 def _conclusion(w: Writer) -> Section:

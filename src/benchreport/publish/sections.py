@@ -83,6 +83,7 @@ CHOSEN_BY = {
     "results.faster": "e2e.<w>.faster",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
+    "results.itl_tail": "latency.<w>.<e>.itl.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
     "finding.gap_decode": "e2e.<w>.gap.where",
     "finding.gap_both": "e2e.<w>.gap.where",
@@ -275,6 +276,25 @@ def latency_table(w: Writer, workload: str) -> Table | None:
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
                          w.t["table.median"], "p90", "p99", w.t["table.spread"]], rows=rows,
                  numeric=(2, 3, 4, 5, 6))
+
+
+def latency_notes(w: Writer, workload: str) -> list[Markup]:
+    """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
+    from (the few long gaps, their share of the time, the longest)."""
+    notes = []
+    label = w.run.meta.workload(workload).label
+    for e in w.run.meta.engines:
+        def itl(stat: str, e: str = e.id) -> str:
+            return ids.latency(workload, e, "itl", stat)
+
+        if not w.has(itl("mean"), itl("p99"), itl("longest"), itl("tail_share")):
+            continue
+        if w.registry[itl("mean")].value > w.registry[itl("p99")].value:
+            notes.append(sentence(w.t["results.itl_tail"], engine=w.name(e.id), label=label,
+                                  p="p99", mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
+                                  share=w.fig(itl("tail_share")),
+                                  longest=w.fig(itl("longest"))))
+    return notes
 
 
 def decode_section(w: Writer) -> Section | None:
