@@ -80,14 +80,9 @@ def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], bas
              {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
               "report_root": shown(Path(report_root).resolve(), project),
               "notebook": src.name}) for src in notebooks]
-    workers = Workers(1, project)
-    try:
+    with Workers(1, project) as workers:
         workers.run([jobs], lambda name: steps.note(f"notebook compare/{name}"),
                     lambda name, seconds: steps.note(f"notebook compare/{name}", seconds))
-        workers.close()
-    except BaseException:
-        workers.kill()
-        raise
 
 
 def _collect(paths: ComparePaths) -> None:

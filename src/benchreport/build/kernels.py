@@ -198,6 +198,12 @@ class Kernel:
         provisioner = self.km.provisioner
         return getattr(provisioner, "pid", None) if provisioner else None
 
+    def prepare(self, code: str) -> None:
+        """Run ``code`` ahead of the first notebook (imports it will need); that notebook
+        still starts from the reset, as every later one does."""
+        self.execute(code)
+        self.used = True
+
     def execute(self, code: str) -> None:
         """Run ``code`` in the kernel silently: nothing shown, no cell number used."""
         from jupyter_core.utils import run_sync
@@ -331,8 +337,7 @@ def _worker(conn, folder: str, cwd: str, warm: bool) -> None:
     try:
         with Kernel(Path(cwd), folder, started=lambda pid: send(("kernel", pid))) as kernel:
             if warm:
-                kernel.execute(WARM_UP)
-                kernel.used = True
+                kernel.prepare(WARM_UP)
             while True:
                 try:
                     job = conn.recv()
@@ -367,7 +372,8 @@ class Workers:
     """Worker processes, each with a kernel, fed job lists chosen in advance.
 
     The main process makes each worker's kernel folder, so it can remove it whatever
-    happens, and is told each kernel's pid as soon as it exists, so it can stop it.
+    happens, and is told each kernel's pid as soon as it exists, so it can stop it. As a
+    context manager: closed when the block ends, killed when it raises (Ctrl-C included).
     """
 
     def __init__(self, count: int, cwd: Path) -> None:
@@ -394,10 +400,23 @@ class Workers:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.kill()
+            return
+        try:
+            self.close()
+        except BaseException:
+            self.kill()
+            raise
+
     def run(self, plan: Sequence[Sequence[Job]], started: Callable[[str], None],
             finished: Callable[[str, float], None]) -> None:
         """Run ``plan[i]`` on worker i, all workers at once; return when every job is
-        done. The first error is raised (the caller then calls kill())."""
+        done. The first error is raised (then kill() the workers)."""
         from multiprocessing.connection import wait
 
         queues = {i: list(jobs) for i, jobs in enumerate(plan) if jobs}

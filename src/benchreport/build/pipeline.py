@@ -193,15 +193,10 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
     phases = [[[job(nb) for nb in head]],
               [[job(nb) for nb in first], [job(nb) for nb in second]],
               [[job(nb) for nb in tail]]]
-    workers = Workers(2 if middle else 1, project)
-    try:
+    with Workers(2 if middle else 1, project) as workers:
         for plan in phases:
             workers.run(plan, lambda name: steps.note(f"notebook {name}"),
                         lambda name, seconds: steps.note(f"notebook {name}", seconds))
-        workers.close()
-    except BaseException:
-        workers.kill()
-        raise
 
 
 def collect_figures(run: Run) -> dict:

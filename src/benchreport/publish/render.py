@@ -278,6 +278,8 @@ def _pdf_workers():
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         yield pool, warm
     except BaseException:
+        # The pool's own handles (it has no public way to end its workers before Python
+        # 3.14), taken before shutdown() drops them.
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
