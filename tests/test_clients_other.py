@@ -81,7 +81,7 @@ def test_each_real_sample_is_claimed_by_exactly_its_module():
                 "genai-bench": {"genai-bench"}, "llmperf": {"llmperf"}}
     seen = 0
     for folder in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        for path in sorted(folder.iterdir()):
+        for path in sorted(x for x in folder.iterdir() if x.is_file()):
             doc = decode(path.read_bytes(), str(path))
             claims = [c for c in (m.sniff(doc) for m in OUR_MODULES) if c]
             if folder.name in OUR_FOLDERS:
@@ -629,9 +629,12 @@ def test_genai_bench_all_failed_and_missing_keys():
                 "num_concurrency"):
         del doc["aggregated_metrics"][key]
     (q,) = inline(doc)
-    assert "duration" not in q.fields and "max_concurrency" not in q.fields and q.load == {}
+    # no concurrency and no rate in the file: the load is not stated (never unbounded)
+    assert "duration" not in q.fields and "max_concurrency" not in q.fields
+    assert q.load["kind"] == "unstated" and "request_rate" not in q.fields
     assert q.fields["completed"] == 2 and q.fields["failed"] == 0   # from the requests
-    assert q.sources["completed"] == "individual_request_metrics without an error"
+    assert q.sources["completed"] == ("individual_request_metrics[].error_code (requests "
+                                      "without an error)")
 
 
 def test_genai_bench_scenario_strings_and_bad_content():
@@ -710,8 +713,9 @@ def test_llmperf_error_records_keep_latencies():
              "number_input_tokens": 10, "number_output_tokens": 0}]
     (p,) = inline(reqs, "x_individual_responses.json")
     assert p.role == "requests" and p.fields == {"completed": 1, "failed": 1}
+    # an error record's 0 output tokens is not a count anyone measured
     assert p.requests[1] == {"ttft_ms": 50.0, "e2el_ms": 60.0, "input_tokens": 10,
-                             "output_tokens": 0, "error": "429 Too Many Requests"}
+                             "output_tokens": None, "error": "429 Too Many Requests"}
 
 
 def test_llmperf_all_failed_summary_and_missing_keys():
@@ -725,7 +729,8 @@ def test_llmperf_all_failed_summary_and_missing_keys():
     assert p.fields["completed"] == 0 and p.fields["failed"] == 10
     assert not [k for k in p.fields if k.endswith("_ms")] and "duration" not in p.fields
     (q,) = inline({"results_ttft_s_mean": 0.5, "results_num_completed_requests": 3})
-    assert q.fields == {"completed": 3, "mean_ttft_ms": 500.0} and q.load == {}
+    assert q.fields == {"completed": 3, "mean_ttft_ms": 500.0}
+    assert q.load["kind"] == "unstated"
     assert q.record()["failed"] is None
 
 
