@@ -143,17 +143,18 @@ def _no_load(p: Point) -> bool:
 
 
 def _unknown_request_tokens(p: Point, here: str) -> None:
-    """Per-request token counts of 0 are unknown (None); successful ones are counted."""
+    """Per-request token counts of 0 are unknown (None): no prompt has 0 tokens, and a
+    request that succeeded brought some. A failed request's 0 output tokens is what it
+    delivered, and stays."""
     zero = {"input_tokens": 0, "output_tokens": 0}
     for row in p.requests:
         for key in zero:
-            if row.get(key) == 0:
+            if row.get(key) == 0 and not (key == "output_tokens" and row.get("error")):
                 row[key] = None
-                if not row.get("error"):
-                    zero[key] += 1
+                zero[key] += 1
     for key, n in zero.items():
         if n:
-            p.warnings.append(f"{here}: {n} successful request(s) record 0 "
+            p.warnings.append(f"{here}: {n} request(s) record 0 "
                               f"{key.replace('_', ' ')}; read as not known")
 
 
