@@ -190,19 +190,32 @@ def merge_views(found: list[tuple[Point, RawFile]], notes: list[str] | None = No
             by_folder[(raw.path.parent, p.client)].append(len(out))
             out.append((p, raw, []))
     out = _sweep_twins(out, by_folder)
+    _attach_duplicates(out, duplicates, notes)
+    _attach_requests(out, requests)
+    return out
+
+
+def _attach_duplicates(out: list[tuple[Point, RawFile, list[str]]],
+                       duplicates: list[tuple[Point, RawFile]], notes: list[str]) -> None:
+    """A CSV export joins the summary beside it whose figures it repeats; one that matches
+    none is a run of its own (with a note when there were summaries to match)."""
     summaries = list(out)
     for p, raw in duplicates:
         hosts = [o for o in summaries if o[1].path.parent == raw.path.parent
                  and o[0].client == p.client]
         host = next((o for o in hosts if _same_run(p, o[0])), None)
-        if host is None:
-            out.append((p, raw, []))             # a CSV alone is the run's only summary
-            if hosts:
-                notes.append(f"{raw.rel}: its figures match none of the {len(hosts)} "
-                             f"{p.client} summaries beside it, so it is read as a run of "
-                             "its own")
+        if host is not None:
+            host[2].append(raw.rel)
             continue
-        host[2].append(raw.rel)
+        out.append((p, raw, []))                 # a CSV alone is the run's only summary
+        if hosts:
+            notes.append(f"{raw.rel}: its figures match none of the {len(hosts)} "
+                         f"{p.client} summaries beside it, so it is read as a run of its own")
+
+
+def _attach_requests(out: list[tuple[Point, RawFile, list[str]]],
+                     requests: list[tuple[Point, RawFile]]) -> None:
+    """Per-request records join the summary of their run, with the counts it lacks."""
     for p, raw in requests:
         hosts = [o for o in out if o[1].path.parent == raw.path.parent
                  and o[0].client == p.client]
@@ -216,7 +229,6 @@ def merge_views(found: list[tuple[Point, RawFile]], notes: list[str] | None = No
                 host[0].fields[key] = p.fields[key]
                 host[0].sources[key] = f"{p.sources.get(key, key)} ({raw.rel})"
         host[2].append(raw.rel)
-    return out
 
 
 def _sweep_twins(out: list[tuple[Point, RawFile, list[str]]],

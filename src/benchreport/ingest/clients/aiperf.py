@@ -204,20 +204,7 @@ def _json_point(doc: Doc, client: str) -> Point:
         if parts[0] and values and None not in values:
             p.fields["total_output_tokens"] = int(round(sum(values)))
             p.sources["total_output_tokens"] = " + ".join(f"{h[1]}.avg" for h in parts if h)
-    if "failed" not in p.fields and isinstance(d.get("error_summary"), list):
-        p.fields["failed"] = _error_counts(d)
-        p.sources["failed"] = "error_summary[].count"
-    if "completed" not in p.fields and p.fields.get("failed") and find(
-            _LATENCIES["e2el"]) is None:
-        # every request failed: AIPerf then writes only the error count and summary
-        p.fields["completed"] = 0
-        p.sources["completed"] = (f"{p.sources['failed']} (no request_count and no "
-                                  "request_latency: no request succeeded)")
-    if p.fields.get("completed") == 0 and p.fields.get("failed"):
-        kinds = _error_kinds(d)
-        p.warnings.append(f"{doc.path}: all {p.fields['failed']} requests failed"
-                          + (f" ({kinds})" if kinds else "")
-                          + "; the run has no latency")
+    _failures(doc, d, p, find(_LATENCIES["e2el"]) is not None)
 
     if p.fields.get("completed") != 0:
         for metric, names in _LATENCIES.items():
@@ -254,6 +241,25 @@ def _json_point(doc: Doc, client: str) -> Point:
         except ValueError:
             pass
     return p
+
+
+def _failures(doc: Doc, d: dict, p: Point, timed: bool) -> None:
+    """Failed requests from ``error_summary`` when there is no error count; and a run
+    whose every request failed (no request count, no latency: ``timed`` False) has
+    completed 0 and says so."""
+    if "failed" not in p.fields and isinstance(d.get("error_summary"), list):
+        p.fields["failed"] = _error_counts(d)
+        p.sources["failed"] = "error_summary[].count"
+    if "completed" not in p.fields and p.fields.get("failed") and not timed:
+        # every request failed: AIPerf then writes only the error count and summary
+        p.fields["completed"] = 0
+        p.sources["completed"] = (f"{p.sources['failed']} (no request_count and no "
+                                  "request_latency: no request succeeded)")
+    if p.fields.get("completed") == 0 and p.fields.get("failed"):
+        kinds = _error_kinds(d)
+        p.warnings.append(f"{doc.path}: all {p.fields['failed']} requests failed"
+                          + (f" ({kinds})" if kinds else "")
+                          + "; the run has no latency")
 
 
 def _error_counts(d: dict) -> int:
