@@ -100,6 +100,13 @@ def test_init_gives_a_run_that_builds_with_no_edits(tmp_path, project, case, nam
     assert [(p["load"], p["repeat"]) for p in points] == expected
     html = (tmp_path / "report/r/report.en.html").read_text()
     assert 'id="points"' in html and "not stated" in html
+    # a column's header names the definition its numbers follow
+    heads = {"guidellm": "TPOT incl. first token, median (ms)",
+             "aiperf": "ITL (E2E − TTFT) per token after the first, median (ms)"}
+    if case in heads:
+        assert heads[case] in html
+    else:
+        assert "incl. first token" not in html
     if pdf:
         assert (tmp_path / "report/r/report.ko.pdf").stat().st_size > 10_000
     else:

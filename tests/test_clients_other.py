@@ -81,7 +81,7 @@ def test_each_real_sample_is_claimed_by_exactly_its_module():
                 "genai-bench": {"genai-bench"}, "llmperf": {"llmperf"}}
     seen = 0
     for folder in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        for path in sorted(folder.iterdir()):
+        for path in sorted(x for x in folder.iterdir() if x.is_file()):
             doc = decode(path.read_bytes(), str(path))
             claims = [c for c in (m.sniff(doc) for m in OUR_MODULES) if c]
             if folder.name in OUR_FOLDERS:
@@ -629,9 +629,12 @@ def test_genai_bench_all_failed_and_missing_keys():
                 "num_concurrency"):
         del doc["aggregated_metrics"][key]
     (q,) = inline(doc)
-    assert "duration" not in q.fields and "max_concurrency" not in q.fields and q.load == {}
+    # no concurrency and no rate in the file: the load is not stated (never unbounded)
+    assert "duration" not in q.fields and "max_concurrency" not in q.fields
+    assert q.load["kind"] == "unstated" and "request_rate" not in q.fields
     assert q.fields["completed"] == 2 and q.fields["failed"] == 0   # from the requests
-    assert q.sources["completed"] == "individual_request_metrics without an error"
+    assert q.sources["completed"] == ("individual_request_metrics[].error_code (requests "
+                                      "without an error)")
 
 
 def test_genai_bench_scenario_strings_and_bad_content():
@@ -710,6 +713,7 @@ def test_llmperf_error_records_keep_latencies():
              "number_input_tokens": 10, "number_output_tokens": 0}]
     (p,) = inline(reqs, "x_individual_responses.json")
     assert p.role == "requests" and p.fields == {"completed": 1, "failed": 1}
+    # an error record's 0 output tokens is what it delivered
     assert p.requests[1] == {"ttft_ms": 50.0, "e2el_ms": 60.0, "input_tokens": 10,
                              "output_tokens": 0, "error": "429 Too Many Requests"}
 
@@ -725,7 +729,8 @@ def test_llmperf_all_failed_summary_and_missing_keys():
     assert p.fields["completed"] == 0 and p.fields["failed"] == 10
     assert not [k for k in p.fields if k.endswith("_ms")] and "duration" not in p.fields
     (q,) = inline({"results_ttft_s_mean": 0.5, "results_num_completed_requests": 3})
-    assert q.fields == {"completed": 3, "mean_ttft_ms": 500.0} and q.load == {}
+    assert q.fields == {"completed": 3, "mean_ttft_ms": 500.0}
+    assert q.load["kind"] == "unstated"
     assert q.record()["failed"] is None
 
 
@@ -734,3 +739,221 @@ def test_llmperf_bad_content():
         inline([{"error_code": None, "ttft_s": 1.0, "end_to_end_latency_s": 2.0}, 5],
                "out/individual.json")
     assert exc.value.path == "out/individual.json" and "[1] is a int" in str(exc.value)
+
+
+# ------------------------------------------------ values never measured are never shown
+
+def test_every_source_key_of_every_real_sample_is_in_its_file():
+    """The audit trail cites only keys the file holds: every real sample of every client,
+    each point's every source, resolved in the decoded file."""
+    from benchreport.ingest.clients.sources import missing
+
+    checked = 0
+    for path in sorted(p for p in SAMPLES.rglob("*") if p.is_file()
+                       and p.suffix.lower() in (".json", ".jsonl", ".csv")):
+        data = path.read_bytes()
+        try:
+            found = read_points(data, path.name)
+        except ParseError:
+            continue                           # not a client result (server metrics, …)
+        doc = decode(data, path.name)
+        for p in found:
+            assert missing(doc, p) == [], (path, p.where)
+            checked += len(p.sources)
+    assert checked > 300
+
+
+def test_the_source_resolver_refuses_keys_that_are_not_there():
+    from benchreport.ingest.clients.sources import missing
+
+    doc = decode(json.dumps({"records": {"ttft": {"avg": 1}}, "error_summary": [],
+                             "a": 2}).encode(), "x.json")
+    p = type("P", (), {"where": "records", "sources": {
+        "mean_ttft_ms": "records.ttft.avg", "failed": "error_summary[].count",
+        "completed": "completed", "duration": "a ÷ 60 (a note)", "x": "records.ttft.p99"}})()
+    assert missing(doc, p) == ["completed: completed", "x: records.ttft.p99"]
+
+
+@needs_samples
+def test_genai_bench_not_streamed_has_no_ttft_or_tpot():
+    """A copy of a real scenario file as genai-bench writes it without streaming: every TTFT
+    is its 1 ms placeholder. TTFT and TPOT are not measured; E2E still is."""
+    d = raw(GB_RUNS[2])
+    for item in d["individual_request_metrics"]:
+        item["ttft"] = 0.001
+    d["aggregated_metrics"]["stats"]["ttft"].update(
+        {k: 0.001 for k in ("min", "max", "mean", "p50", "p90", "p99")}, stddev=0.0)
+    (p,) = inline(d, "run.json")
+    assert not [k for k in p.fields if "_ttft_" in k or "_tpot_" in k]
+    assert set(p.definitions) == {"e2el"} and p.params["streaming"] is False
+    assert p.fields["mean_e2el_ms"] == d["aggregated_metrics"]["stats"]["e2e_latency"][
+        "mean"] * 1000.0
+    assert all("ttft_ms" not in r for r in p.requests) and len(p.requests) == 65
+    assert any("not streamed (every TTFT is 0.001 s)" in w for w in p.warnings)
+    # the streaming setting, where a file records it, says so without the placeholder
+    d = raw(GB_RUNS[2])
+    d["aggregated_metrics"]["additional_request_params"] = {"stream": False}
+    (q,) = inline(d, "run.json")
+    assert "mean_ttft_ms" not in q.fields and "mean_tpot_ms" not in q.fields
+    assert any("additional_request_params.stream is false" in w for w in q.warnings)
+    (real,) = points(GB_RUNS[2])                 # the real, streamed file keeps its TTFT
+    assert real.fields["mean_ttft_ms"] > 1.0 and "streaming" not in real.params
+
+
+def test_unknown_token_counts_are_none_not_zero():
+    doc = _gb_doc()
+    doc["aggregated_metrics"]["stats"]["num_input_tokens"] = {"sum": 0, "mean": 0}
+    for item in doc["individual_request_metrics"]:
+        item["num_input_tokens"] = 0
+    (p,) = inline(doc)
+    assert "total_input_tokens" not in p.fields
+    assert p.scenario["input_tokens"] == 100          # the scenario's target, D(100,1000)
+    assert all(r["input_tokens"] is None for r in p.requests)
+    assert any("2 request(s) record 0 input tokens; read as not known" in w
+               for w in p.warnings)
+    assert any("num_input_tokens.sum is 0 although 2 requests completed" in w
+               for w in p.warnings)
+    # a vLLM result that writes 0 tokens for its requests
+    (v,) = inline({"date": "20250101-000000", "backend": "vllm", "num_prompts": 2,
+                   "duration": 2.0, "completed": 2, "total_input_tokens": 0,
+                   "total_output_tokens": 0, "request_rate": "inf", "max_concurrency": 2,
+                   "median_ttft_ms": 10.0})
+    assert not {"total_input_tokens", "total_output_tokens"} & set(v.fields)
+    assert v.record().get("total_input_tokens") is None
+
+
+def test_a_csv_that_does_not_state_its_load_is_unstated_not_unbounded():
+    text = ("Metric,avg,min,max,p50,p90,p99,std\r\n"
+            "Time to First Token (ms),10.0,9.0,12.0,10.0,11.0,11.9,0.5\r\n\r\n"
+            "Metric,Value\r\nRequest Count,8\r\nRequest Throughput (requests/sec),3.5\r\n")
+    (p,) = inline(text.encode(), "profile_export_aiperf.csv")
+    assert p.load == {"kind": "unstated", "max_concurrency": None, "request_rate": None,
+                      "arrival": None}
+    assert "request_rate" not in p.fields and "max_concurrency" not in p.fields
+    assert any("its load is not stated" in w for w in p.warnings)
+
+
+def test_guidellm_concurrency_cap_is_not_the_load():
+    """GuideLLM writes max_concurrency (10,240 unless set) beside a rate strategy: a cap on
+    requests in flight, not the load."""
+    (p,) = inline({"benchmarks": [_guidellm_bench(
+        {"type_": "constant", "rate": 2.0, "max_concurrency": 10240})]})
+    assert p.load == {"kind": "rate", "max_concurrency": None, "request_rate": 2.0,
+                      "arrival": "constant"}
+    assert p.fields["max_concurrency"] is None and p.params["max_concurrency_cap"] == 10240
+    (s,) = inline({"benchmarks": [_guidellm_bench(
+        {"type_": "synchronous", "max_concurrency": 10240})]})
+    assert s.fields["max_concurrency"] == 1 and s.params["max_concurrency_cap"] == 10240
+    (c,) = inline({"benchmarks": [_guidellm_bench({"type_": "concurrent", "streams": 8,
+                                                   "max_concurrency": 8})]})
+    assert c.fields["max_concurrency"] == 8 and "max_concurrency_cap" not in c.params
+
+
+AIPERF_08_ALL_TIMEOUT = {
+    # AIPerf 0.8's profile_export_aiperf.json when every request timed out: no request
+    # count and no latency records, only the error count and the error summary
+    "schema_version": "1.1", "aiperf_version": "0.8.0",
+    "error_request_count": {"unit": "requests", "avg": 40.0},
+    "benchmark_duration": {"unit": "sec", "avg": 600.5},
+    "error_summary": [{"error_details": {"code": None, "type": "TimeoutError",
+                                         "message": "Request timed out"}, "count": 40}],
+    "input_config": {"endpoint": {"model_names": ["m"], "streaming": True},
+                     "loadgen": {"concurrency": 8}},
+    "was_cancelled": False, "start_time": "2026-01-01T00:00:00", "end_time":
+        "2026-01-01T00:10:00"}
+
+
+def test_aiperf_08_every_request_timed_out_is_a_failed_run():
+    (p,) = inline(AIPERF_08_ALL_TIMEOUT, "profile_export_aiperf.json")
+    assert (p.client, p.role) == ("aiperf", "summary")
+    assert p.fields["completed"] == 0 and p.fields["failed"] == 40
+    assert not [k for k in p.fields if k.endswith("_ms")] and p.definitions == {}
+    assert p.fields["max_concurrency"] == 8 and p.fields["duration"] == 600.5
+    assert any("all 40 requests failed (40 TimeoutError)" in w for w in p.warnings)
+    # only the error summary, not even an error count
+    doc = {k: v for k, v in AIPERF_08_ALL_TIMEOUT.items() if k != "error_request_count"}
+    (q,) = inline(doc, "profile_export_aiperf.json")
+    assert q.fields["completed"] == 0 and q.fields["failed"] == 40
+    assert q.sources["failed"] == "error_summary[].count"
+    from benchreport.ingest.clients.sources import missing
+    for d, point in ((AIPERF_08_ALL_TIMEOUT, p), (doc, q)):
+        assert missing(decode(json.dumps(d).encode(), "x.json"), point) == []
+
+
+@needs_samples
+def test_early_aiperf_cancelled_requests_are_failed():
+    (p,) = points(AIPERF_JSON)
+    (r,) = points(AIPERF_JSONL)
+    assert (p.fields["completed"], p.fields["failed"]) == (89, 11)
+    assert (r.fields["completed"], r.fields["failed"]) == (89, 11)
+
+
+# ---------------------------------------- views of one run: no file lost without a word
+
+def _genai_perf_csv(j: dict) -> bytes:
+    """A CSV in the shape GenAI-Perf writes beside its JSON (p99-first columns, "(per sec)"
+    units, two decimals), holding that JSON's numbers. It records no concurrency."""
+    rows = ["Metric,avg,min,max,p99,p90,p75,p50,p25"]
+    for name, key in (("Time To First Token (ms)", "time_to_first_token"),
+                      ("Inter Token Latency (ms)", "inter_token_latency"),
+                      ("Request Latency (ms)", "request_latency")):
+        m = j[key]
+        rows.append(",".join([name] + [f"{m[c]:.2f}" for c in
+                                       ("avg", "min", "max", "p99", "p90", "p75", "p50",
+                                        "p25")]))
+    rows += ["", "Metric,Value",
+             f"Request Throughput (per sec),{j['request_throughput']['avg']:.2f}",
+             f"Output Token Throughput (per sec),{j['output_token_throughput']['avg']:.2f}"]
+    return ("\r\n".join(rows) + "\r\n").encode()
+
+
+@needs_samples
+def test_genai_perf_csv_without_concurrency_joins_its_json_or_says_why_not(tmp_path):
+    from benchreport.core.records import RawFile
+    from benchreport.ingest.points import merge_views
+
+    def view(name: str, data: bytes):
+        path = tmp_path / name
+        path.write_bytes(data)
+        return [(p, RawFile(path=path, rel=name, sha256="")) for p in
+                read_points(data, name)]
+
+    c1, c10 = (GENAI_PERF[c].read_bytes() for c in (1, 10))
+    csv10 = _genai_perf_csv(json.loads(c10))
+    (csv_point,) = read_points(csv10, "profile_export_genai_perf.csv")
+    assert csv_point.client == "genai-perf" and csv_point.load["kind"] == "unstated"
+    # the CSV beside the two JSON summaries of the sweep is c10's: one point per run
+    found = view("c1.json", c1) + view("c10.json", c10) + view("profile_export_genai_perf"
+                                                                ".csv", csv10)
+    notes: list[str] = []
+    merged = merge_views(found, notes)
+    assert [(p.fields["max_concurrency"], also) for p, _, also in merged] == [
+        (1, []), (10, ["profile_export_genai_perf.csv"])]
+    assert notes == []
+    # a CSV whose numbers match neither JSON is a run of its own, and a note says so
+    other = json.loads(c10)
+    other["time_to_first_token"]["avg"] += 50.0
+    found = view("c1.json", c1) + view("c10.json", c10) + view("other.csv",
+                                                               _genai_perf_csv(other))
+    merged = merge_views(found, notes)
+    assert len(merged) == 3 and merged[2][0].load["kind"] == "unstated"
+    assert notes == ["other.csv: its figures match none of the 2 genai-perf summaries "
+                     "beside it, so it is read as a run of its own"]
+
+
+def test_an_unstated_load_matches_only_a_single_load_workload():
+    from benchreport.core.runmeta import Load, Workload
+    from benchreport.ingest.points import match_load, point_load
+
+    text = ("Metric,avg,p50\r\nTime to First Token (ms),10.0,10.0\r\n\r\n"
+            "Metric,Value\r\nRequest Count,8\r\n")
+    (p,) = inline(text.encode(), "profile_export_aiperf.csv")
+    assert point_load(p) == Load()
+    one = Workload(id="1k", label="1K", input_tokens=1000, output_tokens=None,
+                   concurrency=None, num_prompts=None, loads=(Load(16),))
+    assert match_load(p, one, "x.csv") == Load(16)
+    sweep = Workload(id="1k", label="1K", input_tokens=1000, output_tokens=None,
+                     concurrency=None, num_prompts=None,
+                     loads=(Load(16), Load(None, "inf")))
+    with pytest.raises(ParseError, match="states no load"):    # never taken for "inf"
+        match_load(p, sweep, "x.csv")

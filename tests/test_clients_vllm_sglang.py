@@ -554,3 +554,53 @@ def test_the_file_name_does_not_decide(tmp_path):
     assert p.client == "vllm-bench-serve"
     [q] = read_text(json.dumps(_sglang()), "vllm-infqps-concurrency4-m-20260101.json")
     assert q.client == "sglang-bench-serving"
+
+
+# ------------------------------------------------ SGLang's ITL: per backend and version
+
+def _sglang_record(backend, **extra):
+    rec = {"backend": backend, "dataset_name": "random", "request_rate": 4.0,
+           "random_input_len": 1024, "random_output_len": 128, "duration": 10.0,
+           "completed": 20, "total_input_tokens": 20480, "total_output_tokens": 2560,
+           "mean_e2e_latency_ms": 900.0, "median_ttft_ms": 50.0, "median_itl_ms": 6.5,
+           "mean_itl_ms": 7.0, "p99_itl_ms": 12.0}
+    rec.update(extra)
+    return rec
+
+
+@pytest.mark.parametrize("backend, extra, code", [
+    ("sglang", {}, "itl.per-token"),                # native /generate: gap ÷ new tokens
+    ("sglang-native", {"accept_length": 3.2}, "itl.per-token"),
+    ("sglang-oai", {}, "itl.per-chunk"),            # no speculative decoding recorded
+    ("sglang-oai-chat", {"accept_length": None}, "itl.per-chunk"),
+    ("sglang-oai", {"accept_length": 1.0}, "itl.per-chunk"),
+    # speculative decoding: per chunk before PR #12064, ÷ accept length after; the record
+    # does not say which client version wrote it
+    ("sglang-oai", {"accept_length": 3.4}, "itl.unknown"),
+    ("sglang-oai-chat", {"accept_length": 2.1}, "itl.unknown"),
+    ("vllm", {"accept_length": 3.4}, "itl.per-chunk"),  # the PR divides sglang-oai only
+    ("lmdeploy", {}, "itl.per-chunk"),
+])
+def test_sglang_itl_definition_follows_backend_and_accept_length(backend, extra, code):
+    (p,) = read_text(json.dumps(_sglang_record(backend, **extra)) + "\n", "s.jsonl")
+    assert p.client == "sglang-bench-serving"
+    assert p.definitions["itl"] == code and p.fields["median_itl_ms"] == 6.5
+    assert p.definitions["ttft"] == "ttft.first-token"
+
+
+def test_sglang_native_and_oai_records_of_one_file_keep_their_own_itl():
+    text = "".join(json.dumps(_sglang_record(b)) + "\n" for b in ("sglang", "sglang-oai"))
+    native, oai = read_text(text, "s.jsonl")
+    assert (native.definitions["itl"], oai.definitions["itl"]) == ("itl.per-token",
+                                                                   "itl.per-chunk")
+    rec = _sglang_record("sglang")
+    del rec["backend"]
+    (p,) = read_text(json.dumps(rec) + "\n", "s.jsonl")
+    assert p.definitions["itl"] == "itl.unknown"         # no backend: the file cannot tell
+
+
+@needs_samples
+def test_real_lora_bench_records_are_native_sglang():
+    for p in read(LORA):
+        assert p.params["backend"] == "sglang"
+        assert "itl" not in p.definitions           # its ITL is 0.0: not measured, left out

@@ -73,7 +73,9 @@ def _mean_output(p: Point) -> float | None:
 
 
 def point_load(p: Point) -> Load:
-    """The load a point's file records."""
+    """The load a point's file records (no concurrency and no rate when it states none)."""
+    if p.load.get("kind") == "unstated":
+        return Load()
     rate = p.load.get("request_rate", p.fields.get("request_rate"))
     conc = p.load.get("max_concurrency", p.fields.get("max_concurrency"))
     if p.load.get("kind") == "synchronous":
@@ -96,13 +98,19 @@ def _same_load(found: Load, declared: Load) -> bool:
 def match_load(p: Point, w: Workload, where: str) -> Load:
     """The declared load this point ran at; a one-line error names both values otherwise."""
     found = point_load(p)
-    for load in w.loads:
-        if _same_load(found, load):
-            return load
+    unstated = p.load.get("kind") == "unstated"
     # a single-point workload whose file records no load at all: the declared one
     if len(w.loads) == 1 and found == Load():
         return w.loads[0]
     declared = ", ".join(_describe(x) for x in w.loads)
+    if unstated:        # never matched to an unbounded load: the file does not say
+        raise ParseError(f"the file states no load (no concurrency, no request rate), so it "
+                         f"matches none of the loads of run.yaml's workload {w.id!r} "
+                         f"({declared})", path=where,
+                         hint="keep one load in the workload, or move the file")
+    for load in w.loads:
+        if _same_load(found, load):
+            return load
     raise ParseError(f"the file records {_describe(found)}, but run.yaml's workload "
                      f"{w.id!r} declares {declared}", path=where,
                      hint="correct run.yaml's concurrency / request_rate, or move the file")
@@ -162,10 +170,13 @@ def _repeat_layout(p: Point) -> int | None:
     return int(n) if isinstance(n, int | float) and not isinstance(n, bool) else None
 
 
-def merge_views(found: list[tuple[Point, RawFile]]) -> list[tuple[Point, RawFile, list[str]]]:
+def merge_views(found: list[tuple[Point, RawFile]], notes: list[str] | None = None
+                ) -> list[tuple[Point, RawFile, list[str]]]:
     """One entry per run: AIPerf's CSV beside its JSON is the same run, and its per-request
     JSON Lines attach to the summary of the same folder; a vllm bench sweep ``summary.json``
-    repeats its ``run=N.json`` files."""
+    repeats its ``run=N.json`` files. No file is left out without a line in ``notes``: a
+    CSV whose figures match no summary beside it is a run of its own."""
+    notes = notes if notes is not None else []
     out: list[tuple[Point, RawFile, list[str]]] = []
     by_folder: dict[tuple[Path, str], list[int]] = defaultdict(list)
     requests: list[tuple[Point, RawFile]] = []
@@ -178,9 +189,55 @@ def merge_views(found: list[tuple[Point, RawFile]]) -> list[tuple[Point, RawFile
         else:
             by_folder[(raw.path.parent, p.client)].append(len(out))
             out.append((p, raw, []))
-    # vllm bench sweep: summary.json (an array) holds the same payloads as run=N.json
+    out = _sweep_twins(out, by_folder)
+    _attach_duplicates(out, duplicates, notes)
+    _attach_requests(out, requests)
+    return out
+
+
+def _attach_duplicates(out: list[tuple[Point, RawFile, list[str]]],
+                       duplicates: list[tuple[Point, RawFile]], notes: list[str]) -> None:
+    """A CSV export joins the summary beside it whose figures it repeats; one that matches
+    none is a run of its own (with a note when there were summaries to match)."""
+    summaries = list(out)
+    for p, raw in duplicates:
+        hosts = [o for o in summaries if o[1].path.parent == raw.path.parent
+                 and o[0].client == p.client]
+        host = next((o for o in hosts if _same_run(p, o[0])), None)
+        if host is not None:
+            host[2].append(raw.rel)
+            continue
+        out.append((p, raw, []))                 # a CSV alone is the run's only summary
+        if hosts:
+            notes.append(f"{raw.rel}: its figures match none of the {len(hosts)} "
+                         f"{p.client} summaries beside it, so it is read as a run of its own")
+
+
+def _attach_requests(out: list[tuple[Point, RawFile, list[str]]],
+                     requests: list[tuple[Point, RawFile]]) -> None:
+    """Per-request records join the summary of their run, with the counts it lacks."""
+    for p, raw in requests:
+        hosts = [o for o in out if o[1].path.parent == raw.path.parent
+                 and o[0].client == p.client]
+        if not hosts:
+            raise ParseError("per-request records with no summary file of the same run "
+                             "beside them", path=raw.rel)
+        host = _requests_host(p, hosts, raw)
+        host[0].requests = p.requests
+        for key in ("completed", "failed"):
+            if key in p.fields and key not in host[0].fields:
+                host[0].fields[key] = p.fields[key]
+                host[0].sources[key] = f"{p.sources.get(key, key)} ({raw.rel})"
+        host[2].append(raw.rel)
+
+
+def _sweep_twins(out: list[tuple[Point, RawFile, list[str]]],
+                 by_folder: dict[tuple[Path, str], list[int]]
+                 ) -> list[tuple[Point, RawFile, list[str]]]:
+    """vllm bench sweep: summary.json (an array) holds the same payloads as run=N.json;
+    each of its elements is recorded as another view of its run=N twin."""
     keep = []
-    for i, (p, raw, also) in enumerate(out):
+    for i, (p, raw, _also) in enumerate(out):
         n = _repeat_layout(p)
         twin = next((j for j in by_folder[(raw.path.parent, p.client)] if j != i
                      and out[j][1].path != raw.path and _repeat_layout(out[j][0]) == n
@@ -190,23 +247,32 @@ def merge_views(found: list[tuple[Point, RawFile]]) -> list[tuple[Point, RawFile
             out[twin][2].append(f"{raw.rel} {p.where}")
             continue
         keep.append(i)
-    out = [out[i] for i in keep]
-    for p, raw in duplicates + requests:
-        host = next((o for o in out if o[1].path.parent == raw.path.parent
-                     and o[0].client == p.client), None)
-        if host is None:
-            if p.role == "duplicate":
-                out.append((p, raw, []))         # a CSV alone is the run's only summary
-                continue
-            raise ParseError("per-request records with no summary file of the same run "
-                             "beside them", path=raw.rel)
-        if p.role == "requests":
-            host[0].requests = p.requests
-            for key in ("completed", "failed"):
-                if key in p.fields and key not in host[0].fields:
-                    host[0].fields[key] = p.fields[key]
-        host[2].append(raw.rel)
-    return out
+    return [out[i] for i in keep]
+
+
+def _same_run(a: Point, b: Point) -> bool:
+    """Whether two views (a CSV export and a JSON summary) hold the same run's figures: every
+    number both hold agrees to the CSV's two decimals."""
+    common = [k for k in a.fields if k in b.fields and k not in ("max_concurrency",
+                                                                   "request_rate")
+              and isinstance(a.fields[k], int | float) and isinstance(b.fields[k], int | float)]
+    return bool(common) and all(
+        abs(a.fields[k] - b.fields[k]) <= 0.006 + 1e-4 * abs(b.fields[k]) for k in common)
+
+
+def _requests_host(p: Point, hosts: list, raw: RawFile):
+    """The summary that per-request records belong to: the only one beside them, or the one
+    whose request counts they repeat."""
+    if len(hosts) == 1:
+        return hosts[0]
+    n = len(p.requests)
+    same = [o for o in hosts if (o[0].fields.get("completed") or 0)
+            + (o[0].fields.get("failed") or 0) == n]
+    if len(same) == 1:
+        return same[0]
+    raise ParseError(f"per-request records beside {len(hosts)} summaries of {p.client}; "
+                     "which run they belong to cannot be told", path=raw.rel,
+                     hint="keep each run's files in a folder of its own")
 
 
 def result_files(run: Run, engine: str) -> list[RawFile]:
@@ -238,7 +304,7 @@ def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:
                 found.append((p, raw))
         groups: dict[tuple, list[tuple[Point, RawFile, list[str], Workload, Load, str]]] = \
             defaultdict(list)
-        merged = merge_views(found)
+        merged = merge_views(found, notes)
         # Clients define TTFT, TPOT and ITL differently: with several, each client's results
         # of a point are a variant of their own, never repeats of one another.
         several = len({p.client for p, _, _ in merged}) > 1

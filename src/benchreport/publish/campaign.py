@@ -29,7 +29,7 @@ from ..core.verdicts import (
     VALID,
 )
 from .narrative_base import Writer
-from .sections import Section, Table
+from .sections import Section, Table, metric_header
 
 # placeholders the catalogue sentences take from here, not typed into the catalogues
 WORDS = {"level": f"{INTERVAL_LEVEL:.0%}", "one": "1", "median": "p50", "tail": "p99",
@@ -162,8 +162,11 @@ def curves_section(w: Writer) -> Section | None:
             rows=speed, numeric=tuple(range(1, 6))))
         tables.append(Table(
             header=[t["table.load"], t["table.ttft_median"],
-                    str(sentence(t["table.ttft_tail"], p="p99")), t["table.tpot_median"],
-                    str(sentence(t["campaign.tpot_tail"], p="p99")), t["table.e2el_median"]],
+                    str(sentence(t["table.ttft_tail"], p="p99")),
+                    metric_header(w, "table.tpot_median", "tpot", s["workload"], s["engine"],
+                                  s["variant"]),
+                    metric_header(w, "campaign.tpot_tail", "tpot", s["workload"], s["engine"],
+                                  s["variant"], p="p99"), t["table.e2el_median"]],
             rows=waits, numeric=tuple(range(1, 6))))
     paras += comparison_sentences(w)
     return Section(id="curves", heading=t["section.curves"], paragraphs=paras, tables=tables)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -598,6 +599,28 @@ def definition_label(code: str) -> str:
     return "definition." + code.replace(".", "_").replace("-", "_")
 
 
+# A column header names the definition its numbers follow when the client's own differs from
+# the header's plain name: the catalogue key gets this suffix ("table.tpot_median" →
+# "table.tpot_median_incl_first"). Columns mixing definitions keep the plain header; the
+# definitions table below says which row follows which.
+HEADER_SUFFIX = {"tpot.guidellm": "incl_first", "itl.per-token": "per_token",
+                 "itl.excl-first": "excl_first", "itl.unknown": "unknown"}
+
+
+def metric_header(w: Writer, key: str, metric: str, workload: str, engine: str | None = None,
+                  variant: str | None = None, **fields: Any) -> str:
+    """The header ``key`` of a column of ``metric``, named after the one definition its
+    points follow (of ``workload``, and of ``engine`` / ``variant`` when given)."""
+    codes = {fig.context.get("definition") for fid, fig in w.registry.items()
+             if fid.startswith("point.") and fig.context.get("metric") == metric
+             and fig.context.get("workload") == workload
+             and engine in (None, fig.context.get("engine"))
+             and variant in (None, fig.context.get("variant"))}
+    suffix = HEADER_SUFFIX.get(next(iter(codes))) if len(codes) == 1 else None
+    chosen = f"{key}_{suffix}" if suffix and f"{key}_{suffix}" in w.t else key
+    return str(sentence(w.t[chosen], **fields)) if fields else w.t[chosen]
+
+
 def points_section(w: Writer) -> Section | None:
     """The benchmark points of the workloads the single-point analyses do not cover
     (sweeps, repeats, other clients): one row per point, its client's definitions beside."""
@@ -636,7 +659,8 @@ def points_section(w: Writer) -> Section | None:
                     t["table.completed"], t["table.failed"], t["table.req_per_s"],
                     t["table.out_tok_per_s"], t["table.ttft_median"],
                     str(sentence(t["table.ttft_tail"], p="p99")),
-                    t["table.tpot_median"], t["table.itl_median"], t["table.e2el_median"]],
+                    metric_header(w, "table.tpot_median", "tpot", wl.id),
+                    metric_header(w, "table.itl_median", "itl", wl.id), t["table.e2el_median"]],
             rows=rows, numeric=tuple(range(4, 13))))
     codes: dict[tuple[str, str], str] = {}
     for fid, fig in w.registry.items():

@@ -19,7 +19,7 @@ from pathlib import Path
 from ...core.errors import ParseError
 from ...core.files import looks_binary
 from ..parsers.results import _json_problem
-from .base import CLIENTS, Doc, Point  # noqa: F401 (re-exported)
+from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
 
 # Order matters only where two formats could both match; the more specific goes first.
 MODULES = ("offline", "vllm", "sglang", "guidellm", "aiperf", "genai_bench", "llmperf")
@@ -89,6 +89,8 @@ def read_points(data: bytes, shown: str) -> list[Point]:
     for module in _modules():
         if module.sniff(doc):
             points = module.parse(doc)
+            for p in points:
+                honest(p)
             for n, msg in getattr(doc, "bad_lines", []):
                 for p in points[:1]:
                     p.warnings.append(f"{shown}:{n}: {msg}; this line is skipped, the file's "
@@ -101,6 +103,59 @@ def read_points(data: bytes, shown: str) -> list[Point]:
         "result (expected the output of vllm bench serve, sglang.bench_serving, GuideLLM, "
         "AIPerf, GenAI-Perf, genai-bench or llmperf, e.g. the keys 'duration', 'completed')",
         path=shown, line=first)
+
+
+def honest(p: Point) -> None:
+    """What no client measured is left blank, whatever the file wrote in its place: token
+    counts of 0 (unknown, never "0 tokens") and a load the file does not state."""
+    here = f"{p.file}:{p.line}" if p.line else f"{p.file} {p.where}"
+    done = p.fields.get("completed")
+    for key in ("total_input_tokens", "total_output_tokens"):
+        if p.fields.get(key) == 0 and done != 0:
+            del p.fields[key]
+            src = p.sources.pop(key, key)
+            p.warnings.append(f"{here}: {src} is 0 although "
+                              + (f"{done} requests completed" if done else
+                                 "the file does not say that no request completed")
+                              + ": the token count is not known; left out")
+    for which in ("input", "output"):
+        if p.scenario.get(f"{which}_tokens") in (0, 0.0):
+            p.scenario.pop(f"{which}_tokens")
+            p.scenario.pop(f"{which}_tokens_from", None)
+    _unknown_request_tokens(p, here)
+    if p.role != "requests" and _no_load(p):
+        p.load = dict(UNSTATED)
+        for key in ("max_concurrency", "request_rate"):
+            if p.fields.get(key) is None:
+                p.fields.pop(key, None)
+                p.sources.pop(key, None)
+        p.warnings.append(f"{here}: the file records neither a concurrency nor a request "
+                          "rate, so its load is not stated (not read as unbounded)")
+
+
+def _no_load(p: Point) -> bool:
+    load = p.load or {}
+    if load.get("kind") in ("synchronous", "rate", "unstated"):
+        return False
+    return (load.get("max_concurrency") is None and load.get("request_rate") is None
+            and p.fields.get("max_concurrency") is None
+            and p.fields.get("request_rate") is None)
+
+
+def _unknown_request_tokens(p: Point, here: str) -> None:
+    """Per-request token counts of 0 are unknown (None): no prompt has 0 tokens, and a
+    request that succeeded brought some. A failed request's 0 output tokens is what it
+    delivered, and stays."""
+    zero = {"input_tokens": 0, "output_tokens": 0}
+    for row in p.requests:
+        for key in zero:
+            if row.get(key) == 0 and not (key == "output_tokens" and row.get("error")):
+                row[key] = None
+                zero[key] += 1
+    for key, n in zero.items():
+        if n:
+            p.warnings.append(f"{here}: {n} request(s) record 0 "
+                              f"{key.replace('_', ' ')}; read as not known")
 
 
 def text_before(text: str) -> str:

@@ -87,9 +87,13 @@ def _json_client(d: dict) -> str | None:
     if isinstance(records, dict) and any(
             isinstance(v, dict) and "unit" in v for v in records.values()):
         return AIPERF
+    config = d.get("input_config")
+    if ("aiperf_version" in d or "schema_version" in d) and (
+            isinstance(d.get("error_summary"), list)
+            or isinstance(d.get("error_request_count"), dict)):
+        return AIPERF                 # a run whose every request failed has no latency
     if not any(isinstance(d.get(k), dict) and "unit" in d[k] for k in _MARKERS):
         return None
-    config = d.get("input_config")
     if "aiperf_version" in d or "schema_version" in d or (
             isinstance(config, dict) and "loadgen" in config):
         return AIPERF
@@ -162,7 +166,7 @@ def _json_point(doc: Doc, client: str) -> Point:
         elif early and entry is not None:
             raise _err(doc, f"records.{name} is a {type(entry).__name__}, expected a metric "
                             "object with 'unit' and 'avg'")
-    if not metrics:
+    if not metrics and not _error_counts(d):
         raise _err(doc, "no metric objects (with 'unit' and 'avg'); expected AIPerf / "
                         "GenAI-Perf metrics such as request_latency, time_to_first_token")
 
@@ -200,15 +204,7 @@ def _json_point(doc: Doc, client: str) -> Point:
         if parts[0] and values and None not in values:
             p.fields["total_output_tokens"] = int(round(sum(values)))
             p.sources["total_output_tokens"] = " + ".join(f"{h[1]}.avg" for h in parts if h)
-    if "failed" not in p.fields and isinstance(d.get("error_summary"), list):
-        counts = [finite(e.get("count")) for e in d["error_summary"] if isinstance(e, dict)]
-        p.fields["failed"] = int(sum(c for c in counts if c is not None))
-        p.sources["failed"] = "error_summary[].count"
-    if "completed" not in p.fields and p.fields.get("failed") and find(
-            _LATENCIES["e2el"]) is None:
-        # every request failed: AIPerf then writes only the error count
-        p.fields["completed"] = 0
-        p.sources["completed"] = "no request_count and no request_latency: none succeeded"
+    _failures(doc, d, p, find(_LATENCIES["e2el"]) is not None)
 
     if p.fields.get("completed") != 0:
         for metric, names in _LATENCIES.items():
@@ -245,6 +241,46 @@ def _json_point(doc: Doc, client: str) -> Point:
         except ValueError:
             pass
     return p
+
+
+def _failures(doc: Doc, d: dict, p: Point, timed: bool) -> None:
+    """Failed requests from ``error_summary`` when there is no error count; and a run
+    whose every request failed (no request count, no latency: ``timed`` False) has
+    completed 0 and says so."""
+    if "failed" not in p.fields and isinstance(d.get("error_summary"), list):
+        p.fields["failed"] = _error_counts(d)
+        p.sources["failed"] = "error_summary[].count"
+    if "completed" not in p.fields and p.fields.get("failed") and not timed:
+        # every request failed: AIPerf then writes only the error count and summary
+        p.fields["completed"] = 0
+        p.sources["completed"] = (f"{p.sources['failed']} (no request_count and no "
+                                  "request_latency: no request succeeded)")
+    if p.fields.get("completed") == 0 and p.fields.get("failed"):
+        kinds = _error_kinds(d)
+        p.warnings.append(f"{doc.path}: all {p.fields['failed']} requests failed"
+                          + (f" ({kinds})" if kinds else "")
+                          + "; the run has no latency")
+
+
+def _error_counts(d: dict) -> int:
+    """The requests ``error_summary`` counts (0 when it lists none)."""
+    entries = d.get("error_summary") if isinstance(d.get("error_summary"), list) else []
+    counts = [finite(e.get("count")) for e in entries if isinstance(e, dict)]
+    return int(sum(c for c in counts if c is not None))
+
+
+def _error_kinds(d: dict) -> str:
+    """"5 TimeoutError, 2 500 Internal Server Error" from ``error_summary``."""
+    parts = []
+    for e in d.get("error_summary") or []:
+        details = e.get("error_details") if isinstance(e, dict) else None
+        if not isinstance(details, dict):
+            continue
+        name = " ".join(str(details[k]) for k in ("code", "type") if details.get(k) is not None)
+        count = finite(e.get("count"))
+        if name and count is not None:
+            parts.append(f"{int(count)} {redact(name)[:80]}")
+    return ", ".join(parts)
 
 
 def _settings(p: Point, config: dict) -> None:
@@ -419,8 +455,8 @@ def _requests_point(doc: Doc) -> Point:
     failed = sum(1 for r in p.requests if r.get("error"))
     p.fields["completed"] = len(p.requests) - failed
     p.fields["failed"] = failed
-    p.sources["completed"] = "records without 'error'"
-    p.sources["failed"] = "records with 'error'"
+    p.sources["completed"] = "lines[] (the records without an error)"
+    p.sources["failed"] = "lines[] (the records with an error)"
     if warmup:
         p.warnings.append(f"{doc.path}: {warmup} warm-up record(s) (credit_phase 'warmup') "
                           "are not counted")

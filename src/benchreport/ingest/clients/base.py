@@ -56,9 +56,10 @@ class Point:
     # what the file records about the scenario: dataset, input_tokens, output_tokens (the
     # target or, failing that, the mean), and the distribution as written ("N(2000,200)")
     scenario: dict[str, Any] = field(default_factory=dict)
-    # load as recorded: {"kind": "concurrency" | "rate" | "unbounded" | "synchronous",
-    #  "max_concurrency": int | None, "request_rate": float | "inf" | None,
-    #  "arrival": "poisson" | "constant" | "gamma" | None}
+    # load as recorded: {"kind": "concurrency" | "rate" | "unbounded" | "synchronous" |
+    #  "unstated", "max_concurrency": int | None, "request_rate": float | "inf" | None,
+    #  "arrival": "poisson" | "constant" | "gamma" | None}. "unstated": the file records
+    #  neither a concurrency nor a rate, so the load is unknown (never read as unbounded)
     load: dict[str, Any] = field(default_factory=dict)
     # other settings the file records that tell points apart: run_number, max_num_seqs,
     # num_prompts, tag, strategy, … (never command lines or secrets)
@@ -104,6 +105,12 @@ DEFINITIONS = {
     "ttft.first-token": "time from sending the request to the first streamed token",
     "tpot.excl-first": "(E2E − TTFT) ÷ (output tokens − 1), per request, then over requests",
     "itl.per-chunk": "gap between consecutive streamed chunks, pooled over all requests",
+    "itl.per-token": "gap between consecutive streamed chunks divided evenly over the tokens "
+                     "each chunk brought, pooled over all requests (sglang.bench_serving with "
+                     "its native backend)",
+    "itl.unknown": "either the gap between consecutive streamed chunks, or that gap divided "
+                   "by the mean accepted length of speculative decoding (sglang.bench_serving "
+                   "OpenAI-compatible backends from late 2025 on); the file does not say which",
     "itl.mean-per-request": "each request's mean gap between chunks, then over requests",
     "itl.excl-first": "(E2E − TTFT) ÷ (output tokens − 1) per request (AIPerf/GenAI-Perf "
                       "inter-token latency)",
@@ -127,6 +134,10 @@ def redact(text: str) -> str:
     """
     text = _KEYISH.sub(lambda m: m.group(1) + "[redacted]", text)
     return _LONG_SECRET.sub("[redacted]", text)
+
+
+UNSTATED = {"kind": "unstated", "max_concurrency": None, "request_rate": None,
+            "arrival": None}
 
 
 def rate_value(value: Any) -> float | str | None:

@@ -15,6 +15,13 @@ Read from content (seen in real files of ``benchmark_version`` 0.0.2):
   ``cmd`` is never read: people put API keys on the command line.
 
 genai-bench's TPOT is (E2E − TTFT) ÷ (output tokens − 1) per request, the vLLM definition.
+
+Without streaming (``--disable-streaming``) genai-bench cannot see the first token and sets
+it 1 ms after the request started, so every TTFT is 0.001 s and TPOT is derived from that
+placeholder. A file is read as not streamed when it says so (a ``disable_streaming`` /
+``stream`` / ``streaming`` setting, at the top level, in ``aggregated_metrics`` or in
+``additional_request_params``) or when every TTFT it records is that placeholder; its TTFT
+and TPOT are then not measured (left out, with a warning saying why).
 """
 
 from __future__ import annotations
@@ -137,10 +144,12 @@ def _point(doc: Doc, d: dict) -> Point:
         bad = sum(1 for r in requests if r.get("error"))
         if "completed" not in p.fields:
             p.fields["completed"] = len(requests) - bad
-            p.sources["completed"] = "individual_request_metrics without an error"
+            p.sources["completed"] = ("individual_request_metrics[].error_code (requests "
+                                      "without an error)")
         if "failed" not in p.fields:
             p.fields["failed"] = bad
-            p.sources["failed"] = "individual_request_metrics with an error"
+            p.sources["failed"] = ("individual_request_metrics[].error_code (requests "
+                                   "with an error)")
     put("request_throughput", agg.get("requests_per_second"),
         "aggregated_metrics.requests_per_second")
     put("output_throughput", agg.get("mean_output_throughput_tokens_per_s"),
@@ -150,8 +159,19 @@ def _point(doc: Doc, d: dict) -> Point:
     put("total_output_tokens", dig(stats, "num_output_tokens", "sum"),
         "aggregated_metrics.stats.num_output_tokens.sum", int)
 
+    not_streamed = _not_streamed(d, agg, stats, requests, factor)
+    if not_streamed:
+        p.params["streaming"] = False
+        p.warnings.append(
+            f"{doc.path}: the requests were not streamed ({not_streamed}); genai-bench then "
+            "writes a 1 ms placeholder as TTFT, so TTFT and TPOT were not measured and are "
+            "left out")
+        for row in requests:
+            row.pop("ttft_ms", None)
     if p.fields.get("completed") != 0:           # no statistics when nothing succeeded
         for metric, key in _LATENCIES.items():
+            if not_streamed and metric in ("ttft", "tpot"):
+                continue
             entry = stats.get(key)
             if entry is None:
                 continue
@@ -195,6 +215,34 @@ def _point(doc: Doc, d: dict) -> Point:
             p.model = redact(table["model"].strip()) or None
     p.requests = requests
     return p
+
+
+_PLACEHOLDER_S = 0.001            # genai-bench's TTFT when it does not stream
+_STREAM_KEYS = (("disable_streaming", True), ("stream", False), ("streaming", False))
+
+
+def _not_streamed(d: dict, agg: dict, stats: dict, requests: list[dict],
+                  factor: float) -> str | None:
+    """Why the file shows its requests were not streamed, or None."""
+    for table, prefix in ((d, ""), (agg, "aggregated_metrics."),
+                          (d.get("additional_request_params"), "additional_request_params."),
+                          (agg.get("additional_request_params"),
+                           "aggregated_metrics.additional_request_params.")):
+        if not isinstance(table, dict):
+            continue
+        for key, flag in _STREAM_KEYS:
+            if table.get(key) is flag:
+                return f"{prefix}{key} is {str(flag).lower()}"
+    placeholder = _PLACEHOLDER_S * 1000.0 / factor          # in the file's unit
+    ttft = stats.get("ttft") if isinstance(stats.get("ttft"), dict) else {}
+    bounds = [finite(ttft.get(k)) for k in ("min", "max")]
+    if None not in bounds and all(abs(b - placeholder) <= 1e-6 * 1000.0 / factor
+                                  for b in bounds):
+        return f"every TTFT is {placeholder:g} {'s' if factor == 1000.0 else 'ms'}"
+    seen = [r["ttft_ms"] for r in requests if r.get("ttft_ms") is not None]
+    if seen and all(abs(x - _PLACEHOLDER_S * 1000.0) <= 1e-3 for x in seen):
+        return "every request's TTFT is 1 ms"
+    return None
 
 
 _NUM = r"\s*(\d+(?:\.\d+)?)\s*"

@@ -117,13 +117,13 @@ def _point(doc: Doc, i: int, bench: Any) -> Point:
     incomplete = totals.get("incomplete")
     if done is not None:
         p.fields["completed"] = int(done)
-        p.sources["completed"] = f"{totals_at}.successful"
+        p.sources["completed"] = _status_key(totals_at, "successful")
     if errored is not None:
         # failed = errored only. GuideLLM's "incomplete" requests were still in flight when
         # the benchmark stopped (time or request limit) and were cancelled by the client, not
         # refused by the server; they are kept apart in params["incomplete"] with a warning.
         p.fields["failed"] = int(errored)
-        p.sources["failed"] = f"{totals_at}.errored"
+        p.sources["failed"] = _status_key(totals_at, "errored")
     if incomplete:
         p.params["incomplete"] = int(incomplete)
         p.warnings.append(f"{doc.path} {at}: {int(incomplete)} request(s) were incomplete "
@@ -205,8 +205,16 @@ def _totals(doc: Doc, bench: dict, metrics: dict, at: str) -> tuple[dict[str, fl
     if isinstance(latency, dict):
         out = {k: x for k in ("successful", "errored", "incomplete")
                if (x := finite(dig(latency, k, "count"))) is not None}
-        return out, f"{at}.metrics.request_latency.<status>.count"
+        return out, f"{at}.metrics.request_latency.{{status}}.count"
     return {}, ""
+
+
+def _status_key(totals_at: str, status: str) -> str:
+    """The key of one status's count: ``….request_totals.successful`` or
+    ``….request_latency.successful.count``."""
+    if "{status}" in totals_at:
+        return totals_at.replace("{status}", status)
+    return f"{totals_at}.{status}"
 
 
 def _strategy(bench: dict, at: str) -> tuple[Any, str]:
@@ -252,17 +260,17 @@ def _load(doc: Doc, p: Point, bench: dict, at: str) -> None:
         p.sources["max_concurrency"] = p.sources["request_rate"] = src
     elif kind in ("constant", "poisson"):
         rate = finite(strategy.get("rate"))
-        cap = finite(strategy.get("max_concurrency"))
-        p.load = {"kind": "rate", "max_concurrency": int(cap) if cap else None,
-                  "request_rate": rate, "arrival": kind}
+        p.load = {"kind": "rate", "max_concurrency": None, "request_rate": rate,
+                  "arrival": kind}
         if rate is not None:
             p.fields["request_rate"] = rate
             p.sources["request_rate"] = f"{at_s}.rate"
-        p.fields["max_concurrency"] = int(cap) if cap else None
-        p.sources["max_concurrency"] = f"{at_s}.max_concurrency" if cap else src
+        p.fields["max_concurrency"] = None
+        p.sources["max_concurrency"] = src
     else:
         p.warnings.append(f"{doc.path} {at}: unknown GuideLLM strategy {kind!r}; the load "
                           "is unknown")
+    _cap(p, strategy, kind)
     constraints = dig(bench, "config", "constraints") or dig(bench, "config", "spec",
                                                                 "constraints")
     if isinstance(constraints, dict):
@@ -270,6 +278,16 @@ def _load(doc: Doc, p: Point, bench: dict, at: str) -> None:
             x = finite(dig(constraints, name, key))
             if x is not None:
                 p.params[name] = x if name == "max_seconds" else int(x)
+
+
+def _cap(p: Point, strategy: dict, kind: str) -> None:
+    """GuideLLM's ``max_concurrency`` beside a rate, throughput or synchronous strategy is a
+    cap on requests in flight (10,240 unless set), not the load: kept in params only."""
+    if kind == "concurrent":
+        return
+    cap = finite(strategy.get("max_concurrency"))
+    if cap:
+        p.params["max_concurrency_cap"] = int(cap)
 
 
 _SYNTH = re.compile(r"(prompt_tokens|output_tokens)\s*[=:]\s*(\d+)")

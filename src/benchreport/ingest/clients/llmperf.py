@@ -164,6 +164,6 @@ def _requests_point(doc: Doc) -> Point:
     failed = sum(1 for r in p.requests if r.get("error"))
     p.fields["completed"] = len(p.requests) - failed
     p.fields["failed"] = failed
-    p.sources["completed"] = "entries with error_code null and no error_msg"
-    p.sources["failed"] = "entries with an error_code or error_msg"
+    p.sources["completed"] = "[].error_code (entries where it is null and error_msg empty)"
+    p.sources["failed"] = "[].error_code (entries where it or error_msg is set)"
     return p

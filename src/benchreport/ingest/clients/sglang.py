@@ -11,6 +11,16 @@ tell points apart are kept). Derivatives such as ``benchmark/lora/lora_bench.py`
 same shape with extra keys (``successful_requests``, ``benchmark_duration_s``), and may lack
 ``dataset_name`` or ``completed``. End-to-end latency is spelt ``*_e2e_latency_ms``; an
 infinite ``request_rate`` is the bare token ``Infinity``.
+
+ITL differs by backend (checked against ``bench_serving``'s request functions): the native
+``sglang`` backend (``/generate``) divides each streamed chunk's gap evenly over the tokens
+the chunk brought, so its ITL is per token (``itl.per-token``). The OpenAI-compatible
+``sglang-oai`` / ``sglang-oai-chat`` backends record one gap per chunk, except that from
+sglang PR #12064 (Oct 2025) on they divide it by the mean accepted length when speculative
+decoding ran. A record shows that speculative decoding ran (``accept_length`` above 1) but
+not which version of the client wrote it, so such a record's ITL is ``itl.unknown``. Every
+other backend (``vllm``, ``lmdeploy``, ``trt``, …) records one gap per chunk; a record with
+no backend says nothing, so its ITL is ``itl.unknown`` too.
 """
 
 from __future__ import annotations
@@ -76,6 +86,8 @@ def record_point(doc: Doc, rec: Any, where: str, line: int | None) -> Point:
         if value is not None:
             p.params[key] = value
     _server_params(rec.get("server_info"), p)
+    if "itl" in p.definitions:
+        p.definitions["itl"] = itl_code(rec)
 
     dataset = rec.get("dataset_name")
     if isinstance(dataset, str) and dataset.strip():
@@ -91,6 +103,34 @@ def record_point(doc: Doc, rec: Any, where: str, line: int | None) -> Point:
     if random and isinstance(ratio, int | float) and not isinstance(ratio, bool):
         p.scenario["random_range_ratio"] = ratio
     return p
+
+
+_NATIVE = ("sglang", "sglang-native")
+_OAI = ("sglang-oai", "sglang-oai-chat")
+
+
+def itl_code(rec: dict) -> str:
+    """The definition code of a record's ITL, from its backend and ``accept_length``.
+
+    >>> itl_code({"backend": "sglang"}), itl_code({"backend": "vllm", "accept_length": 3.1})
+    ('itl.per-token', 'itl.per-chunk')
+    >>> itl_code({"backend": "sglang-oai", "accept_length": None})
+    'itl.per-chunk'
+    >>> itl_code({"backend": "sglang-oai-chat", "accept_length": 3.4}), itl_code({})
+    ('itl.unknown', 'itl.unknown')
+    """
+    backend = rec.get("backend")
+    if not isinstance(backend, str) or not backend.strip():
+        return "itl.unknown"
+    backend = backend.strip().lower()
+    if backend in _NATIVE:
+        return "itl.per-token"
+    accept = rec.get("accept_length")
+    speculative = isinstance(accept, int | float) and not isinstance(accept, bool) \
+        and accept > 1
+    if backend in _OAI and speculative:
+        return "itl.unknown"
+    return "itl.per-chunk"
 
 
 def sniff(doc: Doc) -> str | None:
