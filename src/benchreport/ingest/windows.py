@@ -154,12 +154,16 @@ def clock_offset(spans: list[tuple[dt.datetime, dt.datetime]],
 
     if hits(zero):
         return zero
+    best = (0.0, zero)
     for k in range(1, OFFSET_MAX_H * 60 // OFFSET_STEP_MIN + 1):
         for sign in (1, -1):
             offset = dt.timedelta(minutes=sign * k * OFFSET_STEP_MIN)
-            if hits(offset) == len(spans):
-                return offset
-    return zero
+            if hits(offset) < len(spans):
+                continue
+            cover = sum(_covered(a + offset, b + offset, activity) for a, b in spans)
+            if cover > best[0]:                   # the most covered; the smallest on a tie
+                best = (cover, offset)
+    return best[1]
 
 
 # --- windows -----------------------------------------------------------------------------
@@ -389,13 +393,16 @@ def unused_logs(run: Run, records, points, windows: list[BenchWindow],
     """A warning for every log and dump whose time span holds no benchmark's time."""
     notes = []
     for engine in run.meta.engines:
-        bench = [(_ts(w.start), _ts(w.end)) for w in windows if w.engine == engine.id]
+        bench = {(_ts(w.start), _ts(w.end)) for w in windows if w.engine == engine.id}
         off = offsets.get(engine.id, dt.timedelta(0))
-        bench += [(a + off, b + off) for e in points if e.engine == engine.id
-                  for a, b in [point_span(e.point) or (None, None)] if a]
+        placed = {w.workload for w in windows if w.engine == engine.id}
+        # the points without a window of their own (sweeps, repeats): their recorded times
+        bench |= {(a + off, b + off) for e in points
+                  if e.engine == engine.id and e.workload not in placed
+                  for a, b in [point_span(e.point) or (None, None)] if a}
         if not bench:
             continue          # no benchmark time to compare with
-        bench.sort()
+        bench = sorted(bench)
         for file, (first, last) in sorted(_file_spans(records, engine.id).items()):
             if any(a <= last and b >= first for a, b in bench):
                 continue
