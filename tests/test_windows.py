@@ -232,3 +232,45 @@ def _glm_run(tmp_path: Path) -> Path:
         "workloads:\n"
         "  - {id: c16, label: C16, input_tokens: 89018, output_tokens: 820, concurrency: 16}\n")
     return run_dir
+
+
+def _caveats_text(run, registry, lang: str) -> str:
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import caveats_section
+
+    root = Path(__file__).resolve().parents[1]
+    t = load_catalogue(root / "templates" / "labels", lang)
+    section = caveats_section(Writer(run, registry, lang, t), {})
+    import html
+
+    return html.unescape(" ".join(str(p) for p in section.paragraphs))
+
+
+@pytest.mark.parametrize("covered", [False, True])
+def test_the_report_says_logs_were_given_but_cover_no_benchmark(small, tmp_path, covered):
+    """Not "no server logs" when logs were given: where none covers a benchmark's time
+    (the event counts cite no stretch of a log), the report says so and names them."""
+    from benchreport.core.figures import Figure, Source
+    from benchreport.core.tables import write_rows
+
+    _copy(small, tmp_path)
+    run = load_run("small", tmp_path / "data", tmp_path / "report")
+    run.paths.tables.mkdir(parents=True)
+    write_rows(run.paths.tables / "inputs.parquet",
+               [{"path": "data/small/raw/alpha/server.log", "sha256": "0", "role": "log"},
+                {"path": "data/small/run.yaml", "sha256": "0", "role": "run"}],
+               ["path", "sha256", "role"])
+    src = (Source(path="data/small/raw/alpha/server.log", sha256="0", lines=(3, 9)),)
+    fig = Figure(id="events.8k.alpha.jit_compiles", value=0, unit="count", method="m",
+                 sources=src if covered else ())
+    en = _caveats_text(run, {fig.id: fig}, "en")
+    ko = _caveats_text(run, {fig.id: fig}, "ko")
+    if covered:
+        assert "alpha/server.log" not in en and "no server logs" not in en
+        assert en.startswith("No setting differs")
+    else:
+        assert en.startswith("Server logs or /metrics dumps were given (alpha/server.log), "
+                             "but none of them covers a benchmark's time")
+        assert "no server logs" not in en
+        assert ko.startswith("서버 로그 또는 /metrics 덤프(alpha/server.log)가 주어졌지만")
