@@ -80,7 +80,8 @@ class BenchWindow:
     workload: str
     start: str        # ISO local time, inclusive
     end: str          # ISO local time, inclusive
-    source: str       # "run.yaml", "result date" or "activity burst"
+    source: str       # "run.yaml", "result date" / "result start time" (", shifted by +9 h
+                      # to the log's clock" when the clocks differ) or "activity burst"
 
 
 @dataclass(frozen=True)

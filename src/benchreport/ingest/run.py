@@ -8,7 +8,7 @@ import io as _io
 import json
 from typing import Any
 
-from ..core.errors import ParseError, ReportError
+from ..core.errors import ParseError
 from ..core.files import read_text
 from ..core.records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
@@ -41,9 +41,8 @@ from .parsers.logscan import Summary
 from .parsers.results import SGLANG_CLIENT, VLLM_CLIENT, parse_results
 from .points import RESULT_SUFFIXES as POINT_SUFFIXES
 from .points import load_points, point_row, request_row
+from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re-exported)
 
-BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
-MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
 
 
 def _log_like(raw: RawFile) -> bool:
@@ -97,11 +96,11 @@ def ingest_run(run: Run) -> Ingested:
                           "client": entry.point.client})
     rows = [point_row(e) for e in points]
     requests = [request_row(e, i, r) for e in points for i, r in enumerate(e.point.requests)]
-    ing = Ingested(records=records, summaries=summaries, results=results, windows=[],
-                   points=rows, requests=requests)
+    notes: list[str] = []
+    windows = find_windows(run, records, points, notes)
+    attach_notes(summaries, notes)
     return Ingested(records=records, summaries=summaries, results=results,
-                    windows=find_windows(run, ing), excerpts=excerpts, points=rows,
-                    requests=requests)
+                    windows=windows, excerpts=excerpts, points=rows, requests=requests)
 
 
 V1_CLIENTS = (VLLM_CLIENT, SGLANG_CLIENT)
@@ -194,90 +193,6 @@ def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
                          hint="move it to the folder of the engine that wrote it")
 
 
-def _iso(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def _bursts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    rows = sorted((r for r in rows if r.get("ts")), key=lambda r: (r["ts"], r["line"]))
-    bursts: list[list[dict[str, Any]]] = []
-    last = None
-    for r in rows:
-        t = dt.datetime.fromisoformat(r["ts"])
-        if last is None or (t - last).total_seconds() > BURST_GAP_S:
-            bursts.append([])
-        bursts[-1].append(r)
-        last = t
-    return bursts
-
-
-def _burst_tokens(burst: list[dict[str, Any]]) -> float:
-    if burst and burst[0]["kind"] == "engine_stats":
-        total, prev = 0.0, None
-        for r in burst:
-            t = dt.datetime.fromisoformat(r["ts"])
-            total += r["prompt_tps"] * ((t - prev).total_seconds() if prev else 10.0)
-            prev = t
-        return total
-    return float(sum(r.get("new_token", 0) for r in burst if r["kind"] == "prefill_batch"))
-
-
-def find_windows(run: Run, ing: Ingested) -> list[BenchWindow]:
-    out = []
-    for engine in run.meta.engines:
-        mine = [e for e in ing.results if e.engine == engine.id]
-        activity = [r for kind in ("engine_stats", "prefill_batch", "decode_batch")
-                    for r in ing.records.get(kind, []) if r["engine"] == engine.id]
-        bursts = _bursts(activity)
-        used: set[int] = set()
-        for entry in sorted(mine, key=lambda e: e.workload):
-            explicit = run.meta.windows.get(engine.id, {}).get(entry.workload)
-            if explicit:
-                out.append(BenchWindow(engine.id, entry.workload, explicit["start"],
-                                       explicit["end"], "run.yaml"))
-                continue
-            date = entry.result.raw.get("date")
-            if isinstance(date, str) and len(date) == 15:
-                end = dt.datetime.strptime(date, "%Y%m%d-%H%M%S")
-                start = end - dt.timedelta(seconds=entry.result.duration + 1)
-                out.append(BenchWindow(engine.id, entry.workload, _iso(start),
-                                       _iso(end + dt.timedelta(seconds=MARGIN_S)),
-                                       "result date"))
-                continue
-            want = entry.result.total_input_tokens or 0
-            best = None
-            for i, burst in enumerate(bursts):
-                if i in used or not want:
-                    continue
-                miss = abs(_burst_tokens(burst) - want) / want
-                if miss <= 0.10 and (best is None or miss < best[0]):
-                    best = (miss, i)
-            if best is None:
-                continue          # no log for this benchmark: sections that need one say so
-            used.add(best[1])
-            burst = bursts[best[1]]
-            start = dt.datetime.fromisoformat(burst[0]["ts"]) - dt.timedelta(seconds=2)
-            end = dt.datetime.fromisoformat(burst[-1]["ts"]) + dt.timedelta(seconds=2)
-            out.append(BenchWindow(engine.id, entry.workload, _iso(start), _iso(end),
-                                   "activity burst"))
-    return _clipped(out)
-
-
-def _clipped(windows: list[BenchWindow]) -> list[BenchWindow]:
-    """A window found from a result's date keeps a margin after its end for a late stats
-    line; where the engine's next benchmark starts inside that margin, the window ends the
-    second before, so no record of the next benchmark is counted in this one. Windows that
-    run.yaml states are kept as stated."""
-    out = []
-    for w in windows:
-        later = [x.start for x in windows if x.engine == w.engine and x.start > w.start]
-        if later and w.source != "run.yaml" and min(later) <= w.end:
-            cut = dt.datetime.fromisoformat(min(later)) - dt.timedelta(seconds=1)
-            w = BenchWindow(w.engine, w.workload, w.start, max(w.start, _iso(cut)), w.source)
-        out.append(w)
-    return out
-
-
 def _result_row(entry: ResultEntry) -> dict[str, Any]:
     r = entry.result
     raw = r.raw
@@ -353,20 +268,3 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     return [run.paths.rel(p) for p in written] + [
         run.paths.rel(run.paths.ingest_json),
         run.paths.rel(run.paths.windows_json)]
-
-
-def check_windows(run: Run, ing: Ingested) -> None:
-    """A benchmark whose engine has a log but no window found is worth stopping for."""
-    for engine in run.meta.engines:
-        has_log = any(r["engine"] == engine.id for k in ("engine_stats", "prefill_batch")
-                      for r in ing.records.get(k, []))
-        if not has_log:
-            continue
-        for entry in (e for e in ing.results if e.engine == engine.id):
-            if not any(w.engine == engine.id and w.workload == entry.workload
-                       for w in ing.windows):
-                raise ReportError(
-                    f"cannot find the {entry.workload} benchmark in {engine.id}'s log",
-                    path=entry.file.rel,
-                    hint=f"give its time span in run.yaml: windows: {{{engine.id}: "
-                         f"{{{entry.workload}: {{start: ..., end: ...}}}}}}")

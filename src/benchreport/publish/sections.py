@@ -436,7 +436,11 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     # nothing found is only news when something was looked at
     looked = bool(caveats.get("compared")) or any(ids.parse_events(fid) is not None
                                                   for fid in w.registry)
+    unused = _logs_outside(w)
     if not rows and not limits:
+        if unused:
+            return Section("caveats", t["heading.caveats"],
+                           [sentence(t["caveats.logs_unused"], files=", ".join(unused))])
         key = "caveats.none" if looked else "caveats.unchecked"
         return Section("caveats", t["heading.caveats"], [sentence(t[key])])
     tables = []
@@ -446,8 +450,29 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     if limits:
         tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
                                     t["table.evidence"]], rows=limits))
-    intro = t["caveats.intro"] if looked else t["caveats.unchecked"]
-    return Section("caveats", t["heading.caveats"], [sentence(intro)], tables)
+    intro = sentence(t["caveats.intro"]) if looked else \
+        sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
+        sentence(t["caveats.unchecked"])
+    return Section("caveats", t["heading.caveats"], [intro], tables)
+
+
+def _logs_outside(w: Writer) -> list[str]:
+    """The server logs and /metrics dumps the run was given (raw/<engine>/<file>), when
+    none of them holds a record inside any benchmark's window: the event counts then cite
+    no stretch of a log, or no benchmark has a window at all. Empty when a log covers a
+    benchmark, when that could not be looked at, or when none was given."""
+    from ..core.tables import read_rows
+
+    events = [w.registry[f] for f in w.registry if ids.parse_events(f) is not None]
+    if any(f.sources for f in events):
+        return []
+    folder = w.run.paths.tables
+    if not events and (not (folder / "windows.parquet").is_file()
+                       or read_rows(folder / "windows.parquet")):
+        return []
+    rows = read_rows(folder / "inputs.parquet") if (folder / "inputs.parquet").is_file() \
+        else []
+    return ["/".join(r["path"].split("/")[-2:]) for r in rows if r["role"] == "log"]
 
 
 def caveat_value(w: Writer, c: dict, engine: str) -> str:

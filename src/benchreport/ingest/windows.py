@@ -1,0 +1,518 @@
+"""Where each benchmark sits in its engine's server logs, and whether the logs and /metrics
+dumps of a run belong to its results at all.
+
+A benchmark's window comes from run.yaml's ``windows:``, from the time its result file
+records (``Point.date``: vLLM's end time, AIPerf's and GuideLLM's start time), shifted by the
+whole, half or quarter hour that puts it inside the log's activity when the two clocks differ
+(a client in UTC, a server log in local time), or, for a result with no time, from the burst
+of log activity whose prefilled tokens match the result's input tokens.
+
+Every log, launch configuration and /metrics dump is also checked against the results:
+another model than the results record stops the build (one line naming both values and both
+files); a log whose time span holds no benchmark, and a window in which the log saw another
+number of requests than the result counts, are warnings ("file: message") that reach
+``make check`` and the report.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from ..core.errors import ReportError
+from ..core.records import BenchWindow, Ingested, Run
+
+BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
+MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
+ACTIVITY = ("engine_stats", "prefill_batch", "decode_batch")
+# clients whose Point.date is the end of the benchmark (the others record its start)
+DATE_AT_END = ("vllm-bench-serve", "llmperf")
+OFFSET_STEP_MIN = 15     # clock offsets tried: every quarter hour …
+OFFSET_MAX_H = 14        # … up to the widest time-zone difference
+COVERED = 0.5            # share of a benchmark's span the log's activity must cover
+TOKEN_MISS = 0.10        # a burst's prefilled tokens within 10% of the result's input tokens
+COUNT_TOLERANCE = 0.10   # requests the log saw against the result's count
+# uvicorn access lines of a generation request (vLLM, SGLang)
+_ACCESS = re.compile(
+    rb'^(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[^\]\n]*\] )?[^\n]*?"POST /(?:v1/)?'
+    rb'(?:chat/completions|completions|generate|responses)[ ?][^\n]*$', re.MULTILINE)
+
+
+# --- times -----------------------------------------------------------------------------
+def _iso(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _ts(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+def _span_text(a: dt.datetime, b: dt.datetime) -> str:
+    """'2025-03-01 10:00–10:40' (the second date only when it differs)."""
+    end = f"{b:%H:%M}" if a.date() == b.date() else f"{b:%Y-%m-%d %H:%M}"
+    return f"{a:%Y-%m-%d %H:%M}–{end}"
+
+
+def _offset_text(offset: dt.timedelta) -> str:
+    """'+9 h', '-5 h 30 min'."""
+    minutes = int(offset.total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    h, m = divmod(abs(minutes), 60)
+    return f"{sign}{h} h" + (f" {m} min" if m else "")
+
+
+def point_span(point) -> tuple[dt.datetime, dt.datetime] | None:
+    """The benchmark's (start, end) on the client's clock, naive (an aware time in UTC),
+    from ``Point.date`` and its duration; None when the file records no time of day."""
+    date, duration = point.date, point.fields.get("duration")
+    if not isinstance(date, str) or "T" not in date or not duration:
+        return None
+    try:
+        t = _ts(date)
+    except ValueError:
+        return None
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC).replace(tzinfo=None)
+    t = t.replace(microsecond=0)
+    if point.client in DATE_AT_END:
+        return t - dt.timedelta(seconds=float(duration) + 1), t
+    return t - dt.timedelta(seconds=1), t + dt.timedelta(seconds=float(duration))
+
+
+def _aware(point) -> bool:
+    try:
+        return _ts(point.date).tzinfo is not None
+    except (TypeError, ValueError):
+        return False
+
+
+# --- the log's activity ------------------------------------------------------------------
+def _active(r: dict[str, Any]) -> bool:
+    """A stats line of an idle engine is no activity; a batch line always is."""
+    if r["kind"] != "engine_stats":
+        return True
+    return bool(r.get("prompt_tps") or r.get("gen_tps") or r.get("running")
+                or r.get("waiting"))
+
+
+def _bursts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    rows = sorted((r for r in rows if r.get("ts")), key=lambda r: (r["ts"], r["line"]))
+    bursts: list[list[dict[str, Any]]] = []
+    last = None
+    for r in rows:
+        t = _ts(r["ts"])
+        if last is None or (t - last).total_seconds() > BURST_GAP_S:
+            bursts.append([])
+        bursts[-1].append(r)
+        last = t
+    return bursts
+
+
+def _burst_tokens(burst: list[dict[str, Any]]) -> float:
+    if burst and burst[0]["kind"] == "engine_stats":
+        total, prev = 0.0, None
+        for r in burst:
+            t = _ts(r["ts"])
+            total += r["prompt_tps"] * ((t - prev).total_seconds() if prev else 10.0)
+            prev = t
+        return total
+    return float(sum((r.get("new_token") or 0) + (r.get("cached_token") or 0)
+                     for r in burst if r["kind"] == "prefill_batch"))
+
+
+def _burst_spans(bursts) -> list[tuple[dt.datetime, dt.datetime]]:
+    """Each burst's time span; a stats line reports the interval before it."""
+    out = []
+    for b in bursts:
+        pad = 10.0 if b[0]["kind"] == "engine_stats" else 2.0
+        out.append((_ts(b[0]["ts"]) - dt.timedelta(seconds=pad),
+                    _ts(b[-1]["ts"]) + dt.timedelta(seconds=2)))
+    return out
+
+
+def _covered(start: dt.datetime, end: dt.datetime, spans) -> float:
+    """The share of [start, end] that the log's activity covers."""
+    inside = sum(max(0.0, (min(end, b) - max(start, a)).total_seconds()) for a, b in spans)
+    return inside / max(1.0, (end - start).total_seconds())
+
+
+def clock_offset(spans: list[tuple[dt.datetime, dt.datetime]],
+                 activity: list[tuple[dt.datetime, dt.datetime]]) -> dt.timedelta:
+    """The shift from the clients' clock to the log's: none when the benchmarks sit in the
+    log's activity as they are (or there is no activity); else the smallest quarter-hour
+    shift that puts every one of them in it; none again when no shift does."""
+    zero = dt.timedelta(0)
+    if not spans or not activity:
+        return zero
+
+    def hits(offset: dt.timedelta) -> int:
+        return sum(_covered(a + offset, b + offset, activity) >= COVERED for a, b in spans)
+
+    if hits(zero):
+        return zero
+    best = (0.0, zero)
+    for k in range(1, OFFSET_MAX_H * 60 // OFFSET_STEP_MIN + 1):
+        for sign in (1, -1):
+            offset = dt.timedelta(minutes=sign * k * OFFSET_STEP_MIN)
+            if hits(offset) < len(spans):
+                continue
+            cover = sum(_covered(a + offset, b + offset, activity) for a, b in spans)
+            if cover > best[0]:                   # the most covered; the smallest on a tie
+                best = (cover, offset)
+    return best[1]
+
+
+# --- windows -----------------------------------------------------------------------------
+def single_points(run: Run, points: list) -> list:
+    """The points that are alone in their (engine, workload) of a workload that is no sweep:
+    each gets a window of its own, whatever its client."""
+    count = Counter((e.engine, e.workload) for e in points)
+    sweeps = {w.id for w in run.meta.workloads if w.is_sweep}
+    return [e for e in points
+            if e.workload not in sweeps and count[(e.engine, e.workload)] == 1]
+
+
+def _date_window(entry, span, offset: dt.timedelta) -> BenchWindow:
+    start, end = span
+    what = "result date" if entry.point.client in DATE_AT_END else "result start time"
+    if offset:
+        what += f", shifted by {_offset_text(offset)} to the log's clock"
+    return BenchWindow(entry.engine, entry.workload, _iso(start + offset),
+                       _iso(end + offset + dt.timedelta(seconds=MARGIN_S)), what)
+
+
+def _burst_window(entry, bursts, used: set[int]) -> BenchWindow | None:
+    want = entry.point.fields.get("total_input_tokens") or 0
+    best = None
+    for i, burst in enumerate(bursts):
+        if i in used or not want:
+            continue
+        miss = abs(_burst_tokens(burst) - want) / want
+        if miss <= TOKEN_MISS and (best is None or miss < best[0]):
+            best = (miss, i)
+    if best is None:
+        return None           # no log for this benchmark: sections that need one say so
+    used.add(best[1])
+    burst = bursts[best[1]]
+    start = _ts(burst[0]["ts"]) - dt.timedelta(seconds=2)
+    end = _ts(burst[-1]["ts"]) + dt.timedelta(seconds=2)
+    return BenchWindow(entry.engine, entry.workload, _iso(start), _iso(end), "activity burst")
+
+
+def _activity(records, engine: str) -> list[dict[str, Any]]:
+    return [r for kind in ACTIVITY for r in records.get(kind, [])
+            if r["engine"] == engine and _active(r)]
+
+
+def engine_offsets(run: Run, records, points) -> dict[str, dt.timedelta]:
+    """Per engine, the shift from its clients' clock to its logs' clock."""
+    out = {}
+    for engine in run.meta.engines:
+        spans = [s for e in points if e.engine == engine.id
+                 for s in [point_span(e.point)] if s]
+        out[engine.id] = clock_offset(spans, _burst_spans(_bursts(_activity(records,
+                                                                            engine.id))))
+    return out
+
+
+def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: list,
+                 notes: list[str] | None = None) -> list[BenchWindow]:
+    """Each single-point benchmark's window in its engine's logs; ``notes`` gets the
+    warnings about logs and dumps that hold no benchmark or another request count. A log,
+    launch configuration or dump of another model than the results is a ReportError."""
+    check_models(run, records, points, notes)
+    offsets = engine_offsets(run, records, points)
+    out = []
+    alone = single_points(run, points)
+    for engine in run.meta.engines:
+        bursts = _bursts(_activity(records, engine.id))
+        used: set[int] = set()
+        for entry in sorted((e for e in alone if e.engine == engine.id),
+                            key=lambda e: e.workload):
+            explicit = run.meta.windows.get(engine.id, {}).get(entry.workload)
+            span = point_span(entry.point)
+            if explicit:
+                out.append(BenchWindow(engine.id, entry.workload, explicit["start"],
+                                       explicit["end"], "run.yaml"))
+            elif span:
+                out.append(_date_window(entry, span, offsets[engine.id]))
+            else:
+                found = _burst_window(entry, bursts, used)
+                if found:
+                    out.append(found)
+    out = _clipped(out)
+    if notes is not None:
+        notes.extend(unused_logs(run, records, points, out, offsets))
+        notes.extend(count_notes(run, records, alone, out))
+    return out
+
+
+def _clipped(windows: list[BenchWindow]) -> list[BenchWindow]:
+    """A window found from a result's date keeps a margin after its end for a late stats
+    line; where the engine's next benchmark starts inside that margin, the window ends the
+    second before, so no record of the next benchmark is counted in this one. Windows that
+    run.yaml states are kept as stated."""
+    out = []
+    for w in windows:
+        later = [x.start for x in windows if x.engine == w.engine and x.start > w.start]
+        if later and w.source != "run.yaml" and min(later) <= w.end:
+            cut = _ts(min(later)) - dt.timedelta(seconds=1)
+            w = BenchWindow(w.engine, w.workload, w.start, max(w.start, _iso(cut)), w.source)
+        out.append(w)
+    return out
+
+
+def check_windows(run: Run, ing: Ingested) -> None:
+    """A benchmark whose engine has a log but no window found is worth stopping for."""
+    sweeps = {w.id for w in run.meta.workloads if w.is_sweep}
+    count = Counter((p["engine"], p["workload"]) for p in ing.points)
+    for engine in run.meta.engines:
+        has_log = any(r["engine"] == engine.id for k in ("engine_stats", "prefill_batch")
+                      for r in ing.records.get(k, []))
+        if not has_log:
+            continue
+        for p in ing.points:
+            if p["engine"] != engine.id or p["workload"] in sweeps or \
+                    count[(p["engine"], p["workload"])] != 1:
+                continue
+            if not any(w.engine == engine.id and w.workload == p["workload"]
+                       for w in ing.windows):
+                raise ReportError(
+                    f"cannot find the {p['workload']} benchmark in {engine.id}'s log",
+                    path=p["file"],
+                    hint=f"give its time span in run.yaml: windows: {{{engine.id}: "
+                         f"{{{p['workload']}: {{start: ..., end: ...}}}}}}")
+
+
+# --- which model ----------------------------------------------------------------------
+_SPLIT = re.compile(r"[-_.\s]+")
+
+
+def _tokens(name: str) -> list[str]:
+    last = name.strip().rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
+    return [t for t in _SPLIT.split(last.lower()) if t]
+
+
+def same_model(a: str, b: str) -> bool:
+    """Two names of one model, leniently: case, a path's or ``org/name``'s last part, and
+    separators do not count, and a name may be the start of the other ("tiny" is
+    "Tiny-MoE"); "Qwen3-8B" and "Qwen3-32B" differ.
+
+    >>> same_model("/models/Qwen3-32B", "Qwen/qwen3-32b"), same_model("Qwen3-8B", "Qwen3-32B")
+    (True, False)
+    """
+    x, y = _tokens(a), _tokens(b)
+    if not x or not y:
+        return True
+    n = min(len(x), len(y))
+    return x[:n] == y[:n]
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str) and value.strip():
+        return [value.strip()]
+    if isinstance(value, list | tuple):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return []
+
+
+def served_names(rec: dict[str, Any]) -> list[str]:
+    """The model names a server_args, launch_config or metric record says it serves."""
+    if rec["kind"] == "metric":
+        labels = rec.get("labels")
+        labels = json.loads(labels) if isinstance(labels, str) else (labels or {})
+        return _names(labels.get("model_name"))
+    table = rec.get("args") if rec["kind"] == "server_args" else rec.get("flags")
+    if not isinstance(table, dict):
+        return []
+    out = [n for key in ("served_model_name", "model", "model_tag", "model_path")
+           for n in _names(table.get(key))]
+    positional = table.get("_positional") or []
+    if positional[:1] == ["serve"] and len(positional) > 1:
+        out.append(str(positional[1]))
+    return out
+
+
+_WHAT = {"server_args": "this log", "launch_config": "this launch configuration",
+         "metric": "this /metrics dump"}
+
+
+def check_models(run: Run, records, points, notes: list[str] | None = None) -> None:
+    """Each log, launch configuration and /metrics dump serves the model the results of
+    its engine record; another one stops the build with both names and both files. Where
+    run.yaml states the engine's benchmark windows, the user has said which spans of its
+    logs are the benchmarks': then it is a warning."""
+    for engine in run.meta.engines:
+        clients = [(name.strip(), e.file.rel) for e in points
+                   if e.engine == engine.id and e.point.model
+                   for name in e.point.model.split(", ") if name.strip()]
+        if not clients:
+            continue
+        served: dict[tuple[str, str], list[str]] = {}
+        for kind in _WHAT:
+            for r in records.get(kind, []):
+                if r["engine"] == engine.id:
+                    served.setdefault((r["file"], kind), []).extend(served_names(r))
+        for (file, kind), names in sorted(served.items()):
+            if not names or any(same_model(s, c) for s in names for c, _ in clients):
+                continue
+            name, where = clients[0]
+            message = (f"{_WHAT[kind]} serves {names[0]}, but the results record {name} "
+                       f"({where})")
+            if run.meta.windows.get(engine.id) and notes is not None:
+                notes.append(f"{file}: {message}; run.yaml states {engine.id}'s benchmark "
+                             "windows, so its records inside them are used")
+                continue
+            hint = f"move it out of raw/{engine.id}/ if it belongs to another run"
+            if kind != "metric":
+                hint += ("; if it is this run's server under another name, state each "
+                         f"benchmark's span in it in run.yaml (windows: {{{engine.id}: "
+                         "{<workload>: {start: …, end: …}}})")
+            raise ReportError(message, path=file, hint=hint)
+
+
+# --- logs of another time ----------------------------------------------------------------
+def _file_spans(records, engine: str) -> dict[str, tuple[dt.datetime, dt.datetime]]:
+    """Each log's and dump's first and last time."""
+    times: dict[str, list[str]] = {}
+    for kind, rows in records.items():
+        if kind == "launch_config":
+            continue
+        for r in rows:
+            if r["engine"] == engine and r.get("ts"):
+                times.setdefault(r["file"], []).append(r["ts"])
+    return {f: (_ts(min(ts)), _ts(max(ts))) for f, ts in times.items()}
+
+
+def unused_logs(run: Run, records, points, windows: list[BenchWindow],
+                offsets: dict[str, dt.timedelta]) -> list[str]:
+    """A warning for every log and dump whose time span holds no benchmark's time."""
+    notes = []
+    for engine in run.meta.engines:
+        bench = {(_ts(w.start), _ts(w.end)) for w in windows if w.engine == engine.id}
+        off = offsets.get(engine.id, dt.timedelta(0))
+        placed = {w.workload for w in windows if w.engine == engine.id}
+        # the points without a window of their own (sweeps, repeats): their recorded times
+        bench |= {(a + off, b + off) for e in points
+                  if e.engine == engine.id and e.workload not in placed
+                  for a, b in [point_span(e.point) or (None, None)] if a}
+        if not bench:
+            continue          # no benchmark time to compare with
+        bench = sorted(bench)
+        for file, (first, last) in sorted(_file_spans(records, engine.id).items()):
+            if any(a <= last and b >= first for a, b in bench):
+                continue
+            shown = ", ".join(_span_text(a, b) for a, b in bench[:3]) + \
+                (", …" if len(bench) > 3 else "")
+            notes.append(f"{file}: its lines span {_span_text(first, last)}, no benchmark's "
+                         f"time ({shown}) lies in it; its runtime records are not used for "
+                         "any benchmark")
+    return notes
+
+
+# --- request counts ----------------------------------------------------------------------
+def access_lines(path, records_of_file: list[dict[str, Any]]) -> list[str]:
+    """The time of every generation request's access line in a log: its own time stamp
+    (SGLang), else that of the next record of the file (vLLM's lines carry none)."""
+    known = sorted((r["line"], r["ts"]) for r in records_of_file if r.get("ts"))
+    lines = [n for n, _ in known]
+    out: list[str] = []
+
+    def scan(whole: bytes, number: int) -> int:
+        at = 0
+        for m in _ACCESS.finditer(whole):
+            number += whole.count(b"\n", at, m.start())
+            at = m.start()
+            if m[1]:
+                out.append(m[1].decode().replace(" ", "T"))
+            elif known:
+                i = bisect.bisect_left(lines, number)
+                out.append(known[min(i, len(known) - 1)][1])
+        return number + whole.count(b"\n", at)
+
+    number, carry = 1, b""
+    with open(path, "rb") as fh:
+        while data := fh.read(8 << 20):
+            data = carry + data
+            cut = data.rfind(b"\n") + 1
+            number = scan(data[:cut], number)
+            carry = data[cut:]
+    scan(carry, number)
+    return out
+
+
+def _prefill_requests(rows) -> tuple[int, int] | None:
+    """SGLang's Prefill lines: the sum of #new-seq counts a request once per chunk, so it
+    is the most; a full batch may hold one unfinished chunk, so the least is that sum less
+    the full batches."""
+    if not rows:
+        return None
+    most = sum(r.get("new_seq") or 0 for r in rows)
+    full = max(r.get("new_token") or 0 for r in rows)
+    least = most - sum(1 for r in rows if full and (r.get("new_token") or 0) >= full)
+    return max(least, 0), most
+
+
+def _requests_seen(w: BenchWindow, access: list[str], prefill) -> tuple[int, int, str] | None:
+    if access:
+        n = sum(1 for t in access if w.start <= t <= w.end)
+        return n, n, "access lines"
+    rows = [r for r in prefill if w.start <= r["ts"] <= w.end]
+    found = _prefill_requests(rows)
+    return (*found, "#new-seq of the Prefill lines") if found else None
+
+
+def count_notes(run: Run, records, alone: list, windows: list[BenchWindow]) -> list[str]:
+    """A warning where the requests a log saw in a window differ from the result's count
+    (completed + failed) by more than the tolerance; the log may see up to the
+    concurrency more (requests still running when a timed benchmark ends)."""
+    notes = []
+    for engine in run.meta.engines:
+        logs = sorted({r["file"] for r in _activity(records, engine.id)})
+        for file in logs:
+            mine = [r for rows in records.values() for r in rows if r["file"] == file]
+            access = access_lines(run.paths.root / file, mine)
+            prefill = [r for r in records.get("prefill_batch", [])
+                       if r["file"] == file and r.get("ts")]
+            for w in (w for w in windows if w.engine == engine.id):
+                entry = next((e for e in alone if e.engine == engine.id
+                              and e.workload == w.workload), None)
+                note = _count_note(file, w, entry, _requests_seen(w, access, prefill))
+                if note:
+                    notes.append(note)
+    return notes
+
+
+def _count_note(file: str, w: BenchWindow, entry, seen) -> str | None:
+    if entry is None or seen is None:
+        return None
+    fields = entry.point.fields
+    done = fields.get("completed")
+    if done is None:
+        return None
+    n = int(done) + int(fields.get("failed") or 0)
+    least, most, what = seen
+    if most == 0:
+        return None           # nothing of this log in the window: another log holds it
+    conc = fields.get("max_concurrency") or entry.load.max_concurrency or 0
+    slack = max(2.0, COUNT_TOLERANCE * n)
+    if most >= n - slack and least <= n + slack + conc:
+        return None
+    saw = f"{least}" if least == most else f"{least}–{most}"
+    return (f"{file}: the log saw {saw} requests ({what}) in the {w.workload} benchmark's "
+            f"window {w.start}–{w.end}, but the result records {n} (completed + failed) "
+            f"({entry.file.rel})")
+
+
+def attach_notes(summaries: list[dict[str, Any]], notes: list[str]) -> None:
+    """Each note to the summary of the file it names (so it reaches ``make check`` and the
+    report's warnings)."""
+    for note in notes:
+        file = note.split(": ", 1)[0]
+        host = next((s for s in summaries if s["file"] == file), None)
+        if host is not None and note not in host["warnings"]:
+            host["warnings"].append(note)
