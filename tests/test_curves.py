@@ -16,7 +16,8 @@ from benchreport.analyses.validity import (
     FEW_FOR_P99,
     FLAGGED,
     INVALID,
-    LOAD_NOT_DRIVEN,
+    PASSED,
+    SLOTS_IDLE,
 )
 from benchreport.core import ids
 from benchreport.core.runmeta import load_run
@@ -183,9 +184,11 @@ def test_undriven_load_few_requests_and_failures_are_flagged(tmp_path):
     run, c = analyse(tmp_path, "bad", ("alpha", "beta"), (4, 16), repeats=2, requests=60,
                      failures=3, drive_limit={16: 6})
     checks = {pid: {k.code: k for k in v.checks} for pid, v in c.validity.items()}
-    assert checks["alpha.1k.c16.r1"][LOAD_NOT_DRIVEN].severity == INVALID
+    # a closed loop whose slots sat idle: the client's doing, not the server's
+    assert checks["alpha.1k.c16.r1"][SLOTS_IDLE].severity == INVALID
     assert c.validity["alpha.1k.c16.r1"].verdict == INVALID
-    assert LOAD_NOT_DRIVEN not in checks["alpha.1k.c4.r1"]
+    assert SLOTS_IDLE not in checks["alpha.1k.c4.r1"]
+    assert checks["alpha.1k.c4.r1"]["load"].severity == PASSED
     few = checks["alpha.1k.c4.r1"][FEW_FOR_P99]
     assert (few.severity, few.value, few.limit) == (FLAGGED, 57.0, 100)
     failed = checks["beta.1k.c4.r2"][FAILED]
