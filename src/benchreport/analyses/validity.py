@@ -428,6 +428,9 @@ def _concurrency_load(point: Mapping[str, Any], conc: float, limits: Thresholds)
 
 
 def _load(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) -> Check:
+    attempted = _attempted(point)
+    if attempted is None or attempted <= 0:
+        return _cannot_run(LOAD, "completed")     # nothing sent: no load to judge
     conc, rate = _targets(point)
     if rate is not None and math.isfinite(rate) and rate > 0:
         return _rate_load(point, rate, baseline, limits)
@@ -435,7 +438,6 @@ def _load(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) 
         return _concurrency_load(point, conc, limits)
     if rate is not None and math.isinf(rate):
         # an unbounded rate, no cap: every request is sent at once
-        attempted = _attempted(point)
         return Check(ONE_WAVE, NOTE, attempted, None, "req", LOAD)
     return _cannot_run(LOAD, "load_target")
 

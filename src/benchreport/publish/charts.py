@@ -383,6 +383,7 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
         styles = _styles(run, per)
         fig = MplFigure(figsize=(7.0, 2.6))
         axes = fig.subplots(1, 3)
+        fig.subplots_adjust(wspace=0.45)     # room for wide tick labels of long intervals
         alt = []
         seen: set[str] = set()
         panels = ((axes[0], [("output_throughput", "-")], t["table.out_tok_per_s"]),
