@@ -25,6 +25,7 @@ from benchreport.analyses.validity import (
     ORDER,
     OUTPUT_UNCLEAR,
     PASSED,
+    RANGE_CLIENTS,
     QUEUED,
     RATE_SATURATED,
     SATURATED,
@@ -344,6 +345,7 @@ def test_short_output_below_95_percent_of_the_tokens_asked():
 
 
 def test_lengths_drawn_from_a_range_are_held_to_the_mean_asked():
+    assert RANGE_CLIENTS == (SGLANG,)          # the id the sglang reader gives its points
     # sglang random_range_ratio r: lengths uniform on [max(⌊r·L⌋, 1), L]
     assert expected_output(1024, 0.0) == (512.5, 1.0)
     assert expected_output(128, 0.5) == (96.0, 64.0)

@@ -5,8 +5,8 @@
 - ``summarize``: mean, sample std, coefficient of variation and interval of one sample. For
   the positive quantities a benchmark reports (latencies, throughputs) the interval is taken
   on the log scale (``LOG_T``): the delta method gives log(mean) a standard error of
-  cv ÷ √n, so the bounds are mean × exp(∓ t_crit(n − 1) · cv ÷ √n). It is an interval for
-  the arithmetic mean (the value shown), never reaches zero or below, and is the same
+  cv ÷ √n, so the bounds are mean × exp(∓ t_crit(n − 1) · cv ÷ √n). It is an interval
+  for the arithmetic mean (the value shown), never reaches zero or below, and is the same
   method as ``ratio_interval``'s. With 2 repeats (1 df, t = 12.71) it is wide, as it
   should be; with 1 there is none. ``log=False`` gives the plain t interval mean ±
   t_crit · std ÷ √n (``T_METHOD``) for quantities that may be negative.

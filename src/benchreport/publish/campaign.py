@@ -2,14 +2,14 @@
 
 They appear only when the registry holds campaign figures (a workload measured at several
 loads or with repeats; see ``analyses.curves``), except validity: every point of every run
-is checked, so a run of single points gets the validity section alone. Sentences are chosen by figures: a knee
-found or not, who leads on which interactivity range, whether a ratio's interval holds 1
-(a tie: no winner is named inside the noise), whether an SLO was set.
+is checked, so a run of single points gets the validity section alone. Sentences are
+chosen by figures: a knee found or not, who leads on which interactivity range, whether a
+ratio's interval holds 1 (a tie: no winner is named inside the noise), whether an SLO was
+set, which loads are saturated.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -457,7 +457,7 @@ def validity_section(w: Writer) -> Section | None:
                                   unclear=w.fig(ids.campaign("cannot_tell")),
                                   unrun=w.fig(ids.campaign("not_evaluable"))))
     else:
-        paras = [sentence(t["validity.single_intro"])]
+        paras = [sentence(t["validity.single_intro"], **WORDS)]
     paras.append(sentence(t["validity.states"]))
     tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"],
                             t["validity.header_unrun"], t["validity.header_passed"]],

@@ -366,6 +366,17 @@ def _mark_legend(ax, seen: set[str], t: dict[str, str]) -> None:
     ax.legend(handles, labels, frameon=False, fontsize=6)
 
 
+def _marked_loads(per: dict[tuple, dict], seen: set[str], t: dict[str, str]) -> list[str]:
+    """For the chart's text alternative: the loads each mark is drawn at."""
+    out = []
+    for key, _, label in MARKS:
+        loads = sorted({load for s in per.values() for load, f in s.items()
+                        if "output_throughput" in f and f["output_throughput"].context.get(key)})
+        if key in seen and loads:
+            out.append(f"{t[label]}: {', '.join(loads)}")
+    return out
+
+
 def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
     """Per campaign workload: output throughput, TTFT and TPOT against load, one line per
     series; error bars are the repeats' 95% intervals (on the log scale, so never below
@@ -420,13 +431,8 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
             ax.spines[["top", "right"]].set_visible(False)
             ax.tick_params(labelsize=7)
         _mark_legend(axes[0], seen, t)
-        marked = [t[label] + ": " + ", ".join(sorted({f["output_throughput"].context["load"]
-                                                      for s in per.values()
-                                                      for f in s.values()
-                                                      if "output_throughput" in f
-                                                      and f["output_throughput"].context.get(key)}))
-                  for key, _, label in MARKS if key in seen]
-        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(alt + marked)))
+        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(
+            alt + _marked_loads(per, seen, t))))
     return charts
 
 
