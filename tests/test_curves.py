@@ -16,12 +16,19 @@ from benchreport.analyses.validity import (
     FEW_FOR_P99,
     FLAGGED,
     INVALID,
-    LOAD_NOT_DRIVEN,
+    NOT_EVALUABLE,
+    ONE_WAVE,
+    ORDER,
+    PASSED,
+    SATURATED,
+    SLOTS_IDLE,
 )
 from benchreport.core import ids
 from benchreport.core.runmeta import load_run
 from benchreport.ingest.run import ingest_run
 from benchreport.synth.campaign import EngineModel, expected_point, write_campaign
+
+from .conftest import REAL_SAMPLES, needs_samples
 
 SEEDS = (0, 1, 2)
 
@@ -183,9 +190,11 @@ def test_undriven_load_few_requests_and_failures_are_flagged(tmp_path):
     run, c = analyse(tmp_path, "bad", ("alpha", "beta"), (4, 16), repeats=2, requests=60,
                      failures=3, drive_limit={16: 6})
     checks = {pid: {k.code: k for k in v.checks} for pid, v in c.validity.items()}
-    assert checks["alpha.1k.c16.r1"][LOAD_NOT_DRIVEN].severity == INVALID
+    # a closed loop whose slots sat idle: the client's doing, not the server's
+    assert checks["alpha.1k.c16.r1"][SLOTS_IDLE].severity == INVALID
     assert c.validity["alpha.1k.c16.r1"].verdict == INVALID
-    assert LOAD_NOT_DRIVEN not in checks["alpha.1k.c4.r1"]
+    assert SLOTS_IDLE not in checks["alpha.1k.c4.r1"]
+    assert checks["alpha.1k.c4.r1"]["load"].severity == PASSED
     few = checks["alpha.1k.c4.r1"][FEW_FOR_P99]
     assert (few.severity, few.value, few.limit) == (FLAGGED, 57.0, 100)
     failed = checks["beta.1k.c4.r2"][FAILED]
@@ -249,3 +258,61 @@ def test_the_frontier_keeps_only_loads_within_the_ttft_objective(tmp_path):
     run, c = analyse(tmp_path / "no-slo", "front", ("gamma", "beta"), (2, 4, 8, 16, 32))
     loads = figures(c)[ids.pareto("1k", "gamma", None, "frontier")].context["loads"]
     assert len([x for x in loads if x in ("c8", "c16", "c32")]) == 1
+
+
+def test_every_point_of_a_single_point_run_is_checked(project, tmp_path):
+    """The reference run has one point per engine and workload: no campaign, but every
+    point gets its checks, with what could not run said."""
+    run = load_run("2024-b300", project / "data", tmp_path / "report")
+    ing = ingest_run(run)
+    validity, figs = curves.validity_figures(run, ing)
+    assert sorted(validity) == sorted(p["point"] for p in ing.points) and len(validity) == 4
+    by_id = {f.id: f for f in figs}
+    for p in ing.points:
+        f = by_id[ids.point(p["point"], "validity")]
+        rules = [c["rule"] for c in f.context["checks"]]
+        assert rules == list(ORDER[1:])
+        assert f.context["not_evaluable"] == sum(c["severity"] == NOT_EVALUABLE
+                                                 for c in f.context["checks"])
+        # 10 requests at concurrency 10: one wave, and far too few for a p99
+        load = next(c for c in f.context["checks"] if c["rule"] == "load")
+        assert load["code"] == ONE_WAVE
+        assert f.value == FLAGGED
+
+
+@needs_samples
+def test_the_real_sglang_sweep_keeps_its_saturated_points_and_shows_its_peak(tmp_path):
+    """sglang-multi: rates 2, 100, 1000 twice each. The four points at 100 and 1000 req/s
+    are saturated, not invalid: they stay on the curve, and throughput peaks at r100."""
+    from benchreport.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["init", "s6", str(REAL_SAMPLES / "sglang-multi"), "--data-root",
+                 str(data)]) == 0
+    run = load_run("s6", data, tmp_path / "report")
+    ing = ingest_run(run)
+    validity, _ = curves.validity_figures(run, ing)
+    c = curves.campaign_figures(run, curves.campaign_workloads(ing), None, validity)
+    f = figures(c)
+    verdicts = {p["load"]: set() for p in ing.points}
+    for p in ing.points:
+        verdicts[p["load"]].add(validity[p["point"]].verdict)
+    assert verdicts["r100"] == verdicts["r1000"] == {SATURATED}
+    assert f[ids.campaign("excluded")].value == 0
+    assert f[ids.campaign("saturated")].value == 4
+    wl = ing.points[0]["workload"]
+    sat = f[ids.curve(wl, "sglang", "r100", "output_throughput")]
+    assert sat.context["saturated"] == ["sglang.in1024-out128.r100.r1",
+                                        "sglang.in1024-out128.r100.r2"]
+    assert sat.value == pytest.approx((1119.909400452757 + 1063.7644029805238) / 2)
+    # the knee is the peak, and the fall beyond it is said
+    knee = f[ids.curve_series(wl, "sglang", "knee")]
+    assert knee.value == "r100" and knee.context["saturated"] == ["r100", "r1000"]
+    fall = f[ids.curve_series(wl, "sglang", "fall_pct")]
+    top, last = sat.value, (741.6219851326617 + 958.2466724664115) / 2
+    assert fall.value == pytest.approx((top - last) / top * 100) and fall.context["falls"]
+    # every interval of two repeats stays above zero
+    for fig in c.figures:
+        if fig.id.startswith("curve.") and fig.context.get("low") is not None:
+            assert 0 < fig.context["low"] <= fig.value <= fig.context["high"], fig.id

@@ -11,6 +11,7 @@ import pytest
 
 from benchreport.analyses.stats import (
     HIGHER,
+    LOG_T,
     LOG_WELCH,
     LOWER,
     SINGLE,
@@ -76,14 +77,49 @@ def test_t_quantile_rejects_bad_arguments():
 
 
 def test_summarize_three_repeats():
+    # mean 12; deviations -2, 0, 2 -> variance (4 + 0 + 4) / 2 = 4, std 2, cv 1/6.
     s = summarize([10, 12, 14])
-    # mean 12; deviations -2, 0, 2 -> variance (4 + 0 + 4) / 2 = 4, std 2.
-    half = 4.302653 * 2 / math.sqrt(3)  # t(0.975, 2) * std / sqrt(n) = 4.9682...
-    assert (s.n, s.mean, s.std, s.method) == (3, 12, 2, T_METHOD)
+    assert (s.n, s.mean, s.std, s.method) == (3, 12, 2, LOG_T)
     assert s.cv == pytest.approx(1 / 6)
-    assert s.low == pytest.approx(12 - half, rel=1e-6)
-    assert s.high == pytest.approx(12 + half, rel=1e-6)
-    assert (s.low, s.high) == pytest.approx((7.0317, 16.9683), abs=1e-4)
+    # on the log scale: 12 · exp(∓ t(0.975, 2) · (1/6) ÷ √3) = 12 · exp(∓ 0.41402)
+    half = 4.302653 * (1 / 6) / math.sqrt(3)
+    assert (s.low, s.high) == pytest.approx((12 * math.exp(-half), 12 * math.exp(half)),
+                                            rel=1e-6)
+    assert (s.low, s.high) == pytest.approx((7.9318, 18.1547), abs=1e-4)
+    # the plain t interval, for quantities that may be negative
+    t = summarize([10, 12, 14], log=False)
+    half = 4.302653 * 2 / math.sqrt(3)  # t(0.975, 2) * std / sqrt(n) = 4.9682...
+    assert t.method == T_METHOD
+    assert t.low == pytest.approx(12 - half, rel=1e-6)
+    assert t.high == pytest.approx(12 + half, rel=1e-6)
+    assert (t.low, t.high) == pytest.approx((7.0317, 16.9683), abs=1e-4)
+
+
+@pytest.mark.parametrize("values, expected", [
+    # two repeats of a latency, 1,000 and 5,000 ms: the t interval would be
+    # 3000 ± 12.706 · 2000 = −22,412 … 28,412 ms; on the log scale:
+    # 3000 · exp(∓ 12.706 · 0.9428 ÷ √2) = 0.6285 … 14,320,043 ms
+    ([1000.0, 5000.0], (0.62849, 14_320_043.0)),
+    # three repeats, 100, 900 and 200 ms: cv 1.0897, 400 · exp(∓ 4.3027 · 1.0897 ÷ √3)
+    ([100.0, 900.0, 200.0], (26.694, 5993.86)),
+    # "158.1 (−464.9–781.0) tok/s" as the t interval printed it: two throughputs 109.08 and
+    # 207.12; on the log scale 158.1 · exp(∓ 12.706 · 0.43849 ÷ √2) = 3.0758 … 8,126.4
+    ([109.08, 207.12], (3.07585, 8126.41)),
+])
+def test_few_repeats_of_a_positive_quantity_never_get_a_bound_at_or_below_zero(values,
+                                                                                expected):
+    s = summarize(values)
+    plain = summarize(values, log=False)
+    assert plain.low < 0 < s.low                 # the t interval goes negative, this does not
+    assert (s.low, s.high) == pytest.approx(expected, rel=1e-4)
+    # it is centred on the mean on the log scale: low · high = mean²
+    assert s.low * s.high == pytest.approx(s.mean ** 2, rel=1e-9)
+
+
+def test_no_log_interval_for_a_sample_that_is_not_positive():
+    s = summarize([0.0, 0.0])
+    assert (s.low, s.high) == (0.0, 0.0)        # no spread: the value itself
+    assert summarize([-1.0, 3.0]).low is None
 
 
 def test_summarize_single_and_empty():
@@ -97,8 +133,9 @@ def test_summarize_ignores_none_and_nan():
 
 
 def test_summarize_zero_mean_has_no_cv():
-    s = summarize([-1, 0, 1])
+    s = summarize([-1, 0, 1], log=False)
     assert s.std == 1 and s.cv is None and s.low is not None
+    assert summarize([-1, 0, 1]).low is None
 
 
 def test_ratio_interval_by_hand():

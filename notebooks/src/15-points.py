@@ -12,7 +12,13 @@
 # rising, the Pareto frontier of throughput per GPU against the speed one user sees, the
 # highest load within the run's latency objectives (SLO), goodput, cost, the validity of
 # every point, and each engine comparison with its interval. Intervals come from repeats
-# only: the requests of one run are not independent samples.
+# only (on the log scale, so a latency or throughput never gets a bound below zero): the
+# requests of one run are not independent samples.
+#
+# Every point of the run is checked, single-point runs included: failures, requests sent,
+# the load driven or the server saturated (or that the files cannot tell which), queueing,
+# requests enough for p99, output length as sent against what was asked, run length and
+# warm-up. A check whose input the files do not hold is "not evaluable", never passed.
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/
@@ -22,7 +28,13 @@ notebook: str = "15-points.ipynb"  # this notebook's name, stamped on its figure
 
 # %%
 from benchreport.analyses.campaign import definitions_table, point_figures
-from benchreport.analyses.curves import campaign_figures, campaign_workloads, tables
+from benchreport.analyses.curves import (
+    campaign_figures,
+    campaign_workloads,
+    tables,
+    validity_figures,
+    validity_table,
+)
 from benchreport.analyses.notebook import Collector, load_run, run_yaml_source
 from benchreport.core.tables import load_ingested
 
@@ -40,14 +52,21 @@ table
 definitions_table(ing)
 
 # %% [markdown]
-# The campaign (empty for a run whose workloads each have one point per engine): the
-# validity of every point first.
+# The validity of every point: its verdict, what the checks found, which could not run for
+# want of an input (and what they lacked), and which passed.
 
 # %%
-campaign = campaign_figures(run, campaign_workloads(ing), run_yaml_source(run))
+validity, checked = validity_figures(run, ing)
+figs.add(checked)
+validity_table(validity)
+
+# %% [markdown]
+# The campaign (empty for a run whose workloads each have one point per engine).
+
+# %%
+campaign = campaign_figures(run, campaign_workloads(ing), run_yaml_source(run), validity)
 figs.add(campaign.figures)
 shown = tables(campaign)
-shown["validity"]
 
 # %% [markdown]
 # Each series at each load: the mean over valid repeats, with n and the 95% interval.

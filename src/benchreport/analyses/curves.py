@@ -6,13 +6,18 @@ benchmark point and per request) and registered as figures:
 
 - A **series** is one engine (and variant: a sweep parameter, or the client when an engine
   has several) over the loads of one workload. At each load, each metric is the mean over
-  the valid repeats, with ``stats.summarize``'s n, standard deviation, coefficient of
-  variation and 95% t interval in the figure's context. Invalid points (``validity``) are
-  left out of every curve and comparison, and listed.
+  the repeats kept, with ``stats.summarize``'s n, standard deviation, coefficient of
+  variation and 95% interval in the figure's context. The interval is taken on the log
+  scale (delta method: mean × exp(∓ t · cv ÷ √n)), so a latency or a throughput never gets
+  a bound at or below zero, however few and spread the repeats. Invalid points
+  (``validity``) are left out of every curve and comparison, and listed; saturated points
+  (the server could not keep up) and points whose cause the files cannot tell stay in,
+  marked (context ``saturated``, ``cannot_tell``).
 - The **knee** of a series is the first load after which output throughput rises by no
   more than ``KNEE_GAIN`` (or twice the load's own coefficient of variation, when larger)
   at any later load while median E2E latency at the last load exceeds the knee's by more
-  than ``KNEE_LATENCY``: throughput stops rising while latency keeps rising.
+  than ``KNEE_LATENCY``: throughput stops rising while latency keeps rising. Saturated
+  points are kept for it: they are the ones that show where throughput peaks.
 - The **Pareto frontier** of a series is its loads that no other load of the same series
   beats on both interactivity (tok/s per user, 1000 ÷ median TPOT in ms) and output
   throughput per GPU. Two frontiers are compared on the interactivity range they share,
@@ -42,9 +47,19 @@ from typing import Any
 from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, Run
-from ..core.verdicts import BELOW, INTERPOLATED, NO, NONE, NOT_REACHED, YES
+from ..core.verdicts import (
+    BELOW,
+    CANNOT_TELL,
+    INTERPOLATED,
+    NO,
+    NONE,
+    NOT_REACHED,
+    SATURATED,
+    VALID,
+    YES,
+)
 from . import stats
-from .validity import INVALID, Validity, check_points
+from .validity import FLAGGED, INVALID, ORDER, Validity, check_points
 
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
@@ -75,6 +90,8 @@ class Level:
     x: float                      # concurrency, or request rate (inf: unbounded)
     points: list[dict[str, Any]]
     excluded: list[str]           # invalid points of this load, left out
+    saturated: list[str] = field(default_factory=list)     # kept points that are saturated
+    cannot_tell: list[str] = field(default_factory=list)   # kept points of unknown cause
     values: dict[str, list[float]] = field(default_factory=dict)     # metric -> per repeat
     summary: dict[str, stats.Summary] = field(default_factory=dict)
 
@@ -176,7 +193,11 @@ def build_series(run: Run, ing: Ingested, validity: dict[str, Validity],
             pts = sorted(pts, key=lambda p: int(p["repeat"]))
             keep = [p for p in pts if validity[p["point"]].verdict != INVALID]
             lv = Level(load=load, x=load_x(pts[0])[1], points=keep,
-                       excluded=[p["point"] for p in pts if p not in keep])
+                       excluded=[p["point"] for p in pts if p not in keep],
+                       saturated=[p["point"] for p in keep
+                                  if validity[p["point"]].verdict == SATURATED],
+                       cannot_tell=[p["point"] for p in keep
+                                    if validity[p["point"]].verdict == CANNOT_TELL])
             for metric in METRICS:
                 vals = []
                 for p in keep:
@@ -417,18 +438,23 @@ def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
     return out
 
 
-def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) -> Campaign:
-    """Every figure of the campaign sections (see the module docstring); ``run_yaml`` (the
-    Source of run.yaml) lets the SLO, prices and GPU count be cited."""
-    figures: list[Figure] = setting_figures(run, run_yaml) if run_yaml else []
-    if not ing.points:
-        return Campaign(series=[], validity={}, figures=[], frontiers={})
-    by_point: dict[str, list[dict]] = defaultdict(list)
-    for r in ing.requests:
-        by_point[r["point"]].append(r)
-    checks = check_points(ing.points, ing.requests)
+def _asked(run: Run, p: dict[str, Any]) -> dict[str, Any]:
+    """The point with the requests its workload asks for (run.yaml's num_prompts), for the
+    check that every request was sent."""
+    try:
+        asked = run.meta.workload(p["workload"]).num_prompts
+    except KeyError:
+        asked = None
+    return {**p, "num_prompts_target": asked}
+
+
+def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list[Figure]]:
+    """Every point's checks (``analyses.validity``), single-point runs included: the
+    verdicts by point id, and one figure ``point.<p>.validity`` per point whose context
+    lists every check with its state (found, passed or not evaluable, and what it lacked)."""
+    checks = check_points([_asked(run, p) for p in ing.points], ing.requests)
     validity = {v.point: v for v in checks}
-    good: dict[str, float] = {}
+    figures = []
     for p in ing.points:
         pid = p["point"]
         v = validity[pid]
@@ -438,11 +464,36 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
             depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "duration")
                              if _num(p.get(n)) is not None),
             context={"engine": p["engine"], "workload": p["workload"], "load": p["load"],
-                     "repeat": int(p["repeat"]),
-                     "checks": [{"code": c.code, "severity": c.severity, "value": c.value,
-                                 "limit": c.limit, "unit": c.unit} for c in v.checks]},
-            method="validity checks of the point: load driven, requests for p99, failures, "
-                   "output length, run length, warm-up (analyses.validity)"))
+                     "repeat": int(p["repeat"]), "not_evaluable": len(v.not_evaluable),
+                     "checks": [{"code": c.code, "rule": c.rule, "severity": c.severity,
+                                 "value": c.value, "limit": c.limit, "unit": c.unit,
+                                 "missing": list(c.missing)} for c in v.checks]},
+            method="validity checks of the point (analyses.validity), each passed, found "
+                   "something or not evaluable for want of an input: " + ", ".join(ORDER)
+                   + "; the verdict is the worst found (valid < flagged < saturated < "
+                     "cannot tell < invalid)"))
+    return validity, figures
+
+
+def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
+                     validity: dict[str, Validity] | None = None) -> Campaign:
+    """Every figure of the campaign sections (see the module docstring); ``run_yaml`` (the
+    Source of run.yaml) lets the SLO, prices and GPU count be cited. ``validity``: the
+    points' checks as ``validity_figures`` made them (their figures registered there);
+    without it they are made and registered here."""
+    figures: list[Figure] = setting_figures(run, run_yaml) if run_yaml else []
+    if not ing.points:
+        return Campaign(series=[], validity=validity or {}, figures=[], frontiers={})
+    by_point: dict[str, list[dict]] = defaultdict(list)
+    for r in ing.requests:
+        by_point[r["point"]].append(r)
+    if validity is None:
+        validity, made = validity_figures(run, ing)
+        figures += made
+    checks = [validity[p["point"]] for p in ing.points]
+    good: dict[str, float] = {}
+    for p in ing.points:
+        pid = p["point"]
         g = goodput(p, by_point.get(pid, []), run)
         if g is not None:
             good[pid] = g
@@ -462,12 +513,29 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None) ->
         Figure(id=ids.campaign("points"), value=len(ing.points), unit="count", decimals=0,
                sources=every, method="benchmark points of the workloads measured at several "
                                      "loads or with repeats"),
-        Figure(id=ids.campaign("valid"), value=verdicts.count("valid"), unit="count",
+        Figure(id=ids.campaign("valid"), value=verdicts.count(VALID), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
-               method="points that pass every validity check"),
-        Figure(id=ids.campaign("flagged"), value=verdicts.count("flagged"), unit="count",
+               method="points where no check found anything (checks that could not run "
+                      "are counted apart, never as passed)"),
+        Figure(id=ids.campaign("flagged"), value=verdicts.count(FLAGGED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points with a warning that stay in the curves"),
+        Figure(id=ids.campaign("saturated"), value=verdicts.count(SATURATED), unit="count",
+               decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               context={"points": sorted(v.point for v in checks if v.verdict == SATURATED)},
+               method="points where the server could not keep up with the load asked "
+                      "(requests queued): kept in the curves, marked"),
+        Figure(id=ids.campaign("cannot_tell"), value=verdicts.count(CANNOT_TELL),
+               unit="count", decimals=0,
+               depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               context={"points": sorted(v.point for v in checks
+                                         if v.verdict == CANNOT_TELL)},
+               method="points whose load or output was short of the asked and whose files "
+                      "cannot say whether the client or the server fell short: kept, marked"),
+        Figure(id=ids.campaign("not_evaluable"),
+               value=sum(len(v.not_evaluable) for v in checks), unit="count", decimals=0,
+               depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               method="checks, over all points, that could not run for want of an input"),
         Figure(id=ids.campaign("series"), value=len(series), unit="count", decimals=0,
                sources=every, method="engine (and variant) × workload curves"),
         Figure(id=ids.campaign("repeats"), value=repeats, unit="count", decimals=0,
@@ -529,9 +597,12 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                 decimals=decimals, depends_on=deps,
                 context={**ctx, "load": lv.load, "x": _finite(lv.x), "metric": metric, "n": sm.n,
                          "std": sm.std, "cv": sm.cv, "low": sm.low, "high": sm.high,
-                         "method": sm.method, "excluded": lv.excluded},
-                method=f"mean over the load's valid repeats of {what}; with n ≥ 2, a 95% "
-                       "Student t interval of the mean"))
+                         "method": sm.method, "excluded": lv.excluded,
+                         "saturated": lv.saturated, "cannot_tell": lv.cannot_tell},
+                method=f"mean over the load's repeats (invalid ones left out) of {what}; "
+                       "with n ≥ 2, a 95% interval of the mean on the log scale: mean × "
+                       "exp(∓ t(n − 1) · cv ÷ √n), the delta method for log(mean), which "
+                       "stays above zero"))
     k = knee(s)
     out.append(Figure(
         id=ids.curve_series(s.workload, s.key, "knee"),
@@ -540,7 +611,8 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                          for m in ("output_throughput", "median_e2el_ms")
                          if m in lv.summary),
         context={**ctx, "x": _finite(s.levels[k].x) if k is not None else None,
-                 "gain": KNEE_GAIN, "latency": KNEE_LATENCY},
+                 "gain": KNEE_GAIN, "latency": KNEE_LATENCY,
+                 "saturated": [lv.load for lv in s.levels if lv.saturated]},
         method=f"first load after which output throughput rises by at most "
                f"{KNEE_GAIN:.0%} (or twice its coefficient of variation) at every later "
                f"load while median E2E latency still grows by more than {KNEE_LATENCY:.0%}"))
@@ -723,14 +795,27 @@ def campaign_workloads(ing: Ingested) -> Ingested:
     return replace(ing, points=points, requests=[r for r in ing.requests if r["point"] in keep])
 
 
+def validity_table(validity: dict[str, Validity]):
+    """One row per point: its verdict, what the checks found, which could not run (and
+    what they lacked) and which passed."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [{"point": v.point, "verdict": v.verdict,
+          "found": ", ".join(f"{k.code} ({k.severity})" for k in v.found),
+          "not_evaluable": ", ".join(f"{k.rule} (no {'/'.join(k.missing)})"
+                                     for k in v.not_evaluable),
+          "passed": ", ".join(k.rule for k in v.checks if k not in v.found
+                              and k not in v.not_evaluable)}
+         for v in validity.values()],
+        columns=["point", "verdict", "found", "not_evaluable", "passed"])
+
+
 def tables(c: Campaign) -> dict[str, Any]:
     """The notebook's views of a campaign: validity per point, curves, series, comparisons."""
     import pandas as pd
 
-    validity = pd.DataFrame(
-        [{"point": v.point, "verdict": v.verdict,
-          "checks": ", ".join(f"{k.code} ({k.severity})" for k in v.checks)}
-         for v in c.validity.values()], columns=["point", "verdict", "checks"])
+    validity = validity_table(c.validity)
     curves, series, compare = [], [], []
     by_id = {f.id: f for f in c.figures}
     for s in c.series:

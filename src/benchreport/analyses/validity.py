@@ -2,10 +2,25 @@
 
 A point is one benchmark run of one engine at one load (a concurrency cap or a request rate)
 and one repeat: a row of the ``points`` table (see ``core.tables``), optionally with its
-per-request rows. Each rule below is one small function that returns a ``Check`` or None; a
-point's verdict is the worst of its checks: ``invalid`` (the figure does not measure what its
-label says), ``flagged`` (it does, with a caveat the report shows) or ``valid`` (no check
-fired). Checks carry short codes; the report's label catalogues hold the words.
+per-request rows. Every rule below runs on every point (single-point runs included) and
+returns one ``Check`` with a state:
+
+- ``passed``: it ran and found nothing;
+- ``not evaluable``: an input it needs is missing (``missing`` names it); never counted as
+  passed, and the point's verdict carries how many checks could not run;
+- ``note``: something the reader should know that takes nothing away (a one-wave run);
+- ``flagged``: the figure measures what its label says, with a caveat the report shows;
+- ``saturated``: the server could not keep up with the load asked. A finding, not a fault:
+  the point stays on the curves, marked, and is where the knee and the capacity come from;
+- ``cannot tell``: the load asked was not reached and the files cannot tell a client that
+  fell behind from a server that queued;
+- ``invalid``: the figure does not measure what its label says (only a real client failure
+  or a broken sample: all requests failed, too many failed, requests never sent, a client
+  that left the server idle, output shorter than asked).
+
+A point's verdict is the worst state of its checks in the order valid < flagged <
+saturated < cannot tell < invalid (passed, notes and not evaluable leave it valid). Checks
+carry short codes; the report's label catalogues hold the words.
 
 Rules, in the order they are reported:
 
@@ -14,26 +29,49 @@ Rules, in the order they are reported:
     request failed is reported as failed, never as fast (it has no latency at all). It is
     the only check of such a point: every other rule judges measurements it does not have.
 ``failed`` (flagged; invalid above ``failed_invalid_share``)
-    failed > 0. value: failed ÷ (completed + failed) in %, limit: ``failed_invalid_share``
-    in %. Failures are rarely random (time-outs are the slow requests), so the survivors'
-    latencies are biased low.
-``load_not_driven`` (invalid)
-    A finite request-rate target: achieved rate (completed + failed) ÷ (duration − the
+    failed > 0 (from the file's count, else the per-request rows' errors). value: failed ÷
+    (completed + failed) in %, limit: ``failed_invalid_share`` in %. Failures are rarely
+    random (time-outs are the slow requests), so the survivors' latencies are biased low.
+``sent_all`` (invalid)
+    completed + failed under ``sent_share`` × the requests asked (run.yaml's
+    ``num_prompts``, the point's ``num_prompts_target``): the client stopped early.
+``load`` (one code per outcome)
+    A finite request-rate target: the send rate is (completed + failed) ÷ (duration − the
     highest E2E latency statistic the file holds, the time after the last send; at most
-    half the duration) below ``load_share`` × target (req/s); no verdict when the file
-    holds no latency. Otherwise a concurrency target: the achieved concurrency (Little's
-    law, ``achieved_concurrency``) below ``load_share`` × n ÷ ceil(n ÷ target), n =
-    completed + failed: a closed loop of n requests runs in ceil(n ÷ target) waves and its
-    last one drains, so that is what a client that drives the load perfectly averages in
-    flight (the target itself when n is a multiple of it). An unbounded rate with no cap:
-    no check. When a finite rate and a cap are both set, the rate drives the load and the
-    cap is a ceiling, so only the rate is held to its target.
+    half the duration). At or above ``load_share`` × the target: passed. Below it, the
+    requests' wait decides: median TTFT (else mean) at least ``queue_ratio`` × the lowest
+    load's of the same series (engine, workload, variant): ``rate_saturated`` (saturated:
+    requests were sent and queued; the server could not keep up). At most
+    ``no_queue_ratio`` × it: ``load_not_driven`` (invalid: the server was not queueing,
+    so the requests were not sent at that rate). In between, or with no lower load or no
+    TTFT to compare: ``load_unclear`` (cannot tell). With no latency at all, a send rate
+    under the target cannot be told from a queue: not evaluable.
+    A concurrency target: with n = completed + failed ≤ the target, every request was in
+    flight at once: ``one_wave`` (a note; Little's law does not apply to one burst).
+    Otherwise the achieved concurrency (Little's law, ``achieved_concurrency``: completed
+    × mean E2E ÷ duration) is held to ``load_share`` × what a client that keeps every slot
+    busy averages even when its last requests drain: with work W = n × mean latency on c
+    slots, list scheduling ends by W ÷ c + (1 − 1 ÷ c) × the longest request (the highest
+    latency statistic the file holds stands in for it), so it averages W ÷ that. Below:
+    ``slots_idle`` (invalid: in a closed loop a slow server keeps its slots busy, so
+    idle slots are the client's). An unbounded rate with no cap sends everything at once:
+    ``one_wave``. When a finite rate and a cap are both set, the rate drives the load and
+    the cap is a ceiling, so only the rate is held to its target.
+``queued`` (saturated)
+    median TTFT (else mean) at least ``queue_ratio`` × the lowest load's of the same
+    series: requests waited for the server (value: the ratio). Not evaluable at the lowest
+    load itself, in a single-point series, or without TTFT.
 ``few_for_p99`` (flagged)
     completed < ``p99_min_requests``: p99 then rests on one or two requests (show p90).
-``short_output`` (invalid)
-    mean output tokens per completed request (total_output_tokens ÷ completed) below
-    ``output_share`` × the tokens the scenario asked: the engine did less decode work than
-    the label says.
+``short_output`` (invalid; cannot tell)
+    mean output tokens per completed request (total_output_tokens ÷ completed, else the
+    per-request rows' mean) held against the mean the client was asked to draw: with a
+    range ratio r (sglang ``random_range_ratio``: lengths uniform on the integers
+    [max(⌊r·L⌋, 1), L], L the maximum asked), (max(⌊r·L⌋, 1) + L) ÷ 2; else L. Below
+    ``output_share`` × that mean, less ``output_z`` standard errors of a uniform draw's
+    mean ((L − low) ÷ √(12 n)): invalid (the engine did less decode work than the label
+    says). With r unknown for a client whose random lengths are drawn from such a range
+    (sglang.bench_serving), a mean under L cannot be told from a drawn range: cannot tell.
 ``short_run`` (flagged)
     duration < ``min_duration_s`` (value/limit in s), else completed <
     ``min_requests_per_slot`` × the concurrency target (value/limit in req). One check per
@@ -46,11 +84,10 @@ Rules, in the order they are reported:
     against the median of the rest; flagged when it exceeds it by more than ``warmup_z``
     robust standard errors of the rest (1.4826 × MAD ÷ √k) and by more than
     ``warmup_min_rel`` of it. value: first median ÷ rest median, limit: that ratio at the
-    threshold. Skipped with fewer than 2k usable requests.
+    threshold. Not evaluable without per-request rows or with fewer than 2k usable ones.
 
 Where run.yaml declares neither a concurrency nor a rate target, the client's own recorded
-``max_concurrency`` and ``request_rate`` stand in for them. NaN is treated as missing; a rule
-whose inputs are missing does not fire. A missing ``failed`` counts as 0 in totals.
+``max_concurrency`` and ``request_rate`` stand in for them. NaN is treated as missing.
 Standard library only: pure functions of plain dicts.
 """
 
@@ -63,20 +100,48 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.verdicts import FLAGGED, INVALID, VALID
+from ..core.verdicts import (
+    CANNOT_TELL,
+    FLAGGED,
+    INVALID,
+    NOT_EVALUABLE,
+    NOTE,
+    PASSED,
+    SATURATED,
+    VALID,
+)
 
-LOAD_NOT_DRIVEN = "load_not_driven"
-FEW_FOR_P99 = "few_for_p99"
-FAILED = "failed"
+# rules (the ``rule`` of a Check; also its code when it passed or could not run)
 ALL_FAILED = "all_failed"
+FAILED = "failed"
+SENT_ALL = "sent_all"
+LOAD = "load"
+QUEUED = "queued"
+FEW_FOR_P99 = "few_for_p99"
 SHORT_OUTPUT = "short_output"
 SHORT_RUN = "short_run"
 WARMUP = "warmup"
+# the outcomes of the load rule that are worth a sentence, and of short_output
+LOAD_NOT_DRIVEN = "load_not_driven"
+SLOTS_IDLE = "slots_idle"
+RATE_SATURATED = "rate_saturated"
+LOAD_UNCLEAR = "load_unclear"
+ONE_WAVE = "one_wave"
+OUTPUT_UNCLEAR = "output_unclear"
 # the order checks are reported in (and the rules are run in)
-ORDER = (ALL_FAILED, FAILED, LOAD_NOT_DRIVEN, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN, WARMUP)
-_RANK = {VALID: 0, FLAGGED: 1, INVALID: 2}
+ORDER = (ALL_FAILED, FAILED, SENT_ALL, LOAD, QUEUED, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN,
+         WARMUP)
+# what a check that could not run was missing (catalogue: validity.missing.<code>)
+MISSING = ("completed", "failed", "requests_asked", "duration", "latency", "load_target",
+           "ttft", "lower_load", "output_tokens", "output_asked", "rows", "usable_rows")
+_RANK = {VALID: 0, PASSED: 0, NOTE: 0, NOT_EVALUABLE: 0, FLAGGED: 1, SATURATED: 2,
+         CANNOT_TELL: 3, INVALID: 4}
 # 1.4826 × MAD estimates the standard deviation of normal data, robust to outliers
 _MAD_TO_SD = 1.4826
+# clients whose random lengths are drawn from a range below the length asked, by their id in
+# the points table (ingest.clients.sglang.CLIENT; analyses do not import the readers)
+RANGE_CLIENTS = ("sglang-bench-serving",)
+_LATENCY_HIGH = ("p99_e2el_ms", "p90_e2el_ms", "mean_e2el_ms", "median_e2el_ms")
 
 
 @dataclass(frozen=True)
@@ -86,6 +151,13 @@ class Thresholds:
     # A driver that keeps fewer than 90% of its slots busy (or sends under 90% of its rate)
     # measured a lighter load than its label; 10% leaves room for ramp-up and drain.
     load_share: float = 0.90
+    # A client that sent under 90% of the requests asked stopped early, not by rounding.
+    sent_share: float = 0.90
+    # Queueing: a median TTFT three times the lowest load's is far beyond what batching the
+    # same prompts costs (a prefill batch of a few requests); requests waited for the server.
+    queue_ratio: float = 3.0
+    # ... and within 1.5 times it nothing waited: a rate not reached is then the client's.
+    no_queue_ratio: float = 1.5
     # p99 of fewer than 100 values is interpolated between the largest one or two: it is
     # one request's outcome, not a percentile (p90 still rests on ten).
     p99_min_requests: int = 100
@@ -95,6 +167,8 @@ class Thresholds:
     # Requests that stop well short of the tokens asked (EOS not ignored, length caps) do
     # less decode work; 5% leaves room for re-tokenisation and stop-token accounting.
     output_share: float = 0.95
+    # lengths drawn from a range: a sample mean 3 standard errors low is not bad luck
+    output_z: float = 3.0
     # Under a minute, start-up effects (caches, compilation, the first batches) weigh on
     # the averages and few scheduler cycles are sampled.
     min_duration_s: float = 60.0
@@ -114,18 +188,34 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Check:
-    code: str
-    severity: str            # FLAGGED or INVALID
+    code: str                # the outcome's code (the rule's own when passed / not evaluable)
+    severity: str            # PASSED, NOT_EVALUABLE, NOTE, FLAGGED, SATURATED, CANNOT_TELL
+    #                          or INVALID
     value: float | None      # what was measured (e.g. achieved concurrency, failed share)
     limit: float | None      # what it was held against
-    unit: str                # "", "req", "s", "%", "req/s", "tok" ... of value and limit
+    unit: str                # "", "req", "s", "%", "req/s", "tok", "x" ... of value and limit
+    rule: str = ""           # the rule that made it (defaults to the code)
+    missing: tuple[str, ...] = ()   # what a check that could not run lacked (MISSING)
+
+    def __post_init__(self) -> None:
+        if not self.rule:
+            object.__setattr__(self, "rule", self.code)
 
 
 @dataclass(frozen=True)
 class Validity:
     point: str
-    verdict: str             # VALID, FLAGGED or INVALID (the worst of its checks)
-    checks: tuple[Check, ...]
+    verdict: str             # VALID, FLAGGED, SATURATED, CANNOT_TELL or INVALID
+    checks: tuple[Check, ...]   # every rule's outcome, in ORDER
+
+    @property
+    def found(self) -> tuple[Check, ...]:
+        """The checks that found something (notes included), in order."""
+        return tuple(c for c in self.checks if c.severity not in (PASSED, NOT_EVALUABLE))
+
+    @property
+    def not_evaluable(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.severity == NOT_EVALUABLE)
 
 
 def _num(value: Any) -> float | None:
@@ -135,6 +225,15 @@ def _num(value: Any) -> float | None:
         return None
     out = float(value)
     return None if math.isnan(out) else out
+
+
+def _passed(rule: str, value: float | None = None, limit: float | None = None,
+            unit: str = "") -> Check:
+    return Check(rule, PASSED, value, limit, unit, rule)
+
+
+def _cannot_run(rule: str, *missing: str) -> Check:
+    return Check(rule, NOT_EVALUABLE, None, None, "", rule, tuple(missing))
 
 
 def _attempted(point: Mapping[str, Any]) -> float | None:
@@ -158,6 +257,16 @@ def _targets(point: Mapping[str, Any]) -> tuple[float | None, float | None]:
     return conc, rate
 
 
+def load_value(point: Mapping[str, Any]) -> float | None:
+    """The numeric load of a point, to order the loads of a series: the finite rate target
+    when there is one (the rate drives the load), else the concurrency target, else None
+    (an unbounded rate with no cap: the heaviest load)."""
+    conc, rate = _targets(point)
+    if rate is not None and math.isfinite(rate) and rate > 0:
+        return rate
+    return conc if conc is not None else math.inf
+
+
 def achieved_concurrency(point: Mapping[str, Any]) -> float | None:
     """Little's law: completed × mean E2E latency (s) ÷ duration (median when mean missing).
 
@@ -179,25 +288,46 @@ def achieved_concurrency(point: Mapping[str, Any]) -> float | None:
     return None
 
 
+def _highest_latency_s(point: Mapping[str, Any]) -> float | None:
+    """The highest E2E latency statistic the file holds (p99, else p90, mean, median), s."""
+    for key in _LATENCY_HIGH:
+        latency_ms = _num(point.get(key))
+        if latency_ms is not None:
+            return latency_ms / 1000.0
+    return None
+
+
 def _achieved_rate(point: Mapping[str, Any]) -> float | None:
     """Requests sent per second: (completed + failed) ÷ the span they were sent over, or
     None when that span cannot be told. The duration also holds the time the last
     requests took after the last send; under load those are the slowest, so the highest
-    latency statistic the file holds (p99, else p90, mean or median) is taken off (up to
-    half the duration). A file with no latency at all cannot tell a client that fell
-    behind from a server that queued, so it gets no verdict."""
+    latency statistic the file holds is taken off (up to half the duration)."""
     attempted = _attempted(point)
     duration = _num(point.get("duration"))
-    if attempted is None or duration is None or duration <= 0:
+    latency = _highest_latency_s(point)
+    if attempted is None or duration is None or duration <= 0 or latency is None:
         return None
-    for key in ("p99_e2el_ms", "p90_e2el_ms", "mean_e2el_ms", "median_e2el_ms"):
-        latency_ms = _num(point.get(key))
-        if latency_ms is not None:
-            return attempted / (duration - min(latency_ms / 1000.0, duration / 2))
+    return attempted / (duration - min(latency, duration / 2))
+
+
+def ttft_of(point: Mapping[str, Any]) -> float | None:
+    """The TTFT the queue rules compare: the median, else the mean (ms)."""
+    for key in ("median_ttft_ms", "mean_ttft_ms"):
+        value = _num(point.get(key))
+        if value is not None and value > 0:
+            return value
     return None
 
 
-# --- the rules: each returns a Check or None ------------------------------------------------
+def queue_ratio(point: Mapping[str, Any], baseline: float | None) -> float | None:
+    """The point's TTFT ÷ the lowest load's (None when either is missing)."""
+    ttft = ttft_of(point)
+    if ttft is None or baseline is None or baseline <= 0:
+        return None
+    return ttft / baseline
+
+
+# --- the rules: each returns one Check ------------------------------------------------------
 
 
 def _all_failed(point: Mapping[str, Any], rows: list[dict] | None) -> Check | None:
@@ -211,65 +341,178 @@ def _all_failed(point: Mapping[str, Any], rows: list[dict] | None) -> Check | No
     return Check(ALL_FAILED, INVALID, count, None, "req")
 
 
-def _failed(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
+def _failed_count(point: Mapping[str, Any], rows: list[dict] | None) -> float | None:
     failed = _num(point.get("failed"))
-    if failed is None or failed <= 0:
-        return None
-    attempted = _attempted(point)
+    if failed is None and rows:
+        failed = float(sum(not _succeeded(r) for r in rows))
+    return failed
+
+
+def _failed(point: Mapping[str, Any], rows: list[dict] | None, limits: Thresholds) -> Check:
+    failed = _failed_count(point, rows)
+    completed = _num(point.get("completed"))
     limit = limits.failed_invalid_share * 100.0
-    if attempted is None or attempted <= 0:
-        return Check(FAILED, FLAGGED, None, limit, "%")
-    share = failed / attempted
+    if failed is None:
+        return _cannot_run(FAILED, "failed")
+    if failed <= 0:
+        return _passed(FAILED, 0.0, limit, "%")
+    if completed is None or completed + failed <= 0:
+        return Check(FAILED, FLAGGED, None, limit, "%", missing=("completed",))
+    share = failed / (completed + failed)
     severity = INVALID if share > limits.failed_invalid_share else FLAGGED
     return Check(FAILED, severity, share * 100.0, limit, "%")
 
 
-def _load_not_driven(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
+def _sent_all(point: Mapping[str, Any], limits: Thresholds) -> Check:
+    asked = _num(point.get("num_prompts_target"))
+    attempted = _attempted(point)
+    if asked is None or asked <= 0:
+        return _cannot_run(SENT_ALL, "requests_asked")
+    if attempted is None:
+        return _cannot_run(SENT_ALL, "completed")
+    if attempted < limits.sent_share * asked:
+        return Check(SENT_ALL, INVALID, attempted, asked, "req")
+    return _passed(SENT_ALL, attempted, asked, "req")
+
+
+def _rate_load(point: Mapping[str, Any], rate: float, baseline: float | None,
+               limits: Thresholds) -> Check:
+    attempted, duration = _attempted(point), _num(point.get("duration"))
+    if attempted is None or duration is None or duration <= 0:
+        return _cannot_run(LOAD, "completed" if attempted is None else "duration")
+    limit = limits.load_share * rate
+    if attempted / duration >= limit:      # even counting the drain as sending time
+        return _passed(LOAD, attempted / duration, limit, "req/s")
+    achieved = _achieved_rate(point)
+    if achieved is None:
+        return _cannot_run(LOAD, "latency")
+    if achieved >= limit:
+        return _passed(LOAD, achieved, limit, "req/s")
+    ratio = queue_ratio(point, baseline)
+    if ratio is not None and ratio >= limits.queue_ratio:
+        return Check(RATE_SATURATED, SATURATED, achieved, limit, "req/s", LOAD)
+    if ratio is not None and ratio <= limits.no_queue_ratio:
+        return Check(LOAD_NOT_DRIVEN, INVALID, achieved, limit, "req/s", LOAD)
+    return Check(LOAD_UNCLEAR, CANNOT_TELL, achieved, limit, "req/s", LOAD)
+
+
+def closed_loop_concurrency(point: Mapping[str, Any], slots: float) -> float | None:
+    """What a client that keeps every one of ``slots`` busy averages in flight over the
+    point's requests, its last ones draining: n × mean latency ÷ (n × mean latency ÷ slots
+    + (1 − 1 ÷ slots) × the highest latency statistic). None without latencies."""
+    attempted = _attempted(point)
+    mean_ms = _num(point.get("mean_e2el_ms"))
+    if mean_ms is None:
+        mean_ms = _num(point.get("median_e2el_ms"))
+    high = _highest_latency_s(point)
+    if attempted is None or mean_ms is None or high is None or attempted <= 0:
+        return None
+    work = attempted * mean_ms / 1000.0
+    return work / (work / slots + (1.0 - 1.0 / slots) * max(high, mean_ms / 1000.0))
+
+
+def _concurrency_load(point: Mapping[str, Any], conc: float, limits: Thresholds) -> Check:
+    attempted = _attempted(point)
+    if attempted is None:
+        return _cannot_run(LOAD, "completed")
+    if attempted <= conc:
+        return Check(ONE_WAVE, NOTE, attempted, conc, "req", LOAD)
+    achieved = achieved_concurrency(point)
+    ideal = closed_loop_concurrency(point, conc)
+    if achieved is None or ideal is None:
+        return _cannot_run(LOAD, "latency" if _num(point.get("duration")) is not None
+                           or _num(point.get("request_throughput")) is not None
+                           else "duration")
+    limit = limits.load_share * ideal
+    if achieved < limit:
+        return Check(SLOTS_IDLE, INVALID, achieved, limit, "req", LOAD)
+    return _passed(LOAD, achieved, limit, "req")
+
+
+def _load(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) -> Check:
+    attempted = _attempted(point)
+    if attempted is None or attempted <= 0:
+        return _cannot_run(LOAD, "completed")     # nothing sent: no load to judge
     conc, rate = _targets(point)
     if rate is not None and math.isfinite(rate) and rate > 0:
-        achieved = _achieved_rate(point)
-        limit = limits.load_share * rate
-        if achieved is not None and achieved < limit:
-            return Check(LOAD_NOT_DRIVEN, INVALID, achieved, limit, "req/s")
-        return None
-    if conc is None:
-        return None   # unbounded rate, no cap: nothing to hold it to
-    achieved = achieved_concurrency(point)
-    attempted = _attempted(point)
-    if achieved is None:
-        return None
-    # A closed loop of n requests on c workers runs ceil(n / c) waves, and its last wave
-    # drains: even a perfect client averages n / ceil(n / c) in flight (never more than c,
-    # nor more than it has requests).
-    slots = conc if attempted is None or attempted <= 0 else \
-        min(conc, attempted / math.ceil(attempted / conc))
-    limit = limits.load_share * slots
-    if achieved < limit:
-        return Check(LOAD_NOT_DRIVEN, INVALID, achieved, limit, "req")
-    return None
+        return _rate_load(point, rate, baseline, limits)
+    if conc is not None:
+        return _concurrency_load(point, conc, limits)
+    if rate is not None and math.isinf(rate):
+        # an unbounded rate, no cap: every request is sent at once
+        return Check(ONE_WAVE, NOTE, attempted, None, "req", LOAD)
+    return _cannot_run(LOAD, "load_target")
 
 
-def _few_for_p99(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
+def _queued(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) -> Check:
+    if ttft_of(point) is None:
+        return _cannot_run(QUEUED, "ttft")
+    ratio = queue_ratio(point, baseline)
+    if ratio is None:
+        return _cannot_run(QUEUED, "lower_load")
+    if ratio >= limits.queue_ratio:
+        return Check(QUEUED, SATURATED, ratio, limits.queue_ratio, "x")
+    return _passed(QUEUED, ratio, limits.queue_ratio, "x")
+
+
+def _few_for_p99(point: Mapping[str, Any], limits: Thresholds) -> Check:
     completed = _num(point.get("completed"))
-    if completed is not None and completed < limits.p99_min_requests:
+    if completed is None:
+        return _cannot_run(FEW_FOR_P99, "completed")
+    if completed < limits.p99_min_requests:
         return Check(FEW_FOR_P99, FLAGGED, completed, float(limits.p99_min_requests), "req")
-    return None
+    return _passed(FEW_FOR_P99, completed, float(limits.p99_min_requests), "req")
 
 
-def _short_output(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
+def _mean_output(point: Mapping[str, Any], rows: list[dict] | None) -> tuple[float, float] | None:
+    """(mean output tokens per completed request, completed): the file's totals, else the
+    successful per-request rows'."""
     total = _num(point.get("total_output_tokens"))
     completed = _num(point.get("completed"))
-    asked = _num(point.get("scenario_output_tokens"))
-    if total is None or asked is None or completed is None or completed <= 0:
-        return None
-    mean = total / completed
-    limit = limits.output_share * asked
-    if mean < limit:
-        return Check(SHORT_OUTPUT, INVALID, mean, limit, "tok")
+    if total is not None and completed is not None and completed > 0:
+        return total / completed, completed
+    tokens = [_num(r.get("output_tokens")) for r in rows or () if _succeeded(r)]
+    tokens = [t for t in tokens if t is not None]
+    if tokens:
+        return statistics.fmean(tokens), float(len(tokens))
     return None
 
 
-def _short_run(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
+def expected_output(asked: float, ratio: float | None) -> tuple[float, float]:
+    """(the mean output length a client asked for, the lowest length it may draw): with a
+    range ratio r, lengths uniform on the integers [max(⌊r·L⌋, 1), L]."""
+    if ratio is None or ratio >= 1:
+        return asked, asked
+    low = max(math.floor(asked * max(ratio, 0.0)), 1.0)
+    return (low + asked) / 2.0, low
+
+
+def _draws_lengths(point: Mapping[str, Any]) -> bool:
+    """Whether the client may draw output lengths from a range below the length asked."""
+    return point.get("client") in RANGE_CLIENTS
+
+
+def _short_output(point: Mapping[str, Any], rows: list[dict] | None,
+                  limits: Thresholds) -> Check:
+    asked = _num(point.get("scenario_output_tokens"))
+    got = _mean_output(point, rows)
+    if got is None:
+        return _cannot_run(SHORT_OUTPUT, "output_tokens")
+    if asked is None or asked <= 0:
+        return _cannot_run(SHORT_OUTPUT, "output_asked")
+    mean, n = got
+    ratio = _num(point.get("scenario_range_ratio"))
+    expected, low = expected_output(asked, ratio)
+    spread = limits.output_z * (asked - low) / math.sqrt(12.0 * n)
+    limit = limits.output_share * expected - spread
+    if mean >= limit:
+        return _passed(SHORT_OUTPUT, mean, limit, "tok")
+    if ratio is None and _draws_lengths(point):
+        return Check(OUTPUT_UNCLEAR, CANNOT_TELL, mean, asked, "tok", SHORT_OUTPUT)
+    return Check(SHORT_OUTPUT, INVALID, mean, limit, "tok")
+
+
+def _short_run(point: Mapping[str, Any], limits: Thresholds) -> Check:
     duration = _num(point.get("duration"))
     if duration is not None and duration < limits.min_duration_s:
         return Check(SHORT_RUN, FLAGGED, duration, limits.min_duration_s, "s")
@@ -279,7 +522,9 @@ def _short_run(point: Mapping[str, Any], limits: Thresholds) -> Check | None:
         needed = limits.min_requests_per_slot * conc
         if completed < needed:
             return Check(SHORT_RUN, FLAGGED, completed, needed, "req")
-    return None
+    if duration is None:
+        return _cannot_run(SHORT_RUN, "duration")
+    return _passed(SHORT_RUN, duration, limits.min_duration_s, "s")
 
 
 def _succeeded(row: Mapping[str, Any]) -> bool:
@@ -306,48 +551,74 @@ def _tpots(rows: Iterable[Mapping[str, Any]]) -> list[float]:
     return [tpot for _, tpot in usable]
 
 
-def _warmup(rows: list[dict] | None, limits: Thresholds) -> Check | None:
+def _warmup(rows: list[dict] | None, limits: Thresholds) -> Check:
     if not rows:
-        return None
+        return _cannot_run(WARMUP, "rows")
     tpots = _tpots(rows)
     n = len(tpots)
     # the small epsilon keeps float noise (0.07 × 100 = 7.000000000000001) from adding one
     k = max(limits.warmup_min_k, math.ceil(limits.warmup_share * n - 1e-9))
     if n < 2 * k:
-        return None
+        return Check(WARMUP, NOT_EVALUABLE, float(n), float(2 * k), "req",
+                     missing=("usable_rows",))
     first, rest = tpots[:k], tpots[k:]
     first_median, rest_median = statistics.median(first), statistics.median(rest)
     if rest_median <= 0:
-        return None
+        return Check(WARMUP, NOT_EVALUABLE, None, None, "", missing=("usable_rows",))
     mad = statistics.median(abs(x - rest_median) for x in rest)
     standard_error = _MAD_TO_SD * mad / math.sqrt(k)
     margin = max(limits.warmup_z * standard_error, limits.warmup_min_rel * rest_median)
+    ratio, limit = first_median / rest_median, 1.0 + margin / rest_median
     if first_median - rest_median > margin:
-        return Check(WARMUP, FLAGGED, first_median / rest_median,
-                     1.0 + margin / rest_median, "")
-    return None
+        return Check(WARMUP, FLAGGED, ratio, limit, "")
+    return _passed(WARMUP, ratio, limit, "")
 
 
 # --- verdicts ---------------------------------------------------------------------------------
 
 
 def _verdict(checks: Iterable[Check]) -> str:
-    return max((c.severity for c in checks), key=_RANK.__getitem__, default=VALID)
+    worst = max((c.severity for c in checks), key=_RANK.__getitem__, default=VALID)
+    return VALID if _RANK[worst] == 0 else worst
 
 
 def check_point(point: dict, requests: list[dict] | None = None,
-                limits: Thresholds = Thresholds()) -> Validity:
-    """Every rule on one point (and its per-request rows, in any order)."""
+                limits: Thresholds = Thresholds(), baseline_ttft: float | None = None
+                ) -> Validity:
+    """Every rule on one point (and its per-request rows, in any order). ``baseline_ttft``:
+    the TTFT (ms, as ``ttft_of``) of the lowest load of the point's series, when the point
+    is at a higher load (``check_points`` finds it)."""
     pid = point.get("point")
     pid = "" if pid is None else str(pid)
     everything_failed = _all_failed(point, requests)
     if everything_failed is not None:
         return Validity(pid, INVALID, (everything_failed,))
-    found = (_failed(point, limits), _load_not_driven(point, limits),
-             _few_for_p99(point, limits), _short_output(point, limits),
-             _short_run(point, limits), _warmup(requests, limits))
-    checks = tuple(c for c in found if c is not None)
+    checks = (_failed(point, requests, limits), _sent_all(point, limits),
+              _load(point, baseline_ttft, limits), _queued(point, baseline_ttft, limits),
+              _few_for_p99(point, limits), _short_output(point, requests, limits),
+              _short_run(point, limits), _warmup(requests, limits))
     return Validity(pid, _verdict(checks), checks)
+
+
+def baselines(points: list[dict]) -> dict[Any, float]:
+    """point id -> the TTFT of the lowest load of its series (engine, workload, variant),
+    the mean over that load's points that have one; only for points at higher loads."""
+    series: dict[tuple, list[dict]] = {}
+    for p in points:
+        key = (p.get("engine"), p.get("workload"), p.get("variant") or "")
+        series.setdefault(key, []).append(p)
+    out: dict[Any, float] = {}
+    for members in series.values():
+        timed = [p for p in members if ttft_of(p) is not None and (_num(p.get("completed"))
+                                                                   or 0) > 0]
+        loads = sorted({load_value(p) for p in timed if load_value(p) is not None})
+        if len(loads) < 2:
+            continue
+        base = statistics.fmean(ttft_of(p) for p in timed if load_value(p) == loads[0])
+        for p in members:
+            if load_value(p) is not None and load_value(p) > loads[0]:
+                out[p.get("point")] = base
+    return out
 
 
 def check_points(points: list[dict], requests: list[dict] | None,
@@ -355,8 +626,11 @@ def check_points(points: list[dict], requests: list[dict] | None,
     """requests: all per-request rows of the run (each has `point`); grouped by point here.
 
     One Validity per point, in the order of ``points``; rows of unknown points are ignored.
+    Points at a load above the lowest of their series are compared with it (queueing).
     """
     grouped: dict[Any, list[dict]] = {}
     for row in requests or ():
         grouped.setdefault(row.get("point"), []).append(row)
-    return [check_point(p, grouped.get(p.get("point")), limits) for p in points]
+    base = baselines(points)
+    return [check_point(p, grouped.get(p.get("point")), limits, base.get(p.get("point")))
+            for p in points]

@@ -47,7 +47,8 @@ from typing import Any
 
 from .errors import ReportError
 
-STORE_VERSION = 1
+# 2: points gained scenario_range_ratio (a partition of version 1 lacks the column)
+STORE_VERSION = 2
 STORE_DIR = "_store"
 TABLES = ("runs", "points", "requests", "figures", "settings", "events", "inputs")
 PARTITION_FILE = "data.parquet"

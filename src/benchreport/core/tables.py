@@ -36,7 +36,8 @@ Tables (one row per what; units in the column names or below):
                  repeat (1-based), variant (sweep parameters such as max_num_seqs=4),
                  client, file, sha256, where (record locator), line, also (other files of
                  the same run), model, date, scenario_input_tokens, scenario_output_tokens,
-                 scenario_dataset, arrival, the normalised figures as the file recorded
+                 scenario_dataset, scenario_range_ratio (the client's length range: sglang
+                 random_range_ratio), arrival, the normalised figures as the file recorded
                  them (duration s, completed, failed, total_input_tokens,
                  total_output_tokens, max_concurrency, request_rate req/s (inf: unbounded),
                  request_throughput req/s, output_throughput tok/s and
@@ -82,6 +83,7 @@ POINT_TYPES = {
     "where": "VARCHAR", "line": "BIGINT", "also": "VARCHAR[]", "model": "VARCHAR",
     "date": "VARCHAR", "scenario_input_tokens": "DOUBLE", "scenario_output_tokens": "DOUBLE",
     "scenario_dataset": "VARCHAR", "arrival": "VARCHAR", "duration": "DOUBLE",
+    "scenario_range_ratio": "DOUBLE",
     "completed": "BIGINT", "failed": "BIGINT", "total_input_tokens": "BIGINT",
     "total_output_tokens": "BIGINT", "max_concurrency": "BIGINT", "request_rate": "DOUBLE",
     "request_throughput": "DOUBLE", "output_throughput": "DOUBLE",

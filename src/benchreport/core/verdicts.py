@@ -31,3 +31,10 @@ SAME_DATA = "same data"
 CONSISTENT, INCONSISTENT = "consistent", "inconsistent"
 # the checks whose failure puts a client's duration in doubt (analyses.consistency)
 DURATION_CHECKS = ("duration", "metrics_span", "latency_span")
+# point.<p>.validity, further verdicts (analyses.validity): the server could not keep up with
+# the load asked (a finding, kept in the curves), and the files cannot tell a client that fell
+# behind from a server that queued
+SATURATED, CANNOT_TELL = "saturated", "cannot tell"
+# the outcome of one validity check that found nothing to report: it ran and passed, it could
+# not run for want of an input (never counted as passed), or it left a note only
+PASSED, NOT_EVALUABLE, NOTE = "passed", "not evaluable", "note"

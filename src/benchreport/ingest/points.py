@@ -371,6 +371,7 @@ def point_row(e: PointEntry) -> dict[str, Any]:
         "scenario_input_tokens": p.scenario.get("input_tokens"),
         "scenario_output_tokens": p.scenario.get("output_tokens"),
         "scenario_dataset": p.scenario.get("dataset"),
+        "scenario_range_ratio": p.scenario.get("random_range_ratio"),
         "arrival": p.load.get("arrival"),
         "definitions": dict(sorted(p.definitions.items())),
         "sources": dict(sorted(p.sources.items())),

@@ -1,14 +1,15 @@
 """The campaign sections: load curves, Pareto frontier, capacity and cost, validity.
 
 They appear only when the registry holds campaign figures (a workload measured at several
-loads or with repeats; see ``analyses.curves``). Sentences are chosen by figures: a knee
-found or not, who leads on which interactivity range, whether a ratio's interval holds 1
-(a tie: no winner is named inside the noise), whether an SLO was set.
+loads or with repeats; see ``analyses.curves``), except validity: every point of every run
+is checked, so a run of single points gets the validity section alone. Sentences are
+chosen by figures: a knee found or not, who leads on which interactivity range, whether a
+ratio's interval holds 1 (a tie: no winner is named inside the noise), whether an SLO was
+set, which loads are saturated.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -24,9 +25,10 @@ from ..core.verdicts import (
     LOWER,
     NO_INTERVAL,
     NONE,
+    NOT_EVALUABLE,
     NOT_REACHED,
+    PASSED,
     TIE_IN_NOISE,
-    VALID,
 )
 from .narrative_base import Writer
 from .sections import Section, Table, metric_header
@@ -112,7 +114,7 @@ def _num(w: Writer, fig: Figure, value: float) -> str:
 
 def campaign_sections(w: Writer) -> list[Section]:
     if not w.has(ids.campaign("points")) or not _series(w):
-        return []
+        return [s for s in (validity_section(w),) if s is not None]
     return [s for s in (curves_section(w), pareto_section(w), capacity_section(w),
                         validity_section(w)) if s is not None]
 
@@ -139,6 +141,10 @@ def curves_section(w: Writer) -> Section | None:
         if not w.has(fid):
             continue
         paras.append(knee_sentence(w, s))
+        saturated = w.registry[fid].context.get("saturated")
+        if saturated:
+            paras.append(sentence(t["campaign.saturated"], engine=_label(w, s),
+                                  loads=", ".join(saturated)))
     tables = []
     for s in series:
         caption = str(sentence(t["campaign.curve_caption"], engine=_label(w, s),
@@ -398,29 +404,67 @@ def _meets(w: Writer, s: dict[str, Any], load: str) -> Markup:
     return w.link(fid, w.t[f"campaign.meets_{w.registry[fid].value}"])
 
 
-def validity_section(w: Writer) -> Section:
+def _validity_ids(w: Writer) -> list[str]:
+    return [fid for fid in w.registry if fid.startswith("point.") and fid.endswith(".validity")]
+
+
+def _found(w: Writer, checks: list[dict[str, Any]]) -> Markup:
+    return Markup("; ").join(
+        sentence(w.t[f"validity.{c['code']}"], value=_check_value(w, c, "value"),
+                 limit=_check_value(w, c, "limit"), **WORDS)
+        for c in checks if c["severity"] not in (PASSED, NOT_EVALUABLE)) or Markup("–")
+
+
+def _unrun(w: Writer, checks: list[dict[str, Any]]) -> Markup:
     t = w.t
-    verdicts: dict[str, list[str]] = defaultdict(list)
+    return Markup("; ").join(
+        sentence(t["validity.lacking"], rule=t[f"validity.rule.{c['rule']}"],
+                 missing=", ".join(t[f"validity.missing.{m}"] for m in c.get("missing", [])))
+        for c in checks if c["severity"] == NOT_EVALUABLE) or Markup("–")
+
+
+def _verdict_cell(w: Writer, fid: str) -> Markup:
+    f = w.registry[fid]
+    cell = w.link(fid, w.t[f"validity.verdict.{f.value}"])
+    unrun = int(f.context.get("not_evaluable") or 0)
+    if unrun:
+        cell = cell + Markup(" ") + sentence(w.t["validity.could_not_run"], n=str(unrun))
+    return cell
+
+
+def validity_section(w: Writer) -> Section | None:
+    """Every point's checks: its verdict (and how many checks could not run), what they
+    found, which could not run and for want of what, and which passed."""
+    t = w.t
+    found = _validity_ids(w)
+    if not found:
+        return None
     rows = []
-    for fid, f in w.registry.items():
-        if not (fid.startswith("point.") and fid.endswith(".validity")):
-            continue
+    for fid in found:
+        f = w.registry[fid]
         pid = fid[len("point."): -len(".validity")]
-        verdicts[str(f.value)].append(pid)
-        if f.value == VALID:
-            continue
-        reasons = Markup("; ").join(
-            sentence(t[f"validity.{c['code']}"], value=_check_value(w, c, "value"),
-                     limit=_check_value(w, c, "limit"), **WORDS)
-            for c in f.context.get("checks", []))
-        rows.append([Markup(escape(pid)), w.link(fid, t[f"validity.verdict.{f.value}"]),
-                     reasons])
-    paras = [sentence(t["campaign.validity"], points=w.fig(ids.campaign("points")),
-                      valid=w.fig(ids.campaign("valid")),
-                      flagged=w.fig(ids.campaign("flagged")),
-                      excluded=w.fig(ids.campaign("excluded")))]
-    tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"]],
-                    rows=rows)] if rows else []
+        checks = f.context.get("checks", [])
+        rows.append([Markup(escape(pid)), _verdict_cell(w, fid), _found(w, checks),
+                     _unrun(w, checks),
+                     Markup(escape(", ".join(t[f"validity.rule.{c['rule']}"] for c in checks
+                                             if c["severity"] == PASSED) or "–"))])
+    if w.has(ids.campaign("points")) and _series(w):
+        paras = [sentence(t["campaign.validity"], points=w.fig(ids.campaign("points")),
+                          valid=w.fig(ids.campaign("valid")),
+                          flagged=w.fig(ids.campaign("flagged")),
+                          excluded=w.fig(ids.campaign("excluded")))]
+        if w.has(ids.campaign("saturated"), ids.campaign("cannot_tell"),
+                 ids.campaign("not_evaluable")):
+            paras.append(sentence(t["campaign.validity_more"],
+                                  saturated=w.fig(ids.campaign("saturated")),
+                                  unclear=w.fig(ids.campaign("cannot_tell")),
+                                  unrun=w.fig(ids.campaign("not_evaluable"))))
+    else:
+        paras = [sentence(t["validity.single_intro"], **WORDS)]
+    paras.append(sentence(t["validity.states"]))
+    tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"],
+                            t["validity.header_unrun"], t["validity.header_passed"]],
+                    rows=rows)]
     return Section(id="validity", heading=t["section.validity"], paragraphs=paras,
                    tables=tables)
 

@@ -338,9 +338,50 @@ def _styles(run: Run, keys) -> dict[tuple, tuple[str, str, str]]:
     return out
 
 
+# how a load whose points the validity checks mark is drawn over its dot: (context key of
+# the curve figure, marker, catalogue key of its legend entry)
+MARKS = (("saturated", "s", "campaign.saturated_mark"),
+         ("cannot_tell", "D", "campaign.cannot_tell_mark"))
+
+
+def _marks(ax, pts, colour: str, seen: set[str]) -> None:
+    """Hollow squares over saturated loads, hollow diamonds over loads of unknown cause."""
+    for key, marker, _ in MARKS:
+        marked = [(x, f.value) for x, f in pts if f.context.get(key)]
+        if marked:
+            seen.add(key)
+            ax.scatter([x for x, _ in marked], [y for _, y in marked], marker=marker, s=40,
+                       facecolors="none", edgecolors=colour, linewidths=1.0, zorder=3)
+
+
+def _mark_legend(ax, seen: set[str], t: dict[str, str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    for key, marker, label in MARKS:
+        if key in seen:
+            handles.append(Line2D([], [], linestyle="none", marker=marker, markersize=6,
+                                  markerfacecolor="none", markeredgecolor="#555555"))
+            labels.append(t[label])
+    ax.legend(handles, labels, frameon=False, fontsize=6)
+
+
+def _marked_loads(per: dict[tuple, dict], seen: set[str], t: dict[str, str]) -> list[str]:
+    """For the chart's text alternative: the loads each mark is drawn at."""
+    out = []
+    for key, _, label in MARKS:
+        loads = sorted({load for s in per.values() for load, f in s.items()
+                        if "output_throughput" in f and f["output_throughput"].context.get(key)})
+        if key in seen and loads:
+            out.append(f"{t[label]}: {', '.join(loads)}")
+    return out
+
+
 def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
     """Per campaign workload: output throughput, TTFT and TPOT against load, one line per
-    series; error bars are the repeats' 95% intervals, dashed lines the p99."""
+    series; error bars are the repeats' 95% intervals (on the log scale, so never below
+    zero), dashed lines the p99; hollow squares mark saturated loads, hollow diamonds loads
+    whose cause the files cannot tell."""
     charts = []
     for wid, per in _campaign_series(registry).items():
         _mpl()
@@ -353,7 +394,9 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
         styles = _styles(run, per)
         fig = MplFigure(figsize=(7.0, 2.6))
         axes = fig.subplots(1, 3)
+        fig.subplots_adjust(wspace=0.45)     # room for wide tick labels of long intervals
         alt = []
+        seen: set[str] = set()
         panels = ((axes[0], [("output_throughput", "-")], t["table.out_tok_per_s"]),
                   (axes[1], [("median_ttft_ms", "-"), ("p99_ttft_ms", ":")],
                    t["metric.ttft"] + " (ms)"),
@@ -377,6 +420,8 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
                                 linestyle=dash if style == "-" else style, marker="o",
                                 markersize=3, capsize=2, linewidth=1.2,
                                 label=label if style == "-" else f"{label} p99")
+                    if style == "-":
+                        _marks(ax, pts, colour, seen)
                     alt.append(f"{label} {metric}: " + ", ".join(
                         f"{load} {f[metric].value:.1f}" for load, f in s.items()
                         if metric in f))
@@ -385,8 +430,9 @@ def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> li
             ax.set_title(title, fontsize=8, wrap=True)
             ax.spines[["top", "right"]].set_visible(False)
             ax.tick_params(labelsize=7)
-        axes[0].legend(frameon=False, fontsize=6)
-        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(alt)))
+        _mark_legend(axes[0], seen, t)
+        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(
+            alt + _marked_loads(per, seen, t))))
     return charts
 
 
