@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.errors import ParseError, ReportError
 from ..core.files import read_text
+from ..core.redact import redact
 from ..core.records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
     EXCERPT_CHARS,
@@ -173,8 +174,12 @@ def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict
 
 
 def _text(raw: bytes, limit: int) -> str:
-    text = raw.decode("utf-8", errors="replace").rstrip("\r")
-    return text if len(text) <= limit else text[:limit] + "…"
+    """A line as an excerpt: redacted (``core.redact``) before it is cut, so a secret
+    that straddles the cut is never left half shown (a huge line: its head, with room for
+    a long token, is redacted)."""
+    text = raw[: 16 * limit].decode("utf-8", errors="replace").rstrip("\r")
+    head = redact(text[: 4 * limit])
+    return head if len(head) <= limit and len(text) <= 4 * limit else head[:limit] + "…"
 
 
 def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
