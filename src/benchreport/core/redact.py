@@ -178,7 +178,7 @@ _URL_USER = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15}://)([^\s/@?#\"'<>]+)@")
 _AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)"
     r"(?!(?:(?:bearer|basic|token|digest|negotiate)\s+)?\[redacted\])"
-    r"((?:bearer|basic|token|digest|negotiate)\s+)?([^\s\"',;]+)")
+    r"((?:bearer|basic|token|digest|negotiate)\s+)?([^\s\"',;)}\]>]+)")
 _BEARER = re.compile(r"\b((?:Bearer|BEARER|bearer)\s+)(?!\[redacted\])([A-Za-z0-9._~+/=-]+)")
 _BASIC = re.compile(r"\b((?:Basic|BASIC)\s+)(?=[A-Za-z0-9+/]*[0-9+/=])([A-Za-z0-9+/]{6,}={0,2})")
 # name=value, name: value, "name": "value", --name value, ?name=value&…
@@ -262,6 +262,28 @@ def redact(text: str) -> str:
     text = _ASSIGN.sub(_assignment, text)
     text = _TOKEN_SHAPES.sub(REDACTED, text)
     return _RANDOM.sub(_random_looking, text)
+
+
+_FLAG_LINE = re.compile(r"\s*(?:-\s+)?[\"']?(?P<flag>--?[A-Za-z][\w.-]*)[\"']?\s*\\?\s*")
+_VALUE_LINE = re.compile(r"(?P<head>\s*(?:-\s+)?[\"']?)(?P<value>.*?)(?P<tail>[\"']?\s*\\?\s*)")
+
+
+def redact_line(line: str, previous: str = "") -> str:
+    """A line of a file, read on its own (an excerpt): ``redact``, and the whole value when
+    the line before is a bare flag whose name says secret, as a launch file lists a
+    command line one word a line (``- --api-key`` then ``- sk-…``) or a shell script
+    continues one (``--api-key \\`` then the key).
+
+    >>> redact_line("- k3y", previous="- --api-key"), redact_line("- '8'", previous="- --tp-size")
+    ('- [redacted]', "- '8'")
+    """
+    line = redact(line)
+    flag = _FLAG_LINE.fullmatch(previous[:200]) if previous else None
+    if flag and secret_name(flag["flag"]) and REDACTED not in line:
+        value = _VALUE_LINE.fullmatch(line)
+        if value and value["value"] and not value["value"].startswith("-"):
+            return value["head"] + REDACTED + value["tail"]
+    return line
 
 
 def redact_value(value: Any) -> Any:
