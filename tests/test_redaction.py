@@ -39,7 +39,8 @@ from .conftest import REAL_SAMPLES, ROOT, needs_samples
 
 KINDS = [
     # URL credentials: the host stays
-    ("proxy http://admin:pass@proxy.internal:3128/x", "proxy http://[redacted]@proxy.internal:3128/x"),
+    ("proxy http://admin:pass@proxy.internal:3128/x",
+     "proxy http://[redacted]@proxy.internal:3128/x"),
     ("https://ghp_abcdefghijklmnopqrstuvwx@github.com/o/r.git",
      "https://[redacted]@github.com/o/r.git"),
     # Bearer / Basic / Authorization: the scheme word stays, the credential goes
@@ -215,7 +216,8 @@ def test_table_writers_store_text_redacted(tmp_path):
     assert row["scenario_dataset"] == "https://[redacted]@data.example.com/d.jsonl?sig=[redacted]"
     assert row["point"] == "vllm.1k.c3"
     write_settings(tmp_path / "s.parquet", {"launch_config": [
-        {"engine": "vllm", "file": "l.yaml", "line": 1, "env": {"HF_TOKEN": "x", "NCCL_DEBUG": "INFO"},
+        {"engine": "vllm", "file": "l.yaml", "line": 1,
+         "env": {"HF_TOKEN": "x", "NCCL_DEBUG": "INFO"},
          "flags": {"api_key": "k", "port": "8000"}}]})
     values = {r["key"]: json.loads(r["value"]) for r in read_rows(tmp_path / "s.parquet")}
     assert values == {"HF_TOKEN": REDACTED, "NCCL_DEBUG": "INFO", "api_key": REDACTED,
@@ -242,7 +244,8 @@ def test_run_metadata_keeps_its_shape():
 MARK = "PLANTED"          # every planted secret value holds it; nothing else does
 HF = f"hf_{MARK}hfTOKEN0123456789ab"
 SHELL = (f"+ HF_TOKEN={HF} vllm serve /models/Kimi-K3 --hf-token hf_{MARK}flagTOKEN0123 "
-         f"--api-key sk-{MARK}shellKEY0123456789 --tokenizer https://tok:tok{MARK}@hub.example.com/t")
+         f"--api-key sk-{MARK}shellKEY0123456789 "
+         f"--tokenizer https://tok:tok{MARK}@hub.example.com/t")
 ENV = {"HF_TOKEN": HF, "OPENAI_API_KEY": f"sk-{MARK}openaiKEY0123456789",
        "HUGGING_FACE_HUB_TOKEN": f"hub{MARK}secret", "AWS_ACCESS_KEY_ID": f"AKIA{MARK}123456789",
        "HTTPS_PROXY": f"http://proxyuser:proxy{MARK}pass@proxy.internal:3128",

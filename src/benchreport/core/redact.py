@@ -189,7 +189,8 @@ _ASSIGN = re.compile(
     r"(?<![\w.-])(?P<open>[\"']?)(?P<dash>--?)?"
     r"(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.-]*?" + _NAME_HINT + r"[A-Za-z0-9_.-]*)(?P=open)"
     r"(?P<sep>\s*[:=]\s*|(?(dash)\s+|(?!)))"
-    r"(?!\[redacted\])(?:(?P<q>[\"'])(?P<qv>[^\"'\n]*)(?P=q)|(?P<bare>[^\s\"'`,;&)}\]>{\[(<][^\s\"'`,;&)}\]>]*))")
+    r"(?!\[redacted\])(?:(?P<q>[\"'])(?P<qv>[^\"'\n]*)(?P=q)"
+    r"|(?P<bare>[^\s\"'`,;&)}\]>{\[(<][^\s\"'`,;&)}\]>]*))")
 _TOKEN_SHAPES = re.compile(
     r"\bhf_[A-Za-z0-9]{16,}"                       # Hugging Face
     r"|\bsk-(?:[A-Za-z0-9]+-)?[A-Za-z0-9_-]{16,}"   # OpenAI, Anthropic (sk-proj-…, sk-ant-…)
@@ -250,8 +251,8 @@ def redact(text: str) -> str:
     'HF_TOKEN=[redacted] via http://[redacted]@proxy:3128/'
     >>> redact("s3://b/d.json?X-Amz-Signature=abc123&sig=xyz&part=2")
     's3://b/d.json?X-Amz-Signature=[redacted]&sig=[redacted]&part=2'
-    >>> redact("--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, moonshotai/Kimi-K3")
-    '--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, moonshotai/Kimi-K3'
+    >>> redact("--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, Kimi-K3")
+    '--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, Kimi-K3'
     """
     if not text or not _MAYBE.search(text):
         return text
@@ -292,7 +293,8 @@ def redact_value(value: Any) -> Any:
     metadata as run.yaml declares it). Other values unchanged; a dict keeps its type and
     attributes (a YAML mapping its key lines).
 
-    >>> redact_value({"title": "see https://u:p@host/x", "api_key": "k", "n": [1, "hf_" + 20 * "a"]})
+    >>> redact_value({"title": "see https://u:p@host/x", "api_key": "k",
+    ...               "n": [1, "hf_" + 20 * "a"]})
     {'title': 'see https://[redacted]@host/x', 'api_key': '[redacted]', 'n': [1, '[redacted]']}
     """
     if isinstance(value, str):
@@ -350,7 +352,8 @@ def redact_settings(field: str, mapping: dict[str, Any] | None) -> dict[str, Any
     {'HF_TOKEN': '[redacted]', 'VLLM_USE_V1': '1', 'HTTPS_PROXY': '[redacted]'}
     >>> redact_settings("flags", {"tokenizer": "https://u:p@hub/t", "api_key": "k",
     ...                           "tp_size": "8", "license_blob": "abc"})
-    {'tokenizer': 'https://[redacted]@hub/t', 'api_key': '[redacted]', 'tp_size': '8', 'license_blob': '[redacted]'}
+    {'tokenizer': 'https://[redacted]@hub/t', 'api_key': '[redacted]', 'tp_size': '8', \
+'license_blob': '[redacted]'}
     """
     one = redact_env if field == "env" else redact_setting
     return {k: one(str(k), v) for k, v in (mapping or {}).items()}
