@@ -75,13 +75,16 @@ def _parse(args: argparse.Namespace) -> int:
         raise MissingInputError(f"{path} not found (expected a file)")
     year = args.year or dt.datetime.fromtimestamp(path.stat().st_mtime).year
     summary = Summary(file=str(path), engine=args.engine)
+    from .core.redact import redact, redact_record
+
     records = read_raw(path, str(path), args.engine, year, summary)
     for warning in summary.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {redact(warning)}", file=sys.stderr)
     out = summary.to_json()
     out.pop("warnings")
     if args.json:
-        out["records"] = records
+        # what a parser kept of the file, redacted as the build stores it
+        out["records"] = [redact_record(r) for r in records]
         print(json.dumps(out, ensure_ascii=False, default=str))
     else:
         counts = ", ".join(f"{k} {v}" for k, v in out["counts"].items())

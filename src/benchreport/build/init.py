@@ -141,8 +141,10 @@ def _mean_len(p: Point, key: str) -> float | None:
 def _yaml_scalar(value) -> str:
     import json
 
+    from ..core.redact import redact
+
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(redact(value), ensure_ascii=False)
     return str(value)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.records import Run
+from ..core.redact import redact_value
 from ..core.store import (
     KV_KEY,
     PARTITION_FILE,
@@ -58,7 +59,7 @@ def _engines(run: Run, tables: Path, con) -> list[dict[str, str]]:
 def run_row(run: Run, con) -> dict[str, Any]:
     """The run's one row of the ``runs`` table."""
     tables = run.paths.tables
-    meta = run.meta
+    meta = redact_value(run.meta)          # run.yaml's text as the report shows it
     inputs = con.execute(f"SELECT path, sha256 FROM {_q(tables / 'inputs.parquet')} "
                          "ORDER BY path").fetchall()
     digest = hashlib.sha256("".join(f"{p} {h}\n" for p, h in inputs).encode()).hexdigest()

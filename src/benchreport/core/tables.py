@@ -48,6 +48,11 @@ Tables (one row per what; units in the column names or below):
                  output_tokens, error (NULL when it succeeded).
 ``inputs``       one input file: path (repo-relative), sha256, role (run, claims, scenario,
                  result, log, launch, other).
+
+Every writer here passes what it stores through ``core.redact`` (the one choke point of
+stored text): text cells through ``redact``, launch settings through the allow-list of
+``redact_settings``. Columns that name or identify (file, path, sha256, point, engine,
+workload, load, …) are stored as they are.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from typing import Any
 
 from .errors import ReportError
 from .files import sha256_file
+from .redact import redact, redact_settings
 from .records import BenchResult, BenchWindow, Ingested, RawFile, ResultEntry, Run
 
 RESULT_COLUMNS = (
@@ -149,14 +155,33 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return _read(path)
 
 
+# columns that identify a row or join tables: never rewritten by the redaction
+KEY_COLUMNS = frozenset({"file", "path", "sha256", "point", "engine", "workload", "load",
+                         "variant", "client", "kind", "field", "key", "ts", "start", "end",
+                         "date", "also", "definitions", "sources", "role", "source"})
+
+
+def _redacted(column: str, value: Any) -> Any:
+    """A cell as stored: text (and lists of text) of a non-key column redacted."""
+    if column in KEY_COLUMNS:
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list | tuple) and any(isinstance(v, str) for v in value):
+        return [redact(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
 def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
                types: dict[str, str] | None = None) -> None:
     """A table of plain values (text, numbers, NULL), columns in the given order;
-    ``types`` casts columns that hold lists (e.g. ``{"x": "DOUBLE[]"}``)."""
+    ``types`` casts columns that hold lists (e.g. ``{"x": "DOUBLE[]"}``). Text is stored
+    redacted (``core.redact``)."""
     import pandas as pd
 
     con = connect()
-    df = pd.DataFrame([{c: _clean(r.get(c)) for c in columns} for r in rows], columns=columns)
+    df = pd.DataFrame([{c: _redacted(c, _clean(r.get(c))) for c in columns} for r in rows],
+                      columns=columns)
     df = df.astype(object).where(df.notna(), None)
     con.register("frame", df)
     casts = types or {}
@@ -166,26 +191,29 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
 
 
 def write_points(path: Path, rows: list[dict[str, Any]]) -> None:
-    """The ``points`` table: every column of POINT_TYPES, typed, in that order."""
+    """The ``points`` table: every column of POINT_TYPES, typed, in that order; text
+    redacted (model, dataset, locators; ids and keys as they are)."""
     con = connect()
     cols = ", ".join(f'"{n}" {t}' for n, t in POINT_TYPES.items())
     con.execute(f"CREATE TABLE points ({cols})")
     names = list(POINT_TYPES)
     for row in rows:
         con.execute(f"INSERT INTO points VALUES ({', '.join('?' for _ in names)})",
-                    [_clean(row.get(n)) if n not in ("definitions", "sources") else
-                     (row.get(n) or {}) for n in names])
+                    [_redacted(n, _clean(row.get(n))) if n not in ("definitions", "sources")
+                     else (row.get(n) or {}) for n in names])
     _write(con, "SELECT * FROM points", path)
 
 
 def write_settings(path: Path, records: dict[str, list[dict[str, Any]]]) -> None:
-    """The launch settings of every launch_config and server_args record, one row each."""
+    """The launch settings of every launch_config and server_args record, one row each,
+    by the allow-list of ``redact_settings`` (the parsers applied it already; this is the
+    choke point for records made elsewhere)."""
     rows = []
     for kind in ("launch_config", "server_args"):
         for rec in records.get(kind, []):
             lines = rec.get("flag_lines") or {}
             for field in ("flags", "env", "args"):
-                for key, value in sorted((rec.get(field) or {}).items()):
+                for key, value in sorted(redact_settings(field, rec.get(field)).items()):
                     rows.append({"engine": rec["engine"], "file": rec["file"],
                                  "sha256": rec.get("sha256"), "line": rec["line"],
                                  "kind": kind, "field": field, "key": key,

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.errors import ParseError
 from ..core.files import read_text
+from ..core.redact import redact_line
 from ..core.records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
     EXCERPT_CHARS,
@@ -139,7 +140,7 @@ def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict
     todo = sorted(lines) if lines is not None else None
     if todo is not None and not todo:
         return out
-    block, number, carry = 8 << 20, 1, b""
+    block, number, carry, previous = 8 << 20, 1, b"", b""
     with open(path, "rb") as fh:
         while True:
             data = fh.read(block)
@@ -157,23 +158,31 @@ def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict
                 for n in range(number, ends):
                     nl = whole.find(b"\n", at)
                     if todo is None or n == todo[0]:
-                        out[n] = _text(whole[at:nl], limit)
+                        out[n] = _text(whole[at:nl], limit, previous)
                         if todo is not None:
                             todo.pop(0)
                             if not todo:
                                 break
+                    previous = whole[at:nl]
                     at = nl + 1
+            previous = whole[whole.rfind(b"\n", 0, len(whole) - 1) + 1: -1]
             number = ends
             if todo is not None and not todo:
                 break
     if carry and (todo is None or (todo and todo[0] == number)):
-        out[number] = _text(carry, limit)
+        out[number] = _text(carry, limit, previous)
     return out
 
 
-def _text(raw: bytes, limit: int) -> str:
-    text = raw.decode("utf-8", errors="replace").rstrip("\r")
-    return text if len(text) <= limit else text[:limit] + "…"
+def _text(raw: bytes, limit: int, previous: bytes = b"") -> str:
+    """A line as an excerpt: redacted (``core.redact``, which also looks at the line
+    before: a flag's value may stand on the next line) before it is cut, so a secret that
+    straddles the cut is never left half shown (a huge line: its head, with room for a
+    long token, is redacted)."""
+    text = raw[: 16 * limit].decode("utf-8", errors="replace").rstrip("\r")
+    before = previous[:400].decode("utf-8", errors="replace").rstrip("\r")
+    head = redact_line(text[: 4 * limit], before)
+    return head if len(head) <= limit and len(text) <= 4 * limit else head[:limit] + "…"
 
 
 def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:

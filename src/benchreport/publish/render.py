@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from pathlib import Path
 
@@ -192,7 +193,9 @@ def notebook_pages(folder: Path) -> list[str]:
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                   pdf: bool = True) -> list[Path]:
     """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language; return
-    the paths."""
+    the paths. What run.yaml declares (title, sources, model, …) is the user's own text and
+    is shown through ``core.redact`` (credentials in URLs, tokens)."""
+    from ..core.redact import redact_value
     from ..core.tables import load_ingested, read_rows, warnings_of
     from .charts import (
         acceptance_chart,
@@ -205,6 +208,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         server_chart,
     )
 
+    run = dataclasses.replace(run, meta=redact_value(run.meta))
     templates = project / "templates"
     with _pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
         # The workers import WeasyPrint while this process draws charts and writes HTML;

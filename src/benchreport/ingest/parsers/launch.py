@@ -2,11 +2,17 @@
 
 The file is YAML as exported from the deployment (GPUStack custom backend): ``image``,
 ``env`` (a mapping) and ``args`` (the command line after the entry point, as a list).
+What is kept passes ``core.redact`` here, before anything is stored: ``env`` and ``flags``
+by the allow-list of settings, ``image`` and ``args`` as text (``--hf-token hf_…`` loses its
+value, ``https://user:pass@host`` its credentials).
 
 >>> import io
 >>> cfg = parse_launch(io.StringIO("image: x\\nenv: {A: '1'}\\nargs: [--tp-size, '8', --trust-remote-code]\\n"), "l.yaml")
 >>> cfg.flags["tp_size"], cfg.flags["trust_remote_code"]
 ('8', True)
+>>> cfg = parse_launch(io.StringIO("env: {HF_TOKEN: hf_x}\\nargs: [--api-key, k]\\n"), "l.yaml")
+>>> cfg.env, cfg.flags, cfg.args
+({'HF_TOKEN': '[redacted]'}, {'api_key': '[redacted]'}, ('--api-key', '[redacted]'))
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ...core.errors import ParseError
+from ...core.redact import REDACTED, redact, redact_settings
 from ...core.yamlio import Located, load_yaml
 
 
@@ -75,5 +82,27 @@ def parse_launch(fp: TextIO, path: str) -> LaunchConfig:
     for offset, arg in enumerate(args):
         if arg.startswith("-"):
             lines[arg.lstrip("-").split("=")[0].replace("-", "_")] = arg_line + 1 + offset
-    return LaunchConfig(image=str(doc.get("image", "")), env={k: str(v) for k, v in env.items()},
-                        args=tuple(args), flags=flags_from_args(args), lines=lines)
+    flags = redact_settings("flags", flags_from_args(args))
+    return LaunchConfig(image=redact(str(doc.get("image", ""))),
+                        env=redact_settings("env", {k: str(v) for k, v in env.items()}),
+                        args=_redacted_args(args, flags), flags=flags, lines=lines)
+
+
+def _redacted_args(args: list[str], flags: dict[str, Any]) -> tuple[str, ...]:
+    """The command line with each flag's value as ``flags`` keeps it (``--api-key k`` →
+    ``--api-key [redacted]``), every word through the free-text redaction."""
+    out = []
+    for i, arg in enumerate(args):
+        before = args[i - 1] if i else ""
+        key = before.lstrip("-").replace("-", "_")
+        if before.startswith("-") and "=" not in before and not arg.startswith("--") and \
+                flags.get(key) == REDACTED:
+            out.append(REDACTED)
+            continue
+        name, eq, _ = arg.partition("=")
+        if arg.startswith("-") and eq and \
+                flags.get(name.lstrip("-").replace("-", "_")) == REDACTED:
+            out.append(f"{name}={REDACTED}")
+            continue
+        out.append(redact(arg))
+    return tuple(out)

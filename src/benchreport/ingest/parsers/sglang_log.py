@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Any
 
+from ...core.redact import redact_settings
 from .prefix import message_starts
 from .vllm_log import FieldError
 
@@ -199,7 +200,7 @@ def parse_server_args(msg: str) -> tuple[str, dict[str, Any]]:
         raise FieldError("server_args is not a dict or ServerArgs(...) literal") from None
     if not isinstance(args, dict):
         raise FieldError("server_args is not a mapping")
-    return "server_args", {"args": args}
+    return "server_args", {"args": redact_settings("args", args)}
 
 
 def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, Any]] | None:

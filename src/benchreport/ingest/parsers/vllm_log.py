@@ -12,6 +12,7 @@ import ast
 import re
 from typing import Any
 
+from ...core.redact import redact_settings
 from .prefix import message_starts
 
 
@@ -274,7 +275,7 @@ def parse_non_default_args(msg: str) -> tuple[str, dict[str, Any]]:
         raise FieldError("non-default args are not a Python dict literal") from None
     if not isinstance(args, dict):
         raise FieldError("non-default args are not a dict")
-    return "server_args", {"args": args}
+    return "server_args", {"args": redact_settings("args", args)}
 
 
 def parse_message(msg: str, level: str | None) -> tuple[str, dict[str, Any]] | None:
