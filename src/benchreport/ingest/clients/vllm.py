@@ -321,23 +321,29 @@ def _requests(doc: Doc, rec: dict, p: Point, here: str) -> None:
         lists = {k: v for k, v in lists.items() if k not in odd}
     starts = _start_offsets(lists.get("start_times"))
     for i in range(n):
-        err = lists["errors"][i] if "errors" in lists else None
-        err = redact(str(err)) if err not in (None, "") else None
-        row: dict[str, Any] = {}
-        for key, field in _LISTS.items():
-            if field in ("error", "itl_ms", "start_s"):
-                continue
-            value = number(lists[key][i]) if key in lists else None
-            if field.endswith("_ms"):
-                # a failed request's 0.0 times are not measurements
-                value = None if value is None or err else value * 1000.0
-            elif value is not None:
-                value = _whole(value)
-            row[field] = value
-        row["error"] = err
-        row["itl_ms"] = None if err or "itls" not in lists else _gaps_ms(lists["itls"][i])
+        row = _request_row(lists, i)
         row["start_s"] = starts[i] if starts else None
         p.requests.append(row)
+
+
+def _request_row(lists: dict[str, list], i: int) -> dict[str, Any]:
+    """Request ``i`` from the per-request lists (times in ms; none for a failed one)."""
+    err = lists["errors"][i] if "errors" in lists else None
+    err = redact(str(err)) if err not in (None, "") else None
+    row: dict[str, Any] = {}
+    for key, field in _LISTS.items():
+        if field in ("error", "itl_ms", "start_s"):
+            continue
+        value = number(lists[key][i]) if key in lists else None
+        if field.endswith("_ms"):
+            # a failed request's 0.0 times are not measurements
+            value = None if value is None or err else value * 1000.0
+        elif value is not None:
+            value = _whole(value)
+        row[field] = value
+    row["error"] = err
+    row["itl_ms"] = None if err or "itls" not in lists else _gaps_ms(lists["itls"][i])
+    return row
 
 
 def _gaps_ms(gaps: Any) -> list[float] | None:
