@@ -346,6 +346,46 @@ def test_some_requests_failed_rows_keep_the_error():
     assert p.fields["mean_ttft_ms"] == 10.0          # the client's statistics are kept
 
 
+def test_chunk_gaps_and_send_times_become_request_columns():
+    # itls in s (each gap × 1000 once); start_times are the client's clock readings: seconds
+    # after the first request's; a 0.0 reading (never timed) is no time
+    rec = _vllm(input_lens=[100] * 4, output_lens=[3, 3, 0, 2],
+                ttfts=[0.01, 0.02, 0.0, 0.03], latencies=[0.1, 0.2, 0.0, 0.3],
+                itls=[[0.02, 0.03], [0.5, 0.25], [], [0.125]],
+                start_times=[1000.5, 1000.0, 1001.25, 0.0], errors=["", "", "Timeout", ""],
+                completed=3, failed=1)
+    [p] = read_text(json.dumps(rec))
+    assert [r["itl_ms"] for r in p.requests] == [[20.0, 30.0], [500.0, 250.0], None, [125.0]]
+    assert [r["start_s"] for r in p.requests] == [0.5, 0.0, 1.25, None]
+    assert p.warnings == []                  # completed 3, failed 1: one row with an error
+
+
+@pytest.mark.parametrize("over, says", [
+    ({"completed": 4, "failed": 0}, "completed: 4, failed: 0"),
+    ({"completed": 3}, "completed: 3, failed: 0"),
+])
+def test_counts_that_disagree_with_the_errors_are_a_warning(over, says):
+    rec = _vllm(input_lens=[100] * 4, output_lens=[10, 10, 0, 0],
+                ttfts=[0.01, 0.02, 0.0, 0.0], latencies=[0.1, 0.2, 0.0, 0.0],
+                errors=["", "", "Timeout", "Timeout"], **over)
+    [p] = read_text(json.dumps(rec), "r.json")
+    assert p.warnings == [f"r.json:1: the file says {says}, but 2 of its 4 per-request rows "
+                          "carry an error; latency statistics recomputed here use the 2 "
+                          "requests without one"]
+
+
+def test_sglang_errors_are_the_failed_count_and_agree():
+    rec = _sglang(completed=2, input_lens=[100] * 3, output_lens=[10, 0, 10],
+                  ttfts=[0.05, 0.0, 0.06], itls=[[0.01] * 9, [], [0.02] * 9],
+                  errors=["", "HTTP 500", ""])
+    [p] = read_text(json.dumps(rec) + "\n", "r.jsonl")
+    assert p.fields["failed"] == 1 and p.sources["failed"] == "errors"
+    assert p.requests[1] == {"ttft_ms": None, "e2el_ms": None, "input_tokens": 100,
+                             "output_tokens": 0, "error": "HTTP 500", "itl_ms": None,
+                             "start_s": None}
+    assert p.warnings == []
+
+
 def test_reduced_key_set_does_not_crash():
     rec = {"date": "20240601-080000", "backend": "vllm", "model_id": "m", "num_prompts": 50,
            "request_rate": 4, "mean_ttft_ms": 30.5, "median_ttft_ms": 28.0,

@@ -108,7 +108,10 @@ def test_saved_tables_are_typed_and_read_back_equal(project, tmp_path):
                 for row in con.execute(f"DESCRIBE SELECT * FROM '{tables / name}'").fetchall()}
 
     assert types("records_spec_decode.parquet")["per_position_acceptance"] == "DOUBLE[]"
-    assert types("results.parquet")["stats"] == "MAP(VARCHAR, MAP(VARCHAR, DOUBLE))"
+    assert types("points.parquet")["sources"] == "MAP(VARCHAR, VARCHAR)"
+    assert types("requests.parquet")["itl_ms"] == "DOUBLE[]"
+    assert types("requests.parquet")["start_s"] == "DOUBLE"
+    assert not (tables / "results.parquet").exists()   # a view of points + requests now
     assert "flags" not in types("records_launch_config.parquet")
     assert "args" not in types("records_server_args.parquet")
     flag = con.execute(
@@ -120,4 +123,12 @@ def test_saved_tables_are_typed_and_read_back_equal(project, tmp_path):
     for kind in ("launch_config", "server_args", "spec_decode"):
         assert back.records[kind] == [{k: v for k, v in r.items() if v is not None}
                                       for r in ing.records[kind]], kind
-    assert [e.result.stats for e in back.results] == [e.result.stats for e in ing.results]
+    from benchreport.analyses.latency import per_request
+
+    assert [(e.point, e.stats, e.sources, e.date, e.line) for e in back.results] == \
+        [(e.point, e.stats, e.sources, e.date, e.line) for e in ing.results]
+    assert [per_request(e) for e in back.results] == [per_request(e) for e in ing.results]
+    # the chunk gaps are kept exactly: itls[0][0] of the 64K vLLM file × 1000
+    v64 = next(e for e in back.results if e.point == "vllm.64k.c10.r1")
+    assert len(v64.requests) == 10 and len(v64.requests[0]["itl_ms"]) == 2876
+    assert v64.requests[0]["itl_ms"][:2] == [3.04966 * 1000.0, 3.133531 * 1000.0]

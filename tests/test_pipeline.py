@@ -12,7 +12,7 @@ from benchreport.build.pipeline import build
 from .conftest import ROOT, copy_run
 
 EXPECTED = {"derived/figures.json", "derived/figures/10-end-to-end.json",
-            "derived/ingest.json", "derived/windows.json", "derived/tables/results.parquet",
+            "derived/ingest.json", "derived/windows.json",
             "derived/tables/windows.parquet", "derived/tables/inputs.parquet",
             "derived/tables/excerpts.parquet", "derived/tables/prefill_chunks.parquet",
             "derived/tables/points.parquet", "derived/tables/requests.parquet",

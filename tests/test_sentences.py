@@ -10,8 +10,7 @@ from benchreport.analyses.gap import BOTH, DECODE, FIRST_TOKENS, split_figures, 
 from benchreport.core.i18n import load_catalogue
 from benchreport.core.metrics import compare_lower_is_better
 from benchreport.core.runmeta import Workload
-from benchreport.ingest.io import RawFile, ResultEntry
-from benchreport.ingest.parsers.results import BenchResult
+from benchreport.core.records import PointResult, RawFile
 from benchreport.publish.sections import CHOSEN_BY
 
 LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
@@ -44,14 +43,14 @@ def test_no_fixed_causal_sentence_is_left():
     assert not any("decides the outcome" in v for v in en.values())
 
 
-def _entry(engine: str, duration: float, ttfts: list[float]) -> ResultEntry:
+def _entry(engine: str, duration: float, ttfts: list[float]) -> PointResult:
     raw = RawFile(path=Path(f"/x/{engine}.json"), rel=f"data/r/raw/{engine}/{engine}.json",
                   sha256="0" * 64)
-    result = BenchResult(client="vllm", line=1, backend=engine, duration=duration,
-                         completed=len(ttfts), total_input_tokens=None,
-                         total_output_tokens=None, request_rate=None, max_concurrency=None,
-                         per_request={"ttfts": ttfts})
-    return ResultEntry(engine=engine, workload="w", result=result, file=raw)
+    row = {"engine": engine, "workload": "w", "point": f"{engine}.w.c4.r1", "line": 1,
+           "client": "vllm-bench-serve", "duration": duration, "completed": len(ttfts)}
+    requests = [{"point": row["point"], "index": i, "ttft_ms": t * 1000.0}
+                for i, t in enumerate(ttfts)]
+    return PointResult.from_rows(row, requests, raw)
 
 
 WL = Workload(id="w", label="W", input_tokens=1000, output_tokens=100, concurrency=4,

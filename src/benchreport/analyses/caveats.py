@@ -251,7 +251,7 @@ def _touched_requests(ing: Ingested, engine: str, workload: str, first_ts: str) 
                  None)
     window = next((w for w in ing.windows if w.engine == engine and w.workload == workload),
                   None)
-    ttfts = entry.result.per_request.get("ttfts") if entry else None
+    ttfts = entry.seconds("ttft_ms") if entry else None     # successes only
     if not ttfts or not window or not first_ts:
         return ""
     start = dt.datetime.fromisoformat(window.start) + dt.timedelta(seconds=1)

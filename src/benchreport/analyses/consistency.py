@@ -90,7 +90,7 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
         span = (times[-1] - times[0]).total_seconds()
         gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:], strict=False)]
         interval = statistics.median(gaps)
-        duration = entry.result.duration
+        duration = entry.duration
         tolerance = 2 * interval + SLACK_S + RELATIVE * min(duration, span)
         status = CONSISTENT if abs(duration - span) <= tolerance else INCONSISTENT
         lines = tuple(sorted({int(records[0]["line"]), int(records[-1]["line"])}))
@@ -98,7 +98,7 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
             engine=entry.engine, workload=entry.workload, name="duration", client=duration,
             server=span, tolerance=tolerance, status=status, interval=interval,
             client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
-                                 key="duration", lines=(entry.result.line,)),
+                                 key="duration", lines=(entry.line,)),
             server_source=Source(path=records[0]["file"], sha256=records[0]["sha256"],
                                  lines=lines)))
     return out
@@ -129,15 +129,15 @@ def latency_checks(run: Run, ing: Ingested) -> list[Check]:
     out = []
     for entry in ing.results:
         w = run.meta.workload(entry.workload)
-        latencies = entry.result.per_request.get("latencies") or []
+        latencies = entry.seconds("e2el_ms")      # the requests that succeeded
         if not latencies or w.num_prompts is None or w.concurrency is None or \
                 w.num_prompts > w.concurrency:
             continue
-        longest, duration = max(latencies), entry.result.duration
+        longest, duration = max(latencies), entry.duration
         tolerance = SLACK_S + RELATIVE * min(duration, longest)
         ok = longest - SLACK_S <= duration <= longest + tolerance
         src = Source(path=entry.file.rel, sha256=entry.file.sha256, key="duration",
-                     lines=(entry.result.line,))
+                     lines=(entry.line,))
         out.append(Check(
             engine=entry.engine, workload=entry.workload, name="latency_span",
             client=duration, server=longest, tolerance=tolerance,
@@ -148,7 +148,7 @@ def latency_checks(run: Run, ing: Ingested) -> list[Check]:
                  "not fall short of it"),
             client_source=src,
             server_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
-                                 key="latencies", lines=(entry.result.line,))))
+                                 key="latencies", lines=(entry.line,))))
     return out
 
 
@@ -215,8 +215,8 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
             centre, half = (shortest + longest) / 2, (longest - shortest) / 2 + SLACK_S
             out.append(Check(
                 engine=entry.engine, workload=entry.workload, name="metrics_span",
-                client=entry.result.duration, server=centre, tolerance=half,
-                status=CONSISTENT if abs(entry.result.duration - centre) <= half
+                client=entry.duration, server=centre, tolerance=half,
+                status=CONSISTENT if abs(entry.duration - centre) <= half
                 else INCONSISTENT,
                 interval=0.0, unit="s",
                 how=(f"the server's token counters grew between scrapes {bounds[0].ts} and "
@@ -225,13 +225,13 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
                      f"began, the one before it before); the middle of that range, give or "
                      f"take half of it plus {SLACK_S:.0f} s for timestamps to the second"),
                 client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
-                                     key="duration", lines=(entry.result.line,)),
+                                     key="duration", lines=(entry.line,)),
                 server_source=Source(path=bounds[0].file, sha256=bounds[0].sha256,
                                      lines=(bounds[0].first_line, bounds[1].last_line))))
         interval = win.interval
         if interval is None:
             continue
-        r = entry.result
+        r = entry
         ends = Source(path=win.before.file, sha256=win.before.sha256,
                       lines=tuple(sorted({win.before.first_line, win.after.last_line})))
         periods = [(dt.datetime.fromisoformat(b.ts) - dt.datetime.fromisoformat(a.ts))
@@ -276,7 +276,7 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
                 client=Source(path=logged[0]["file"], sha256=logged[0]["sha256"],
                               lines=(int(logged[0]["line"]), int(logged[-1]["line"]))))
         if "requests_finished" in deltas:
-            failed = int(r.raw.get("failed") or 0)
+            failed = int(r.failed or 0)
             add("requests", float(n), deltas["requests_finished"], float(failed), "count",
                 "finished requests differenced between the scrapes around the benchmark; "
                 "they may differ by the client's failed requests", "completed")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.metrics import Comparison
-from ..core.records import ResultEntry
+from ..core.records import PointResult
 from ..core.verdicts import (  # noqa: F401 (re-exported)
     BOTH,
     DECODE,
@@ -31,9 +31,9 @@ from ..core.verdicts import (  # noqa: F401 (re-exported)
 MOST = 2 / 3
 
 
-def _src(entry: ResultEntry, key: str) -> tuple[Source, ...]:
+def _src(entry: PointResult, key: str) -> tuple[Source, ...]:
     return (Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
-                   lines=(entry.result.line,)),)
+                   lines=(entry.line,)),)
 
 
 def where(first_share: float) -> str:
@@ -50,7 +50,7 @@ def where(first_share: float) -> str:
     return BOTH
 
 
-def split_figures(workload, entries: list[ResultEntry],
+def split_figures(workload, entries: list[PointResult],
                   comparison: Comparison | None,
                   inconsistent: dict[str, str] | None = None) -> list[Figure]:
     """Per engine: the three parts of the duration; per pair: how the gap splits.
@@ -65,10 +65,10 @@ def split_figures(workload, entries: list[ResultEntry],
     sent_at_start = (workload.num_prompts is not None and workload.concurrency is not None
                      and workload.num_prompts <= workload.concurrency)
     for entry in entries:
-        ttfts = entry.result.per_request.get("ttfts")
+        ttfts = entry.seconds("ttft_ms")           # the requests that succeeded
         if not ttfts or not sent_at_start:
             continue
-        e, dur = entry.engine, entry.result.duration
+        e, dur = entry.engine, entry.duration
         ctx = {"engine": e, "workload": wid}
         first, last = min(ttfts), max(ttfts)
         parts[e] = (last, dur - last)

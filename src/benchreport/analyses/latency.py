@@ -14,7 +14,8 @@ where the file has that metric's own list (TTFT: ``ttfts``; ITL: ``itls``; E2E:
 client's own statistic is used as recorded (``mean_e2e_latency_ms`` and so on), and a
 statistic the client did not record gets no figure. E2E is never rebuilt as TTFT + ΣITL:
 that sum misses the time between the last chunk and the end of the request (about 0.65 s in
-the reference run's vLLM files) and would be a different definition.
+the reference run's vLLM files) and would be a different definition. A failed request (an
+error, or no time where the others have one) is in no statistic: failures are never fast.
 
 A run holds one batch of requests that share a queue, so they are not independent samples:
 the spread of the requests within the run is reported (min and max), not a confidence
@@ -26,10 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ids
-from ..core.errors import ParseError
 from ..core.figures import Figure, Source
 from ..core.metrics import compare_lower_is_better
-from ..core.records import SGLANG_CLIENT, ResultEntry, Run
+from ..core.records import SGLANG_CLIENT, PointResult, Run
 from ..core.verdicts import NO, YES
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -49,42 +49,27 @@ _LACKS = {"ttft": "per-request TTFTs ('ttfts')", "itl": "per-request chunk gaps 
           "tpot": "per-request latencies, so TPOT cannot be recomputed per request"}
 
 
-def _ok(entry: ResultEntry, n: int) -> list[int]:
-    """Indices of the requests that succeeded (empty entry in 'errors'), as the clients count."""
-    errors = entry.result.raw.get("errors")
-    if not isinstance(errors, list) or len(errors) != n:
-        return list(range(n))
-    return [i for i, e in enumerate(errors) if not e]
-
-
-def per_request(entry: ResultEntry) -> dict[str, list[float]]:
+def per_request(entry: PointResult) -> dict[str, list[float]]:
     """Per-request values in ms, for each metric whose per-request list the file holds.
 
     Keys: a subset of METRICS (ITL: each request's mean chunk gap) and ``itl_pooled`` (every
-    chunk gap of every request) when ``itls`` is present. Failed requests (non-empty
-    ``errors`` entry) are left out, as the clients leave them out of their statistics.
+    chunk gap of every request) when ``itls`` is present. Failed requests (an error, or no
+    time where the others have one: ``records.failed_request``) are left out, as the clients
+    leave them out of their statistics.
     """
-    pr = entry.result.per_request
+    ok = entry.ok
     out: dict[str, list[float]] = {}
-    lengths = {k: len(pr[k]) for k in ("ttfts", "itls", "latencies", "output_lens") if k in pr}
-    if not lengths:
-        return out
-    if len(set(lengths.values())) > 1:
-        raise ParseError("per-request lists of different lengths ("
-                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()) + ")",
-                         path=entry.file.rel, line=entry.result.line)
-    ok = _ok(entry, max(lengths.values()))
-    if "ttfts" in pr:
-        out["ttft"] = [1000 * pr["ttfts"][i] for i in ok]
-    if "itls" in pr:
-        rows = [pr["itls"][i] for i in ok]
-        out["itl"] = [1000 * sum(x) / len(x) for x in rows if x]
-        out["itl_pooled"] = [1000 * g for row in rows for g in row]
-    if "latencies" in pr:
-        out["e2el"] = [1000 * pr["latencies"][i] for i in ok]
-        if "ttfts" in pr and "output_lens" in pr:
-            out["tpot"] = [1000 * (pr["latencies"][i] - pr["ttfts"][i]) / (n - 1)
-                           for i in ok if (n := pr["output_lens"][i]) > 1]
+    if entry.has("ttft_ms"):
+        out["ttft"] = entry.values("ttft_ms")
+    if entry.has("itl_ms"):
+        rows = [r.get("itl_ms") or [] for r in ok]
+        out["itl"] = [sum(x) / len(x) for x in rows if x]
+        out["itl_pooled"] = [g for row in rows for g in row]
+    if entry.has("e2el_ms"):
+        out["e2el"] = entry.values("e2el_ms")
+        if entry.has("ttft_ms") and entry.has("output_tokens"):
+            out["tpot"] = [(r["e2el_ms"] - r["ttft_ms"]) / (n - 1) for r in ok
+                           if (n := r.get("output_tokens") or 0) > 1]
     return {k: v for k, v in out.items() if v}
 
 
@@ -102,15 +87,18 @@ def _client_key(client: str, metric: str, stat: str) -> str:
     return f"{stat}_{spelled}_ms"
 
 
-def _request_count(entry: ResultEntry) -> tuple[int, str, str]:
+# The file's per-request list behind each requests column (vLLM and SGLang name them alike).
+_LIST_OF = {"ttft_ms": "ttfts", "e2el_ms": "latencies", "itl_ms": "itls"}
+
+
+def _request_count(entry: PointResult) -> tuple[int, str, str]:
     """How many requests the statistics cover, the key it comes from, and how it was counted."""
-    lists = entry.result.per_request
-    for key in ("ttfts", "latencies", "itls"):
-        if key in lists:
-            n = len(_ok(entry, len(lists[key])))
+    for name, key in _LIST_OF.items():
+        if entry.has(name):
+            n = len(entry.ok)
             return n, key, (f"requests with per-request data in the file (entries of '{key}', "
                             "failed requests left out)")
-    return entry.result.completed, "completed", \
+    return entry.completed, "completed", \
         "the client's own 'completed' (the file has no per-request lists)"
 
 
@@ -129,10 +117,10 @@ def _p99_method(n: int) -> str:
             "per-request metrics (TTFT, TPOT, E2E); ITL pools the chunk gaps of all requests")
 
 
-def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[float, str]]]:
+def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, tuple[float, str]]]:
     """Throughput and latency figures of one engine and workload, and each metric's mean with
     a phrase naming its source (for the ratios)."""
-    r, eng, w = entry.result, entry.engine, entry.workload
+    r, eng, w = entry, entry.engine, entry.workload
     ctx = {"engine": eng, "workload": w}
     row = Source(path=entry.file.rel, sha256=entry.file.sha256, lines=(r.line,))
 
@@ -192,8 +180,9 @@ def _engine_figures(entry: ResultEntry) -> tuple[list[Figure], dict[str, tuple[f
                            "interval (the requests share one queue and are not independent)"))
         else:
             for stat in STATS:
-                key = _client_key(r.client, metric, stat)
-                value = r.stats.get(metric, {}).get(stat)
+                key = r.sources.get(f"{stat}_{metric}_ms") or _client_key(r.client, metric,
+                                                                           stat)
+                value = r.stat(metric, stat)
                 if value is None:
                     continue      # not recorded: no figure rather than another definition
                 figures.append(Figure(

@@ -103,13 +103,13 @@ def _active(r: dict) -> bool:
 def few_requests(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     """How many requests each percentile rests on (the counts are the latency notebook's
     ``latency.<w>.<e>.requests``)."""
-    small = [e for e in ing.results if e.result.completed < P99_MIN_REQUESTS]
+    small = [e for e in ing.results if e.completed < P99_MIN_REQUESTS]
     if not small:
         return [], []
     first = small[0]
     n_id = ids.latency_run(first.workload, first.engine, "requests")
     return [], [Limit("p99_is_max", {"n": n_id},
-                      evidence=[f"{e.file.rel}:{e.result.line}" for e in small[:2]])]
+                      evidence=[f"{e.file.rel}:{e.line}" for e in small[:2]])]
 
 
 def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tuple[str, str]]
@@ -127,7 +127,7 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
         window = next((w for w in ing.windows if w.engine == engine and w.workload == workload),
                       None)
         w = run.meta.workload(workload)
-        ttfts = sorted(entry.result.per_request.get("ttfts") or []) if entry else []
+        ttfts = sorted(entry.seconds("ttft_ms")) if entry else []       # successes only
         if not window or len(ttfts) < 4 or w.num_prompts > w.concurrency:
             continue
         t0 = dt.datetime.fromisoformat(window.start)
@@ -142,7 +142,7 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
         typical = statistics.median(rest)
         lost = sum(max(0.0, (b - a) - typical) for a, b in hit)
         src = (Source(path=entry.file.rel, sha256=entry.file.sha256, key="ttfts",
-                      lines=(entry.result.line,)),)
+                      lines=(entry.line,)),)
         ctx = {"engine": engine, "workload": workload}
         stall = partial(ids.limits_stall, workload, engine)
         figures += [
@@ -167,7 +167,7 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
                                           "gaps": stall("stall_gaps"),
                                           "lost": stall("stall_s")},
                           workload=workload, engine=engine,
-                          evidence=[f"{entry.file.rel}:{entry.result.line}"]))
+                          evidence=[f"{entry.file.rel}:{entry.line}"]))
     return figures, rows
 
 

@@ -10,7 +10,7 @@ from ..core import ids
 from ..core.figures import Figure, Source, fragment
 from ..core.files import write_json
 from ..core.metrics import compare_lower_is_better
-from ..core.records import ResultEntry, Run
+from ..core.records import PointResult, Run
 from ..core.runmeta import load_run as _load_run
 from ..core.tables import input_checksum
 from ..core.verdicts import INCONSISTENT
@@ -25,9 +25,9 @@ def load_run(run_id: str, data_root="data", report_root="report") -> Run:
     return _load_run(run_id, data_root, report_root, after_ingest=True)
 
 
-def _source(entry: ResultEntry, key: str) -> Source:
+def _source(entry: PointResult, key: str) -> Source:
     return Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
-                  lines=(entry.result.line,))
+                  lines=(entry.line,))
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
     for workload in run.meta.workloads:
         durations: dict[str, float] = {}
         for entry in (e for e in entries if e.workload == workload.id):
-            r = entry.result
+            r = entry
             durations[entry.engine] = r.duration
             rows.append({
                 "workload": workload.id, "engine": entry.engine, "duration_s": r.duration,

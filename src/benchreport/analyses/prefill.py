@@ -217,14 +217,16 @@ def _queued(rec: dict) -> bool:
 
 
 def result_lengths(ing: Ingested, engine: str, workload: str) -> tuple[list[int], Source | None]:
-    """The prompt lengths the result file lists, in request order, and where they are."""
+    """The prompt lengths the result file lists for the requests that succeeded, in request
+    order, and where they are."""
     for entry in ing.results:
         if entry.engine == engine and entry.workload == workload:
-            lens = entry.result.per_request.get("input_lens")
-            if isinstance(lens, list) and lens and all(isinstance(x, int | float) for x in lens):
+            # the requests that succeeded, in the file's order (failed ones left out)
+            lens = [r.get("input_tokens") for r in entry.ok]
+            if lens and all(isinstance(x, int | float) for x in lens):
                 return [int(x) for x in lens], Source(
                     path=entry.file.rel, sha256=entry.file.sha256, key="input_lens",
-                    lines=(entry.result.line,))
+                    lines=(entry.line,))
     return [], None
 
 

@@ -133,12 +133,12 @@ def span(ing: Ingested, w: BenchWindow) -> tuple[str, str]:
     end for a late stats line, which a scrape must not be matched by)."""
     entry = next((e for e in ing.results if e.engine == w.engine
                   and e.workload == w.workload), None)
-    if entry is None or not entry.result.duration:
+    if entry is None or not entry.duration:
         return w.start, w.end
     # the window starts a second before the client's start (its time is to the second); the
     # end may lie up to two seconds after start + duration for the same reason
     start = dt.datetime.fromisoformat(w.start)
-    end = start + dt.timedelta(seconds=math.ceil(entry.result.duration) + 3)
+    end = start + dt.timedelta(seconds=math.ceil(entry.duration) + 3)
     return w.start, min(end.isoformat(timespec="seconds"), w.end)
 
 

@@ -1,5 +1,6 @@
-"""The value types every stage passes around: a run, its input files, benchmark results,
-benchmark windows, and what ingest read. Plain data; this module imports nothing from the
+"""The value types every stage passes around: a run, its input files, the single-point
+results (a view of the ``points`` and ``requests`` tables), benchmark windows, and what
+ingest read. Plain data; this module imports nothing from the
 package, so a computation that takes these types pulls in no parser and no I/O."""
 
 from __future__ import annotations
@@ -38,38 +39,97 @@ class RawFile:
     sha256: str
 
 
-@dataclass(frozen=True)
-class BenchResult:
-    """One benchmark record, in the units the client wrote (durations s, latencies ms)."""
+def failed_request(row: dict[str, Any], measured: frozenset[str] = frozenset()) -> bool:
+    """Whether a ``requests`` row is a failed request: it carries an error, or it lacks a
+    time (``ttft_ms``, ``e2el_ms``) that the point's other requests have (``measured``).
+    A failed request is never counted as a fast one.
 
-    client: str                  # VLLM_CLIENT or SGLANG_CLIENT
-    line: int                    # 1-based line of the record in its file
-    backend: str
-    duration: float              # s
-    completed: int
-    total_input_tokens: int | None
-    total_output_tokens: int | None
-    request_rate: float | None   # req/s; math.inf for "inf"/Infinity
-    max_concurrency: int | None
-    # latency statistics in ms: stats["ttft"]["p99"], keys: mean, median, std, pNN
-    stats: dict[str, dict[str, float]] = field(default_factory=dict)
-    # per-request lists when saved (seconds): input_lens, output_lens, ttfts, itls, latencies
-    per_request: dict[str, list] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    def key(self, name: str) -> str:
-        """The JSON key a value came from, as written in the file (for provenance)."""
-        return name
+    >>> failed_request({"ttft_ms": 0.0, "error": "Internal Server Error"})
+    True
+    >>> failed_request({"ttft_ms": None, "e2el_ms": 9.5}, frozenset({"ttft_ms"}))
+    True
+    >>> failed_request({"ttft_ms": 12.0, "error": None}, frozenset({"ttft_ms"}))
+    False
+    """
+    if row.get("error") not in (None, ""):
+        return True
+    return any(row.get(name) is None for name in measured)
 
 
 @dataclass(frozen=True)
-class ResultEntry:
-    """One benchmark result record matched to its engine and workload."""
+class PointResult:
+    """A single-point result as the analyses of one load level read it: one row of the
+    ``points`` table and that point's rows of the ``requests`` table (``core.tables``).
+
+    Units as stored: durations s, latencies ms; ``date`` is the ISO local time the client
+    wrote (vLLM's ``date``, taken when the benchmark ended), or None. The per-request
+    helpers (``ok``, ``values``, ``seconds``) leave failed requests out (`failed_request`).
+    """
 
     engine: str
     workload: str
-    result: BenchResult
+    point: str                   # the point's id (points.point)
     file: RawFile
+    line: int | None             # 1-based line of the record in its file
+    client: str
+    duration: float              # s
+    completed: int
+    failed: int | None
+    total_input_tokens: int | None
+    total_output_tokens: int | None
+    request_rate: float | None   # req/s; math.inf when unbounded
+    max_concurrency: int | None
+    date: str | None
+    stats: dict[str, float] = field(default_factory=dict, repr=False)   # {stat}_{metric}_ms
+    sources: dict[str, str] = field(default_factory=dict, repr=False)   # field -> file's key
+    requests: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+
+    @classmethod
+    def from_rows(cls, row: dict[str, Any], requests: list[dict[str, Any]],
+                  file: RawFile) -> PointResult:
+        """The view of one ``points`` row and its ``requests`` rows (in index order)."""
+        def count(name: str) -> int | None:
+            value = row.get(name)
+            return None if value is None else int(value)
+
+        return cls(
+            engine=row["engine"], workload=row["workload"], point=row["point"], file=file,
+            line=count("line"), client=row["client"], duration=float(row["duration"]),
+            completed=int(row["completed"]), failed=count("failed"),
+            total_input_tokens=count("total_input_tokens"),
+            total_output_tokens=count("total_output_tokens"),
+            request_rate=row.get("request_rate"), max_concurrency=count("max_concurrency"),
+            date=row.get("date"),
+            stats={k: float(v) for k, v in row.items()
+                   if k.endswith("_ms") and isinstance(v, int | float) and v == v},
+            sources=dict(row.get("sources") or {}),
+            requests=tuple(sorted(requests, key=lambda r: r["index"])))
+
+    def stat(self, metric: str, stat: str) -> float | None:
+        """The client's own statistic (``stat("ttft", "p99")``, ms), or None if not recorded."""
+        return self.stats.get(f"{stat}_{metric}_ms")
+
+    def key(self, name: str) -> str:
+        """The file's key a points field came from (for provenance), else the field's name."""
+        return self.sources.get(name, name)
+
+    def has(self, name: str) -> bool:
+        """Whether any request row holds ``name`` (the file has that per-request list)."""
+        return any(r.get(name) is not None for r in self.requests)
+
+    @property
+    def ok(self) -> tuple[dict[str, Any], ...]:
+        """The requests that succeeded, in the file's order."""
+        measured = frozenset(n for n in ("ttft_ms", "e2el_ms") if self.has(n))
+        return tuple(r for r in self.requests if not failed_request(r, measured))
+
+    def values(self, name: str) -> list[Any]:
+        """``name`` of every request that succeeded and has it (ms for times)."""
+        return [r[name] for r in self.ok if r.get(name) is not None]
+
+    def seconds(self, name: str) -> list[float]:
+        """A time of every request that succeeded, in seconds (``values(name)`` / 1000)."""
+        return [v / 1000.0 for v in self.values(name)]
 
 
 @dataclass(frozen=True)
@@ -90,7 +150,8 @@ class Ingested:
 
     records: dict[str, list[dict[str, Any]]]     # kind -> records (with engine, file, sha256)
     summaries: list[dict[str, Any]]
-    results: list[ResultEntry]
+    # the single-point results (one per engine and workload; see tables.single_point_results)
+    results: list[PointResult]
     windows: list[BenchWindow]
     # (file, line) -> the raw text of every line a figure can cite: each log record's line
     # and every line of a launch configuration

@@ -2,19 +2,11 @@
 
 Ingest writes one Parquet file per table under ``report/<RUN>/derived/tables/``, through
 DuckDB (an embedded engine: no server, and the same files answer SQL in any Parquet reader).
-After ingest no module opens ``data/``: results, log records, windows, the checksums of every
+After ingest no module opens ``data/``: benchmark points and requests, log records, windows, the checksums of every
 input and the raw text of every log line a figure can cite all come from here.
 
 Tables (one row per what; units in the column names or below):
 
-``results``      one benchmark result record: engine, workload, file, sha256, line (of the
-                 record in its file), client, backend, duration (s), completed, failed,
-                 total_input_tokens, total_output_tokens, request_rate (req/s, inf for
-                 "all at once"), max_concurrency, date (the client's own, or NULL),
-                 random_input_len, stats (a map: metric -> statistic -> ms, as the client
-                 wrote them) and the per-request lists where the file has them:
-                 input_lens, output_lens (tokens), ttfts, latencies (s), itls (s, a list per
-                 request), errors (text per request).
 ``records_<kind>`` one parsed log record of that kind (see ``parsers``): engine, file, line,
                  ts (ISO local time), kind, the parsed fields, sha256, and ``text``: the raw
                  line (first 400 characters), for excerpts and ``benchreport explain``.
@@ -44,8 +36,16 @@ Tables (one row per what; units in the column names or below):
                  {mean,median,p90,p99,std}_{ttft,tpot,itl,e2el}_ms), definitions (a map:
                  metric -> the client's definition code), sources (a map: figure -> the
                  JSON key it came from) and requests (how many per-request rows it has).
-``requests``     one request of a point: point, index, ttft_ms, e2el_ms, input_tokens,
-                 output_tokens, error (NULL when it succeeded).
+``requests``     one request of a point: point, index (its place in the file), ttft_ms,
+                 e2el_ms, input_tokens, output_tokens, error (NULL when it succeeded),
+                 itl_ms (the request's gaps between streamed chunks, ms, DOUBLE[]; vLLM's
+                 and SGLang's ``itls``) and start_s (when it was sent, s after the first
+                 request; vLLM's ``start_times``). A failed request has its error and no
+                 times (``records.failed_request``); every latency statistic leaves it out.
+
+A single-point result (one point per engine and workload of a workload that is not a sweep;
+the analyses of one load level read these) is not a table of its own: it is a view of its
+``points`` row and ``requests`` rows (``records.PointResult``, `single_point_results`).
 ``inputs``       one input file: path (repo-relative), sha256, role (run, claims, scenario,
                  result, log, launch, other).
 
@@ -65,18 +65,16 @@ from typing import Any
 from .errors import ReportError
 from .files import sha256_file
 from .redact import redact, redact_settings
-from .records import BenchResult, BenchWindow, Ingested, RawFile, ResultEntry, Run
-
-RESULT_COLUMNS = (
-    ("engine", "VARCHAR"), ("workload", "VARCHAR"), ("file", "VARCHAR"), ("sha256", "VARCHAR"),
-    ("line", "BIGINT"), ("client", "VARCHAR"), ("backend", "VARCHAR"), ("duration", "DOUBLE"),
-    ("completed", "BIGINT"), ("failed", "BIGINT"), ("total_input_tokens", "BIGINT"),
-    ("total_output_tokens", "BIGINT"), ("request_rate", "DOUBLE"),
-    ("max_concurrency", "BIGINT"), ("date", "VARCHAR"), ("random_input_len", "BIGINT"),
-    ("stats", "MAP(VARCHAR, MAP(VARCHAR, DOUBLE))"), ("input_lens", "BIGINT[]"), ("output_lens", "BIGINT[]"),
-    ("ttfts", "DOUBLE[]"), ("latencies", "DOUBLE[]"), ("itls", "DOUBLE[][]"),
-    ("errors", "VARCHAR[]"),
+from .records import (
+    SGLANG_CLIENT,
+    VLLM_CLIENT,
+    BenchWindow,
+    Ingested,
+    PointResult,
+    RawFile,
+    Run,
 )
+
 # nested fields of log records: lists keep their type; launch settings get their own table
 LIST_COLUMNS = {"per_position_acceptance": "DOUBLE[]", "labels": "JSON"}
 SETTING_FIELDS = ("flags", "flag_lines", "env", "args")
@@ -98,9 +96,14 @@ POINT_TYPES = {
     "definitions": "MAP(VARCHAR, VARCHAR)", "sources": "MAP(VARCHAR, VARCHAR)",
     "requests": "BIGINT",
 }
-REQUEST_COLUMNS = ("point", "index", "ttft_ms", "e2el_ms", "input_tokens", "output_tokens",
-                   "error")
-PER_REQUEST = ("input_lens", "output_lens", "ttfts", "latencies", "itls", "errors")
+REQUEST_TYPES = {
+    "point": "VARCHAR", "index": "BIGINT", "ttft_ms": "DOUBLE", "e2el_ms": "DOUBLE",
+    "input_tokens": "BIGINT", "output_tokens": "BIGINT", "error": "VARCHAR",
+    "itl_ms": "DOUBLE[]", "start_s": "DOUBLE",
+}
+REQUEST_COLUMNS = tuple(REQUEST_TYPES)
+# the clients whose points can be single-point results (one definition of each latency)
+SINGLE_POINT_CLIENTS = (VLLM_CLIENT, SGLANG_CLIENT)
 EXCERPT_CHARS = 400
 
 
@@ -135,24 +138,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
-
-
-def write_results(path: Path, rows: list[dict[str, Any]]) -> None:
-    con = connect()
-    cols = ", ".join(f'"{n}" {t}' for n, t in RESULT_COLUMNS)
-    con.execute(f"CREATE TABLE results ({cols})")
-    names = [n for n, _ in RESULT_COLUMNS]
-    for row in rows:
-        values = [row.get(n) for n in names]
-        stats = row.get("stats") or {}
-        values[names.index("stats")] = {m: dict(sorted(v.items()))
-                                        for m, v in sorted(stats.items())}
-        con.execute(f"INSERT INTO results VALUES ({', '.join('?' for _ in names)})", values)
-    _write(con, "SELECT * FROM results ORDER BY engine, workload, file, line", path)
-
-
-def read_results(path: Path) -> list[dict[str, Any]]:
-    return _read(path)
 
 
 # columns that identify a row or join tables: never rewritten by the redaction
@@ -247,20 +232,31 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 # --- reading back: the one loader ------------------------------------------------------
 
-def _result_entry(run: Run, row: dict[str, Any]) -> ResultEntry:
-    raw = {k: row[k] for k in ("date", "failed", "random_input_len", "errors")
-           if row.get(k) is not None}
-    result = BenchResult(
-        client=row["client"], line=int(row["line"]), backend=row["backend"],
-        duration=row["duration"], completed=int(row["completed"]),
-        total_input_tokens=row["total_input_tokens"],
-        total_output_tokens=row["total_output_tokens"], request_rate=row["request_rate"],
-        max_concurrency=row["max_concurrency"], stats=row["stats"] or {},
-        per_request={k: row[k] for k in PER_REQUEST if row.get(k) is not None}, raw=raw)
-    # the file is named, never opened again: everything later steps need is in the row
-    file = RawFile(path=run.paths.root / row["file"], rel=row["file"], sha256=row["sha256"])
-    return ResultEntry(engine=row["engine"], workload=row["workload"], result=result,
-                       file=file)
+def single_point_results(run: Run, points: list[dict[str, Any]],
+                         requests: list[dict[str, Any]]) -> list[PointResult]:
+    """The results that the single-point analyses read (end-to-end, latency, the log
+    windows): one vLLM or SGLang point per engine and workload, of a workload that is not a
+    sweep and declares one concurrency and a prompt count, built from its ``points`` row and
+    ``requests`` rows. A sweep or another client's points are shown by the campaign analyses
+    instead; so is a point whose file records no duration or no completed count."""
+    from collections import Counter
+
+    count = Counter((p["engine"], p["workload"]) for p in points)
+    sweeps = {w.id for w in run.meta.workloads
+              if w.is_sweep or w.concurrency is None or w.num_prompts is None}
+    by_point: dict[str, list[dict[str, Any]]] = {}
+    for r in requests:
+        by_point.setdefault(r["point"], []).append(r)
+    out = []
+    for p in points:
+        if p["workload"] in sweeps or count[(p["engine"], p["workload"])] > 1 or \
+                p["client"] not in SINGLE_POINT_CLIENTS or \
+                p.get("duration") is None or p.get("completed") is None:
+            continue
+        # the file is named, never opened again: everything later steps need is in the rows
+        file = RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
+        out.append(PointResult.from_rows(p, by_point.get(p["point"], []), file))
+    return out
 
 
 def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
@@ -293,7 +289,7 @@ def load_ingested(run: Run) -> Ingested:
         if (folder / "requests.parquet").is_file() else []
     summaries = json.loads((run.paths.ingest_json).read_text())["files"]
     windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
-    results = [_result_entry(run, row) for row in read_results(folder / "results.parquet")]
+    results = single_point_results(run, points, requests)
     excerpts = {(r["file"], int(r["line"])): r["text"]
                 for r in read_rows(folder / "excerpts.parquet")}
     return Ingested(records=records, summaries=summaries, results=results, windows=windows,

@@ -1,5 +1,6 @@
-"""Reading a run's inputs: run.yaml, the raw files of each engine, benchmark results.
-Ingest is the only step that uses it; later steps read the derived tables."""
+"""Reading a run's inputs: run.yaml and the raw files of each engine (benchmark results are
+read by ``points``/``clients``). Ingest is the only step that uses it; later steps read the
+derived tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import io as _io
 import re
 from pathlib import Path
 
-from ..core.errors import MissingInputError, ParseError, ReportError
 from ..core.files import (  # noqa: F401 (re-exported)
     looks_binary,
     read_json,
@@ -16,9 +16,8 @@ from ..core.files import (  # noqa: F401 (re-exported)
     write_json,
     write_text_atomic,
 )
-from ..core.records import BenchResult, RawFile, ResultEntry, Run  # noqa: F401 (re-exported)
+from ..core.records import RawFile, Run  # noqa: F401 (re-exported)
 from ..core.runmeta import Workload, load_run  # noqa: F401 (re-exported)
-from .parsers import parse_results
 
 
 def raw_files(run: Run, engine: str) -> list[RawFile]:
@@ -32,80 +31,6 @@ def raw_files(run: Run, engine: str) -> list[RawFile]:
             continue
         out.append(RawFile(path=path, rel=run.paths.rel(path), sha256=sha256_file(path)))
     return out
-
-
-def _is_result_candidate(path: Path) -> bool:
-    return path.suffix.lower() in (".json", ".jsonl")
-
-
-def _match_workload(result: BenchResult, workloads: tuple[Workload, ...]) -> Workload | None:
-    """The workload whose input length is within 10% of the record's mean input length."""
-    mean_input = None
-    if isinstance(result.raw.get("random_input_len"), int):
-        mean_input = float(result.raw["random_input_len"])
-    elif result.total_input_tokens and result.completed:
-        mean_input = result.total_input_tokens / result.completed
-    if mean_input is None:
-        return None
-    best = min(workloads, key=lambda w: abs(w.input_tokens - mean_input))
-    if abs(best.input_tokens - mean_input) <= 0.10 * best.input_tokens:
-        return best
-    return None
-
-
-def load_results(run: Run, warnings: list[str] | None = None) -> list[ResultEntry]:
-    """Every benchmark result record of the run, matched to engine (folder) and workload.
-
-    Raises ParseError for a file that is not a result (or that belongs to another engine's
-    folder), MissingInputError when the run has no result at all, and ReportError for two
-    records of one engine and workload. A broken line in a JSON Lines file that also holds
-    good records is skipped and reported in ``warnings`` ("file:line: message").
-    """
-    from .parsers.anyfile import engine_of_result
-
-    entries: list[ResultEntry] = []
-    seen: dict[tuple[str, str], str] = {}
-    ids = {e.id: e for e in run.meta.engines}
-    for engine in run.meta.engines:
-        for raw in raw_files(run, engine.id):
-            if not _is_result_candidate(raw.path):
-                continue
-            with open(raw.path, "rb") as fh:
-                if looks_binary(fh.read(65536)):
-                    raise ParseError("binary content, expected a benchmark result (JSON or "
-                                     "JSON Lines)", path=raw.rel)
-            text = read_text(raw.path, raw.rel)
-            notes = warnings if warnings is not None else []
-            for result in parse_results(_io.StringIO(text), raw.rel, warn=lambda n, m, r=raw:
-                                        notes.append(f"{r.rel}:{n}: {m}")):
-                other = engine_of_result(result)
-                if other != engine.id and other in ids and engine.id in ("vllm", "sglang"):
-                    raise ParseError(
-                        f"a result of {ids[other].name} (backend {result.backend!r}) in "
-                        f"{engine.name}'s folder raw/{engine.id}/",
-                        path=raw.rel, line=result.line,
-                        hint=f"move it to raw/{other}/")
-                workload = _match_workload(result, run.meta.workloads)
-                if workload is None:
-                    known = ", ".join(f"{w.id}={w.input_tokens}" for w in run.meta.workloads)
-                    raise ParseError(
-                        "result's input length matches no workload of run.yaml "
-                        f"(known input_tokens: {known})", path=raw.rel, line=result.line)
-                key = (engine.id, workload.id)
-                here = f"{raw.rel}:{result.line}"
-                if key in seen:
-                    raise ReportError(
-                        f"two results for engine {engine.id!r} and workload {workload.id!r}: "
-                        f"{seen[key]} and {here}",
-                        hint="keep one result per engine and workload under raw/<engine>/")
-                seen[key] = here
-                entries.append(ResultEntry(engine=engine.id, workload=workload.id,
-                                           result=result, file=raw))
-    if not entries:
-        raise MissingInputError(
-            f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
-            hint="put each engine's result JSON/JSONL in raw/<engine-id>/ as listed in run.yaml")
-    return entries
 
 
 PARALLEL_MIN_BYTES = 32 << 20     # below this, one process is faster than starting two

@@ -385,9 +385,12 @@ def point_row(e: PointEntry) -> dict[str, Any]:
 
 
 def request_row(e: PointEntry, index: int, r: dict[str, Any]) -> dict[str, Any]:
-    """One request of a point as a row of the ``requests`` table."""
+    """One request of a point as a row of the ``requests`` table (``core.tables``)."""
     error = r.get("error")
+    itl = r.get("itl_ms")
     return {"point": e.id, "index": index, "ttft_ms": r.get("ttft_ms"),
             "e2el_ms": r.get("e2el_ms"), "input_tokens": r.get("input_tokens"),
             "output_tokens": r.get("output_tokens"),
-            "error": None if error in (None, "") else str(error)}
+            "error": None if error in (None, "") else str(error),
+            "itl_ms": None if itl is None else [float(g) for g in itl],
+            "start_s": r.get("start_s")}

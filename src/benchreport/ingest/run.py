@@ -4,32 +4,29 @@ time window of each benchmark inside the (possibly much longer) server logs."""
 from __future__ import annotations
 
 import datetime as dt
-import io as _io
 import json
 from typing import Any
 
 from ..core.errors import ParseError
-from ..core.files import read_text
 from ..core.redact import redact_line
-from ..core.records import LEAD, BenchResult, BenchWindow, Ingested  # noqa: F401 (re-exported)
+from ..core.records import LEAD, BenchWindow, Ingested, PointResult  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
     EXCERPT_CHARS,
     LIST_COLUMNS,
-    PER_REQUEST,
     REQUEST_COLUMNS,
+    REQUEST_TYPES,
     SETTING_FIELDS,
     input_checksum,
     load_ingested,
     read_rows,
+    single_point_results,
     warnings_of,
     write_points,
-    write_results,
     write_rows,
     write_settings,
 )
 from .io import (
     RawFile,
-    ResultEntry,
     Run,
     is_metrics,
     raw_files,
@@ -39,7 +36,6 @@ from .io import (
 )
 from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
 from .parsers.logscan import Summary
-from .parsers.results import SGLANG_CLIENT, VLLM_CLIENT, parse_results
 from .points import RESULT_SUFFIXES as POINT_SUFFIXES
 from .points import load_points, point_row, request_row
 from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re-exported)
@@ -52,11 +48,11 @@ def _log_like(raw: RawFile) -> bool:
 
 
 def ingest_run(run: Run) -> Ingested:
-    """Read every raw file of the run. Result files go through load_results (matched to
-    workloads); logs and launch configurations through the streaming parsers."""
+    """Read every raw file of the run. Result files of every client become points (matched
+    to the campaign by load_points) and their requests; the single-point results are views
+    of those rows. Logs and launch configurations go through the streaming parsers."""
     result_notes: list[str] = []
     points = load_points(run, result_notes)
-    results = single_point_results(run, points)
     records: dict[str, list[dict[str, Any]]] = {}
     summaries = []
     excerpts: dict[tuple[str, int], str] = {}
@@ -97,40 +93,12 @@ def ingest_run(run: Run) -> Ingested:
                           "client": entry.point.client})
     rows = [point_row(e) for e in points]
     requests = [request_row(e, i, r) for e in points for i, r in enumerate(e.point.requests)]
+    results = single_point_results(run, rows, requests)
     notes: list[str] = []
     windows = find_windows(run, records, points, notes)
     attach_notes(summaries, notes)
     return Ingested(records=records, summaries=summaries, results=results,
                     windows=windows, excerpts=excerpts, points=rows, requests=requests)
-
-
-V1_CLIENTS = (VLLM_CLIENT, SGLANG_CLIENT)
-
-
-def single_point_results(run: Run, points: list) -> list[ResultEntry]:
-    """The results that the single-point analyses read (end-to-end, latency, the log
-    windows): one vLLM or SGLang result per engine and workload that is not a sweep. A sweep
-    or another client's points are shown by the campaign analyses instead."""
-    from collections import Counter
-
-    count = Counter((e.engine, e.workload) for e in points)
-    # the single-point analyses need one concurrency and a prompt count
-    sweeps = {w.id for w in run.meta.workloads
-              if w.is_sweep or w.concurrency is None or w.num_prompts is None}
-    out = []
-    parsed: dict[str, list[BenchResult]] = {}
-    for e in points:
-        if e.workload in sweeps or count[(e.engine, e.workload)] > 1 or \
-                e.point.client not in V1_CLIENTS:
-            continue
-        if e.file.rel not in parsed:
-            parsed[e.file.rel] = parse_results(_io.StringIO(read_text(e.file.path, e.file.rel)),
-                                               e.file.rel, warn=lambda n, m: None)
-        found = [r for r in parsed[e.file.rel] if e.point.line in (None, r.line)]
-        if found:
-            out.append(ResultEntry(engine=e.engine, workload=e.workload, result=found[0],
-                                   file=e.file))
-    return out
 
 
 def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict[int, str]:
@@ -202,21 +170,6 @@ def _check_log_engine(raw: RawFile, engine_id: str, engine_name: str) -> None:
                          hint="move it to the folder of the engine that wrote it")
 
 
-def _result_row(entry: ResultEntry) -> dict[str, Any]:
-    r = entry.result
-    raw = r.raw
-    return {"engine": entry.engine, "workload": entry.workload, "file": entry.file.rel,
-            "sha256": entry.file.sha256, "line": r.line, "client": r.client,
-            "backend": r.backend, "duration": r.duration, "completed": r.completed,
-            "failed": raw.get("failed") if isinstance(raw.get("failed"), int) else None,
-            "total_input_tokens": r.total_input_tokens,
-            "total_output_tokens": r.total_output_tokens, "request_rate": r.request_rate,
-            "max_concurrency": r.max_concurrency,
-            "date": raw.get("date") if isinstance(raw.get("date"), str) else None,
-            "random_input_len": raw.get("random_input_len")
-            if isinstance(raw.get("random_input_len"), int) else None,
-            "stats": r.stats,
-            **{k: r.per_request.get(k) for k in PER_REQUEST}}
 
 
 def _inputs(run: Run) -> list[dict[str, Any]]:
@@ -250,11 +203,8 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
         written.append(path)
     write_settings(folder / "settings.parquet", ing.records)
     written.append(folder / "settings.parquet")
-    write_results(folder / "results.parquet", [_result_row(e) for e in ing.results])
     write_points(folder / "points.parquet", ing.points)
-    write_rows(folder / "requests.parquet", ing.requests, list(REQUEST_COLUMNS),
-               {"point": "VARCHAR", "index": "BIGINT", "ttft_ms": "DOUBLE", "e2el_ms": "DOUBLE",
-                "input_tokens": "BIGINT", "output_tokens": "BIGINT", "error": "VARCHAR"})
+    write_rows(folder / "requests.parquet", ing.requests, list(REQUEST_COLUMNS), REQUEST_TYPES)
     written += [folder / "points.parquet", folder / "requests.parquet"]
     write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
                ["engine", "workload", "start", "end", "source"])
@@ -262,7 +212,9 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_rows(folder / "excerpts.parquet",
                [{"file": f, "line": n, "text": t} for (f, n), t in sorted(ing.excerpts.items())],
                ["file", "line", "text"])
-    written += [folder / "results.parquet", folder / "windows.parquet",
+    for old in (folder / "results.parquet",):
+        old.unlink(missing_ok=True)       # an earlier build's table, now a view of points
+    written += [folder / "windows.parquet",
                 folder / "inputs.parquet", folder / "excerpts.parquet"]
     copies = run.paths.inputs_copy
     copies.mkdir(parents=True, exist_ok=True)

@@ -305,9 +305,11 @@ class PointTruth:
         ins, outs = q.input_lens.tolist(), q.output_lens.tolist()
         ttfts, lats, fail = q.ttfts.tolist(), q.latencies.tolist(), q.fail_after.tolist()
         if client == "vllm":
+            itls = q.itls()
             return [{"ttft_ms": None if e else ttfts[i] * 1000.0,
                      "e2el_ms": None if e else lats[i] * 1000.0,
-                     "input_tokens": ins[i], "output_tokens": outs[i], "error": e or None}
+                     "input_tokens": ins[i], "output_tokens": outs[i], "error": e or None,
+                     "itl_ms": None if e else [g * 1000.0 for g in itls[i]], "start_s": None}
                     for i, e in enumerate(q.errors)]
         if client == "guidellm":
             ok = [{"ttft_ms": ttfts[i] * 1000.0, "e2el_ms": lats[i] * 1000.0,

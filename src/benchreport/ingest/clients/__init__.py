@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ...core.errors import ParseError
 from ...core.files import looks_binary
-from ..parsers.results import _json_problem
 from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
 
 # Order matters only where two formats could both match; the more specific goes first.
@@ -32,6 +31,14 @@ def _modules():
         except ModuleNotFoundError as exc:
             if exc.name != f"{__name__}.{name}":
                 raise
+
+
+def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """What is wrong with ``text`` as JSON, saying so plainly when it was cut off."""
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return (f"the JSON stops before the record is complete (after {len(text.rstrip())} "
+                "characters; the file looks cut off)")
+    return f"not valid JSON at column {exc.colno} ({exc.msg})"
 
 
 def decode(data: bytes, shown: str) -> Doc:

@@ -38,7 +38,6 @@ from collections import Counter
 from typing import Any
 
 from ...core.errors import ParseError
-from ..parsers.results import _SGLANG_METRIC_NAMES, LATENCY_METRICS, _stats
 from . import offline
 from .base import METRICS, STATS, Doc, Point, number, rate_value, redact
 
@@ -47,8 +46,10 @@ NIGHTLY = "vllm-nightly-aggregate"
 # Both clients define the four latencies the same way (base.DEFINITIONS).
 DEFINITIONS = {"ttft": "ttft.first-token", "tpot": "tpot.excl-first", "itl": "itl.per-chunk",
                "e2el": "e2el.request"}
+LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 VLLM_NAMES = {m: m for m in LATENCY_METRICS}
-SGLANG_NAMES = dict(_SGLANG_METRIC_NAMES)
+# SGLang spells end-to-end latency `e2e_latency`; vLLM `e2el`.
+SGLANG_NAMES = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency"}
 
 # Keys that tell the two clients' records apart. vLLM spells e2e `e2el`, SGLang
 # `e2e_latency`; beyond that each writes a few keys the other never does.
@@ -170,6 +171,23 @@ def _get_number(doc: Doc, rec: dict, key: str, line: int | None) -> float | int 
     return value
 
 
+def _stats(record: dict[str, Any], names: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Every ``{stat}_{spelled}_ms`` number of a record: metric -> statistic -> ms."""
+    out: dict[str, dict[str, float]] = {}
+    for metric, spelled in names.items():
+        suffix = f"_{spelled}_ms"
+        found = {}
+        for key, value in record.items():
+            if key.endswith(suffix) and _is_num(value):
+                stat = key[: -len(suffix)]
+                if stat in ("mean", "median", "std", "max", "min") or (
+                        stat.startswith("p") and stat[1:].replace(".", "", 1).isdigit()):
+                    found[stat] = float(value)
+        if found:
+            out[metric] = found
+    return out
+
+
 def _first(rec: dict, keys: tuple[str, ...]) -> str | None:
     return next((k for k in keys if rec.get(k) is not None), None)
 
@@ -218,6 +236,7 @@ def serving_point(doc: Doc, rec: dict, client: str, where: str, line: int | None
 
     _requests(doc, rec, p, here)
     _failed(rec, p, here)
+    _check_counts(p, here)
     _latency_stats(rec, p, names, here)
     p.load = load_of(p.fields.get("max_concurrency"), rate, rec.get("burstiness"),
                      trace=p.params.get("request_rate") == "trace")
@@ -279,11 +298,14 @@ def _latency_stats(rec: dict, p: Point, names: dict[str, str], here: str) -> Non
 
 
 _LISTS = {"ttfts": "ttft_ms", "latencies": "e2el_ms", "input_lens": "input_tokens",
-          "output_lens": "output_tokens", "errors": "error"}
+          "output_lens": "output_tokens", "errors": "error", "itls": "itl_ms",
+          "start_times": "start_s"}
 
 
 def _requests(doc: Doc, rec: dict, p: Point, here: str) -> None:
-    """Per-request rows from the per-request lists (ttfts and latencies in seconds)."""
+    """Per-request rows from the per-request lists: ttfts, latencies and itls in seconds
+    become ms (each value × 1000, once); start_times (the client's clock readings) become
+    seconds after the first request's. A failed request (an error) keeps no times."""
     lists = {k: rec[k] for k in _LISTS if isinstance(rec.get(k), list)}
     if not any(k in lists for k in ("ttfts", "latencies", "input_lens", "output_lens")):
         return
@@ -297,22 +319,72 @@ def _requests(doc: Doc, rec: dict, p: Point, here: str) -> None:
             + ", ".join(f"{k}: {m}" for k, m in odd.items()) + "); "
             + ", ".join(odd) + " left out of the per-request rows")
         lists = {k: v for k, v in lists.items() if k not in odd}
+    starts = _start_offsets(lists.get("start_times"))
     for i in range(n):
-        err = lists["errors"][i] if "errors" in lists else None
-        err = redact(str(err)) if err not in (None, "") else None
-        row: dict[str, Any] = {}
-        for key, field in _LISTS.items():
-            if field == "error":
-                continue
-            value = number(lists[key][i]) if key in lists else None
-            if field.endswith("_ms"):
-                # a failed request's 0.0 times are not measurements
-                value = None if value is None or err else value * 1000.0
-            elif value is not None:
-                value = _whole(value)
-            row[field] = value
-        row["error"] = err
+        row = _request_row(lists, i)
+        row["start_s"] = starts[i] if starts else None
         p.requests.append(row)
+
+
+def _request_row(lists: dict[str, list], i: int) -> dict[str, Any]:
+    """Request ``i`` from the per-request lists (times in ms; none for a failed one)."""
+    err = lists["errors"][i] if "errors" in lists else None
+    err = redact(str(err)) if err not in (None, "") else None
+    row: dict[str, Any] = {}
+    for key, field in _LISTS.items():
+        if field in ("error", "itl_ms", "start_s"):
+            continue
+        value = number(lists[key][i]) if key in lists else None
+        if field.endswith("_ms"):
+            # a failed request's 0.0 times are not measurements
+            value = None if value is None or err else value * 1000.0
+        elif value is not None:
+            value = _whole(value)
+        row[field] = value
+    row["error"] = err
+    row["itl_ms"] = None if err or "itls" not in lists else _gaps_ms(lists["itls"][i])
+    return row
+
+
+def _gaps_ms(gaps: Any) -> list[float] | None:
+    """One request's chunk gaps (s) in ms, or None when the entry is not a list of numbers."""
+    if not isinstance(gaps, list):
+        return None
+    out = [number(g) for g in gaps]
+    return None if any(g is None for g in out) else [g * 1000.0 for g in out]
+
+
+def _start_offsets(times: Any) -> list[float | None] | None:
+    """Each request's send time as seconds after the first one's (vLLM's ``start_times``
+    are readings of the client's monotonic clock, whose zero means nothing)."""
+    if not isinstance(times, list):
+        return None
+    values = [number(t) for t in times]
+    # 0.0 is the field's default: a request the client never timed
+    seen = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not seen:
+        return None
+    first = min(seen)
+    return [v - first if v is not None and v > 0 and math.isfinite(v) else None
+            for v in values]
+
+
+def _check_counts(p: Point, here: str) -> None:
+    """The file's own completed / failed against the errors its per-request rows carry:
+    where they disagree, a warning naming both (the statistics use the rows without one)."""
+    if not p.requests:
+        return
+    errors = sum(1 for r in p.requests if r.get("error"))
+    good = len(p.requests) - errors
+    done, failed = p.fields.get("completed"), p.fields.get("failed")
+    if (done is None or done == good) and (failed is None or failed == errors):
+        return
+    says = ", ".join(f"{k}: {v}" for k, v in (("completed", done), ("failed", failed))
+                     if v is not None)
+    p.warnings.append(
+        f"{here}: the file says {says}, but {errors} of its {len(p.requests)} per-request "
+        f"rows carry an error; latency statistics recomputed here use the {good} requests "
+        "without one")
 
 
 def load_of(conc: Any, rate: float | str | None, burstiness: Any = None,

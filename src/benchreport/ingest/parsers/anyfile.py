@@ -4,7 +4,6 @@ Prometheus metrics dump (text exposition or AIPerf's server-metrics JSONL)."""
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -14,31 +13,9 @@ from .launch import parse_launch
 from .logscan import Summary, scan
 from .prometheus import metric_records
 from .prometheus import sniff as sniff_metrics
-from .results import SGLANG_CLIENT, VLLM_CLIENT, BenchResult
 
 RESULT_SUFFIXES = (".json", ".jsonl")
 LAUNCH_SUFFIXES = (".yaml", ".yml")
-
-
-def result_record(r: BenchResult) -> dict[str, Any]:
-    """A result as a flat record: client fields plus ``<stat>_<metric>_ms`` latencies."""
-    rec: dict[str, Any] = {"kind": "bench_result", "line": r.line, "client": r.client,
-                           "backend": r.backend, "duration": r.duration,
-                           "completed": r.completed, "total_input_tokens": r.total_input_tokens,
-                           "total_output_tokens": r.total_output_tokens,
-                           "max_concurrency": r.max_concurrency}
-    rate = r.request_rate
-    rec["request_rate"] = "inf" if rate is not None and math.isinf(rate) else rate
-    for metric, stats in sorted(r.stats.items()):
-        for stat, value in sorted(stats.items()):
-            rec[f"{stat}_{metric}_ms"] = value
-    return rec
-
-
-def engine_of_result(r: BenchResult) -> str:
-    if r.backend in ("vllm", "sglang"):
-        return r.backend
-    return "vllm" if r.client == VLLM_CLIENT else "sglang" if r.client == SGLANG_CLIENT else "?"
 
 
 def launch_engine(flags: dict[str, Any], env: dict[str, str]) -> str:
