@@ -223,8 +223,11 @@ def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tu
     pts = [p for _, p in members]
     datasets = Counter(p.scenario.get("dataset") for p in pts
                        if p.scenario.get("dataset") not in (None, "", "[redacted]"))
+    if not shown_in:                    # the files record no input length
+        wid, label = "in-unstated" + (f"-out{shown_out}" if shown_out else ""), "TODO"
     lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}",
-             f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"]
+             f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"
+             + ("" if shown_in else "   # TODO: the files record no input length")]
     if mean_out:
         lines.append(f"    output_tokens: {_declared_len(pts, 'output_tokens', mean_out)}")
     lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets

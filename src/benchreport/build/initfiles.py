@@ -397,6 +397,15 @@ def assign_engines(found: list[Found], engine: str | None) -> None:
             if step is not None:
                 f.engine, f.guess = step
                 break
+    # per-request records and a second view of a run go with the summary they belong to
+    for f in found:
+        if f.kind == "result" and not f.engine and f.points and all(
+                p.role in ("requests", "duplicate") for p in f.points):
+            host = {g.engine for g in found if g.kind == "result" and g.engine
+                    and g.source.parent == f.source.parent
+                    and {p.client for p in g.points} == {p.client for p in f.points}}
+            if len(host) == 1:
+                f.engine = host.pop()
     # a description or /metrics dump with no engine of its own goes with the results beside it
     for f in found:
         if f.copied and not f.engine and f.kind != "result":
@@ -427,9 +436,21 @@ def survey(paths: list[Path], engine: str | None) -> list[Found]:
     return found
 
 
+_KIND_WORDS = {"metrics": ("/metrics dump", "/metrics dumps"), "log": ("server log", "server logs"),
+               "launch": ("launch file", "launch files"),
+               "metadata": ("experiment description", "experiment descriptions")}
+
+
 def no_result(found: list[Found]) -> MissingInputError:
-    kinds = sorted({f.what for f in found if f.copied})
-    held = f" (only {', '.join(kinds)})" if kinds else ""
+    """The error for files among which no benchmark result is: what they hold instead."""
+    from collections import Counter
+
+    kinds = Counter(f.kind for f in found if f.copied)
+    held = ", ".join(f"{n} {_KIND_WORDS[k][n > 1]}" for k, n in sorted(kinds.items()))
+    skipped = sum(not f.copied for f in found)
+    if skipped:
+        held += (", " if held else "") + f"{skipped} skipped"
+    held = f" (only {held})" if held else ""
     return MissingInputError(f"no benchmark result among the given files{held}",
                              hint="give the client's result files (JSON, JSON Lines, CSV) of "
                                   "vllm bench serve, sglang.bench_serving, GuideLLM, AIPerf, "
