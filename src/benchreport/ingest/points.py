@@ -131,18 +131,18 @@ def sent_mean(p: Point, which: str) -> float | None:
 
 
 def _lengths(p: Point, which: str) -> list[float]:
-    """The lengths a workload may be declared with: the file's target and the mean sent, or
-    the mean sent alone when the target is more than 10% away from it (a random length drawn
-    up to a maximum has a mean well below it; `init` drafts the mean)."""
+    """The lengths a workload may be declared with: the target the file records and the
+    mean really sent (a random length drawn up to a maximum has a mean well below it, and
+    `init` drafts the mean)."""
     first = _mean_input(p) if which == "input" else _mean_output(p)
     sent = sent_mean(p, which)
-    if first is not None and sent is not None and abs(first - sent) > INPUT_TOLERANCE * sent:
-        return [sent]
     return [x for x in dict.fromkeys((first, sent)) if x is not None]
 
 
 def _shown(lengths: list[float]) -> str:
-    return f"{lengths[-1]:.0f} tokens"
+    if len(lengths) > 1 and abs(lengths[0] - lengths[1]) > INPUT_TOLERANCE * lengths[1]:
+        return f"{lengths[0]:.0f} tokens configured, {lengths[1]:.0f} sent on average"
+    return f"{lengths[0]:.0f} tokens"
 
 
 def match_workload(p: Point, workloads: tuple[Workload, ...], where: str) -> Workload:
