@@ -125,44 +125,59 @@ def _short(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _header(run_id: str, points: list[tuple[str, Point]], found: list[Found],
-            missing: list[str]) -> list[str]:
-    engines = sorted({e for e, _ in points})
-    models = [m for m, _ in Counter(p.model for _, p in points if p.model).most_common()] or \
-        sorted({f.meta["model"] for f in found if f.kind == "metadata" and f.meta.get("model")})
+def _models(points: list[tuple[str, Point]], found: list[Found]) -> list[str]:
+    """The models the results record, most results first; else the experiment's."""
+    told = [m for m, _ in Counter(p.model for _, p in points if p.model).most_common()]
+    return told or sorted({f.meta["model"] for f in found
+                           if f.kind == "metadata" and f.meta.get("model")})
+
+
+def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> list[str]:
     tests = sorted({series_of(p).get("test") for _, p in points} - {None})
     what = _names([_short(m) for m in models]) if models else (
         _names(tests) if tests else "TODO")
-    names = " and ".join(ENGINE_NAMES.get(e, e) for e in engines)
-    dates = sorted(p.date[:10] for _, p in points if p.date)
-    lines = ["schema: 1",
-             "# drafted by `benchreport init` from the files under raw/; TODO marks what they",
-             "# do not record (the report says \"not stated\" there until you fill it in)",
-             "title:", f"  ko: {_yaml_scalar(f'{what}: {names} 벤치마크 ({run_id})')}",
-             f"  en: {_yaml_scalar(f'{what}: {names} benchmark ({run_id})')}"]
-    if dates:
-        lines.append(f"date: {dates[0]}")
-    else:
-        lines.append("date: TODO")
-        missing.append("date")
-    lines += _hardware(found, missing)
-    if models:
-        if len(models) > 1:
-            lines.append(f"# the files record {len(models)} models, each a series of its own: "
-                         + ", ".join(models))
-        lines += ["model:", f"  name: {_yaml_scalar(models[0])}"]
-    else:
-        lines.append("model: TODO")
+    names = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points}))
+    return ["title:", f"  ko: {_yaml_scalar(f'{what}: {names} 벤치마크 ({run_id})')}",
+            f"  en: {_yaml_scalar(f'{what}: {names} benchmark ({run_id})')}"]
+
+
+def _model_lines(models: list[str], missing: list[str]) -> list[str]:
+    if not models:
         missing.append("model")
-    lines += _deployment(found, missing)
-    lines.append("engines:")
-    for e in engines:
+        return ["model: TODO"]
+    lines = []
+    if len(models) > 1:
+        lines.append(f"# the files record {len(models)} models, each a series of its own: "
+                     + ", ".join(models))
+    return lines + ["model:", f"  name: {_yaml_scalar(models[0])}"]
+
+
+def _engine_lines(points: list[tuple[str, Point]]) -> list[str]:
+    lines = ["engines:"]
+    for e in sorted({e for e, _ in points}):
         lines += [f"  - id: {e}", f"    name: {_yaml_scalar(ENGINE_NAMES.get(e, e))}"]
         versions = sorted({str(p.params["server_version"]) for x, p in points
                            if x == e and p.params.get("server_version") is not None})
         if len(versions) == 1:
             lines.append(f"    version: {_yaml_scalar(versions[0])}")
     return lines
+
+
+def _header(run_id: str, points: list[tuple[str, Point]], found: list[Found],
+            missing: list[str]) -> list[str]:
+    models = _models(points, found)
+    dates = sorted(p.date[:10] for _, p in points if p.date)
+    lines = ["schema: 1",
+             "# drafted by `benchreport init` from the files under raw/; TODO marks what they",
+             "# do not record (the report says \"not stated\" there until you fill it in)",
+             *_title(run_id, points, models)]
+    if dates:
+        lines.append(f"date: {dates[0]}")
+    else:
+        lines.append("date: TODO")
+        missing.append("date")
+    return lines + _hardware(found, missing) + _model_lines(models, missing) + \
+        _deployment(found, missing) + _engine_lines(points)
 
 
 def _hardware(found: list[Found], missing: list[str]) -> list[str]:
@@ -210,34 +225,44 @@ def _loads(members: list[tuple[str, Point]]) -> list[str]:
     return lines
 
 
-def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tuple]
-              ) -> list[str]:
-    ins = [x for x in (_mean_len(p, "input_tokens") for _, p in members) if x]
+def _length_lines(members: list[tuple[str, Point]], group: float) -> list[str]:
+    """id, label (the lengths really sent and received) and the lengths run.yaml declares."""
+    pts = [p for _, p in members]
+    ins = [x for x in (_mean_len(p, "input_tokens") for p in pts) if x]
     mean_in = sum(ins) / len(ins) if ins else group
-    outs = [x for x in (_mean_len(p, "output_tokens") for _, p in members) if x]
+    outs = [x for x in (_mean_len(p, "output_tokens") for p in pts) if x]
     mean_out = sum(outs) / len(outs) if outs else None
     shown_in = int(round(mean_in))
     shown_out = int(round(mean_out)) if mean_out else None
-    wid = f"in{shown_in}" + (f"-out{shown_out}" if shown_out else "")
-    label = f"{shown_in:,}" + (f" → {shown_out:,}" if shown_out else "")
-    pts = [p for _, p in members]
-    datasets = Counter(p.scenario.get("dataset") for p in pts
-                       if p.scenario.get("dataset") not in (None, "", "[redacted]"))
-    if not shown_in:                    # the files record no input length
-        wid, label = "in-unstated" + (f"-out{shown_out}" if shown_out else ""), "TODO"
+    tail = f"-out{shown_out}" if shown_out else ""
+    wid = f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"
+    label = (f"{shown_in:,}" + (f" → {shown_out:,}" if shown_out else "")) if shown_in \
+        else "TODO"                                  # the files record no input length
     lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}",
              f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"
              + ("" if shown_in else "   # TODO: the files record no input length")]
     if mean_out:
         lines.append(f"    output_tokens: {_declared_len(pts, 'output_tokens', mean_out)}")
+    datasets = Counter(p.scenario.get("dataset") for p in pts
+                       if p.scenario.get("dataset") not in (None, "", "[redacted]"))
     lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets
                  else "    dataset: TODO")
-    lines += _loads(members)
-    params = defaultdict(set)
-    for p in pts:
+    return lines
+
+
+def _sweep_params(members: list[tuple[str, Point]]) -> dict[str, set]:
+    params: dict[str, set] = defaultdict(set)
+    for _, p in members:
         for k in SWEEP_PARAMS:
             if p.params.get(k) is not None:
                 params[k].add(p.params[k])
+    return params
+
+
+def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tuple]
+              ) -> list[str]:
+    lines = _length_lines(members, group) + _loads(members)
+    params = _sweep_params(members)
     if params:
         lines.append("    params:")
         lines += [f"      {k}: {_list(sorted(vs))}" for k, vs in sorted(params.items())]

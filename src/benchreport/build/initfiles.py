@@ -378,6 +378,41 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-") or "engine"
 
 
+def _result_engine(f: Found, hints: dict[Path, dict[str, str]], found: list[Found]) -> None:
+    for step in (_from_content(f), _beside(f, hints), _from_url(f.meta.get("urls", [])),
+                 _hosted(f, found)):
+        if step is not None:
+            f.engine, f.guess = step
+            return
+
+
+def _clients(f: Found) -> set[str]:
+    return {p.client for p in f.points}
+
+
+def _with_their_summary(found: list[Found]) -> None:
+    """Per-request records and a second view of a run go with the summary they belong to."""
+    for f in found:
+        if f.kind != "result" or f.engine or not f.points or any(
+                p.role not in ("requests", "duplicate") for p in f.points):
+            continue
+        host = {g.engine for g in found if g.kind == "result" and g.engine
+                and g.source.parent == f.source.parent and _clients(g) == _clients(f)}
+        if len(host) == 1:
+            f.engine = host.pop()
+
+
+def _with_the_results_beside(found: list[Found]) -> None:
+    """A description or /metrics dump with no engine of its own goes with the results in its
+    folder."""
+    for f in found:
+        if f.copied and not f.engine and f.kind != "result":
+            near = {g.engine for g in found if g.kind == "result" and g.engine
+                    and g.source.parent == f.source.parent}
+            if len(near) == 1:
+                f.engine = near.pop()
+
+
 def assign_engines(found: list[Found], engine: str | None) -> None:
     """Set each copied file's engine. A result's is ``--engine``, else what its content
     says, else its neighbours', URL's or hosted API's (``guess`` says which); a log's, launch
@@ -389,30 +424,10 @@ def assign_engines(found: list[Found], engine: str | None) -> None:
             continue                     # a log, launch script or dump says whose it is
         if engine:
             f.engine = engine
-            continue
-        if f.kind != "result":
-            continue
-        for step in (_from_content(f), _beside(f, hints),
-                     _from_url(f.meta.get("urls", [])), _hosted(f, found)):
-            if step is not None:
-                f.engine, f.guess = step
-                break
-    # per-request records and a second view of a run go with the summary they belong to
-    for f in found:
-        if f.kind == "result" and not f.engine and f.points and all(
-                p.role in ("requests", "duplicate") for p in f.points):
-            host = {g.engine for g in found if g.kind == "result" and g.engine
-                    and g.source.parent == f.source.parent
-                    and {p.client for p in g.points} == {p.client for p in f.points}}
-            if len(host) == 1:
-                f.engine = host.pop()
-    # a description or /metrics dump with no engine of its own goes with the results beside it
-    for f in found:
-        if f.copied and not f.engine and f.kind != "result":
-            near = {g.engine for g in found if g.kind == "result" and g.engine
-                    and g.source.parent == f.source.parent}
-            if len(near) == 1:
-                f.engine = near.pop()
+        elif f.kind == "result":
+            _result_engine(f, hints, found)
+    _with_their_summary(found)
+    _with_the_results_beside(found)
     unknown = [f for f in found if f.copied and not f.engine]
     if unknown:
         raise ReportError(f"cannot tell which engine served {unknown[0].source} (the file does "

@@ -354,11 +354,8 @@ def _read_engine(run: Run, engine, names: dict[str, str], notes: list[str]
     return found
 
 
-def _grouped(run: Run, engine: str, merged: list) -> dict[tuple, list]:
-    """The engine's results by point (workload, load, variant). The variant holds the sweep
-    parameters, the client when the engine has several (clients define TTFT, TPOT and ITL
-    differently), and the model, test, version or launch setting when the results disagree
-    on one: each of these is a series of its own, never repeats of one another."""
+def _matched(run: Run, merged: list) -> list[tuple]:
+    """(point, file, other views, workload, load, sweep variant, series) per result."""
     several = len({p.client for p, _, _ in merged}) > 1
     matched = []
     for p, raw, also in merged:
@@ -369,6 +366,15 @@ def _grouped(run: Run, engine: str, merged: list) -> dict[tuple, list]:
                                      f"client-{p.client}" if several else "") if x)
         matched.append((p, raw, also, w, load, sweep,
                         series_of(p, tuple(name for name, _ in w.params))))
+    return matched
+
+
+def _grouped(run: Run, engine: str, merged: list) -> dict[tuple, list]:
+    """The engine's results by point (workload, load, variant). The variant holds the sweep
+    parameters, the client when the engine has several (clients define TTFT, TPOT and ITL
+    differently), and the model, test, version or launch setting when the results disagree
+    on one: each of these is a series of its own, never repeats of one another."""
+    matched = _matched(run, merged)
     split = _series_parts([(m[6], m[3].id) for m in matched])
     models = {m[6]["model"] for m in matched if "model" in m[6]}
     unsplit: dict[tuple, list] = defaultdict(list)

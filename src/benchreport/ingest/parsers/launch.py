@@ -147,10 +147,32 @@ def _command(words: list[str]) -> tuple[str, int] | None:
     return None
 
 
+def _launch(words: list[tuple[int, str]], start: int, names: dict[str, str],
+            env: dict[str, str], lines: dict[str, int]) -> ShellLaunch | None:
+    plain = [w for _, w in words]
+    found = _command(plain)
+    if found is None:
+        return None
+    engine, first = found
+
+    def expand(word: str) -> str:
+        return _VAR.sub(lambda m: names.get(m.group(1) or m.group(2), m.group(0)), word)
+
+    args = [(n, expand(w)) for n, w in words[first:] if w not in ("$@", "$*")]
+    if engine == "vllm" and plain[first - 1] == "serve":
+        args = [(start, "serve")] + args
+    for n, arg in args:
+        if arg.startswith("-"):
+            lines.setdefault(arg.lstrip("-").split("=")[0].replace("-", "_"), n)
+    values = [a for _, a in args]
+    return ShellLaunch(LaunchConfig(image="", env=env, args=tuple(values),
+                                    flags=flags_from_args(values), lines=lines), engine, start)
+
+
 def shell_launch(text: str) -> ShellLaunch | None:
     """The server launch a shell script or command line holds, or None when it has none.
 
-    >>> s = shell_launch("export VLLM_X=1\\nM=org/m\\nexec vllm serve $M \\\\\\n  --max-num-seqs 8\\n")
+    >>> s = shell_launch("export VLLM_X=1\\nM=org/m\\nexec vllm serve $M \\\\\\n  --max-num-seqs 8")
     >>> s.engine, s.line, s.config.flags["max_num_seqs"], s.config.lines["max_num_seqs"]
     ('vllm', 3, '8', 4)
     >>> s.config.args[:2], s.config.env
@@ -171,22 +193,7 @@ def shell_launch(text: str) -> ShellLaunch | None:
                 env[assign.group(1)] = assign.group(2)
                 lines[assign.group(1)] = start
             continue
-        found = _command(plain)
-        if found is None:
-            continue
-        engine, first = found
-
-        def expand(word: str) -> str:
-            return _VAR.sub(lambda m: names.get(m.group(1) or m.group(2), m.group(0)), word)
-
-        args = [(n, expand(w)) for n, w in words[first:] if w not in ('$@', '$*')]
-        if engine == "vllm" and plain[first - 1] == "serve":
-            args = [(start, "serve")] + args
-        for n, arg in args:
-            if arg.startswith("-"):
-                lines.setdefault(arg.lstrip("-").split("=")[0].replace("-", "_"), n)
-        values = [a for _, a in args]
-        return ShellLaunch(LaunchConfig(image="", env=env, args=tuple(values),
-                                        flags=flags_from_args(values), lines=lines),
-                           engine, start)
+        launch = _launch(words, start, names, env, lines)
+        if launch is not None:
+            return launch
     return None
