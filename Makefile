@@ -62,9 +62,9 @@ query: $(STAMP)
 runs: $(STAMP)
 	@$(BIN)/benchreport runs
 
-## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/"
+## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/" (DRY_RUN=1: only show what it would do)
 init: $(STAMP)
-	@$(BIN)/benchreport init $(RUN) $(FILES) $(if $(ENGINE),--engine $(ENGINE))
+	@$(BIN)/benchreport init $(RUN) $(FILES) $(if $(ENGINE),--engine $(ENGINE)) $(if $(DRY_RUN),--dry-run)
 
 ## Read every input of data/$(RUN)/ and report problems, without building
 check: $(STAMP)

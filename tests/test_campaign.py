@@ -93,7 +93,10 @@ def test_init_gives_a_run_that_builds_with_no_edits(tmp_path, project, case, nam
     folder = _copy(tmp_path, names, case)
     _init(tmp_path, "r", [folder], *(["--engine", engine] if engine else []))
     run_yaml = (tmp_path / "data/r/run.yaml").read_text()
-    assert "hardware: TODO" in run_yaml
+    if case == "genai-bench":            # its experiment_metadata.json states the GPUs
+        assert '  gpus: 1\n  gpu_model: "H100"\n' in run_yaml
+    else:
+        assert "hardware: TODO" in run_yaml
     pdf = case == CLIENT_CASES[0][0]         # one client's PDF; the pages for all of them
     run = _build(tmp_path, "r", project, pdf=pdf)
     points = _points(run)

@@ -108,7 +108,7 @@ def _explain(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace) -> int:
     from .build.init import init_run
 
-    init_run(args.run_id, args.paths, args.data_root, engine=args.engine)
+    init_run(args.run_id, args.paths, args.data_root, engine=args.engine, dry_run=args.dry_run)
     return 0
 
 
@@ -210,6 +210,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", type=Path, nargs="+", help="result files, logs, or folders of them")
     p.add_argument("--engine", help="the engine that served them, when the files do not say "
                                     "(e.g. vllm, sglang)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print, file by file, the engine, model, workload, load and repeat "
+                        "init would give it (or why it skips it) and the run.yaml it would "
+                        "draft; write nothing")
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.set_defaults(func=_init)
 

@@ -1,121 +1,47 @@
 """`benchreport init RUN_ID PATH…`: start a run from the files a benchmark left behind.
 
-The files are copied unchanged into ``data/<RUN_ID>/raw/<engine>/`` (the engine from the
-content, or from ``--engine``), a ``run.yaml`` is drafted from what they record (engines,
-model, workloads, sweep points, repeats, date), and ``SHA256SUMS`` is recorded. What the
-files cannot say (hardware, deployment, …) is written as ``TODO``, which the build reports
-as "not stated". ``make report RUN=<RUN_ID>`` then builds with no hand edits.
+The files are sorted first (`initfiles.survey`): results, server logs, launch scripts,
+/metrics dumps and a client's experiment description are copied unchanged into
+``data/<RUN_ID>/raw/<engine>/`` (the engine from the content, a guess that says what it
+rests on, or ``--engine``); anything else is skipped with one line saying what it is. A
+``run.yaml`` is drafted from what the files record (engines and their versions, models,
+workloads with the lengths really sent, sweep points, repeats, date, GPUs where a client
+states them), ``SHA256SUMS`` is recorded, and the draft is read back as the build reads it
+before the folder appears. Results that record different models, tests, engine versions or
+launch settings are series of their own, never repeats. What the files cannot say is written
+as ``TODO``, which the build reports as "not stated". ``--dry-run`` prints what init would do,
+file by file, and writes nothing.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import shutil
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import MissingInputError, ParseError, ReportError
+from ..core.redact import redact
+from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.runmeta import Load
-from ..ingest.clients import read_points
 from ..ingest.clients.base import Point
-from ..ingest.points import INPUT_TOLERANCE, _load_order, point_load
+from ..ingest.points import (
+    INPUT_TOLERANCE,
+    LAUNCH_PARAMS,
+    _load_order,
+    _series_parts,
+    point_load,
+    sent_mean,
+    series_of,
+)
 from . import checksums
+from .initfiles import ENGINE_NAMES, Found, no_result, survey
 
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "tgi": "TGI"}
-SKIP = {"experiment_metadata.json"}        # genai-bench's folder description: read, kept
+__all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
 
-
-@dataclass
-class Found:
-    source: Path                 # the file as given
-    target: str                  # path under raw/<engine>/
-    engine: str
-    points: list[Point]
-    kind: str                    # "result", "log", "launch", "other"
-
-
-def _files(paths: list[Path]) -> list[tuple[Path, str]]:
-    """(file, its path below raw/<engine>/): a folder keeps its own name and layout."""
-    out = []
-    for given in paths:
-        if not given.exists():
-            raise MissingInputError(f"{given} not found (expected a file or a folder)")
-        if given.is_file():
-            out.append((given, given.name))
-            continue
-        for top, dirs, files in os.walk(given):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if name.startswith("."):
-                    continue
-                path = Path(top) / name
-                out.append((path, (Path(given.name) / path.relative_to(given)).as_posix()))
-    return out
-
-
-def _engine_of_log(path: Path) -> tuple[str, str] | None:
-    """("log" | "launch", engine) for a server log or launch file, else None."""
-    from ..ingest.parsers.anyfile import LAUNCH_SUFFIXES
-    from ..ingest.parsers.logscan import detect_engine
-
-    if path.name.lower().endswith(LAUNCH_SUFFIXES):
-        import io
-
-        from ..ingest.parsers.anyfile import launch_engine
-        from ..ingest.parsers.launch import parse_launch
-
-        cfg = parse_launch(io.StringIO(path.read_text(encoding="utf-8")), path.name)
-        engine = launch_engine(cfg.flags, cfg.env)
-        return ("launch", engine) if engine != "unknown" else None
-    try:
-        with open(path, "rb") as fh:
-            return "log", detect_engine(fh.read(1 << 20), path.name)
-    except ReportError:
-        return None
-
-
-def survey(paths: list[Path], engine: str | None) -> list[Found]:
-    """Read every given file: its points (results), or its engine (logs, launch files)."""
-    found = []
-    for path, target in _files(paths):
-        if path.name in SKIP:
-            found.append(Found(path, target, engine or "", [], "other"))
-            continue
-        data = path.read_bytes()
-        try:
-            points = read_points(data, str(path))
-        except ParseError as exc:
-            if "offline" in exc.message or path.suffix.lower() in (".json", ".jsonl", ".csv"):
-                raise
-            log = _engine_of_log(path)
-            if log is None:
-                raise
-            kind, guessed = log
-            found.append(Found(path, target, engine or guessed, [], kind))
-            continue
-        told = {p.engine for p in points if p.engine}
-        if len(told) > 1 and not engine:
-            raise ParseError(f"results of several engines in one file ({', '.join(sorted(told))})",
-                             path=str(path), hint="split the file, or pass --engine")
-        found.append(Found(path, target, engine or (told.pop() if told else ""), points,
-                           "result"))
-    if not any(f.kind == "result" for f in found):
-        raise MissingInputError("no benchmark result among the given files",
-                                hint="give the client's result files (JSON, JSON Lines, CSV)")
-    # a folder's description and its logs go with the engine of the results beside them
-    for f in found:
-        if not f.engine:
-            near = {g.engine for g in found if g.engine and g.source.parent == f.source.parent}
-            if len(near) == 1:
-                f.engine = near.pop()
-    unknown = [f for f in found if not f.engine]
-    if unknown:
-        raise ReportError(f"cannot tell which engine served {unknown[0].source} (the file does "
-                          "not say)", hint="pass --engine vllm (or the engine's id)")
-    return found
+SWEEP_PARAMS = ("max_num_seqs", "max_num_batched_tokens")     # drafted as `params:`
 
 
 def _cluster(values: list[float]) -> list[float]:
@@ -128,21 +54,26 @@ def _cluster(values: list[float]) -> list[float]:
 
 
 def _mean_len(p: Point, key: str) -> float | None:
-    if p.scenario.get(key):
-        return float(p.scenario[key])
-    done = p.fields.get("completed")
-    total = p.fields.get(f"total_{'input' if key == 'input_tokens' else 'output'}_tokens")
-    if done and total:
-        return total / done
-    lens = [r.get(key) for r in p.requests if r.get(key)]
-    return sum(lens) / len(lens) if lens else None
+    """The mean length really sent (input) or received (output), else the file's target."""
+    sent = sent_mean(p, key.split("_")[0])
+    if sent:
+        return sent
+    return float(p.scenario[key]) if p.scenario.get(key) else None
+
+
+def _declared_len(members: list[Point], key: str, mean: float) -> int:
+    """The length run.yaml declares: the target the files were configured with when it is
+    within 10% of the mean sent (so the build matches either), else the mean."""
+    targets = {float(p.scenario[key]) for p in members if p.scenario.get(key)
+               and p.scenario.get(f"{key}_from", "target") == "target"}
+    if len(targets) == 1:
+        target = targets.pop()
+        if abs(target - mean) <= INPUT_TOLERANCE * mean:
+            return int(round(target))
+    return int(round(mean))
 
 
 def _yaml_scalar(value) -> str:
-    import json
-
-    from ..core.redact import redact
-
     if isinstance(value, str):
         return json.dumps(redact(value), ensure_ascii=False)
     return str(value)
@@ -150,6 +81,10 @@ def _yaml_scalar(value) -> str:
 
 def _rate_text(rate) -> str:
     return "inf" if rate == "inf" else f"{rate:g}"
+
+
+def _list(values: list) -> str:
+    return str(values[0]) if len(values) == 1 else "[" + ", ".join(map(str, values)) + "]"
 
 
 def runs_found(found: list[Found]) -> list[tuple[str, Point]]:
@@ -160,151 +95,343 @@ def runs_found(found: list[Found]) -> list[tuple[str, Point]]:
     from ..ingest.points import merge_views
 
     out = []
-    for engine in sorted({f.engine for f in found}):
+    for engine in sorted({f.engine for f in found if f.kind == "result"}):
         views = [(p, RawFile(path=Path(f.target), rel=f.target, sha256=""))
-                 for f in found if f.engine == engine for p in f.points]
+                 for f in found if f.engine == engine and f.kind == "result" for p in f.points]
         out += [(engine, p) for p, _, _ in merge_views(views)]
     return out
 
 
-def draft_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
-    """The run.yaml text, and what the files could not say."""
-    points = runs_found(found)
-    engines = sorted({e for e, _ in points})
-    models = Counter(p.model for _, p in points if p.model)
-    clients = sorted({p.client for _, p in points})
+def _series_keys(points: list[tuple[str, Point]]) -> dict[int, tuple]:
+    """id(point) -> what tells its series apart within its engine (see points.series_of):
+    the same dimensions the build splits on, and the client when an engine has several."""
+    declared = tuple(k for k in SWEEP_PARAMS if any(k in p.params for _, p in points))
+    out: dict[int, tuple] = {}
+    for engine in {e for e, _ in points}:
+        mine = [p for e, p in points if e == engine]
+        series = {id(p): series_of(p, declared) for p in mine}
+        split = _series_parts([(s, "") for s in series.values()])
+        several = len({p.client for p in mine}) > 1
+        for p in mine:
+            out[id(p)] = tuple((k, series[id(p)].get(k)) for k in split) + (
+                (("client", p.client),) if several else ())
+    return out
+
+
+def _names(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _short(model: str) -> str:
+    return model.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _models(points: list[tuple[str, Point]], found: list[Found]) -> list[str]:
+    """The models the results record, most results first; else the experiment's."""
+    told = [m for m, _ in Counter(p.model for _, p in points if p.model).most_common()]
+    return told or sorted({f.meta["model"] for f in found
+                           if f.kind == "metadata" and f.meta.get("model")})
+
+
+def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> list[str]:
+    tests = sorted({series_of(p).get("test") for _, p in points} - {None})
+    what = _names([_short(m) for m in models]) if models else (
+        _names(tests) if tests else "TODO")
+    names = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points}))
+    return ["title:", f"  ko: {_yaml_scalar(f'{what}: {names} 벤치마크 ({run_id})')}",
+            f"  en: {_yaml_scalar(f'{what}: {names} benchmark ({run_id})')}"]
+
+
+def _model_lines(models: list[str], missing: list[str]) -> list[str]:
+    if not models:
+        missing.append("model")
+        return ["model: TODO"]
+    lines = []
+    if len(models) > 1:
+        lines.append(f"# the files record {len(models)} models, each a series of its own: "
+                     + ", ".join(models))
+    return lines + ["model:", f"  name: {_yaml_scalar(models[0])}"]
+
+
+def _engine_lines(points: list[tuple[str, Point]]) -> list[str]:
+    lines = ["engines:"]
+    for e in sorted({e for e, _ in points}):
+        lines += [f"  - id: {e}", f"    name: {_yaml_scalar(ENGINE_NAMES.get(e, e))}"]
+        versions = sorted({str(p.params["server_version"]) for x, p in points
+                           if x == e and p.params.get("server_version") is not None})
+        if len(versions) == 1:
+            lines.append(f"    version: {_yaml_scalar(versions[0])}")
+    return lines
+
+
+def _header(run_id: str, points: list[tuple[str, Point]], found: list[Found],
+            missing: list[str]) -> list[str]:
+    models = _models(points, found)
     dates = sorted(p.date[:10] for _, p in points if p.date)
-    missing = []
-    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in points) if x]
-    groups = _cluster(inputs) if inputs else [0.0]
     lines = ["schema: 1",
              "# drafted by `benchreport init` from the files under raw/; TODO marks what they",
-             "# do not record (the report says \"not stated\" there until you fill it in)"]
-    model = models.most_common(1)[0][0] if models else None
-    what = model.rstrip("/").rsplit("/", 1)[-1] if model else "TODO"
-    names = " and ".join(ENGINE_NAMES.get(e, e) for e in engines)
-    lines += ["title:", f"  ko: {_yaml_scalar(f'{what}: {names} 벤치마크 ({run_id})')}",
-              f"  en: {_yaml_scalar(f'{what}: {names} benchmark ({run_id})')}"]
+             "# do not record (the report says \"not stated\" there until you fill it in)",
+             *_title(run_id, points, models)]
     if dates:
         lines.append(f"date: {dates[0]}")
     else:
         lines.append("date: TODO")
         missing.append("date")
-    lines.append("hardware: TODO")
+    return lines + _hardware(found, missing) + _model_lines(models, missing) + \
+        _deployment(found, missing) + _engine_lines(points)
+
+
+def _hardware(found: list[Found], missing: list[str]) -> list[str]:
+    """GPUs where a client states them (genai-bench's experiment description)."""
+    stated = {(f.meta.get("server_gpu_type"), f.meta.get("server_gpu_count"))
+              for f in found if f.kind == "metadata"} - {(None, None)}
+    if len(stated) == 1:
+        gpu, count = stated.pop()
+        if gpu and count:
+            return ["hardware:   # as genai-bench's experiment_metadata.json states it",
+                    "  servers: 1", f"  gpus: {count}", f"  gpu_model: {_yaml_scalar(gpu)}"]
     missing.append("hardware")
-    if model:
-        lines += ["model:", f"  name: {_yaml_scalar(model)}"]
-    else:
-        lines.append("model: TODO")
-        missing.append("model")
-    lines.append("deployment: TODO")
+    return ["hardware: TODO"]
+
+
+def _deployment(found: list[Found], missing: list[str]) -> list[str]:
+    hosted = {f.engine for f in found if f.kind == "result" and "hosted API" in f.guess}
+    if len(hosted) == 1:
+        return [f"deployment: {_yaml_scalar(ENGINE_NAMES.get(next(iter(hosted)), 'hosted'))}"
+                "   # the hosted API the client names"]
     missing.append("deployment")
-    lines.append("engines:")
-    for e in engines:
-        lines += [f"  - id: {e}", f"    name: {_yaml_scalar(ENGINE_NAMES.get(e, e))}"]
+    return ["deployment: TODO"]
+
+
+def _members(points: list[tuple[str, Point]], group: float) -> list[tuple[str, Point]]:
+    def near(p: Point) -> bool:
+        x = _mean_len(p, "input_tokens") or 0.0
+        return (x == 0.0 and group == 0.0) or (
+            group > 0 and abs(x - group) <= INPUT_TOLERANCE * group)
+    return [(e, p) for e, p in points if near(p)]
+
+
+def _loads(members: list[tuple[str, Point]]) -> list[str]:
+    loads = {point_load(p) for _, p in members}
+    concs = sorted({x.max_concurrency for x in loads if x.max_concurrency is not None})
+    rates = sorted({x.request_rate for x in loads if x.request_rate is not None},
+                   key=lambda r: 1e18 if r == "inf" else r)
+    lines = []
+    if concs:
+        lines.append(f"    concurrency: {_list(concs)}")
+    if rates and (rates != ["inf"] or not concs):
+        lines.append(f"    request_rate: {_list([_rate_text(r) for r in rates])}")
+    if not concs and not rates:
+        lines.append("    request_rate: inf")
+    return lines
+
+
+def _length_lines(members: list[tuple[str, Point]], group: float) -> list[str]:
+    """id, label (the lengths really sent and received) and the lengths run.yaml declares."""
+    pts = [p for _, p in members]
+    ins = [x for x in (_mean_len(p, "input_tokens") for p in pts) if x]
+    mean_in = sum(ins) / len(ins) if ins else group
+    outs = [x for x in (_mean_len(p, "output_tokens") for p in pts) if x]
+    mean_out = sum(outs) / len(outs) if outs else None
+    shown_in = int(round(mean_in))
+    shown_out = int(round(mean_out)) if mean_out else None
+    tail = f"-out{shown_out}" if shown_out else ""
+    wid = f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"
+    label = (f"{shown_in:,}" + (f" → {shown_out:,}" if shown_out else "")) if shown_in \
+        else "TODO"                                  # the files record no input length
+    lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}",
+             f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"
+             + ("" if shown_in else "   # TODO: the files record no input length")]
+    if mean_out:
+        lines.append(f"    output_tokens: {_declared_len(pts, 'output_tokens', mean_out)}")
+    datasets = Counter(p.scenario.get("dataset") for p in pts
+                       if p.scenario.get("dataset") not in (None, "", "[redacted]"))
+    lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets
+                 else "    dataset: TODO")
+    return lines
+
+
+def _sweep_params(members: list[tuple[str, Point]]) -> dict[str, set]:
+    params: dict[str, set] = defaultdict(set)
+    for _, p in members:
+        for k in SWEEP_PARAMS:
+            if p.params.get(k) is not None:
+                params[k].add(p.params[k])
+    return params
+
+
+def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tuple]
+              ) -> list[str]:
+    lines = _length_lines(members, group) + _loads(members)
+    params = _sweep_params(members)
+    if params:
+        lines.append("    params:")
+        lines += [f"      {k}: {_list(sorted(vs))}" for k, vs in sorted(params.items())]
+    # repeats only of results that agree on everything but the repeat
+    per_point = Counter((e, keys[id(p)], point_load(p), tuple(sorted(
+        (k, str(v)) for k, v in p.params.items() if k in params))) for e, p in members)
+    repeats = max(per_point.values()) if per_point else 1
+    if repeats > 1:
+        lines.append(f"    repeats: {repeats}")
+    return lines
+
+
+def draft_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
+    """The run.yaml text, and what the files could not say."""
+    points = runs_found(found)
+    clients = sorted({p.client for _, p in points})
+    missing: list[str] = []
+    lines = _header(run_id, points, found, missing)
+    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in points) if x]
+    keys = _series_keys(points)
     lines.append("workloads:")
-    for group in groups:
-        members = [(e, p) for e, p in points
-                   if (_mean_len(p, "input_tokens") or 0.0) == 0.0 and group == 0.0
-                   or group and abs((_mean_len(p, "input_tokens") or 0) - group)
-                   <= INPUT_TOLERANCE * group]
-        sample = next((p for _, p in members if p.scenario.get("input_tokens")), None)
-        size = int(round(float(sample.scenario["input_tokens"]) if sample else group))
-        outs = [x for x in (_mean_len(p, "output_tokens") for _, p in members) if x]
-        out = int(round(sum(outs) / len(outs))) if outs else None
-        loads = sorted({point_load(p) for _, p in members},
-                       key=lambda x: (x.max_concurrency or 0, 1e18 if x.request_rate in (
-                           None, "inf") else x.request_rate))
-        concs = sorted({x.max_concurrency for x in loads if x.max_concurrency is not None})
-        rates = sorted({x.request_rate for x in loads if x.request_rate is not None},
-                       key=lambda r: 1e18 if r == "inf" else r)
-        wid = f"in{size}" + (f"-out{out}" if out else "")
-        label = f"{size:,}" + (f" → {out:,}" if out else "")
-        datasets = Counter(p.scenario.get("dataset") for _, p in members
-                           if p.scenario.get("dataset"))
-        lines += [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}",
-                  f"    input_tokens: {size}"]
-        if out:
-            lines.append(f"    output_tokens: {out}")
-        lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets
-                     else "    dataset: TODO")
-        if concs:
-            lines.append(f"    concurrency: {concs[0] if len(concs) == 1 else concs}")
-        if rates and (rates != ["inf"] or not concs):
-            shown = [_rate_text(r) for r in rates]
-            lines.append(f"    request_rate: {shown[0] if len(shown) == 1 else '[' + ', '.join(shown) + ']'}")
-        if not concs and not rates:
-            lines.append("    request_rate: inf")
-        params = defaultdict(set)
-        for _, p in members:
-            for k, v in p.params.items():
-                if k in ("max_num_seqs", "max_num_batched_tokens") and v is not None:
-                    params[k].add(v)
-        if params:
-            lines.append("    params:")
-            for k, vs in sorted(params.items()):
-                vals = sorted(vs)
-                lines.append(f"      {k}: {vals[0] if len(vals) == 1 else vals}")
-        per_point = Counter((e, point_load(p), tuple(sorted(
-            (k, str(v)) for k, v in p.params.items() if k in params))) for e, p in members)
-        repeats = max(per_point.values()) if per_point else 1
-        if repeats > 1:
-            lines.append(f"    repeats: {repeats}")
+    for group in (_cluster(inputs) if inputs else [0.0]):
+        lines += _workload(_members(points, group), group, keys)
     lines += ["sources:", "  - what: " + _yaml_scalar(
         f"result files of {', '.join(clients)}, copied unchanged by benchreport init")]
+    urls = sorted({u for f in found if f.kind == "result" for u in f.meta.get("urls", [])})
+    if urls:
+        lines.append(f"    endpoint: {_yaml_scalar(', '.join(urls))}")
     return "\n".join(lines) + "\n", missing
 
 
-def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
-             engine: str | None = None, out: Callable[[str], None] = print) -> Path:
-    """Create data/<run_id>/ from ``paths``; return its folder."""
-    check_run_id(run_id)
-    folder = Path(data_root) / run_id
-    if folder.exists():
-        raise ReportError(f"{folder.as_posix()}/ already exists; init starts a new run",
-                          hint="choose another run id, or remove the folder first")
-    found = survey(paths, engine)
-    targets = Counter((f.engine, f.target) for f in found)
+# ---------------------------------------------------------------------------------------
+
+def _stage(folder: Path, run_id: str, found: list[Found], text: str) -> list:
+    """Write the run into ``folder/<run_id>`` and read it back as the build does: the
+    matched points, or the build's own error."""
+    from ..core.runmeta import load_run
+    from ..ingest.points import load_points
+
+    run_dir = folder / run_id
+    for f in found:
+        if f.copied:
+            dest = run_dir / "raw" / f.engine / f.target
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f.source, dest)
+    (run_dir / "run.yaml").write_text(text, encoding="utf-8")
+    checksums.record(run_dir)
+    return load_points(load_run(run_id, folder, folder / ".report"))
+
+
+def _check_targets(found: list[Found]) -> None:
+    targets = Counter((f.engine, f.target) for f in found if f.copied)
     twice = [t for t, n in targets.items() if n > 1]
     if twice:
         raise ReportError(f"two given files would both be raw/{twice[0][0]}/{twice[0][1]}",
                           hint="give their folders instead, so each keeps its path")
+
+
+def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
+             engine: str | None = None, out: Callable[[str], None] = print,
+             dry_run: bool = False) -> Path | None:
+    """Create data/<run_id>/ from ``paths`` and return its folder; with ``dry_run``, print
+    what would be done, file by file, and write nothing (returns None)."""
+    check_run_id(run_id)
+    folder = Path(data_root) / run_id
+    if folder.exists() and not dry_run:
+        raise ReportError(f"{folder.as_posix()}/ already exists; init starts a new run",
+                          hint="choose another run id, or remove the folder first")
+    found = survey(paths, engine)
+    if not any(f.kind == "result" for f in found):
+        if dry_run:
+            _table(found, [], out)
+        else:
+            _skipped(found, out)
+        raise no_result(found)
+    _check_targets(found)
     text, missing = draft_run_yaml(run_id, found)
+    if dry_run:
+        with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
+            entries = _stage(Path(tmp), run_id, found, text)
+            _table(found, entries, out)
+        out("dry run: nothing written; run.yaml would be:")
+        for line in text.splitlines():
+            out(f"  {line}")
+        return None
     staging = folder.with_name(f".{run_id}.init")
     if staging.exists():
         shutil.rmtree(staging)
     try:
-        for f in found:
-            dest = staging / "raw" / f.engine / f.target
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f.source, dest)
-        (staging / "run.yaml").write_text(text, encoding="utf-8")
-        checksums.record(staging)
-        staging.rename(folder)
-    except BaseException:
+        entries = _stage(staging, run_id, found, text)
+        (staging / run_id).rename(folder)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    _summary(run_id, folder, found, missing, out)
+    _summary(run_id, folder, found, entries, missing, out)
     return folder
 
 
-def _summary(run_id: str, folder: Path, found: list[Found], missing: list[str],
-             out: Callable[[str], None]) -> None:
-    out(f"{folder.as_posix()}/: {len(found)} files copied, run.yaml drafted, SHA256SUMS "
+def _guesses(found: list[Found]) -> list[str]:
+    said = []
+    for f in found:
+        if f.kind == "result" and f.guess:
+            line = f"engine: {f.engine} (guessed from {f.guess})"
+            if line not in said:
+                said.append(line)
+    return said
+
+
+def _skipped(found: list[Found], out: Callable[[str], None]) -> None:
+    for f in found:
+        if not f.copied:
+            out(f"skipped {f.target}: {f.what}")
+
+
+def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
+             missing: list[str], out: Callable[[str], None]) -> None:
+    copied = [f for f in found if f.copied]
+    out(f"{folder.as_posix()}/: {len(copied)} files copied, run.yaml drafted, SHA256SUMS "
         "recorded")
+    for line in _guesses(found):
+        out(f"  {line}")
+    _skipped(found, lambda line: out(f"  {line}"))
     per: dict[str, list[Load]] = defaultdict(list)
     clients: dict[str, set[str]] = defaultdict(set)
-    for engine, p in runs_found(found):
-        per[engine].append(point_load(p))
-        clients[engine].add(p.client)
+    for e in entries:
+        per[e.engine].append(e.load)
+        clients[e.engine].add(e.point.client)
     for eng in sorted(per):
         loads = Counter(per[eng])
         shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
                           for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
-        out(f"  {eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): {shown}")
-    logs = [f for f in found if f.kind == "log"]
-    if not logs:
+        series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
+        more = f"; series: {', '.join(series)}" if series else ""
+        out(f"  {eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
+            f"{shown}{more}")
+    if not any(f.kind == "log" for f in found):
         out("  no server logs: the report shows the clients' results only")
     if missing:
         out(f"  not stated in the files (TODO in run.yaml): {', '.join(missing)}")
     out(f"next: make report RUN={run_id}")
+
+
+def _table(found: list[Found], entries: list, out: Callable[[str], None]) -> None:
+    """One line per point of each result file and one per other file: file → engine, model,
+    workload, load, repeat, and whether it is used or skipped, and why."""
+    by_file: dict[str, list] = defaultdict(list)
+    also: dict[str, str] = {}
+
+    def below(rel: str) -> str:                 # the path below raw/<engine>/
+        return rel.split("/raw/", 1)[-1].split("/", 1)[-1]
+
+    for e in entries:
+        by_file[below(e.file.rel)].append(e)
+        for other in e.also:
+            also[below(other.split(" ", 1)[0])] = below(e.file.rel)
+    out("file → engine, model, workload, load, repeat: used or skipped, and why")
+    for f in found:
+        if not f.copied:
+            out(f"{f.target} → skipped: {f.what}")
+            continue
+        why = f.what + (f"; engine guessed from {f.guess}" if f.guess else "")
+        if f.kind != "result":
+            out(f"{f.target} → {f.engine}: used ({why})")
+            continue
+        mine = by_file.get(f.target, [])
+        if not mine:
+            out(f"{f.target} → {f.engine}: used ({why}), the same run as "
+                f"{also.get(f.target, 'another file')}")
+        for e in mine:
+            load = e.load.id + (f" ({e.variant})" if e.variant else "")
+            out(f"{f.target} → {f.engine}, {e.point.model or 'model not stated'}, {e.workload}, "
+                f"{load}, repeat {e.repeat}: used ({why})")

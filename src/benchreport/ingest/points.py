@@ -11,6 +11,7 @@ error, as it always was.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,24 +127,52 @@ def _describe(load: Load) -> str:
     return " and ".join(parts) or "no concurrency or rate limit"
 
 
+def sent_mean(p: Point, which: str) -> float | None:
+    """The mean input or output tokens the point's requests really had (total ÷ completed,
+    else the per-request mean), whatever length the client was configured with."""
+    done = p.fields.get("completed")
+    total = p.fields.get(f"total_{which}_tokens")
+    if done and total:
+        return total / done
+    lens = [r[f"{which}_tokens"] for r in p.requests if r.get(f"{which}_tokens")]
+    return sum(lens) / len(lens) if lens else None
+
+
+def _lengths(p: Point, which: str) -> list[float]:
+    """The lengths a workload may be declared with: the target the file records and the
+    mean really sent (a random length drawn up to a maximum has a mean well below it, and
+    `init` drafts the mean)."""
+    first = _mean_input(p) if which == "input" else _mean_output(p)
+    sent = sent_mean(p, which)
+    return [x for x in dict.fromkeys((first, sent)) if x is not None]
+
+
+def _shown(lengths: list[float]) -> str:
+    if len(lengths) > 1 and abs(lengths[0] - lengths[1]) > INPUT_TOLERANCE * lengths[1]:
+        return f"{lengths[0]:.0f} tokens configured, {lengths[1]:.0f} sent on average"
+    return f"{lengths[0]:.0f} tokens"
+
+
 def match_workload(p: Point, workloads: tuple[Workload, ...], where: str) -> Workload:
-    mean_in = _mean_input(p)
-    if mean_in is None:
+    lengths = _lengths(p, "input")
+    if not lengths:
         if len(workloads) == 1:
             return workloads[0]
         raise ParseError("the file records no input length, so it matches no workload "
                          "of run.yaml", path=where)
-    best = min(workloads, key=lambda w: abs(w.input_tokens - mean_in))
+    best, mean_in = min(((w, x) for x in lengths for w in workloads),
+                        key=lambda wx: abs(wx[0].input_tokens - wx[1]))
     if abs(best.input_tokens - mean_in) > INPUT_TOLERANCE * best.input_tokens:
         known = ", ".join(f"{w.id}={w.input_tokens}" for w in workloads)
-        raise ParseError(f"the file's input length ({mean_in:.0f} tokens) matches no "
+        raise ParseError(f"the file's input length ({_shown(lengths)}) matches no "
                          f"workload of run.yaml (input_tokens: {known})", path=where)
-    mean_out = _mean_output(p)
+    outs = _lengths(p, "output")
     # only a target the file records is checked; a mean output length varies with the load
-    if best.output_tokens and mean_out and p.scenario.get("output_tokens") and \
-            p.scenario.get("output_tokens_from", "target") == "target" and \
-            abs(best.output_tokens - mean_out) > OUTPUT_TOLERANCE * best.output_tokens:
-        raise ParseError(f"the file's output length ({mean_out:.0f} tokens) differs from "
+    if best.output_tokens and outs and p.scenario.get("output_tokens") and \
+            p.scenario.get("output_tokens_from", "target") == "target" and all(
+                abs(best.output_tokens - x) > OUTPUT_TOLERANCE * best.output_tokens
+                for x in outs):
+        raise ParseError(f"the file's output length ({_shown(outs)}) differs from "
                          f"workload {best.id!r}'s output_tokens ({best.output_tokens}) in "
                          "run.yaml", path=where)
     return best
@@ -284,58 +313,186 @@ def result_files(run: Run, engine: str) -> list[RawFile]:
             and not is_metrics(raw.path)]      # AIPerf's server_metrics_export.jsonl
 
 
+# Settings a result file records of the server's launch (SGLang's server_info, a vllm bench
+# sweep's serve parameters): unless run.yaml's workload sweeps them (``params:``), results
+# that differ in one are two series, never repeats of one point.
+LAUNCH_PARAMS = ("tp_size", "dp_size", "pp_size", "ep_size", "dcp_size",
+                 "chunked_prefill_size", "max_running_requests", "mem_fraction_static",
+                 "schedule_policy", "attention_backend", "kv_cache_dtype", "quantization",
+                 "disable_radix_cache", "enable_dp_attention", "speculative_algorithm",
+                 "speculative_num_steps", "speculative_eagle_topk",
+                 "speculative_num_draft_tokens", "max_num_seqs", "max_num_batched_tokens")
+SERIES_WORDS = {"model": "model", "test": "test name", "version": "engine version"}
+_LOAD_PART = re.compile(r"[_-](?:qps|rate|request_rate|concurrency)[_-]?(?:inf|[0-9.]+)(?=$|[_-])")
+
+
+def without_load(name: str) -> str:
+    """A test name without the load part vLLM's nightly CI appends to it.
+
+    >>> without_load("serving_qwen2_5_7B_tp1_qps_inf"), without_load("t_qps_4_concurrency_16")
+    ('serving_qwen2_5_7B_tp1', 't')
+    """
+    return _LOAD_PART.sub("", name).strip("_-") or name
+
+
+def series_of(p: Point, declared: tuple[str, ...] = ()) -> dict[str, str]:
+    """What a result records it measured besides its load: the model, the test (vLLM nightly
+    ``Test name``, SGLang ``tag``; without the load part), the engine's version and launch
+    settings (other than the sweep parameters ``declared`` in run.yaml). Results that differ
+    in one of these are different series."""
+    out: dict[str, str] = {}
+    if p.model and p.model.strip():
+        out["model"] = p.model.strip()
+    test = next((p.params[k] for k in ("test_name", "tag") if isinstance(p.params.get(k), str)
+                 and p.params[k].strip()), None)
+    if test:
+        out["test"] = without_load(test.strip())
+    if p.params.get("server_version") is not None:
+        out["version"] = str(p.params["server_version"])
+    for key in LAUNCH_PARAMS:
+        if key not in declared and p.params.get(key) is not None:
+            out[key] = str(p.params[key])
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9_-]+", "_", text.lower().replace(".", "_")).strip("_") or "x"
+
+
+def _series_parts(found: list[tuple[dict[str, str], str]]) -> list[str]:
+    """The series dimensions on which an engine's results disagree (two known values)."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for series, _ in found:
+        for key, value in series.items():
+            values[key].add(value)
+    return [k for k in (*SERIES_WORDS, *LAUNCH_PARAMS) if len(values.get(k, ())) > 1]
+
+
+def _series_variant(series: dict[str, str], split: list[str], names: set[str]) -> str:
+    parts = []
+    for key in split:
+        value = series.get(key)
+        if value is None:
+            parts.append(f"{key}-unstated")
+            continue
+        short = value.rstrip("/").rsplit("/", 1)[-1] if key == "model" else value
+        # two models with one last path part (a/m, b/m) keep their whole names apart
+        if key == "model" and sum(n.rstrip("/").rsplit("/", 1)[-1] == short for n in names) > 1:
+            short = value
+        parts.append(f"{key}-{_slug(short)}")
+    return ",".join(parts)
+
+
+def _check_declared_repeats(members: list, engine: str) -> None:
+    """run.yaml says these results are repeats of one point: they must record one model,
+    test and engine version (and launch settings)."""
+    first = members[0]
+    for other in members[1:]:
+        for key in (*SERIES_WORDS, *LAUNCH_PARAMS):
+            a, b = first[6].get(key), other[6].get(key)
+            if a is not None and b is not None and a != b:
+                what = SERIES_WORDS.get(key, key)
+                raise ReportError(
+                    f"run.yaml declares repeats: {first[3].repeats} for workload "
+                    f"{first[3].id!r}, but the results of engine {engine!r} at load "
+                    f"{first[4].id} record two {what}s: {a} ({_at(first)}) and {b} "
+                    f"({_at(other)})",
+                    hint="repeats are runs of one configuration; drop `repeats:` so each "
+                         f"{what} is a series of its own, or keep one {what}'s results")
+
+
+def _at(member) -> str:
+    return f"{member[1].rel}:{member[0].line or member[0].where}"
+
+
+def _read_engine(run: Run, engine, names: dict[str, str], notes: list[str]
+                 ) -> list[tuple[Point, RawFile]]:
+    found = []
+    for raw in result_files(run, engine.id):
+        for p in read_points(raw.path.read_bytes(), raw.rel):
+            notes.extend(p.warnings)
+            if p.engine and p.engine != engine.id and p.engine in names:
+                raise ParseError(
+                    f"a result of {names[p.engine]} (backend {p.engine!r}) in "
+                    f"{engine.name}'s folder raw/{engine.id}/", path=raw.rel, line=p.line,
+                    hint=f"move it to raw/{p.engine}/")
+            found.append((p, raw))
+    return found
+
+
+def _matched(run: Run, merged: list) -> list[tuple]:
+    """(point, file, other views, workload, load, sweep variant, series) per result."""
+    several = len({p.client for p, _, _ in merged}) > 1
+    matched = []
+    for p, raw, also in merged:
+        where = f"{raw.rel}:{p.line}" if p.line else raw.rel
+        w = match_workload(p, run.meta.workloads, where)
+        load = match_load(p, w, where)
+        sweep = ",".join(x for x in (_variant(p, w, where),
+                                     f"client-{p.client}" if several else "") if x)
+        matched.append((p, raw, also, w, load, sweep,
+                        series_of(p, tuple(name for name, _ in w.params))))
+    return matched
+
+
+def _grouped(run: Run, engine: str, merged: list) -> dict[tuple, list]:
+    """The engine's results by point (workload, load, variant). The variant holds the sweep
+    parameters, the client when the engine has several (clients define TTFT, TPOT and ITL
+    differently), and the model, test, version or launch setting when the results disagree
+    on one: each of these is a series of its own, never repeats of one another."""
+    matched = _matched(run, merged)
+    split = _series_parts([(m[6], m[3].id) for m in matched])
+    models = {m[6]["model"] for m in matched if "model" in m[6]}
+    unsplit: dict[tuple, list] = defaultdict(list)
+    for m in matched:
+        unsplit[(m[3].id, m[4].id, m[5])].append(m)
+    groups: dict[tuple, list] = defaultdict(list)
+    for members in unsplit.values():
+        for m in members:
+            variant = ",".join(x for x in (m[5], _series_variant(m[6], split, models)) if x)
+            groups[(m[3].id, m[4].id, variant)].append((*m[:5], variant))
+    # run.yaml declares repeats, yet no series has two results of a point: the repeats it
+    # means can only be results of different models (tests, versions): say so
+    for (wid, _, _), members in unsplit.items():
+        w = members[0][3]
+        if split and w.repeats > 1 and len(members) > 1 and max(
+                len(g) for k, g in groups.items() if k[0] == wid) == 1:
+            _check_declared_repeats(members, engine)
+    return groups
+
+
+def _check_group(engine: str, wid: str, members: list) -> None:
+    w = members[0][3]
+    layout = [_repeat_layout(m[0]) for m in members]
+    if len(members) > 1 and w.repeats < 2 and None in layout:
+        first, second = (_at(m) for m in members[:2])
+        if not w.is_sweep:
+            raise ReportError(
+                f"two results for engine {engine!r} and workload {wid!r}: {first} "
+                f"and {second}",
+                hint="keep one result per engine and workload under raw/<engine>/, "
+                     "or declare `repeats:` in run.yaml if they are repeats")
+        raise ReportError(
+            f"two results for engine {engine!r}, workload {wid!r} and load "
+            f"{members[0][4].id}: {first} and {second}",
+            hint="declare `repeats:` in run.yaml if they are repeats of one point, "
+                 "or keep one result per point under raw/<engine>/")
+    if len(members) > max(w.repeats, 1) and None in layout:
+        raise ReportError(
+            f"{len(members)} results for engine {engine!r}, workload {wid!r} and "
+            f"load {members[0][4].id}, but run.yaml declares repeats: {w.repeats}",
+            path=members[0][1].rel)
+
+
 def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:
     """Every benchmark point of the run, matched to engine, workload, load and repeat."""
     notes = notes if notes is not None else []
     entries: list[PointEntry] = []
     names = {e.id: e.name for e in run.meta.engines}
     for engine in run.meta.engines:
-        found = []
-        for raw in result_files(run, engine.id):
-            points = read_points(raw.path.read_bytes(), raw.rel)
-            for p in points:
-                notes.extend(p.warnings)
-                if p.engine and p.engine != engine.id and p.engine in names:
-                    raise ParseError(
-                        f"a result of {names[p.engine]} (backend {p.engine!r}) in "
-                        f"{engine.name}'s folder "
-                        f"raw/{engine.id}/", path=raw.rel, line=p.line,
-                        hint=f"move it to raw/{p.engine}/")
-                found.append((p, raw))
-        groups: dict[tuple, list[tuple[Point, RawFile, list[str], Workload, Load, str]]] = \
-            defaultdict(list)
-        merged = merge_views(found, notes)
-        # Clients define TTFT, TPOT and ITL differently: with several, each client's results
-        # of a point are a variant of their own, never repeats of one another.
-        several = len({p.client for p, _, _ in merged}) > 1
-        for p, raw, also in merged:
-            where = f"{raw.rel}:{p.line}" if p.line else raw.rel
-            w = match_workload(p, run.meta.workloads, where)
-            load = match_load(p, w, where)
-            variant = ",".join(x for x in (_variant(p, w, where),
-                                           f"client-{p.client}" if several else "") if x)
-            groups[(w.id, load.id, variant)].append((p, raw, also, w, load, variant))
-        for (wid, _, variant), members in groups.items():
-            w = members[0][3]
-            layout = [_repeat_layout(m[0]) for m in members]
-            if len(members) > 1 and w.repeats < 2 and None in layout:
-                first, second = (f"{m[1].rel}:{m[0].line or m[0].where}" for m in members[:2])
-                if not w.is_sweep:
-                    raise ReportError(
-                        f"two results for engine {engine.id!r} and workload {wid!r}: {first} "
-                        f"and {second}",
-                        hint="keep one result per engine and workload under raw/<engine>/, "
-                             "or declare `repeats:` in run.yaml if they are repeats")
-                raise ReportError(
-                    f"two results for engine {engine.id!r}, workload {wid!r} and load "
-                    f"{members[0][4].id}: {first} and {second}",
-                    hint="declare `repeats:` in run.yaml if they are repeats of one point, "
-                         "or keep one result per point under raw/<engine>/")
-            if len(members) > max(w.repeats, 1) and None in layout:
-                raise ReportError(
-                    f"{len(members)} results for engine {engine.id!r}, workload {wid!r} and "
-                    f"load {members[0][4].id}, but run.yaml declares repeats: {w.repeats}",
-                    path=members[0][1].rel)
+        merged = merge_views(_read_engine(run, engine, names, notes), notes)
+        for (wid, _, variant), members in _grouped(run, engine.id, merged).items():
+            _check_group(engine.id, wid, members)
             order = sorted(members, key=lambda m: (
                 _repeat_layout(m[0]) if _repeat_layout(m[0]) is not None else 1 << 30,
                 m[1].rel, m[0].line or 0, m[0].where))

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from ...core.errors import ParseError
-from .launch import parse_launch
+from .launch import parse_launch, shell_launch
 from .logscan import Summary, scan
 from .prometheus import metric_records
 from .prometheus import sniff as sniff_metrics
 
 RESULT_SUFFIXES = (".json", ".jsonl")
-LAUNCH_SUFFIXES = (".yaml", ".yml")
+LAUNCH_SUFFIXES = (".yaml", ".yml", ".sh")     # .sh: a script that starts the server
 
 
 def launch_engine(flags: dict[str, Any], env: dict[str, str]) -> str:
@@ -70,12 +70,20 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
         return
     if lower.endswith(LAUNCH_SUFFIXES):
         text = fp.read().decode("utf-8", errors="replace")
-        cfg = parse_launch(io.StringIO(text), path)
+        line = 1
+        if lower.endswith(".sh"):
+            shell = shell_launch(text)
+            if shell is None:
+                raise ParseError("no command that starts vLLM or SGLang (expected `vllm serve "
+                                 "…` or `python -m sglang.launch_server …`)", path=path, line=1)
+            cfg, line = shell.config, shell.line
+        else:
+            cfg = parse_launch(io.StringIO(text), path)
         summary.lines = text.count("\n")
         summary.counts["launch_config"] = 1
         if summary.engine == "auto":
             summary.engine = launch_engine(cfg.flags, cfg.env)
-        yield {"kind": "launch_config", "line": 1, "image": cfg.image, "env": cfg.env,
+        yield {"kind": "launch_config", "line": line, "image": cfg.image, "env": cfg.env,
                "flags": cfg.flags, "flag_lines": cfg.lines}
         return
     yield from scan(fp, path, engine, year, summary)

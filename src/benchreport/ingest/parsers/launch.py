@@ -18,6 +18,8 @@ value, ``https://user:pass@host`` its credentials).
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -106,3 +108,123 @@ def _redacted_args(args: list[str], flags: dict[str, Any]) -> tuple[str, ...]:
             continue
         out.append(redact(arg))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# A shell script or a saved command line that starts the server (`start-vllm.sh`):
+# ``[exec] [VAR=x …] vllm serve MODEL --flag …`` or ``python3 -m sglang.launch_server …``,
+# continued over lines with a trailing backslash; ``export VAR=…`` lines are its env.
+
+_ENTRY_POINTS = {("vllm", "serve"): "vllm", ("sglang", "serve"): "sglang",
+                 ("-m", "sglang.launch_server"): "sglang",
+                 ("-m", "vllm.entrypoints.openai.api_server"): "vllm"}
+_ASSIGN = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+@dataclass(frozen=True)
+class ShellLaunch:
+    config: LaunchConfig
+    engine: str          # "vllm" or "sglang"
+    line: int            # the line the command starts on
+
+
+def _logical_lines(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
+    """(first line, [(line, text)…]) of each command, joining backslash continuations."""
+    out: list[tuple[int, list[tuple[int, str]]]] = []
+    current: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        body = raw.rstrip()
+        more = body.endswith("\\")
+        current.append((number, body[:-1] if more else body))
+        if not more:
+            out.append((current[0][0], current))
+            current = []
+    if current:
+        out.append((current[0][0], current))
+    return out
+
+
+def _words(parts: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+    """The shell words of a command, each with its line; None if it does not split."""
+    words: list[tuple[int, str]] = []
+    try:
+        for number, part in parts:
+            words += [(number, w) for w in shlex.split(part, comments=True)]
+    except ValueError:                                 # a quote spans lines: split whole
+        try:
+            joined = " ".join(p for _, p in parts)
+            words = [(parts[0][0], w) for w in shlex.split(joined, comments=True)]
+        except ValueError:
+            return None
+    return words
+
+
+def _command(words: list[str]) -> tuple[str, int] | None:
+    """(engine, index of the first argument) when the words start a vLLM/SGLang server."""
+    i = 0
+    while i < len(words) and (words[i] in ("exec", "env", "nohup") or
+                              _ASSIGN.fullmatch(words[i])):
+        i += 1
+    if i < len(words) and re.fullmatch(r"(.*/)?python[0-9.]*", words[i]):
+        i += 1
+    for (first, second), engine in _ENTRY_POINTS.items():
+        if words[i:i + 2] == [first, second] or (
+                first != "-m" and i < len(words) and words[i].endswith("/" + first)
+                and words[i + 1:i + 2] == [second]):
+            return engine, i + (2 if first == "-m" else 1)
+    return None
+
+
+def _launch(words: list[tuple[int, str]], start: int, names: dict[str, str],
+            env: dict[str, str], lines: dict[str, int]) -> ShellLaunch | None:
+    plain = [w for _, w in words]
+    found = _command(plain)
+    if found is None:
+        return None
+    engine, first = found
+
+    def expand(word: str) -> str:
+        return _VAR.sub(lambda m: names.get(m.group(1) or m.group(2), m.group(0)), word)
+
+    args = [(n, expand(w)) for n, w in words[first:] if w not in ("$@", "$*")]
+    if engine == "vllm" and plain[first - 1] == "serve":
+        args = [(start, "serve")] + args
+    for n, arg in args:
+        if arg.startswith("-"):
+            lines.setdefault(arg.lstrip("-").split("=")[0].replace("-", "_"), n)
+    values = [a for _, a in args]
+    flags = redact_settings("flags", flags_from_args(values))
+    return ShellLaunch(LaunchConfig(image="", env=redact_settings("env", env),
+                                    args=_redacted_args(values, flags), flags=flags,
+                                    lines=lines), engine, start)
+
+
+def shell_launch(text: str) -> ShellLaunch | None:
+    """The server launch a shell script or command line holds, or None when it has none.
+
+    >>> s = shell_launch("export VLLM_X=1\\nM=org/m\\nexec vllm serve $M \\\\\\n  --max-num-seqs 8")
+    >>> s.engine, s.line, s.config.flags["max_num_seqs"], s.config.lines["max_num_seqs"]
+    ('vllm', 3, '8', 4)
+    >>> s.config.args[:2], s.config.env
+    (('serve', 'org/m'), {'VLLM_X': '1'})
+    """
+    env: dict[str, str] = {}
+    names: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for start, parts in _logical_lines(text):
+        words = _words(parts)
+        if not words:
+            continue
+        plain = [w for _, w in words]
+        assign = _ASSIGN.fullmatch(" ".join(plain)) if len(plain) <= 2 else None
+        if assign and (plain[0] == "export" or len(plain) == 1):
+            names[assign.group(1)] = assign.group(2)
+            if plain[0] == "export":
+                env[assign.group(1)] = assign.group(2)
+                lines[assign.group(1)] = start
+            continue
+        launch = _launch(words, start, names, env, lines)
+        if launch is not None:
+            return launch
+    return None
