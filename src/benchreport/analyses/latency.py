@@ -1,11 +1,15 @@
 """Latency and throughput per engine and workload, from the benchmark clients' results.
 
-One definition per metric, the same for every engine:
+One definition per metric, the same for every engine, except ITL:
 
 - TTFT: time to the first token of each request.
 - TPOT: (latency − TTFT) ÷ (output tokens − 1) per request, so the first token is left out.
-- ITL: gaps between streamed chunks, pooled over requests. Under speculative decoding a
-  chunk can carry several tokens, so ITL is per chunk, not per token.
+- ITL: the entries of the client's per-request ``itls``, pooled over requests. Those are the
+  client's own: vLLM's are gaps between streamed chunks (under speculative decoding a chunk
+  carries several tokens, so per chunk, not per token); sglang.bench_serving's native
+  backend divides each chunk's gap over the tokens it brought (per token). The definition
+  travels with each point (``definitions``), and two engines are compared on ITL only when
+  their definitions agree.
 - E2E: request latency, as the client timed it.
 
 Per metric and engine the statistics are recomputed from the file's per-request lists only
@@ -117,7 +121,10 @@ def _p99_method(n: int) -> str:
             "per-request metrics (TTFT, TPOT, E2E); ITL pools the chunk gaps of all requests")
 
 
-def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, tuple[float, str]]]:
+Mean = tuple[float, str, str | None]     # value (ms), how it was found, definition code
+
+
+def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
     """Throughput and latency figures of one engine and workload, and each metric's mean with
     a phrase naming its source (for the ratios)."""
     r, eng, w = entry, entry.engine, entry.workload
@@ -148,15 +155,15 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, tuple[f
                               depends_on=(ids.latency_run(w, eng, "requests"),),
                               method=_p99_method(n)))
 
-    means: dict[str, tuple[float, str]] = {}
+    means: dict[str, Mean] = {}
     for metric in METRICS:
         name = _NAMES[metric]
         if metric in pr:
             keys = ", ".join(_LISTS[metric])
             data = pr["itl_pooled"] if metric == "itl" else pr[metric]
             k = len(pr[metric])
-            over = (f"the {len(data)} chunk gaps pooled over the {k} requests" if metric == "itl"
-                    else f"the {k} requests' {name} values")
+            over = (f"the {len(data)} {_gaps(entry)} pooled over the {k} requests"
+                    if metric == "itl" else f"the {k} requests' {name} values")
             if metric == "tpot":
                 over += ", each (latency − TTFT) ÷ (output tokens − 1)"
             for stat in STATS:
@@ -169,7 +176,8 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, tuple[f
                 figures += _tail_figures(w, eng, ctx, src(keys), data, over)
             means[metric] = (_stat(data, "mean"),
                              "recomputed from its file's per-request "
-                             + ", ".join(f"'{x}'" for x in _LISTS[metric]))
+                             + ", ".join(f"'{x}'" for x in _LISTS[metric]),
+                             entry.definitions.get(metric))
             each = "requests' mean chunk gaps" if metric == "itl" else f"requests' {name} values"
             for stat, fn in (("min", min), ("max", max)):
                 figures.append(Figure(
@@ -192,8 +200,16 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, tuple[f
                 if stat == "mean":
                     lacks = _LACKS[metric].split(",")[0]
                     means[metric] = (value, f"the client's own '{key}', as its file has no "
-                                            f"{lacks}")
+                                            f"{lacks}", r.definitions.get(metric))
     return figures, means
+
+
+def _gaps(entry: PointResult) -> str:
+    """What one entry of the file's ``itls`` is, by the client's definition."""
+    if entry.definitions.get("itl") == "itl.per-token":
+        return "per-token gaps (each chunk's gap divided over the tokens it brought, as the " \
+               "client records them)"
+    return "chunk gaps"
 
 
 def _tail_figures(w: str, eng: str, ctx: dict, sources, gaps: list[float],
@@ -219,7 +235,7 @@ def latency_figures(run: Run, ing=None) -> list[Figure]:
 
     entries = (ing or load_ingested(run)).results
     for w in run.meta.workloads:
-        means: dict[str, dict[str, tuple[float, str]]] = {}
+        means: dict[str, dict[str, Mean]] = {}
         for entry in (e for e in entries if e.workload == w.id):
             figs, means[entry.engine] = _engine_figures(entry)
             figures += figs
@@ -227,17 +243,19 @@ def latency_figures(run: Run, ing=None) -> list[Figure]:
     return figures
 
 
-def _ratios(w, means: dict[str, dict[str, tuple[float, str]]]) -> list[Figure]:
+def _ratios(w, means: dict[str, dict[str, Mean]]) -> list[Figure]:
     """Per metric: which engine was quicker on the mean, and by how much (runner-up / quicker).
 
-    The means are the registered ``latency.<w>.<e>.<metric>.mean`` figures, one definition for
-    every engine whether recomputed or the client's own; no interval, as one run's requests
-    are not independent samples.
+    The means are the registered ``latency.<w>.<e>.<metric>.mean`` figures; no interval, as
+    one run's requests are not independent samples. Engines whose clients define the metric
+    differently (SGLang's native client splits each chunk's gap over its tokens, vLLM's
+    keeps one gap per chunk) are not compared on it: there is no ratio of two definitions.
     """
     out = []
     for metric in METRICS:
-        have = {e: m[metric] for e, m in means.items() if metric in m and m[metric][0] > 0}
-        if len(have) < 2:
+        have = {e: m[metric][:2] for e, m in means.items()
+                if metric in m and m[metric][0] > 0}
+        if len(have) < 2 or len({means[e][metric][2] for e in have}) > 1:
             continue
         c = compare_lower_is_better({e: v for e, (v, _) in have.items()})
         pair = c.ranking[:2]

@@ -82,6 +82,8 @@ class PointResult:
     date: str | None
     stats: dict[str, float] = field(default_factory=dict, repr=False)   # {stat}_{metric}_ms
     sources: dict[str, str] = field(default_factory=dict, repr=False)   # field -> file's key
+    # metric -> the client's definition code (``clients.base.DEFINITIONS``)
+    definitions: dict[str, str] = field(default_factory=dict, repr=False)
     requests: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
     @classmethod
@@ -103,6 +105,7 @@ class PointResult:
             stats={k: float(v) for k, v in row.items()
                    if k.endswith("_ms") and isinstance(v, int | float) and v == v},
             sources=dict(row.get("sources") or {}),
+            definitions=dict(row.get("definitions") or {}),
             requests=tuple(sorted(requests, key=lambda r: r["index"])))
 
     def stat(self, metric: str, stat: str) -> float | None:

@@ -59,6 +59,7 @@ class Request:
     generated: int = 0
     first_token: float | None = None
     chunk_times: list[float] = field(default_factory=list)   # each streamed chunk's time
+    chunk_tokens: list[int] = field(default_factory=list)    # the tokens each chunk carries
     finish: float | None = None
     sent: float = 0.0          # when the client sent it (arrival may be later: gateway delay)
 
@@ -171,6 +172,7 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
             n = 1 + extra_tokens
             r.generated += n
             r.chunk_times.append(end)
+            r.chunk_tokens.append(n)
             emitted += n
             accepted += extra_tokens
             drafted += k
@@ -186,6 +188,7 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
                 r.generated = 1
                 r.first_token = end
                 r.chunk_times.append(end)
+                r.chunk_tokens.append(1)
                 if r.output_len <= 1:
                     r.finish = end
         n_running = sum(1 for r in reqs if r.prefilled >= r.input_len and r.finish is None)

@@ -20,8 +20,11 @@ class ClientView:
     input_lens: list[int]
     output_lens: list[int]
     ttfts: list[float]
-    itls: list[list[float]]
+    itls: list[list[float]]          # gaps between streamed chunks (vLLM's `itls`)
     latencies: list[float]
+    # each chunk's gap split evenly over the tokens it carries, one entry per token:
+    # what sglang.bench_serving's native backend records as `itls`
+    token_itls: list[list[float]]
 
 
 def _us(x: float) -> float:
@@ -31,15 +34,17 @@ def _us(x: float) -> float:
 def client_view(tl: Timeline, duration: float) -> ClientView:
     """Times from each request's send; the client sees each stream end ``tail`` later."""
     tail = duration - (tl.end - tl.start)
-    ttfts, itls, lat = [], [], []
+    ttfts, itls, lat, per_token = [], [], [], []
     for r in tl.requests:
         ct = [c - r.sent for c in r.chunk_times]
         ttfts.append(_us(ct[0]))
         itls.append([_us(b - a) for a, b in zip(ct, ct[1:], strict=False)])
+        per_token.append([_us((b - a) / k) for a, b, k in
+                          zip(ct, ct[1:], r.chunk_tokens[1:], strict=False) for _ in range(k)])
         lat.append(_us(r.finish - r.sent + tail))
     return ClientView(duration=_us(duration), input_lens=[r.input_len for r in tl.requests],
                       output_lens=[r.generated for r in tl.requests], ttfts=ttfts, itls=itls,
-                      latencies=lat)
+                      latencies=lat, token_itls=per_token)
 
 
 def _stats(values_s: list[float], metric: str, percentiles: tuple[float, ...],
@@ -117,7 +122,8 @@ def sglang_result(tl: Timeline, v: ClientView, *, input_len: int, output_len: in
         "output_throughput": total_out / v.duration,
         "total_throughput": (total_in + total_out) / v.duration,
     }
-    pooled = [x for row in v.itls for x in row]
+    # the native backend splits each chunk's gap over its tokens (`adjust_itl`)
+    pooled = [x for row in v.token_itls for x in row]
     for metric, values in (("e2e_latency", v.latencies), ("ttft", v.ttfts),
                            ("tpot", _tpots(v)), ("itl", pooled)):
         record.update(_stats(values, metric, (90.0, 95.0, 99.0)))
@@ -126,7 +132,7 @@ def sglang_result(tl: Timeline, v: ClientView, *, input_len: int, output_len: in
         "max_output_tokens_per_s": _peak_output_rate(tl),
         "max_concurrent_requests": min(max_concurrency, n),
         "input_lens": v.input_lens, "output_lens": v.output_lens, "ttfts": v.ttfts,
-        "itls": v.itls, "generated_texts": [""] * n, "errors": [""] * n,
+        "itls": v.token_itls, "generated_texts": [""] * n, "errors": [""] * n,
     })
     # json.dumps writes math.inf as the bare token Infinity, exactly as SGLang's file has it.
     return json.dumps(record) + "\n"
