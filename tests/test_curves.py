@@ -303,8 +303,9 @@ def test_the_real_sglang_sweep_keeps_its_saturated_points_and_shows_its_peak(tmp
     assert f[ids.campaign("saturated")].value == 4
     wl = ing.points[0]["workload"]
     sat = f[ids.curve(wl, "sglang", "r100", "output_throughput")]
-    assert sat.context["saturated"] == ["sglang.in1024-out128.r100.r1",
-                                        "sglang.in1024-out128.r100.r2"]
+    # the workload as init drafts it: the lengths really sent (range ratio 0), not 1024/128
+    assert sat.context["saturated"] == ["sglang.in403-out255.r100.r1",
+                                        "sglang.in403-out255.r100.r2"]
     assert sat.value == pytest.approx((1119.909400452757 + 1063.7644029805238) / 2)
     # the knee is the peak, and the fall beyond it is said
     knee = f[ids.curve_series(wl, "sglang", "knee")]

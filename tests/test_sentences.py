@@ -152,11 +152,12 @@ def test_a_mean_chunk_gap_above_its_p99_is_explained_and_only_then(reference_bui
         "vLLM at 200K: the mean gap between streamed chunks (77.7 ms) is above its p99 "
         "(64.8 ms). The gaps longer than the p99 (one in a hundred) hold 21% of all the time "
         "between chunks; the longest is 2,049.2 ms.",
-        "SGLang at 200K: the mean gap between streamed chunks (54.3 ms) is above its p99 "
-        "(40.6 ms). The gaps longer than the p99 (one in a hundred) hold 30% of all the time "
-        "between chunks; the longest is 97.6 s."]
+        "SGLang at 200K: the mean gap per token (53.2 ms; its client divides each streamed "
+        "chunk's gap over the tokens it brought) is above its p99 (40.6 ms). The gaps longer "
+        "than the p99 (one in a hundred) hold 30% of all the time between tokens; the longest "
+        "is 97.6 s."]
     assert notes(registry, "ko", load_catalogue(LABELS, "ko"))[1].startswith(
-        "200K에서 SGLang의 스트리밍 청크 간 평균 간격(54.3 ms)은 p99(40.6 ms)보다 깁니다.")
+        "200K에서 SGLang의 토큰당 평균 간격(53.2 ms, 이 클라이언트는")
     key = "latency.200k.sglang.itl.mean"
     registry[key] = replace(registry[key], value=38.0)
     assert [n.split(":")[0] for n in notes(registry)] == ["vLLM at 200K"]

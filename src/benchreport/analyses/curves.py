@@ -464,6 +464,7 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
             depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "duration")
                              if _num(p.get(n)) is not None),
             context={"engine": p["engine"], "workload": p["workload"], "load": p["load"],
+                     "variant": p.get("variant") or "",
                      "repeat": int(p["repeat"]), "not_evaluable": len(v.not_evaluable),
                      "checks": [{"code": c.code, "rule": c.rule, "severity": c.severity,
                                  "value": c.value, "limit": c.limit, "unit": c.unit,

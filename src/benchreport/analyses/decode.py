@@ -131,9 +131,9 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
     phases = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
-            if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
+            if not ing.has_benchmark(e.id, w.id) or w.concurrency is None:
                 continue
-            n = min(w.concurrency, w.num_prompts)
+            n = min(w.concurrency, w.num_prompts or w.concurrency)
             s = steady_phase(ing, e.id, w.id, n)
             phases.append(s)
             ctx = {"engine": e.id, "workload": w.id}

@@ -37,6 +37,8 @@ from ..core.records import SGLANG_CLIENT, PointResult, Run
 from ..core.verdicts import NO, YES
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
+# the definition codes (clients.base.DEFINITIONS) of what this module recomputes per request
+RECOMPUTED = {"ttft": "ttft.first-token", "tpot": "tpot.excl-first", "e2el": "e2el.request"}
 STATS = ("mean", "median", "p90", "p99")
 # Below this many requests, p99 is (close to) the largest value: see _p99_method.
 P99_MIN_REQUESTS = 100
@@ -158,6 +160,11 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
     means: dict[str, Mean] = {}
     for metric in METRICS:
         name = _NAMES[metric]
+        # recomputed here, a metric has this module's definition; ITL stays the client's
+        # (its `itls` entries), and so does a statistic taken from the file
+        code = RECOMPUTED.get(metric) if metric in pr else entry.definitions.get(metric)
+        code = entry.definitions.get("itl") if metric == "itl" else code
+        mctx = {**ctx, "definition": code} if code else ctx
         if metric in pr:
             keys = ", ".join(_LISTS[metric])
             data = pr["itl_pooled"] if metric == "itl" else pr[metric]
@@ -169,20 +176,21 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
             for stat in STATS:
                 figures.append(Figure(
                     id=ids.latency(w, eng, metric, stat), value=_stat(data, stat), unit="ms",
-                    decimals=1, context=ctx, sources=src(keys),
+                    decimals=1, context=mctx, sources=src(keys),
                     method=f"{stat} of {over}, recomputed from the file's per-request "
                            + ", ".join(f"'{x}'" for x in _LISTS[metric])))
             if metric == "itl" and data:
-                figures += _tail_figures(w, eng, ctx, src(keys), data, over)
+                figures += _tail_figures(w, eng, mctx, src(keys), data, over)
             means[metric] = (_stat(data, "mean"),
                              "recomputed from its file's per-request "
                              + ", ".join(f"'{x}'" for x in _LISTS[metric]),
-                             entry.definitions.get(metric))
-            each = "requests' mean chunk gaps" if metric == "itl" else f"requests' {name} values"
+                             code)
+            each = f"requests' mean {_gaps(entry)}" if metric == "itl" \
+                else f"requests' {name} values"
             for stat, fn in (("min", min), ("max", max)):
                 figures.append(Figure(
                     id=ids.latency(w, eng, metric, stat), value=fn(pr[metric]), unit="ms",
-                    decimals=1, context={**ctx, "requests": k}, sources=src(keys),
+                    decimals=1, context={**mctx, "requests": k}, sources=src(keys),
                     method=f"{'smallest' if stat == 'min' else 'largest'} of the {k} {each}: "
                            f"spread of the {k} requests within this one run; not a confidence "
                            "interval (the requests share one queue and are not independent)"))
@@ -195,12 +203,12 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
                     continue      # not recorded: no figure rather than another definition
                 figures.append(Figure(
                     id=ids.latency(w, eng, metric, stat), value=value, unit="ms", decimals=1,
-                    context=ctx, sources=src(key),
+                    context=mctx, sources=src(key),
                     method=f"the client's own '{key}'; the file has no {_LACKS[metric]}"))
                 if stat == "mean":
                     lacks = _LACKS[metric].split(",")[0]
                     means[metric] = (value, f"the client's own '{key}', as its file has no "
-                                            f"{lacks}", r.definitions.get(metric))
+                                            f"{lacks}", code)
     return figures, means
 
 

@@ -492,7 +492,7 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
     all_values: list[tuple[float, Source, str]] = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
-            if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
+            if not ing.has_benchmark(e.id, w.id):
                 continue
             we, ctx = (w.id, e.id), {"engine": e.id, "workload": w.id}
             acc = window_accounting(ing, e.id, w.id, default_len=w.input_tokens)

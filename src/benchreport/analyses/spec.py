@@ -26,7 +26,7 @@ def spec_figures(run: Run, ing: Ingested) -> list[Figure]:
     figures: list[Figure] = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
-            if not any(r.engine == e.id and r.workload == w.id for r in ing.results):
+            if not ing.has_benchmark(e.id, w.id):
                 continue
             we, ctx = (w.id, e.id), {"engine": e.id, "workload": w.id}
             fid = partial(ids.spec, *we)

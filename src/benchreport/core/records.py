@@ -175,6 +175,13 @@ class Ingested:
         lead = [c for c in LEAD if c in df.columns]
         return df[lead + sorted(c for c in df.columns if c not in lead)]
 
+    def has_benchmark(self, engine: str, workload: str) -> bool:
+        """Whether the engine ran the workload as one benchmark that the single-point
+        analyses read: a vLLM or SGLang result of it, or a window of it in the engine's log
+        (found for a single point of any client)."""
+        return any(r.engine == engine and r.workload == workload for r in self.results) or \
+            any(w.engine == engine and w.workload == workload for w in self.windows)
+
     def in_window(self, kind: str, engine: str, workload: str) -> list[dict[str, Any]]:
         """Records of ``kind`` from ``engine``'s logs inside the workload's window."""
         w = next((w for w in self.windows if w.engine == engine and w.workload == workload),

@@ -423,6 +423,20 @@ def _unrun(w: Writer, checks: list[dict[str, Any]]) -> Markup:
         for c in checks if c["severity"] == NOT_EVALUABLE) or Markup("–")
 
 
+def _point_label(w: Writer, ctx: dict[str, Any]) -> str:
+    """A point as readers name it: engine (and series), workload, load and, where the
+    workload has repeats, which run."""
+    parts = [_label(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")}),
+             _workload_label(w, ctx["workload"]), ctx["load"]]
+    try:
+        repeats = w.run.meta.workload(ctx["workload"]).repeats
+    except KeyError:
+        repeats = 1
+    if repeats > 1 or ctx.get("repeat", 1) > 1:
+        parts.append(sentence(w.t["validity.run_n"], n=str(ctx["repeat"])))
+    return " · ".join(str(x) for x in parts)
+
+
 def _verdict_cell(w: Writer, fid: str) -> Markup:
     f = w.registry[fid]
     cell = w.link(fid, w.t[f"validity.verdict.{f.value}"])
@@ -442,9 +456,9 @@ def validity_section(w: Writer) -> Section | None:
     rows = []
     for fid in found:
         f = w.registry[fid]
-        pid = fid[len("point."): -len(".validity")]
         checks = f.context.get("checks", [])
-        rows.append([Markup(escape(pid)), _verdict_cell(w, fid), _found(w, checks),
+        rows.append([Markup(escape(_point_label(w, f.context))), _verdict_cell(w, fid),
+                     _found(w, checks),
                      _unrun(w, checks),
                      Markup(escape(", ".join(t[f"validity.rule.{c['rule']}"] for c in checks
                                              if c["severity"] == PASSED) or "–"))])

@@ -85,6 +85,7 @@ CHOSEN_BY = {
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
+    "results.itl_tail_per_token": "latency.<w>.<e>.itl.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
     "finding.gap_decode": "e2e.<w>.gap.where",
     "finding.gap_both": "e2e.<w>.gap.where",
@@ -255,6 +256,18 @@ def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | 
     return Table(header=[w.t["table.setting"]] + [w.engine_name(e) for e in engines], rows=rows)
 
 
+def metric_name(w: Writer, metric: str, code: str | None) -> str:
+    """The metric's name as its definition ``code`` has it ("ITL (per token)" for SGLang's
+    native client), or its plain name (``metric.<m>`` with HEADER_SUFFIX's suffix)."""
+    suffix = HEADER_SUFFIX.get(code or "")
+    key = f"metric.{metric}_{suffix}" if suffix else f"metric.{metric}"
+    return w.t[key] if key in w.t else w.t[f"metric.{metric}"]
+
+
+def _definition_of(w: Writer, fid: str) -> str | None:
+    return w.registry[fid].context.get("definition") if w.has(fid) else None
+
+
 def latency_table(w: Writer, workload: str) -> Table | None:
     engines = [e.id for e in w.run.meta.engines
                if w.has(ids.latency(workload, e.id, "ttft", "mean"))]
@@ -271,7 +284,8 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                 # both ends in one unit: Writer.in_seconds decides by the metric's max
                 spread = Markup("{}–{}").format(w.fig(stat("min")).html,
                                                 w.fig(stat("max")).html)
-            rows.append([Markup(escape(w.t[f"metric.{metric}"])), Markup(escape(w.engine_name(e)))]
+            rows.append([Markup(escape(metric_name(w, metric, _definition_of(w, stat("mean"))))),
+                         Markup(escape(w.engine_name(e)))]
                         + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
@@ -291,7 +305,9 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
         if not w.has(itl("mean"), itl("p99"), itl("longest"), itl("tail_share")):
             continue
         if w.registry[itl("mean")].value > w.registry[itl("p99")].value:
-            notes.append(sentence(w.t["results.itl_tail"], engine=w.name(e.id), label=label,
+            per_token = _definition_of(w, itl("mean")) == "itl.per-token"
+            key = "results.itl_tail_per_token" if per_token else "results.itl_tail"
+            notes.append(sentence(w.t[key], engine=w.name(e.id), label=label,
                                   p="p99", mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
                                   share=w.fig(itl("tail_share")),
                                   longest=w.fig(itl("longest"))))
@@ -695,7 +711,7 @@ def points_section(w: Writer) -> Section | None:
     if codes:
         tables.append(Table(
             header=[t["table.client"], t["table.metric"], t["table.definition"]],
-            rows=[[Markup(escape(client)), Markup(escape(t[f"metric.{metric}"])),
+            rows=[[Markup(escape(client)), Markup(escape(metric_name(w, metric, code))),
                    Markup(escape(t[definition_label(code)]))]
                   for (client, metric), code in sorted(codes.items())]))
     failed = [pid for pid in mine if w.has(ids.point(pid, "completed"))
