@@ -279,12 +279,19 @@ def test_dry_run_of_every_real_folder(tmp_path, capsys, folder):
 
 
 @needs_samples
-def test_a_folder_nothing_names_the_engine_of_asks_for_it(tmp_path, capsys):
-    assert _main("init", "x", REAL / "aiperf", "--data-root", tmp_path / "data") != 0
-    (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("error: cannot tell which engine served ")
-    assert line.endswith("; pass --engine vllm (or the engine's id)")
-    assert not (tmp_path / "data").exists()
+def test_a_result_nothing_names_the_engine_of_is_an_unnamed_server(tmp_path, capsys):
+    """The early AIPerf file names only localhost:9000: its results are kept under an
+    engine that says it is unnamed (never refused, never guessed), and the run builds."""
+    assert _main("init", "x", REAL / "aiperf", "--data-root", tmp_path / "data") == 0
+    printed = capsys.readouterr().out
+    assert "engine: server (not stated in the files: an unnamed server; pass --engine to " \
+           "name it)" in printed
+    assert "engine: nim (guessed from the host name in the endpoint URL nim:8000)" in printed
+    run_yaml = (tmp_path / "data/x/run.yaml").read_text()
+    assert '  - id: server\n    name: "unnamed server"' in run_yaml
+    assert 'ko: "llama3-8b-instruct 및 gpt-oss-20b: NVIDIA NIM 및 unnamed server' in run_yaml
+    assert (tmp_path / "data/x/raw/server/aiperf/"
+            "aiperf-early-examples-run1-profile_export_aiperf.json").is_file()
 
 
 @needs_samples

@@ -37,7 +37,7 @@ from ..ingest.points import (
     series_of,
 )
 from . import checksums
-from .initfiles import ENGINE_NAMES, Found, no_result, survey
+from .initfiles import ENGINE_NAMES, UNNAMED, Found, no_result, survey
 
 __all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
 
@@ -118,8 +118,8 @@ def _series_keys(points: list[tuple[str, Point]]) -> dict[int, tuple]:
     return out
 
 
-def _names(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+def _names(values: list[str], last: str = " and ") -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + last + values[-1]
 
 
 def _short(model: str) -> str:
@@ -134,12 +134,14 @@ def _models(points: list[tuple[str, Point]], found: list[Found]) -> list[str]:
 
 
 def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> list[str]:
+    """The title in both languages: the models (or test names) and the engines."""
     tests = sorted({series_of(p).get("test") for _, p in points} - {None})
-    what = _names([_short(m) for m in models]) if models else (
-        _names(tests) if tests else "TODO")
-    names = " and ".join(ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points}))
-    return ["title:", f"  ko: {_yaml_scalar(f'{what}: {names} 벤치마크 ({run_id})')}",
-            f"  en: {_yaml_scalar(f'{what}: {names} benchmark ({run_id})')}"]
+    listed = [_short(m) for m in models] if models else tests
+    engines = [ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points})]
+    ko = (_names(listed, " 및 ") if listed else "TODO") + f": {_names(engines, ' 및 ')}"
+    en = (_names(listed) if listed else "TODO") + f": {_names(engines)}"
+    return ["title:", f"  ko: {_yaml_scalar(f'{ko} 벤치마크 ({run_id})')}",
+            f"  en: {_yaml_scalar(f'{en} benchmark ({run_id})')}"]
 
 
 def _model_lines(models: list[str], missing: list[str]) -> list[str]:
@@ -361,11 +363,17 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
     return folder
 
 
+def _guess_words(f: Found) -> str:
+    if f.engine == UNNAMED:
+        return "not stated in the files: an unnamed server; pass --engine to name it"
+    return f"guessed from {f.guess}"
+
+
 def _guesses(found: list[Found]) -> list[str]:
     said = []
     for f in found:
         if f.kind == "result" and f.guess:
-            line = f"engine: {f.engine} (guessed from {f.guess})"
+            line = f"engine: {f.engine} ({_guess_words(f)})"
             if line not in said:
                 said.append(line)
     return said
@@ -423,7 +431,7 @@ def _table(found: list[Found], entries: list, out: Callable[[str], None]) -> Non
         if not f.copied:
             out(f"{f.target} → skipped: {f.what}")
             continue
-        why = f.what + (f"; engine guessed from {f.guess}" if f.guess else "")
+        why = f.what + (f"; engine {_guess_words(f)}" if f.guess else "")
         if f.kind != "result":
             out(f"{f.target} → {f.engine}: used ({why})")
             continue

@@ -27,7 +27,10 @@ from ..ingest.clients.base import Point, redact
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "tgi": "TGI",
                 "nim": "NVIDIA NIM", "tensorrtllm": "TensorRT-LLM", "groq": "Groq",
-                "baseten": "Baseten"}
+                "baseten": "Baseten", "server": "unnamed server"}
+# the engine id of results whose server nothing names: they are kept and built, under a
+# name that says so, rather than refused (``--engine`` names it)
+UNNAMED = "server"
 _IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp")
 _DOCS = (".md", ".rst", ".adoc", ".txt.md")
 _DOC_STEMS = ("readme", "license", "licence", "copying", "notice", "authors", "changelog",
@@ -428,11 +431,10 @@ def assign_engines(found: list[Found], engine: str | None) -> None:
             _result_engine(f, hints, found)
     _with_their_summary(found)
     _with_the_results_beside(found)
-    unknown = [f for f in found if f.copied and not f.engine]
-    if unknown:
-        raise ReportError(f"cannot tell which engine served {unknown[0].source} (the file does "
-                          "not say, and no server log, launch script or URL beside it does)",
-                          hint="pass --engine vllm (or the engine's id)")
+    for f in found:
+        if f.copied and not f.engine:
+            # the file does not say, and no server log, launch script or URL beside it does
+            f.engine, f.guess = UNNAMED, "not stated in the files; --engine names it"
 
 
 def survey(paths: list[Path], engine: str | None) -> list[Found]:

@@ -124,7 +124,7 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
     ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
     ax.spines[["top", "right"]].set_visible(False)
     # beside the bars, not over them
-    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(ax, frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def _bar_chart(run: Run, registry: dict[str, Figure], fid: Callable[[str, str], str],
@@ -207,7 +207,7 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
         ax.set_title(w.label, fontsize=9, loc="left")
         ax.set_ylabel(t["chart.tps"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.legend(frameon=False, fontsize=7)
+        _legend(ax, frameon=False, fontsize=7)
     axes[-1].set_xlabel(t["chart.seconds"], fontsize=8)
     fig.suptitle(t["chart.decode_time"], fontsize=10)
     return _svg(fig, t["chart.decode_time"] + ". " + "; ".join(summary))
@@ -249,7 +249,7 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     ax.set_ylabel(t["chart.tps"], fontsize=8)
     ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, fontsize=7)
+    _legend(ax, frameon=False, fontsize=7)
     alt = t["chart.chunks"] + ": " + "; ".join(
         f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, _ in series)
     return _svg(fig, alt)
@@ -291,7 +291,7 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
         ax.set_ylabel(unit, fontsize=8)
         _grouped_ticks(ax.yaxis)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.legend(frameon=False, fontsize=6)
+        _legend(ax, frameon=False, fontsize=6)
     return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
 
 
@@ -352,6 +352,13 @@ def _marks(ax, pts, colour: str, seen: set[str]) -> None:
             seen.add(key)
             ax.scatter([x for x, _ in marked], [y for _, y in marked], marker=marker, s=40,
                        facecolors="none", edgecolors=colour, linewidths=1.0, zorder=3)
+
+
+def _legend(ax, **style) -> None:
+    """A legend of the labelled artists, or none where nothing is labelled (a chart of one
+    series): matplotlib would warn and draw an empty box."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**style)
 
 
 def _mark_legend(ax, seen: set[str], t: dict[str, str]) -> None:
@@ -484,7 +491,7 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
                       else t["table.out_tok_per_s"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=7)
-        ax.legend(frameon=False, fontsize=7)
+        _legend(ax, frameon=False, fontsize=7)
         charts.append(_svg(fig, t["section.pareto"] + ": " + "; ".join(alt)))
     return charts
 
@@ -524,6 +531,6 @@ def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | No
         for ax in (kv_ax, q_ax):
             ax.set_xlabel(t["chart.seconds_in"], fontsize=8)
             ax.tick_params(labelsize=8)
-        kv_ax.legend(fontsize=7, frameon=False)
+        _legend(kv_ax, fontsize=7, frameon=False)
     fig.tight_layout()
     return _svg(fig, t["chart.server"] + ": " + "; ".join(summary))
