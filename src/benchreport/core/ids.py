@@ -217,6 +217,22 @@ def point(point_id: str, name: str) -> str:
     return f"point.{point_id}.{name}"
 
 
+def parse_point(fid: str) -> tuple[str, str] | None:
+    """``(point id, name)`` of a ``point.<point id>.<name>`` id, else None (a point id holds
+    dots of its own: ``vllm.64k.c10.r1``).
+
+    >>> parse_point("point.vllm.64k.c10.r1.validity")
+    ('vllm.64k.c10.r1', 'validity')
+    >>> parse_point("latency.64k.vllm.ttft.mean") is None
+    True
+    """
+    head, _, rest = fid.partition(".")
+    if head != "point" or "." not in rest:
+        return None
+    pid, _, name = rest.rpartition(".")
+    return pid, name
+
+
 def claim(cid: str) -> str:
     return _join("claim", cid)
 

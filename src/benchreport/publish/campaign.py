@@ -405,7 +405,7 @@ def _meets(w: Writer, s: dict[str, Any], load: str) -> Markup:
 
 
 def _validity_ids(w: Writer) -> list[str]:
-    return [fid for fid in w.registry if fid.startswith("point.") and fid.endswith(".validity")]
+    return [fid for fid in w.registry if (ids.parse_point(fid) or ("", ""))[1] == "validity"]
 
 
 def _found(w: Writer, checks: list[dict[str, Any]]) -> Markup:

@@ -628,9 +628,9 @@ def _point_ids(w: Writer) -> dict[str, dict[str, str]]:
     """point id -> its context, for every point with figures in the registry."""
     out: dict[str, dict] = {}
     for fid, fig in w.registry.items():
-        if fid.startswith("point.") and "load" in fig.context:
-            pid = fid[len("point."): fid.rindex(".")]
-            out.setdefault(pid, fig.context)
+        parsed = ids.parse_point(fid)
+        if parsed and "load" in fig.context:
+            out.setdefault(parsed[0], fig.context)
     return out
 
 
