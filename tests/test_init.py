@@ -162,6 +162,31 @@ def test_a_shell_launch_script_is_read_into_launch_settings():
     assert command.startswith("aiperf profile") and shell_launch(command) is None
 
 
+@needs_samples
+def test_a_saved_launch_command_in_a_txt_is_a_launch_record(tmp_path, capsys):
+    # the vllm_command.txt style of other harnesses: a short text file holding the command
+    from benchreport.ingest.parsers.anyfile import is_launch, parse_any
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(REAL / "vllm-sweep" / "vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_1.json",
+                folder / "serving_qps_1.json")
+    command = folder / "vllm_command.txt"
+    command.write_text("vllm serve Qwen/Qwen2.5-7B-Instruct \\\n  --tensor-parallel-size 1 \\\n"
+                       "  --max-num-seqs 256\n")
+    notes = folder / "notes.txt"
+    notes.write_text("ran on the nightly image, nothing special\n")
+    assert is_launch(command) and not is_launch(notes)
+    with open(command, "rb") as fh:
+        (rec,) = list(parse_any(fh, str(command)))
+    assert rec["kind"] == "launch_config" and rec["flags"]["max_num_seqs"] == "256"
+    assert rec["flag_lines"]["tensor_parallel_size"] == 2
+    assert _main("init", "t", folder, "--dry-run", "--data-root", tmp_path / "d") == 0
+    out = capsys.readouterr().out
+    assert "in/vllm_command.txt → vllm: used (vLLM launch command)" in out
+    assert "in/notes.txt → skipped" in out
+
+
 def test_a_broken_result_of_a_known_client_still_stops_init(tmp_path, capsys):
     folder = tmp_path / "in"
     folder.mkdir()
@@ -233,7 +258,8 @@ DRY_RUNS = {
         "dgx-spark-laguna-vllm-vs-sglang/sglang-int4.log → sglang: used (SGLang server log)",
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm: used (vLLM launch script)",
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh.at-a30decd → skipped: a vLLM "
-        "launch command, but the build reads launch commands only from files named *.sh"],
+        "launch command, but the build reads launch commands only from files named *.sh or "
+        "*.txt"],
         "no benchmark result among the given files (only 2 launch files, 2 server logs, "
         "8 skipped)"),
     INFERENCEMAX: ([], [

@@ -21,7 +21,10 @@ from benchreport.analyses.validity import (
     LOAD_UNCLEAR,
     NOT_EVALUABLE,
     NOTE,
+    ONE_BURST,
     ONE_WAVE,
+    FEW_FOR_P90,
+    SHORT_RUN_SLOTS,
     ORDER,
     OUTPUT_UNCLEAR,
     PASSED,
@@ -189,13 +192,13 @@ def test_one_wave_is_a_note_not_a_littles_law_failure():
     v = check_point(few)
     wave = rule(v, LOAD)
     assert (wave.code, wave.severity, wave.value, wave.limit) == (ONE_WAVE, NOTE, 8.0, 16.0)
-    assert codes(v) == (ONE_WAVE, FEW_FOR_P99, SHORT_RUN)
+    assert codes(v) == (ONE_WAVE, FEW_FOR_P90, SHORT_RUN_SLOTS)
     assert v.verdict == FLAGGED            # the note takes nothing away; the flags do
     c64 = point(max_concurrency_target=64, completed=64, duration=20.0,
                 mean_e2el_ms=9_000.0, requests=64)
     assert rule(check_point(c64), LOAD).code == ONE_WAVE
     # an unbounded rate without a cap sends everything at once too
-    assert rule(check_point(open_point(mean_e2el_ms=1.0)), LOAD).code == ONE_WAVE
+    assert rule(check_point(open_point(mean_e2el_ms=1.0)), LOAD).code == ONE_BURST
     assert check_point(open_point(mean_e2el_ms=1.0)).verdict == VALID
 
 
@@ -306,10 +309,14 @@ def test_queueing_marks_a_concurrency_point_saturated():
 def test_few_requests_for_p99():
     # (an open point is one wave: that note is listed too)
     v = check_point(open_point(completed=99))
-    assert codes(v) == (ONE_WAVE, FEW_FOR_P99)
+    assert codes(v) == (ONE_BURST, FEW_FOR_P99)
     check = rule(v, FEW_FOR_P99)
     assert check == Check(FEW_FOR_P99, FLAGGED, 99.0, 100.0, "req")
     assert check_point(open_point(completed=100)).verdict == VALID
+    # under 20 successes p90 rests on one or two requests as well: read the median
+    assert rule(check_point(open_point(completed=19)), FEW_FOR_P99) == Check(
+        FEW_FOR_P90, FLAGGED, 19.0, 100.0, "req", FEW_FOR_P99)
+    assert rule(check_point(open_point(completed=20)), FEW_FOR_P99).code == FEW_FOR_P99
     assert check_point(open_point(completed=99), limits=Thresholds(p99_min_requests=50)) \
         .verdict == VALID
 
@@ -379,8 +386,8 @@ def test_short_run_by_duration():
 
 def test_short_run_by_requests_per_slot():
     # 159 requests at 12 s each in 120 s: 15.9 in flight, but under 10 per slot
-    check = only(check_point(point(completed=159, mean_e2el_ms=12_000.0)), SHORT_RUN)
-    assert check == Check(SHORT_RUN, FLAGGED, 159.0, 160.0, "req")
+    check = only(check_point(point(completed=159, mean_e2el_ms=12_000.0)), SHORT_RUN_SLOTS)
+    assert check == Check(SHORT_RUN_SLOTS, FLAGGED, 159.0, 160.0, "req", SHORT_RUN)
     assert check_point(point(completed=160, mean_e2el_ms=12_000.0)).verdict == VALID
 
 
@@ -399,7 +406,7 @@ def test_all_failed_is_invalid_and_nothing_else_is_judged():
     # nothing sent at all is not "all failed" (and has nothing to take a p99 of)
     empty = open_point(completed=0, failed=0, requests=0)
     v = check_point(empty)
-    assert codes(v) == (FEW_FOR_P99,)
+    assert codes(v) == (FEW_FOR_P90,)
     assert rule(v, LOAD).missing == ("completed",)
 
 
@@ -421,6 +428,17 @@ def test_slow_start_is_flagged_as_warmup():
     # the same rows without the slow start
     steady_v = check_point(point(), rows(steady(100)))
     assert steady_v.verdict == VALID and rule(steady_v, WARMUP).severity == PASSED
+
+
+def test_warmup_is_not_judged_in_one_wave():
+    # 100 requests at concurrency 100 were all in flight at once: the first in send order
+    # decode beside the rest, so a slow start there is not a server warming up
+    slow = rows([30.0] * 10 + steady(90))
+    wave = point(max_concurrency_target=100, completed=100, requests=100)
+    check = rule(check_point(wave, slow), WARMUP)
+    assert (check.severity, check.missing) == (NOT_EVALUABLE, ("later_waves",))
+    # with more requests than slots the same rows are a warm-up
+    assert rule(check_point(point(), slow), WARMUP).severity == FLAGGED
 
 
 def test_warmup_relative_floor():

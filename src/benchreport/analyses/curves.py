@@ -59,7 +59,7 @@ from ..core.verdicts import (
     YES,
 )
 from . import stats
-from .validity import FLAGGED, INVALID, ORDER, Validity, check_points
+from .validity import FLAGGED, INVALID, ORDER, Validity, check_points, load_value
 
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
@@ -448,6 +448,11 @@ def _asked(run: Run, p: dict[str, Any]) -> dict[str, Any]:
     return {**p, "num_prompts_target": asked}
 
 
+def _finite(x: float | None) -> float | None:
+    """A load to sort by, None for an unbounded one (JSON holds no infinity)."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list[Figure]]:
     """Every point's checks (``analyses.validity``), single-point runs included: the
     verdicts by point id, and one figure ``point.<p>.validity`` per point whose context
@@ -466,6 +471,7 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
             context={"engine": p["engine"], "workload": p["workload"], "load": p["load"],
                      "variant": p.get("variant") or "",
                      "repeat": int(p["repeat"]), "not_evaluable": len(v.not_evaluable),
+                     "x": _finite(load_value(p)),
                      "checks": [{"code": c.code, "rule": c.rule, "severity": c.severity,
                                  "value": c.value, "limit": c.limit, "unit": c.unit,
                                  "missing": list(c.missing)} for c in v.checks]},

@@ -47,7 +47,8 @@ Rules, in the order they are reported:
     TTFT to compare: ``load_unclear`` (cannot tell). With no latency at all, a send rate
     under the target cannot be told from a queue: not evaluable.
     A concurrency target: with n = completed + failed ≤ the target, every request was in
-    flight at once: ``one_wave`` (a note; Little's law does not apply to one burst).
+    flight at once: ``one_wave`` (a note: no slot was ever refilled, so whether the client
+    kept its slots busy cannot be checked).
     Otherwise the achieved concurrency (Little's law, ``achieved_concurrency``: completed
     × mean E2E ÷ duration) is held to ``load_share`` × what a client that keeps every slot
     busy averages even when its last requests drain: with work W = n × mean latency on c
@@ -55,14 +56,15 @@ Rules, in the order they are reported:
     latency statistic the file holds stands in for it), so it averages W ÷ that. Below:
     ``slots_idle`` (invalid: in a closed loop a slow server keeps its slots busy, so
     idle slots are the client's). An unbounded rate with no cap sends everything at once:
-    ``one_wave``. When a finite rate and a cap are both set, the rate drives the load and
+    ``one_burst`` (a note). When a finite rate and a cap are both set, the rate drives the load and
     the cap is a ceiling, so only the rate is held to its target.
 ``queued`` (saturated)
     median TTFT (else mean) at least ``queue_ratio`` × the lowest load's of the same
     series: requests waited for the server (value: the ratio). Not evaluable at the lowest
     load itself, in a single-point series, or without TTFT.
 ``few_for_p99`` (flagged)
-    completed < ``p99_min_requests``: p99 then rests on one or two requests (show p90).
+    completed < ``p99_min_requests``: p99 then rests on one or two requests (read p90);
+    under ``p90_min_requests`` p90 does too: ``few_for_p90`` (read the median).
 ``short_output`` (invalid; cannot tell)
     mean output tokens per completed request (total_output_tokens ÷ completed, else the
     per-request rows' mean) held against the mean the client was asked to draw: with a
@@ -74,8 +76,8 @@ Rules, in the order they are reported:
     (sglang.bench_serving), a mean under L cannot be told from a drawn range: cannot tell.
 ``short_run`` (flagged)
     duration < ``min_duration_s`` (value/limit in s), else completed <
-    ``min_requests_per_slot`` × the concurrency target (value/limit in req). One check per
-    point; the duration is reported when both hold.
+    ``min_requests_per_slot`` × the concurrency target: ``short_run_slots`` (value/limit in
+    req). One check per point; the duration is reported when both hold.
 ``warmup`` (flagged, per-request rows only)
     From successful requests with at least 2 output tokens, the decode time per token
     tpot = (e2el − ttft) ÷ (output_tokens − 1), in send order. (In a closed loop the first
@@ -84,7 +86,9 @@ Rules, in the order they are reported:
     against the median of the rest; flagged when it exceeds it by more than ``warmup_z``
     robust standard errors of the rest (1.4826 × MAD ÷ √k) and by more than
     ``warmup_min_rel`` of it. value: first median ÷ rest median, limit: that ratio at the
-    threshold. Not evaluable without per-request rows or with fewer than 2k usable ones.
+    threshold. Not evaluable without per-request rows, with fewer than 2k usable ones, or
+    in a one-wave run (every request in flight at once: the first in send order decode
+    beside the rest, so no later, warmed-up requests exist to compare them with).
 
 Where run.yaml declares neither a concurrency nor a rate target, the client's own recorded
 ``max_concurrency`` and ``request_rate`` stand in for them. NaN is treated as missing.
@@ -127,13 +131,17 @@ SLOTS_IDLE = "slots_idle"
 RATE_SATURATED = "rate_saturated"
 LOAD_UNCLEAR = "load_unclear"
 ONE_WAVE = "one_wave"
+ONE_BURST = "one_burst"
+FEW_FOR_P90 = "few_for_p90"
+SHORT_RUN_SLOTS = "short_run_slots"
 OUTPUT_UNCLEAR = "output_unclear"
 # the order checks are reported in (and the rules are run in)
 ORDER = (ALL_FAILED, FAILED, SENT_ALL, LOAD, QUEUED, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN,
          WARMUP)
 # what a check that could not run was missing (catalogue: validity.missing.<code>)
 MISSING = ("completed", "failed", "requests_asked", "duration", "latency", "load_target",
-           "ttft", "lower_load", "output_tokens", "output_asked", "rows", "usable_rows")
+           "ttft", "lower_load", "output_tokens", "output_asked", "rows", "usable_rows",
+           "later_waves")
 _RANK = {VALID: 0, PASSED: 0, NOTE: 0, NOT_EVALUABLE: 0, FLAGGED: 1, SATURATED: 2,
          CANNOT_TELL: 3, INVALID: 4}
 # 1.4826 × MAD estimates the standard deviation of normal data, robust to outliers
@@ -161,6 +169,8 @@ class Thresholds:
     # p99 of fewer than 100 values is interpolated between the largest one or two: it is
     # one request's outcome, not a percentile (p90 still rests on ten).
     p99_min_requests: int = 100
+    # ... and under 20 values p90 rests on one or two as well: only the median is read.
+    p90_min_requests: int = 20
     # Any failure is shown; above 5% the survivors are a selected sample (failures tend to
     # be the slow requests), so latency and throughput are no longer the load's.
     failed_invalid_share: float = 0.05
@@ -440,7 +450,7 @@ def _load(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) 
         return _concurrency_load(point, conc, limits)
     if rate is not None and math.isinf(rate):
         # an unbounded rate, no cap: every request is sent at once
-        return Check(ONE_WAVE, NOTE, attempted, None, "req", LOAD)
+        return Check(ONE_BURST, NOTE, attempted, None, "req", LOAD)
     return _cannot_run(LOAD, "load_target")
 
 
@@ -459,6 +469,9 @@ def _few_for_p99(point: Mapping[str, Any], limits: Thresholds) -> Check:
     completed = _num(point.get("completed"))
     if completed is None:
         return _cannot_run(FEW_FOR_P99, "completed")
+    if completed < limits.p90_min_requests:
+        return Check(FEW_FOR_P90, FLAGGED, completed, float(limits.p99_min_requests), "req",
+                     FEW_FOR_P99)
     if completed < limits.p99_min_requests:
         return Check(FEW_FOR_P99, FLAGGED, completed, float(limits.p99_min_requests), "req")
     return _passed(FEW_FOR_P99, completed, float(limits.p99_min_requests), "req")
@@ -521,7 +534,7 @@ def _short_run(point: Mapping[str, Any], limits: Thresholds) -> Check:
     if conc is not None and completed is not None:
         needed = limits.min_requests_per_slot * conc
         if completed < needed:
-            return Check(SHORT_RUN, FLAGGED, completed, needed, "req")
+            return Check(SHORT_RUN_SLOTS, FLAGGED, completed, needed, "req", SHORT_RUN)
     if duration is None:
         return _cannot_run(SHORT_RUN, "duration")
     return _passed(SHORT_RUN, duration, limits.min_duration_s, "s")
@@ -551,9 +564,25 @@ def _tpots(rows: Iterable[Mapping[str, Any]]) -> list[float]:
     return [tpot for _, tpot in usable]
 
 
-def _warmup(rows: list[dict] | None, limits: Thresholds) -> Check:
+def one_wave(point: Mapping[str, Any]) -> bool:
+    """Whether every request of the point was in flight at once: no more requests than the
+    concurrency cap, or an unbounded rate with no cap."""
+    attempted = _attempted(point)
+    conc, rate = _targets(point)
+    if attempted is None or (rate is not None and math.isfinite(rate) and rate > 0):
+        return False
+    if conc is not None:
+        return attempted <= conc
+    return rate is not None and math.isinf(rate)
+
+
+def _warmup(point: Mapping[str, Any], rows: list[dict] | None, limits: Thresholds) -> Check:
     if not rows:
         return _cannot_run(WARMUP, "rows")
+    if one_wave(point):
+        # all requests were sent together: the first in send order decode alongside the
+        # rest, so there are no later requests of a warmed-up server to compare them with
+        return _cannot_run(WARMUP, "later_waves")
     tpots = _tpots(rows)
     n = len(tpots)
     # the small epsilon keeps float noise (0.07 × 100 = 7.000000000000001) from adding one
@@ -596,7 +625,7 @@ def check_point(point: dict, requests: list[dict] | None = None,
     checks = (_failed(point, requests, limits), _sent_all(point, limits),
               _load(point, baseline_ttft, limits), _queued(point, baseline_ttft, limits),
               _few_for_p99(point, limits), _short_output(point, requests, limits),
-              _short_run(point, limits), _warmup(requests, limits))
+              _short_run(point, limits), _warmup(point, requests, limits))
     return Validity(pid, _verdict(checks), checks)
 
 

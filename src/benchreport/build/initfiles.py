@@ -146,7 +146,7 @@ def _structured(path: Path, data: bytes, shown: str) -> tuple[str, list[Point], 
 def _text_kind(path: Path, data: bytes) -> tuple[str, str, str]:
     """(kind, what, engine) of a file that is not JSON or CSV: a launch script or YAML, a
     server log, or something to skip."""
-    from ..ingest.parsers.anyfile import LAUNCH_SUFFIXES
+    from ..ingest.parsers.anyfile import COMMAND_SUFFIXES, LAUNCH_SUFFIXES, is_command_text
     from ..ingest.parsers.launch import shell_launch
 
     text = data[: 1 << 20].decode("utf-8", errors="replace")
@@ -156,8 +156,12 @@ def _text_kind(path: Path, data: bytes) -> tuple[str, str, str]:
         name = ENGINE_NAMES[shell.engine]
         if low.endswith(".sh"):
             return "launch", f"{name} launch script", shell.engine
-        return ("skip", f"a {name} launch command, but the build reads launch commands only "
-                "from files named *.sh (or a .yaml launch configuration)", "")
+        if is_command_text(low, data):
+            return "launch", f"{name} launch command", shell.engine
+        if not low.endswith(COMMAND_SUFFIXES):
+            return ("skip", f"a {name} launch command, but the build reads launch commands "
+                    "only from files named *.sh or *.txt (or a .yaml launch configuration)",
+                    "")
     if low.endswith((".yaml", ".yml")):
         return _yaml_launch(path, text)
     if low.endswith(LAUNCH_SUFFIXES):

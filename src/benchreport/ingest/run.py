@@ -34,7 +34,7 @@ from .io import (
     sha256_file,
     write_json,
 )
-from .parsers.anyfile import LAUNCH_SUFFIXES, RESULT_SUFFIXES
+from .parsers.anyfile import RESULT_SUFFIXES, is_launch
 from .parsers.logscan import Summary
 from .points import RESULT_SUFFIXES as POINT_SUFFIXES
 from .points import load_points, point_row, request_row
@@ -43,8 +43,8 @@ from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re
 
 
 def _log_like(raw: RawFile) -> bool:
-    return not raw.path.name.lower().endswith(RESULT_SUFFIXES + LAUNCH_SUFFIXES) and \
-        not is_metrics(raw.path)
+    return not raw.path.name.lower().endswith(RESULT_SUFFIXES) and \
+        not is_launch(raw.path) and not is_metrics(raw.path)
 
 
 def ingest_run(run: Run) -> Ingested:
@@ -76,7 +76,7 @@ def ingest_run(run: Run) -> Ingested:
                     {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
                               "sha256": raw.sha256})
-            cited = None if raw.path.name.lower().endswith(LAUNCH_SUFFIXES) else {1} | {
+            cited = None if is_launch(raw.path) else {1} | {
                 r["line"] for rs in records.values() for r in rs if r["file"] == raw.rel}
             excerpts.update(((raw.rel, n), text)
                             for n, text in line_texts(raw.path, cited).items())
@@ -181,7 +181,7 @@ def _inputs(run: Run) -> list[dict[str, Any]]:
         role = roles.get(path.name) or ("scenario" if path.parent == run.paths.data
                                         and name.endswith((".yaml", ".yml")) else
                                         "result" if name.endswith(RESULT_SUFFIXES) else
-                                        "launch" if name.endswith(LAUNCH_SUFFIXES) else
+                                        "launch" if is_launch(path) else
                                         "log" if path.parent.parent == run.paths.raw
                                         else "other")
         out.append({"path": run.paths.rel(path), "sha256": sha256_file(path), "role": role})

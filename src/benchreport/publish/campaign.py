@@ -405,7 +405,20 @@ def _meets(w: Writer, s: dict[str, Any], load: str) -> Markup:
 
 
 def _validity_ids(w: Writer) -> list[str]:
-    return [fid for fid in w.registry if (ids.parse_point(fid) or ("", ""))[1] == "validity"]
+    """The points' validity figures in the run's order: workload and engine as run.yaml
+    lists them, then series, load (lightest first, an unbounded one last) and repeat."""
+    found = [fid for fid in w.registry
+             if (ids.parse_point(fid) or ("", ""))[1] == "validity"]
+    engines = {e.id: i for i, e in enumerate(w.run.meta.engines)}
+    workloads = {x.id: i for i, x in enumerate(w.run.meta.workloads)}
+
+    def order(fid: str) -> tuple:
+        c = w.registry[fid].context
+        x = c.get("x")
+        return (workloads.get(c["workload"], len(workloads)), c["workload"],
+                engines.get(c["engine"], len(engines)), c["engine"], c.get("variant", ""),
+                x is None, x or 0.0, c.get("repeat", 1), fid)
+    return sorted(found, key=order)
 
 
 def _found(w: Writer, checks: list[dict[str, Any]]) -> Markup:
@@ -462,7 +475,7 @@ def validity_section(w: Writer) -> Section | None:
                      _unrun(w, checks),
                      Markup(escape(", ".join(t[f"validity.rule.{c['rule']}"] for c in checks
                                              if c["severity"] == PASSED) or "–"))])
-    if w.has(ids.campaign("points")) and _series(w):
+    if w.has(ids.campaign("points")) and any(len(s["loads"]) > 1 for s in _series(w)):
         paras = [sentence(t["campaign.validity"], points=w.fig(ids.campaign("points")),
                           valid=w.fig(ids.campaign("valid")),
                           flagged=w.fig(ids.campaign("flagged")),

@@ -136,8 +136,8 @@ CHOSEN_BY = {
     "campaign.conclusion_beyond": "pareto.<w>.<s>.top",
     "campaign.pareto_ttft": "pareto.<w>.<s>.frontier",
     **{f"validity.{k}": "point.<p>.validity"
-       for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "short_output",
-                 "short_run", "warmup")},
+       for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "few_for_p90",
+                 "short_output", "short_run", "short_run_slots", "warmup")},
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }

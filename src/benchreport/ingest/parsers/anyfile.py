@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...core.errors import ParseError
@@ -16,6 +17,33 @@ from .prometheus import sniff as sniff_metrics
 
 RESULT_SUFFIXES = (".json", ".jsonl")
 LAUNCH_SUFFIXES = (".yaml", ".yml", ".sh")     # .sh: a script that starts the server
+# A saved command line (`vllm_command.txt`): a short text file whose content is a command
+# that starts vLLM or SGLang. Longer text is a log, whatever commands it quotes.
+COMMAND_SUFFIXES = (".txt",)
+COMMAND_MAX_BYTES = 16384
+
+
+def is_command_text(name: str, head: bytes) -> bool:
+    """Whether a file of this name, starting with (or holding) ``head``, is a saved launch
+    command: a short ``.txt`` that starts a server."""
+    if not name.lower().endswith(COMMAND_SUFFIXES) or len(head) > COMMAND_MAX_BYTES:
+        return False
+    return shell_launch(head.decode("utf-8", errors="replace")) is not None
+
+
+def is_launch(path: Path) -> bool:
+    """Whether a raw file is a launch record: a launch configuration, a script or a saved
+    command line."""
+    if path.name.lower().endswith(LAUNCH_SUFFIXES):
+        return True
+    if not path.name.lower().endswith(COMMAND_SUFFIXES):
+        return False
+    try:
+        with path.open("rb") as fp:
+            head = fp.read(COMMAND_MAX_BYTES + 1)
+    except OSError:
+        return False
+    return is_command_text(path.name, head)
 
 
 def launch_engine(flags: dict[str, Any], env: dict[str, str]) -> str:
@@ -68,10 +96,10 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
                 summary.counts["request"] = summary.counts.get("request", 0) + 1
                 yield {"kind": "request", "line": p.line, "point": index, **r}
         return
-    if lower.endswith(LAUNCH_SUFFIXES):
+    if lower.endswith(LAUNCH_SUFFIXES) or is_command_text(lower, head):
         text = fp.read().decode("utf-8", errors="replace")
         line = 1
-        if lower.endswith(".sh"):
+        if not lower.endswith((".yaml", ".yml")):
             shell = shell_launch(text)
             if shell is None:
                 raise ParseError("no command that starts vLLM or SGLang (expected `vllm serve "
