@@ -45,9 +45,9 @@ $(STAMP): requirements.lock pyproject.toml
 ## Create or refresh .venv from requirements.lock (the other targets do this for you)
 install: $(STAMP)
 
-## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English
+## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English (ALLOW_FAILED=1: exit 0 for a run where every request failed)
 report: $(STAMP)
-	@$(BIN)/benchreport build $(RUN)
+	@$(BIN)/benchreport build $(RUN) $(if $(ALLOW_FAILED),--allow-failed)
 
 ## Compare built runs: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]
 compare: $(STAMP)

@@ -17,9 +17,23 @@ def _build(args: argparse.Namespace) -> int:
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
                 project=args.project, pdf=not args.no_pdf)
     report = run.paths.rel(run.paths.report)
+    if _failed(run) and not args.allow_failed:
+        # the report is written (it says why in its first line), but a failed run is not
+        # a result: a script or CI job that builds it must notice
+        print(f"error: the run failed: no request succeeded at any point; see {report}/"
+              "report.en.html (pass --allow-failed to accept a failed run)", file=sys.stderr)
+        return 3
     pdfs = "" if args.no_pdf else ", report.ko.pdf, report.en.pdf"
     print(f"report ready: {report}/report.ko.html, report.en.html{pdfs}")
     return 0
+
+
+def _failed(run) -> bool:
+    from .core.figures import load_registry
+    from .publish.headline import run_failed
+    from .publish.narrative_base import Writer
+
+    return run_failed(Writer(run, load_registry(run.paths.figures_json), "en", {}))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -174,6 +188,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="folder holding notebooks/ and templates/ (default: current folder)")
     p.add_argument("--no-pdf", action="store_true",
                    help="leave the PDFs out: a quicker draft of the HTML pages")
+    p.add_argument("--allow-failed", action="store_true",
+                   help="exit 0 for a run in which no request succeeded (its report says so)")
     p.set_defaults(func=_build)
 
     p = sub.add_parser("check", help="read every input of data/<RUN>/ and report problems, "

@@ -64,6 +64,9 @@ from .validity import FLAGGED, INVALID, ORDER, Validity, check_points, load_valu
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
 KNEE_FALL_PCT = 10.0      # a fall beyond the knee of more than this is stated as a fall
+# Median TTFT at the heaviest load 1.5 times the lightest's or more is growth worth a
+# sentence: within it, batching the same prompts explains the difference.
+TTFT_GROWTH = 1.5
 STAT_OF_PERCENTILE = {50: "median", 90: "p90", 99: "p99"}
 LATENCIES = tuple(f"{stat}_{metric}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
                   for stat in ("median", "p90", "p99"))
@@ -479,7 +482,25 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                    "something or not evaluable for want of an input: " + ", ".join(ORDER)
                    + "; the verdict is the worst found (valid < flagged < saturated < "
                      "cannot tell < invalid)"))
+        share = _failed_share(p)
+        if share is not None:
+            figures.append(Figure(
+                id=ids.point(pid, "failed_share"), value=share, unit="%", decimals=1,
+                depends_on=(ids.point(pid, "completed"), ids.point(pid, "failed")),
+                context={"engine": p["engine"], "workload": p["workload"],
+                         "load": p["load"], "variant": p.get("variant") or "",
+                         "repeat": int(p["repeat"])},
+                method="failed ÷ (completed + failed) × 100, from the client's counts"))
     return validity, figures
+
+
+def _failed_share(p: dict[str, Any]) -> float | None:
+    """The share of a point's requests that failed, in %: None without both counts or
+    with no failure (a share of 0 is said by the failed count itself)."""
+    completed, failed = _num(p.get("completed")), _num(p.get("failed"))
+    if completed is None or failed is None or failed <= 0:
+        return None
+    return failed / (completed + failed) * 100.0
 
 
 def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
@@ -635,7 +656,57 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                      "falls": (thr[k] - thr[-1]) / thr[k] * 100 > KNEE_FALL_PCT},
             method="how far output throughput at the highest load lies below the knee's: "
                    "(knee − last) ÷ knee × 100 (negative: above it)"))
+    out += _peak_and_growth(s, ctx)
     out += _slo_and_cost(run, s)
+    return out
+
+
+def _measured(s: Series, metric: str) -> list[tuple[int, float]]:
+    """(level index, mean) of the levels of ``s`` that measured ``metric``, lightest first."""
+    return [(i, v) for i, v in enumerate(s.mean(metric)) if v is not None]
+
+
+def _peak_and_growth(s: Series, ctx: dict[str, Any]) -> list[Figure]:
+    """Where output throughput peaks (``peak``: the load, and whether it is the heaviest
+    measured) and how median TTFT grows from the lightest load to the heaviest
+    (``ttft_growth``): figures for the headline of a sweep."""
+    out = []
+    thr = _measured(s, "output_throughput")
+    if len(thr) >= 2:
+        best, _ = max(thr, key=lambda iv: iv[1])       # the first of equal maxima
+        last = thr[-1][0]
+        out.append(Figure(
+            id=ids.curve_series(s.workload, s.key, "peak"), value=s.levels[best].load,
+            unit="verdict",
+            depends_on=tuple(ids.curve(s.workload, s.key, s.levels[i].load,
+                                       "output_throughput") for i, _ in thr),
+            context={**ctx, "x": _finite(s.levels[best].x), "at_heaviest": best == last,
+                     "best": ids.curve(s.workload, s.key, s.levels[best].load,
+                                       "output_throughput"),
+                     "heaviest": ids.curve(s.workload, s.key, s.levels[last].load,
+                                           "output_throughput"),
+                     "heaviest_load": s.levels[last].load,
+                     "heaviest_x": _finite(s.levels[last].x)},
+            method="the load with the highest mean output throughput over its valid "
+                   "repeats, among the loads that measured it"))
+    ttft = _measured(s, "median_ttft_ms")
+    if len(ttft) >= 2 and ttft[0][1] > 0:
+        (lo, first), (hi, last_v) = ttft[0], ttft[-1]
+        ratio = last_v / first
+        out.append(Figure(
+            id=ids.curve_series(s.workload, s.key, "ttft_growth"), value=ratio, unit="x",
+            decimals=1,
+            depends_on=tuple(ids.curve(s.workload, s.key, s.levels[i].load,
+                                       "median_ttft_ms") for i in (lo, hi)),
+            context={**ctx, "from": ids.curve(s.workload, s.key, s.levels[lo].load,
+                                              "median_ttft_ms"),
+                     "to": ids.curve(s.workload, s.key, s.levels[hi].load,
+                                     "median_ttft_ms"),
+                     "from_load": s.levels[lo].load, "from_x": _finite(s.levels[lo].x),
+                     "to_load": s.levels[hi].load, "to_x": _finite(s.levels[hi].x),
+                     "grows": ratio >= TTFT_GROWTH, "threshold": TTFT_GROWTH},
+            method="median TTFT (mean over valid repeats) at the heaviest load that "
+                   "measured it ÷ at the lightest"))
     return out
 
 

@@ -77,8 +77,9 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
     if article.assumed:
         lines += [f"### {plain(t['section.assumed'])}", ""]
         lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.assumed])
-    lines += [f"## {plain(t['section.results'])}", ""]
-    lines += [f"![{plain(alt)}]({p})" for p, alt in images.get("results", [])]
+    if article.results:        # as the page: no heading over nothing
+        lines += [f"## {plain(t['section.results'])}", ""]
+        lines += [f"![{plain(alt)}]({p})" for p, alt in images.get("results", [])]
     for r in article.results:
         lines += ["", f"### {plain(r.heading)}", ""]
         lines += _table([t["table.engine"], t["table.duration"]], r.rows)

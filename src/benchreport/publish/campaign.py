@@ -303,7 +303,8 @@ def key_findings(w: Writer) -> list[Markup]:
 
 def pareto_section(w: Writer) -> Section | None:
     t = w.t
-    paras = [sentence(t["campaign.pareto_intro"])]
+    paras = [sentence(t["campaign.pareto_intro_one" if w.one_engine()
+                         else "campaign.pareto_intro"])]
     if any(fid.startswith("pareto.") and f.context.get("ttft_filtered")
            for fid, f in w.registry.items()):
         paras.append(sentence(t["campaign.pareto_ttft"]))
@@ -334,7 +335,8 @@ def pareto_section(w: Writer) -> Section | None:
     if not seen and not any(f.context.get("y") and fid.startswith("pareto.")
                             for fid, f in w.registry.items()):
         return None                         # no series has a frontier
-    paras.append(sentence(t["campaign.pareto_noise"]))
+    if not w.one_engine():
+        paras.append(sentence(t["campaign.pareto_noise"]))
     return Section(id="pareto", heading=t["section.pareto"], paragraphs=paras)
 
 
@@ -404,7 +406,7 @@ def _meets(w: Writer, s: dict[str, Any], load: str) -> Markup:
     return w.link(fid, w.t[f"campaign.meets_{w.registry[fid].value}"])
 
 
-def _validity_ids(w: Writer) -> list[str]:
+def validity_ids(w: Writer) -> list[str]:
     """The points' validity figures in the run's order: workload and engine as run.yaml
     lists them, then series, load (lightest first, an unbounded one last) and repeat."""
     found = [fid for fid in w.registry
@@ -436,7 +438,7 @@ def _unrun(w: Writer, checks: list[dict[str, Any]]) -> Markup:
         for c in checks if c["severity"] == NOT_EVALUABLE) or Markup("–")
 
 
-def _point_label(w: Writer, ctx: dict[str, Any]) -> str:
+def point_label(w: Writer, ctx: dict[str, Any]) -> str:
     """A point as readers name it: engine (and series), workload, load and, where the
     workload has repeats, which run."""
     parts = [_label(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")}),
@@ -463,14 +465,14 @@ def validity_section(w: Writer) -> Section | None:
     """Every point's checks: its verdict (and how many checks could not run), what they
     found, which could not run and for want of what, and which passed."""
     t = w.t
-    found = _validity_ids(w)
+    found = validity_ids(w)
     if not found:
         return None
     rows = []
     for fid in found:
         f = w.registry[fid]
         checks = f.context.get("checks", [])
-        rows.append([Markup(escape(_point_label(w, f.context))), _verdict_cell(w, fid),
+        rows.append([Markup(escape(point_label(w, f.context))), _verdict_cell(w, fid),
                      _found(w, checks),
                      _unrun(w, checks),
                      Markup(escape(", ".join(t[f"validity.rule.{c['rule']}"] for c in checks
@@ -588,12 +590,3 @@ def _capacity_conclusion(w: Writer, wid: str, c: dict[str, Any], label: str) -> 
         return [text]
     return [sentence(t["campaign.conclusion_capacity_tie"], workload=label, a=a, b=b,
                      out_a=_with_interval(w, fa), out_b=_with_interval(w, fb))]
-
-
-def campaign_headline(w: Writer) -> list[Markup]:
-    """For the summary: the key findings of engine pairs, or with one engine what its
-    curves show (its knee, or that throughput was still rising)."""
-    if not w.has(ids.campaign("points")):
-        return []
-    return key_findings(w) or [knee_sentence(w, s) for s in _series(w)
-                                if w.has(ids.curve_series(s["workload"], s["key"], "knee"))]

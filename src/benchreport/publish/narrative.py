@@ -18,7 +18,9 @@ from ..core.i18n import sentence
 from ..core.metrics import TIE
 from ..core.records import Run
 from ..core.verdicts import INCONSISTENT
-from .campaign import campaign_conclusion, campaign_headline, campaign_sections
+from .campaign import campaign_conclusion, campaign_sections, key_findings
+from .headline import conclusion as one_engine_conclusion
+from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
 from .sections import (
     Section,
@@ -170,7 +172,7 @@ def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult 
 def _conclusion(w: Writer) -> Section:
     """The conclusion: a campaign's findings first, then the single-point ones."""
     single = conclusion_section(w)
-    found = campaign_conclusion(w)
+    found = one_engine_conclusion(w) or campaign_conclusion(w)
     return dataclasses.replace(single, paragraphs=found + single.paragraphs) if found \
         else single
 
@@ -330,7 +332,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  concurrency=w.fig(ids.workload(wl.id, "concurrency")),
                                  prompts=w.fig(ids.workload(wl.id, "num_prompts")),
                                  dataset=wl.dataset)))
-    headline = [r.sentence for r in results] + campaign_headline(w)
+    headline = run_headline(w, [r.sentence for r in results if r.sentence],
+                            key_findings(w))
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (

@@ -6,6 +6,7 @@ import re
 
 from markupsafe import Markup, escape
 
+from ..core import ids
 from ..core.figures import Figure
 from ..core.i18n import UNITS, Name, format_number, format_value
 from ..core.metrics import TIE
@@ -104,6 +105,16 @@ class Writer:
         """``label`` (escaped) as a link to a figure's derivation entry."""
         self.cited.add(fig_id)
         return Markup('<a class="fig" href="#{}">{}</a>').format(anchor(fig_id), label)
+
+    def measured_engines(self) -> list[str]:
+        """The engines with at least one benchmark point (its validity figure), in the
+        order run.yaml lists them: a sentence about "the engines" needs two."""
+        found = {f.context.get("engine") for fid, f in self.registry.items()
+                 if (ids.parse_point(fid) or ("", ""))[1] == "validity"}
+        return [e.id for e in self.run.meta.engines if e.id in found]
+
+    def one_engine(self) -> bool:
+        return len(self.measured_engines()) < 2
 
     def has(self, *ids: str) -> bool:
         return all(i in self.registry for i in ids)

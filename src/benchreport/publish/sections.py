@@ -71,6 +71,15 @@ def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
 # pattern) whose value picks it. tests/test_sentences.py checks that no such sentence is
 # missing here.
 CHOSEN_BY = {
+    # the headline of each shape of run (publish/headline.py)
+    "headline.failed": "point.<p>.validity",
+    "headline.errors": "point.<p>.failed_share",
+    **{f"headline.{k}": "point.<p>.validity"
+       for k in ("trust_valid", "trust_valid_unrun", "trust_flagged", "trust_invalid",
+                 "conclusion_failed", "conclusion_one")},
+    **{f"headline.{k}": "curve.<w>.<s>.peak" for k in ("sweep_rising", "sweep_peak")},
+    **{f"headline.{k}": "curve.<w>.<s>.ttft_growth" for k in ("ttft_grows", "ttft_flat")},
+    "headline.saturated": "curve.<w>.<s>.knee",
     "finding.gap_inconsistent": "e2e.<w>.gap.where",
     "conclusion.doubtful": "consistency.<w>.<e>.duration",
     "server.agree": "consistency.<w>.<e>.output_tokens",
@@ -200,6 +209,8 @@ def finding(w: Writer) -> Markup | None:
     t, wl = w.t, w.run.meta.workloads
     if not any(w.has(ids.e2e(x.id, e.id, "duration")) for x in wl for e in w.run.meta.engines):
         return None                 # no single-point result: the campaign sections speak
+    if w.one_engine():
+        return None                 # gaps and crossovers compare two engines
     parts = gap_sentences(w)
     pair = ids.first_crossover(w.registry)
     if pair is None or len(wl) < 2:
@@ -458,6 +469,7 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
             return Section("caveats", t["heading.caveats"],
                            [sentence(t["caveats.logs_unused"], files=", ".join(unused))])
         key = "caveats.none" if looked else "caveats.unchecked"
+        key += "_one" if w.one_engine() else ""
         return Section("caveats", t["heading.caveats"], [sentence(t[key])])
     tables = []
     if rows:
@@ -466,9 +478,10 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     if limits:
         tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
                                     t["table.evidence"]], rows=limits))
-    intro = sentence(t["caveats.intro"]) if looked else \
+    one = "_one" if w.one_engine() else ""
+    intro = sentence(t["caveats.intro" + one]) if looked else \
         sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
-        sentence(t["caveats.unchecked"])
+        sentence(t["caveats.unchecked" + one])
     return Section("caveats", t["heading.caveats"], [intro], tables)
 
 

@@ -1,0 +1,313 @@
+"""The article's headline and the conclusion of runs the reference's sections do not fit,
+chosen by the data for the run's shape.
+
+A run's shape is read from its points' validity figures (one per point, every run has
+them): how many engines were measured, whether a series has several loads or repeats,
+and whether any request succeeded. The shapes:
+
+- ``failed``: no request succeeded at any point. The headline says so first, and the
+  build exits non-zero unless it is told to accept a failed run;
+- ``point``: one engine, one load per series, one run each;
+- ``repeats``: one engine, one load per series, several runs of it;
+- ``sweep``: one engine, several loads in a series;
+- ``engines``: several engines (the reference run's shape, with or without sweeps): the
+  comparing sentences of the results and of the campaign.
+
+Every sentence is chosen by a figure and carries it as a link: errors above
+``ERROR_LEAD_PCT`` lead (``point.<p>.failed_share``); a point states its throughput and
+latencies and what its checks found (``point.<p>.validity``); a sweep where throughput
+peaks (``curve.<w>.<s>.peak``), how median TTFT grows with the load
+(``curve.<w>.<s>.ttft_growth``) and the loads where the server saturated
+(``curve.<w>.<s>.knee``'s context). No sentence names a second engine, an interval or a
+knee the run does not have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from ..core import ids
+from ..core.i18n import sentence
+from ..core.verdicts import INVALID, NOT_EVALUABLE, NOTE, PASSED, VALID
+from .campaign import WORDS, point_label, validity_ids
+from .narrative_base import Writer
+
+# failures at or above 1% of a point's requests lead the headline: at that share the
+# survivors' latencies already leave out the slowest requests
+ERROR_LEAD_PCT = 1.0
+# at most this many points or series get a sentence each; the tables hold the rest
+MOST = 3
+
+FAILED, POINT, REPEATS, SWEEP, ENGINES = "failed", "point", "repeats", "sweep", "engines"
+
+
+@dataclass(frozen=True)
+class PointView:
+    """One point, as its validity figure describes it."""
+
+    fid: str                 # its validity figure
+    pid: str                 # its point id
+    context: dict[str, Any]
+    verdict: str
+    all_failed: bool
+
+    def figure(self, name: str) -> str:
+        return ids.point(self.pid, name)
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str
+    engines: tuple[str, ...]
+    points: tuple[PointView, ...]
+
+
+def points_of(w: Writer) -> list[PointView]:
+    """The run's points in the run's order (workload, engine, series, load, repeat)."""
+    out = []
+    for fid in validity_ids(w):
+        f = w.registry[fid]
+        checks = f.context.get("checks", [])
+        out.append(PointView(fid=fid, pid=ids.parse_point(fid)[0], context=f.context,
+                             verdict=str(f.value),
+                             all_failed=[c["rule"] for c in checks] == ["all_failed"]))
+    return out
+
+
+def shape_of(w: Writer) -> Shape:
+    pts = points_of(w)
+    engines = tuple(dict.fromkeys(p.context["engine"] for p in pts))
+    loads: dict[tuple, set[str]] = {}
+    for p in pts:
+        c = p.context
+        loads.setdefault((c["workload"], c["engine"], c.get("variant", "")), set()).add(
+            c["load"])
+    if pts and all(p.all_failed for p in pts):
+        kind = FAILED
+    elif len(engines) > 1:
+        kind = ENGINES
+    elif any(len(v) > 1 for v in loads.values()):
+        kind = SWEEP
+    elif any(int(p.context.get("repeat", 1)) > 1 for p in pts):
+        kind = REPEATS
+    else:
+        kind = POINT
+    return Shape(kind, engines, tuple(pts))
+
+
+def run_failed(w: Writer) -> bool:
+    """Whether no request succeeded at any point of the run."""
+    return shape_of(w).kind == FAILED
+
+
+# --- sentences -------------------------------------------------------------------------------
+
+
+def _failed_run(w: Writer, shape: Shape) -> Markup:
+    points = Markup(", ").join(w.link(p.fid, point_label(w, p.context))
+                               for p in shape.points)
+    return sentence(w.t["headline.failed"], points=points)
+
+
+def _errors(w: Writer, shape: Shape) -> list[Markup]:
+    """The points where failures reached ERROR_LEAD_PCT, the largest share first."""
+    shares = [(w.registry[p.figure("failed_share")].value, p) for p in shape.points
+              if not p.all_failed and w.has(p.figure("failed_share"))
+              and w.registry[p.figure("failed_share")].value >= ERROR_LEAD_PCT]
+    shares.sort(key=lambda sp: -sp[0])
+    out = []
+    for _, p in shares[:MOST]:
+        out.append(sentence(w.t["headline.errors"], point=point_label(w, p.context),
+                            share=w.fig(p.figure("failed_share")),
+                            failed=w.fig(p.figure("failed")),
+                            completed=w.fig(p.figure("completed"))))
+    return out
+
+
+def _latency_part(w: Writer, fid_of, metric: str) -> Markup | None:
+    median, tail = fid_of(f"median_{metric}_ms"), fid_of(f"p99_{metric}_ms")
+    if median is None:
+        return None
+    if tail is None:
+        return sentence(w.t[f"headline.part_{metric}"], median=w.fig(median))
+    return sentence(w.t[f"headline.part_{metric}_p99"], median=w.fig(median),
+                    tail=w.fig(tail), tail_name=WORDS["tail"])
+
+
+def _parts(w: Writer, fid_of) -> list[Markup]:
+    """What a point (or a load's repeats) measured: output throughput, median (and p99)
+    TTFT and TPOT; E2E latency where neither TTFT nor TPOT was measured."""
+    parts = []
+    thr = fid_of("output_throughput")
+    if thr is not None:
+        parts.append(sentence(w.t["headline.part_throughput"], value=w.fig(thr)))
+    latencies = [x for x in (_latency_part(w, fid_of, m) for m in ("ttft", "tpot")) if x]
+    if not latencies:
+        latencies = [x for x in (_latency_part(w, fid_of, "e2el"),) if x]
+    return parts + latencies
+
+
+def _trust(w: Writer, p: PointView) -> Markup:
+    """What the point's checks found, in words, chosen by its verdict."""
+    checks = p.context.get("checks", [])
+    found = [c for c in checks if c["severity"] not in (PASSED, NOT_EVALUABLE, NOTE)]
+    unrun = sum(c["severity"] == NOT_EVALUABLE for c in checks)
+    if p.verdict == VALID:
+        key = "headline.trust_valid_unrun" if unrun else "headline.trust_valid"
+        return sentence(w.t[key], verdict=w.link(p.fid, w.t["validity.verdict.valid"]),
+                        n=str(unrun))
+    reasons = ", ".join(dict.fromkeys(w.t[f"validity.rule.{c['rule']}"] for c in found))
+    key = "headline.trust_invalid" if p.verdict == INVALID else "headline.trust_flagged"
+    return sentence(w.t[key], verdict=w.link(p.fid, w.t[f"validity.verdict.{p.verdict}"]),
+                    reasons=reasons)
+
+
+def _point_sentence(w: Writer, p: PointView) -> Markup:
+    def fid_of(name: str) -> str | None:
+        fid = p.figure(name)
+        return fid if w.has(fid) else None
+
+    parts = _parts(w, fid_of)
+    label = point_label(w, p.context)
+    first = sentence(w.t["headline.point"], point=label, parts=Markup(", ").join(parts)) \
+        if parts else sentence(w.t["headline.point_nothing"], point=label)
+    return Markup(" ").join([first, _trust(w, p)])
+
+
+def _more(w: Writer, total: int) -> list[Markup]:
+    return [sentence(w.t["headline.more"], n=str(total - MOST))] if total > MOST else []
+
+
+def _series_of(w: Writer, name: str) -> list[str]:
+    """The ids of the series figures called ``name`` (``peak``, ``knee``), in run order."""
+    engines = {e.id: i for i, e in enumerate(w.run.meta.engines)}
+    workloads = {x.id: i for i, x in enumerate(w.run.meta.workloads)}
+    found = [fid for fid, f in w.registry.items()
+             if f.context.get("workload") is not None and "metric" not in f.context
+             and f.context.get("engine") is not None
+             and fid == ids.curve_series(f.context["workload"],
+                                         ids.series(f.context["engine"],
+                                                    f.context.get("variant", "")), name)]
+    return sorted(found, key=lambda fid: (
+        workloads.get(w.registry[fid].context["workload"], 0),
+        engines.get(w.registry[fid].context["engine"], 0), fid))
+
+
+def _series_label(w: Writer, ctx: dict[str, Any]) -> str:
+    name = w.engine_name(ctx["engine"])
+    name = f"{name} ({ctx['variant']})" if ctx.get("variant") else name
+    try:
+        label = w.run.meta.workload(ctx["workload"]).label
+    except KeyError:
+        label = ctx["workload"]
+    return f"{name} · {label}" if len(w.run.meta.workloads) > 1 else name
+
+
+def _load_words(w: Writer, load: str, x: float | None, kind: str | None) -> str:
+    """A load as the reader names it: its label, or "the unbounded rate"."""
+    return w.t["headline.unbounded"] if x is None and kind == "rate" else load
+
+
+def _loads_words(w: Writer, ctx: dict[str, Any], loads: list[str]) -> str:
+    """Loads of a series by name, an unbounded rate in words (its curve figures hold x)."""
+    key = ids.series(ctx["engine"], ctx.get("variant", ""))
+    out = []
+    for load in loads:
+        fig = w.registry.get(ids.curve(ctx["workload"], key, load, "output_throughput"))
+        x = fig.context.get("x") if fig is not None else 0.0
+        out.append(_load_words(w, load, x, ctx.get("kind")))
+    return ", ".join(out)
+
+
+def _peak(w: Writer, fid: str) -> Markup:
+    f = w.registry[fid]
+    c = f.context
+    where = w.link(fid, _load_words(w, str(f.value), c.get("x"), c.get("kind")))
+    if c["at_heaviest"]:
+        return sentence(w.t["headline.sweep_rising"], series=_series_label(w, c),
+                        best=w.fig(c["best"]), load=where)
+    return sentence(w.t["headline.sweep_peak"], series=_series_label(w, c),
+                    best=w.fig(c["best"]), load=where, last=w.fig(c["heaviest"]),
+                    heaviest=_load_words(w, c["heaviest_load"], c.get("heaviest_x"),
+                                         c.get("kind")))
+
+
+def _growth(w: Writer, fid: str) -> Markup:
+    c = w.registry[fid].context
+    key = "headline.ttft_grows" if c["grows"] else "headline.ttft_flat"
+    return sentence(w.t[key], series=_series_label(w, c), low=w.fig(c["from"]),
+                    high=w.fig(c["to"]), ratio=w.fig(fid),
+                    from_load=_load_words(w, c["from_load"], c.get("from_x"), c.get("kind")),
+                    to_load=_load_words(w, c["to_load"], c.get("to_x"), c.get("kind")))
+
+
+def _saturation(w: Writer, fid: str) -> list[Markup]:
+    """The loads where the server could not keep up (the knee figure's context lists
+    them; where throughput stops rising the peak sentence says)."""
+    c = w.registry[fid].context
+    if not c.get("saturated"):
+        return []
+    return [sentence(w.t["headline.saturated"], series=_series_label(w, c),
+                     loads=w.link(fid, _loads_words(w, c, c["saturated"])))]
+
+
+def _key(w: Writer, fid: str) -> tuple[str, str, str]:
+    c = w.registry[fid].context
+    return c["workload"], c["engine"], c.get("variant", "")
+
+
+def _sweeps(w: Writer, peaks: list[str]) -> list[Markup]:
+    growth = {_key(w, f): f for f in _series_of(w, "ttft_growth")}
+    knees = {_key(w, f): f for f in _series_of(w, "knee")}
+    out = []
+    for fid in peaks[:MOST]:
+        out.append(_peak(w, fid))
+        if _key(w, fid) in growth:
+            out.append(_growth(w, growth[_key(w, fid)]))
+        if _key(w, fid) in knees:
+            out += _saturation(w, knees[_key(w, fid)])
+    return out + _more(w, len(peaks))
+
+
+def _per_series(w: Writer, shape: Shape) -> list[Markup]:
+    """A sweep's sentences for each series with a peak figure (several loads measured
+    its throughput), a point's sentence for every other point that succeeded."""
+    peaks = _series_of(w, "peak")
+    swept = {_key(w, f) for f in peaks}
+    rest = [p for p in shape.points if not p.all_failed and
+            (p.context["workload"], p.context["engine"], p.context.get("variant", ""))
+            not in swept]
+    return _sweeps(w, peaks) + [_point_sentence(w, p) for p in rest[:MOST]] + \
+        _more(w, len(rest))
+
+
+def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[Markup]:
+    """The headline: a failed run's first line, errors above the threshold, then this
+    shape's findings (``results`` and ``campaign``: the comparing sentences of several
+    engines)."""
+    shape = shape_of(w)
+    if shape.kind == FAILED:
+        return [_failed_run(w, shape)]
+    out = _errors(w, shape)
+    if shape.kind == ENGINES and (results or campaign):
+        return out + results + campaign
+    return out + _per_series(w, shape)
+
+
+def conclusion(w: Writer) -> list[Markup]:
+    """What a run of one engine lets the reader conclude: what was found (as the headline
+    says it), and that it compares nothing. Empty for several engines, whose conclusion
+    the comparing sections write."""
+    shape = shape_of(w)
+    if shape.kind == ENGINES or not shape.points:
+        return []
+    if shape.kind == FAILED:
+        return [sentence(w.t["headline.conclusion_failed"])]
+    found = headline(w, [], [])
+    return found + [sentence(w.t["headline.conclusion_one"],
+                             engine=w.name(shape.engines[0]))]
+
+

@@ -1,0 +1,183 @@
+"""The headline and the one-engine conclusion, per shape of run (publish/headline.py).
+
+Each shape is a generated run with known truth (synth.campaign), built without PDFs: the
+headline is non-empty in both languages, states that run's own findings, flips when the
+figure that chose a sentence flips, and names no second engine, interval or knee the run
+does not have. A run where every request failed says so first and exits non-zero."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+
+import pytest
+
+from benchreport.core.figures import load_registry
+from benchreport.core.i18n import load_catalogue
+from benchreport.core.runmeta import load_run
+from benchreport.publish.headline import (
+    ENGINES,
+    FAILED,
+    POINT,
+    REPEATS,
+    SWEEP,
+    headline,
+    shape_of,
+)
+from benchreport.publish.narrative_base import Writer
+
+from .conftest import ROOT
+
+SHAPES = {
+    POINT: dict(engines=("alpha",), loads=(4,), repeats=1, requests=40),
+    REPEATS: dict(engines=("alpha",), loads=(4,), repeats=2, requests=40),
+    SWEEP: dict(engines=("alpha",), loads=(1, 4, 16), repeats=1, requests=48),
+    ENGINES: dict(engines=("alpha", "beta"), loads=(4,), repeats=2, requests=40),
+    FAILED: dict(engines=("alpha",), loads=(4,), repeats=1, requests=20, failures=20),
+    "errors": dict(engines=("alpha",), loads=(4,), repeats=1, requests=40, failures=8),
+}
+# sentences about engines in the plural, in either language
+PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|"
+                    r"two frontiers|두 엔진|엔진 사이")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """shape -> (run, registry, {lang: summary html}, {lang: whole page}, build exit code)."""
+    from benchreport.cli import main
+    from benchreport.synth.campaign import write_campaign
+
+    project = ROOT
+    root = tmp_path_factory.mktemp("shapes")
+    out = {}
+    for name, kw in SHAPES.items():
+        write_campaign(root / "data" / name, **kw)
+        code = main(["build", name, "--data-root", str(root / "data"), "--report-root",
+                     str(root / "report"), "--project", str(project), "--no-pdf"])
+        run = load_run(name, root / "data", root / "report")
+        pages = {lang: (root / "report" / name / f"report.{lang}.html").read_text()
+                 for lang in ("en", "ko")}
+        summary = {lang: html[html.index('id="summary"'):html.index('id="environment"')]
+                   for lang, html in pages.items()}
+        out[name] = (run, load_registry(run.paths.figures_json), summary, pages, code)
+    return out
+
+
+def _writer(built, name, project, lang="en"):
+    run, registry, *_ = built[name]
+    return Writer(run, copy.deepcopy(registry), lang,
+                  load_catalogue(project / "templates" / "labels", lang))
+
+
+def _text(items) -> str:
+    return " ".join(re.sub(r"<[^>]+>", "", str(m)) for m in items)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_every_shape_has_a_headline_in_both_languages(built, project, name):
+    run, registry, summary, pages, code = built[name]
+    expected = "errors" if name == "errors" else name
+    assert shape_of(_writer(built, name, project)).kind == (POINT if name == "errors"
+                                                           else expected)
+    for lang in ("en", "ko"):
+        items = re.findall(r"<li>(.*?)</li>", summary[lang], re.S)
+        assert 1 <= len(items) <= 6, (lang, items)
+        # every sentence links its figures
+        assert all('class="fig"' in i for i in items), items
+        if len(run.meta.engines) == 1:
+            assert not PLURAL.search(pages[lang]), PLURAL.search(pages[lang])
+        # no empty section
+        assert not re.search(r"<h2>[^<]*</h2>\s*</section>", pages[lang])
+        blog = (run.paths.report / "blog" / f"report.{lang}.md").read_text()
+        assert not re.search(r"^## .*\n\n## ", blog, re.M), lang
+    assert code == (3 if name == FAILED else 0)
+
+
+def test_a_point_states_its_figures_and_checks(built, project):
+    _, registry, summary, *_ = built[POINT]
+    pid = "alpha.1k.c4.r1"
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    thr = registry[f"point.{pid}.output_throughput"].value
+    assert f"output throughput {thr:,.1f} tok/s" in en
+    assert "median TTFT" in en and "(p99 " in en and "median TPOT" in en
+    # 40 requests: under 100 for a p99, so the checks flag it and the headline says so
+    assert registry[f"point.{pid}.validity"].value == "flagged"
+    assert "Read these figures with care (warning): requests for a tail percentile" in en
+    ko = re.sub(r"<[^>]+>", "", summary["ko"])
+    assert "출력 처리량" in ko and "TTFT 중앙값" in ko and "주의해서 읽어야 합니다(경고)" in ko
+
+
+def test_a_sweep_says_where_throughput_peaks_and_how_ttft_grows(built, project):
+    _, registry, summary, *_ = built[SWEEP]
+    peak = registry["curve.1k.alpha.peak"]
+    growth = registry["curve.1k.alpha.ttft_growth"]
+    thr = {x: registry[f"curve.1k.alpha.c{x}.output_throughput"].value for x in (1, 4, 16)}
+    assert peak.value == "c" + str(max(thr, key=thr.get))
+    ttft = [registry[f"curve.1k.alpha.c{x}.median_ttft_ms"].value for x in (1, 16)]
+    assert growth.value == pytest.approx(ttft[1] / ttft[0])
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    assert ("rises through the heaviest load measured" in en) == peak.context["at_heaviest"]
+    assert ("output throughput peaks at" in en) != peak.context["at_heaviest"]
+    assert "median TTFT grows" in en and " at c1 to " in en and " at c16." in en
+
+
+def test_sentences_flip_when_their_figures_flip(built, project):
+    w = _writer(built, SWEEP, project)
+    peak = w.registry["curve.1k.alpha.peak"]
+    before = _text(headline(w, [], []))
+    w.registry[peak.id] = dataclasses.replace(
+        peak, context={**peak.context, "at_heaviest": not peak.context["at_heaviest"]})
+    after = _text(headline(w, [], []))
+    assert ("rises through" in before) != ("rises through" in after)
+    growth = w.registry["curve.1k.alpha.ttft_growth"]
+    for grows, words in ((True, "median TTFT grows"), (False, "median TTFT stays within")):
+        w.registry[growth.id] = dataclasses.replace(
+            growth, context={**growth.context, "grows": grows})
+        assert words in _text(headline(w, [], []))
+
+
+def test_errors_lead_the_headline_and_a_small_share_does_not(built, project):
+    _, registry, summary, *_ = built["errors"]
+    share = registry["point.alpha.1k.c4.r1.failed_share"]
+    assert share.value == pytest.approx(8 / 40 * 100)
+    first = re.findall(r"<li>(.*?)</li>", summary["en"], re.S)[0]
+    assert "20.0% of the requests failed" in re.sub(r"<[^>]+>", "", first)
+    w = _writer(built, "errors", project)
+    w.registry[share.id] = dataclasses.replace(share, value=0.5)
+    assert "of the requests failed" not in _text(headline(w, [], []))
+
+
+def test_a_failed_run_says_so_first_and_exits_non_zero(built, project, tmp_path):
+    from benchreport.cli import main
+
+    _, registry, summary, pages, code = built[FAILED]
+    assert code == 3
+    items = re.findall(r"<li>(.*?)</li>", summary["en"], re.S)
+    assert len(items) == 1 and "The run failed: no request succeeded" in items[0]
+    assert "실행이 실패했습니다" in summary["ko"]
+    assert "Nothing can be concluded about this server" in pages["en"]
+    run = built[FAILED][0]
+    assert main(["build", FAILED, "--data-root", str(run.paths.data.parent), "--report-root",
+                 str(run.paths.report.parent), "--project", str(project), "--no-pdf",
+                 "--allow-failed"]) == 0
+
+
+def test_several_engines_keep_their_comparing_headline(built, project):
+    _, registry, summary, *_ = built[ENGINES]
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    verdict = registry["compare.1k.alpha.beta.c4.output_throughput.verdict"]["value"] \
+        if isinstance(registry["compare.1k.alpha.beta.c4.output_throughput.verdict"], dict) \
+        else registry["compare.1k.alpha.beta.c4.output_throughput.verdict"].value
+    if verdict == "tie":
+        assert "cannot be told apart" in en or "a tie" in en
+    else:
+        assert "Key finding" in en
+    assert "Alpha" in en and "Beta" in en
+
+
+def test_figures_json_has_the_headline_figures(built):
+    run = built[SWEEP][0]
+    ids = {f["id"] for f in json.loads(run.paths.figures_json.read_text())["figures"]}
+    assert {"curve.1k.alpha.peak", "curve.1k.alpha.ttft_growth"} <= ids
