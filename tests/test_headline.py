@@ -106,7 +106,7 @@ def test_a_point_states_its_figures_and_checks(built, project):
     assert registry[f"point.{pid}.validity"].value == "flagged"
     assert "Read these figures with care (warning): requests for a tail percentile" in en
     ko = re.sub(r"<[^>]+>", "", summary["ko"])
-    assert "출력 처리량" in ko and "TTFT 중앙값" in ko and "주의해서 읽어야 합니다(경고)" in ko
+    assert "출력 처리량" in ko and "TTFT 중앙값" in ko and "해석에 주의해야 합니다(경고)" in ko
 
 
 def test_a_sweep_says_where_throughput_peaks_and_how_ttft_grows(built, project):

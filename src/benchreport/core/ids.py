@@ -306,6 +306,58 @@ def trend(engine: str, w: str, load: str, metric: str, rk: str) -> str:
     return _join("trend", engine, w, load, metric, rk)
 
 
+def family(fid: str) -> str:
+    """The family of an id, its first part: ``family("curve.1k.vllm.c4.ttft") == "curve"``."""
+    return fid.split(".", 1)[0]
+
+
+def parent(fid: str) -> str:
+    """An id without its last part: the group its siblings share (``curve.1k.vllm.c4``)."""
+    return fid.rsplit(".", 1)[0]
+
+
+def leaf(fid: str) -> str:
+    """The last part of an id: the name within its group (``output_throughput``)."""
+    return fid.rsplit(".", 1)[-1]
+
+
+def parse_latency(fid: str) -> tuple[str, str, str, str] | None:
+    """``(w, engine, metric, stat)`` of a ``latency(w, e, metric, stat)`` id, else None.
+
+    >>> parse_latency("latency.64k.sglang.ttft.p99")
+    ('64k', 'sglang', 'ttft', 'p99')
+    >>> parse_latency("latency.1k.ttft.faster") is None
+    True
+    """
+    parts = fid.split(".")
+    if len(parts) != 5 or parts[0] != "latency":
+        return None
+    return parts[1], parts[2], parts[3], parts[4]
+
+
+def parse_consistency(fid: str) -> tuple[str, str, str] | None:
+    """``(w, engine, check)`` of a ``consistency(w, e, check)`` id (no part), else None.
+
+    >>> parse_consistency("consistency.64k.vllm.output_tokens")
+    ('64k', 'vllm', 'output_tokens')
+    """
+    parts = fid.split(".")
+    if len(parts) != 4 or parts[0] != "consistency":
+        return None
+    return parts[1], parts[2], parts[3]
+
+
+def parse_setting_pair(key: str) -> tuple[str, str] | None:
+    """``(setting id, engine)`` of ``<sid>.<e>``, the key the settings check gives each
+    engine's value by, else None.
+
+    >>> parse_setting_pair("memory.sglang")
+    ('memory', 'sglang')
+    """
+    parts = key.split(".")
+    return (parts[0], parts[1]) if len(parts) == 2 and all(parts) else None
+
+
 def parse_crossover(fid: str) -> tuple[str, str, str | None] | None:
     """``(a, b, part)`` of a crossover id (``part`` None for the crossover itself), else None.
 

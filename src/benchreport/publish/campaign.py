@@ -45,7 +45,7 @@ def _series(w: Writer) -> list[dict[str, Any]]:
     """One entry per series (workload, key, engine, variant, kind, loads in order)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for fid, fig in w.registry.items():
-        if not fid.startswith("curve.") or "metric" not in fig.context:
+        if not ids.family(fid) == "curve" or "metric" not in fig.context:
             continue
         c = fig.context
         key = (c["workload"], ids.series(c["engine"], c["variant"]))
@@ -122,7 +122,7 @@ def campaign_sections(w: Writer) -> list[Section]:
 def _setup(w: Writer) -> list[Markup]:
     t = w.t
     clients = sorted({f.context["client"] for fid, f in w.registry.items()
-                      if fid.startswith("point.") and f.context.get("client")})
+                      if ids.family(fid) == "point" and f.context.get("client")})
     paras = [sentence(t["campaign.setup"], points=w.fig(ids.campaign("points")),
                       series=w.fig(ids.campaign("series")),
                       repeats=w.fig(ids.campaign("repeats")), clients=", ".join(clients))]
@@ -210,7 +210,7 @@ def _pairs(w: Writer, metric: str) -> list[dict[str, Any]]:
     pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
     for fid, f in w.registry.items():
         c = f.context
-        if fid.startswith("compare.") and c.get("metric") == metric and "load" in c \
+        if ids.family(fid) == "compare" and c.get("metric") == metric and "load" in c \
                 and f.unit == "x":
             p = pairs.setdefault((c["workload"], c["a"], c["b"]),
                                  {"workload": c["workload"], "a": c["a"], "b": c["b"],
@@ -305,12 +305,12 @@ def pareto_section(w: Writer) -> Section | None:
     t = w.t
     paras = [sentence(t["campaign.pareto_intro_one" if w.one_engine()
                          else "campaign.pareto_intro"])]
-    if any(fid.startswith("pareto.") and f.context.get("ttft_filtered")
+    if any(ids.family(fid) == "pareto" and f.context.get("ttft_filtered")
            for fid, f in w.registry.items()):
         paras.append(sentence(t["campaign.pareto_ttft"]))
     seen = False
     for fid, f in sorted(w.registry.items()):
-        if not (fid.startswith("pareto.") and fid.endswith(".crossings")):
+        if not (ids.family(fid) == "pareto" and ids.leaf(fid) == "crossings"):
             continue
         seen = True
         c = f.context
@@ -332,7 +332,7 @@ def pareto_section(w: Writer) -> Section | None:
                                       for i in range(1, int(f.value) + 1))))
         else:
             paras.append(sentence(t["campaign.pareto_no_cross"], a=a, b=b))
-    if not seen and not any(f.context.get("y") and fid.startswith("pareto.")
+    if not seen and not any(f.context.get("y") and ids.family(fid) == "pareto"
                             for fid, f in w.registry.items()):
         return None                         # no series has a frontier
     if not w.one_engine():
@@ -393,7 +393,7 @@ def capacity_section(w: Writer) -> Section:
                 numeric=(1,)))
     else:
         paras.append(sentence(t["campaign.no_cost"]))
-    good = any(fid.startswith("point.") and fid.endswith(".goodput") for fid in w.registry)
+    good = any(ids.family(fid) == "point" and ids.leaf(fid) == "goodput" for fid in w.registry)
     paras.append(sentence(t["campaign.goodput"] if good else t["campaign.no_goodput"]))
     return Section(id="capacity", heading=t["section.capacity"], paragraphs=paras,
                    tables=tables)
@@ -515,7 +515,7 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
     t = w.t
     out: list[Markup] = []
     for fid, f in sorted(w.registry.items()):
-        if not (fid.startswith("pareto.") and f.unit == "crossings"):
+        if not (ids.family(fid) == "pareto" and f.unit == "crossings"):
             continue
         c = f.context
         wid, segments = c["workload"], int(c.get("segments") or 0)

@@ -48,12 +48,10 @@ def _setting_key(w: Writer, key: str) -> tuple[str, str] | None:
     """(setting id, engine) of a ``setting.<sid>.<e>`` id or of ``<sid>.<e>`` as the
     settings check keys its values; else None."""
     engines = {e.id for e in w.run.meta.engines}
-    if key.startswith("setting."):
+    if ids.family(key) == "setting":
         return ids.parse_setting(key)
-    if key.count(".") == 1 and key.split(".")[1] in engines:
-        sid, engine = key.split(".")
-        return sid, engine
-    return None
+    pair = ids.parse_setting_pair(key)
+    return pair if pair is not None and pair[1] in engines else None
 
 
 def key_label(w: Writer, key: str) -> str:
@@ -78,8 +76,8 @@ def key_label(w: Writer, key: str) -> str:
                 parts.append(w.run.meta.workload(str(fig.context["workload"])).label)
             except KeyError:
                 parts.append(str(fig.context["workload"]))
-        family = w.t.get("claimfamily." + key.split(".", 1)[0], "")
-        parts.append(f"{family} {key_label(w, key.rsplit('.', 1)[1])}".strip())
+        family = w.t.get("claimfamily." + ids.family(key), "")
+        parts.append(f"{family} {key_label(w, ids.leaf(key))}".strip())
         return " ".join(parts)
     # a stat name of the published text (max, per_request): the catalogue's word, else the
     # name as claims.yaml spells it (it is the run author's, not ours)

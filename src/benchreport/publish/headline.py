@@ -159,7 +159,9 @@ def _trust(w: Writer, p: PointView) -> Markup:
         key = "headline.trust_valid_unrun" if unrun else "headline.trust_valid"
         return sentence(w.t[key], verdict=w.link(p.fid, w.t["validity.verdict.valid"]),
                         n=str(unrun))
-    reasons = ", ".join(dict.fromkeys(w.t[f"validity.rule.{c['rule']}"] for c in found))
+    reasons = ", ".join(dict.fromkeys(
+        w.t.get(f"validity.outcome.{c['code']}", w.t[f"validity.rule.{c['rule']}"])
+        for c in found))
     key = "headline.trust_invalid" if p.verdict == INVALID else "headline.trust_flagged"
     return sentence(w.t[key], verdict=w.link(p.fid, w.t[f"validity.verdict.{p.verdict}"]),
                     reasons=reasons)

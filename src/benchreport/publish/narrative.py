@@ -195,8 +195,7 @@ GROUPED = ("point", "curve", "compare", "cost", "slo", "diff", "delta", "trend")
 
 
 def _group(fig) -> str | None:
-    family = fig.id.split(".", 1)[0]
-    return fig.id.rsplit(".", 1)[0] if family in GROUPED else None
+    return ids.parent(fig.id) if ids.family(fig.id) in GROUPED else None
 
 
 def _grouped(w: Writer, figs: list) -> Derivation:
@@ -210,11 +209,11 @@ def _grouped(w: Writer, figs: list) -> Derivation:
     for f in figs:
         for s in f.sources:
             common.setdefault((s.path, s.sha256))
-    members = [Member(anchor=anchor(f.id), id=f.id.rsplit(".", 1)[1], value=w.text(f),
+    members = [Member(anchor=anchor(f.id), id=ids.leaf(f.id), value=w.text(f),
                       method=f.method, where="; ".join(where(s) for s in f.sources
                                                        if where(s)),
                       depends_on=[(anchor(d), d) for d in f.depends_on]) for f in figs]
-    prefix = figs[0].id.rsplit(".", 1)[0]
+    prefix = ids.parent(figs[0].id)
     return Derivation(anchor="group-" + anchor(prefix), id=prefix, value="", method="",
                       notebook=figs[0].notebook, cell=figs[0].cell, depends_on=[],
                       sources=[{"path": p, "sha256": h, "key": None, "lines": "",

@@ -64,9 +64,9 @@ class Writer:
             return False
         if abs(fig.value) >= SECONDS_FROM_MS:
             return True
-        parts = fig.id.split(".")
-        if parts[0] == "latency" and len(parts) == 5:
-            top = self.registry.get(".".join(parts[:4] + ["max"]))
+        parts = ids.parse_latency(fig.id)
+        if parts is not None:
+            top = self.registry.get(ids.latency(*parts[:3], "max"))
             return top is not None and isinstance(top.value, int | float) \
                 and top.value >= SECONDS_FROM_MS
         return False

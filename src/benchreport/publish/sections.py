@@ -666,7 +666,7 @@ def metric_header(w: Writer, key: str, metric: str, workload: str, engine: str |
     """The header ``key`` of a column of ``metric``, named after the one definition its
     points follow (of ``workload``, and of ``engine`` / ``variant`` when given)."""
     codes = {fig.context.get("definition") for fid, fig in w.registry.items()
-             if fid.startswith("point.") and fig.context.get("metric") == metric
+             if ids.family(fid) == "point" and fig.context.get("metric") == metric
              and fig.context.get("workload") == workload
              and engine in (None, fig.context.get("engine"))
              and variant in (None, fig.context.get("variant"))}
@@ -719,7 +719,7 @@ def points_section(w: Writer) -> Section | None:
     codes: dict[tuple[str, str], str] = {}
     for fid, fig in w.registry.items():
         ctx = fig.context
-        if fid.startswith("point.") and ctx.get("workload") in shown and ctx.get("definition"):
+        if ids.family(fid) == "point" and ctx.get("workload") in shown and ctx.get("definition"):
             codes.setdefault((ctx["client"], ctx["metric"]), ctx["definition"])
     if codes:
         tables.append(Table(

@@ -52,8 +52,9 @@ def server_section(w: Writer) -> Section | None:
                                       label=wl.label, value=w.fig(s("spec_accept_len_gauge"))))
     if not rows:
         return None
-    verdicts = [w.registry[f].value for f in w.registry if f.startswith("consistency.")
-                and w.registry[f].unit == "verdict" and f.split(".")[3] in METRIC_CHECKS]
+    verdicts = [w.registry[f].value for f in w.registry
+                if (ids.parse_consistency(f) or ("", "", ""))[2] in METRIC_CHECKS
+                and w.registry[f].unit == "verdict"]
     if verdicts and all(v == CONSISTENT for v in verdicts):
         notes.insert(0, Markup(escape(t["server.agree"])))
     header = [t["table.engine"], t["server.col.workload"], t["server.col.scrapes"],
