@@ -271,8 +271,9 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     alt = []
     for ax, m in zip(axes, metrics, strict=True):
-        values = [registry[f].value for f in registry if f.startswith("latency.")
-                  and f.split(".")[3] == m and f.split(".")[4] in ("median", "p99")]
+        values = [registry[fid].value for w in run.meta.workloads for e in run.meta.engines
+                  for stat in ("median", "p99")
+                  if (fid := ids.latency(w.id, e.id, m, stat)) in registry]
         scale, unit = (1000.0, t["chart.seconds_unit"]) \
             if max(values, default=0) >= SECONDS_FROM_MS else (1.0, "ms")
         for e in run.meta.engines:
