@@ -114,7 +114,9 @@ class Writer:
         return [e.id for e in self.run.meta.engines if e.id in found]
 
     def one_engine(self) -> bool:
-        return len(self.measured_engines()) < 2
+        """One engine measured; with no point figures at all, one engine in run.yaml."""
+        measured = self.measured_engines()
+        return len(measured or self.run.meta.engines) < 2
 
     def has(self, *ids: str) -> bool:
         return all(i in self.registry for i in ids)
