@@ -67,7 +67,7 @@ def _load_key(item: tuple[str, float | None]) -> float:
     return float("inf") if item[1] is None else item[1]
 
 
-def _label(w: Writer, s: dict[str, Any]) -> str:
+def series_name(w: Writer, s: dict[str, Any]) -> str:
     name = w.engine_name(s["engine"])
     return f"{name} ({s['variant']})" if s["variant"] else name
 
@@ -143,12 +143,12 @@ def curves_section(w: Writer) -> Section | None:
         paras.append(knee_sentence(w, s))
         saturated = w.registry[fid].context.get("saturated")
         if saturated:
-            paras.append(sentence(t["campaign.saturated"], engine=_label(w, s),
+            paras.append(sentence(t["campaign.saturated"], engine=series_name(w, s),
                                   loads=", ".join(saturated)))
     tables = []
     for s in series:
-        caption = str(sentence(t["campaign.curve_caption"], engine=_label(w, s),
-                               workload=_workload_label(w, s["workload"])))
+        caption = str(sentence(t["campaign.curve_caption"], engine=series_name(w, s),
+                               workload=workload_label(w, s["workload"])))
         speed, waits = [], []
         for load in s["loads"]:
             f = ids.curve(s["workload"], s["key"], load, "output_throughput")
@@ -190,15 +190,15 @@ def knee_sentence(w: Writer, s: dict[str, Any]) -> Markup:
     t = w.t
     fid = ids.curve_series(s["workload"], s["key"], "knee")
     if w.registry[fid].value == NONE:
-        return sentence(t["campaign.knee_none"], engine=_label(w, s))
+        return sentence(t["campaign.knee_none"], engine=series_name(w, s))
     fall = ids.curve_series(s["workload"], s["key"], "fall_pct")
     if w.has(fall) and w.registry[fall].context.get("falls"):
-        return sentence(t["campaign.knee_falls"], engine=_label(w, s), load=w.fig(fid),
+        return sentence(t["campaign.knee_falls"], engine=series_name(w, s), load=w.fig(fid),
                         fall=w.fig(fall), last=w.registry[fall].context["last"])
-    return sentence(t["campaign.knee"], engine=_label(w, s), load=w.fig(fid))
+    return sentence(t["campaign.knee"], engine=series_name(w, s), load=w.fig(fid))
 
 
-def _workload_label(w: Writer, wid: str) -> str:
+def workload_label(w: Writer, wid: str) -> str:
     try:
         return w.run.meta.workload(wid).label
     except KeyError:
@@ -277,7 +277,7 @@ def key_findings(w: Writer) -> list[Markup]:
     out = []
     for p in _pairs(w, "output_throughput"):
         a, b = w.name(p["engine_a"]), w.name(p["engine_b"])
-        label = _workload_label(w, p["workload"])
+        label = workload_label(w, p["workload"])
         with_slo = any(w.registry[fid].context.get("within_slo") is not None
                        for fid in p["loads"])
         pool = [fid for fid in p["loads"]
@@ -370,7 +370,7 @@ def capacity_section(w: Writer) -> Section:
             cap = sentence(t["campaign.capacity_none"])
         out_fid = ids.slo(s["workload"], s["key"], "capacity_output")
         cost_fid = ids.cost(s["workload"], s["key"], "at_capacity")
-        rows.append([Markup(escape(_label(w, s))), cap,
+        rows.append([Markup(escape(series_name(w, s))), cap,
                      w.fig(out_fid).html if w.has(out_fid) else Markup("–"),
                      w.fig(cost_fid).html if w.has(cost_fid) else Markup("–")])
     cost_rows = []
@@ -386,7 +386,7 @@ def capacity_section(w: Writer) -> Section:
         paras.append(sentence(t["campaign.cost"], gpus=w.fig(ids.campaign("cost.gpus"))))
         for s, cells in cost_rows:
             tables.append(Table(
-                caption=str(sentence(t["campaign.cost_caption"], engine=_label(w, s))),
+                caption=str(sentence(t["campaign.cost_caption"], engine=series_name(w, s))),
                 header=[t["table.load"], t["campaign.cost_per_mtok"], t["campaign.meets"]],
                 rows=[[Markup(escape(load))] + cell for load, cell in zip(s["loads"], cells,
                                                                            strict=True)],
@@ -441,8 +441,8 @@ def _unrun(w: Writer, checks: list[dict[str, Any]]) -> Markup:
 def point_label(w: Writer, ctx: dict[str, Any]) -> str:
     """A point as readers name it: engine (and series), workload, load and, where the
     workload has repeats, which run."""
-    parts = [_label(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")}),
-             _workload_label(w, ctx["workload"]), ctx["load"]]
+    parts = [series_name(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")}),
+             workload_label(w, ctx["workload"]), ctx["load"]]
     try:
         repeats = w.run.meta.workload(ctx["workload"]).repeats
     except KeyError:
@@ -519,7 +519,7 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
             continue
         c = f.context
         wid, segments = c["workload"], int(c.get("segments") or 0)
-        label = _workload_label(w, wid)
+        label = workload_label(w, wid)
 
         def seg(i: int, part: str) -> str:
             return ids.pareto(wid, c["a"], c["b"], f"seg{i}.{part}")

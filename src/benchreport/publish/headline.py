@@ -32,7 +32,7 @@ from markupsafe import Markup
 from ..core import ids
 from ..core.i18n import sentence
 from ..core.verdicts import INVALID, NOT_EVALUABLE, NOTE, PASSED, VALID
-from .campaign import WORDS, point_label, validity_ids
+from .campaign import WORDS, point_label, series_name, validity_ids, workload_label
 from .narrative_base import Writer
 
 # failures at or above 1% of a point's requests lead the headline: at that share the
@@ -79,7 +79,7 @@ def points_of(w: Writer) -> list[PointView]:
 
 def shape_of(w: Writer) -> Shape:
     pts = points_of(w)
-    engines = tuple(dict.fromkeys(p.context["engine"] for p in pts))
+    engines = tuple(w.measured_engines())
     loads: dict[tuple, set[str]] = {}
     for p in pts:
         c = p.context
@@ -199,13 +199,12 @@ def _series_of(w: Writer, name: str) -> list[str]:
 
 
 def _series_label(w: Writer, ctx: dict[str, Any]) -> str:
-    name = w.engine_name(ctx["engine"])
-    name = f"{name} ({ctx['variant']})" if ctx.get("variant") else name
-    try:
-        label = w.run.meta.workload(ctx["workload"]).label
-    except KeyError:
-        label = ctx["workload"]
-    return f"{name} · {label}" if len(w.run.meta.workloads) > 1 else name
+    """A series as the campaign sections name it, with its workload where there are
+    several."""
+    name = series_name(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")})
+    if len(w.run.meta.workloads) < 2:
+        return name
+    return f"{name} · {workload_label(w, ctx['workload'])}"
 
 
 def _load_words(w: Writer, load: str, x: float | None, kind: str | None) -> str:
