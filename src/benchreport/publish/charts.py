@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
@@ -313,7 +314,7 @@ def _campaign_series(registry: dict[str, Figure]) -> dict[str, dict[tuple, dict]
     out: dict[str, dict[tuple, dict]] = {}
     for fid, f in registry.items():
         c = f.context
-        if fid.startswith("curve.") and "metric" in c:
+        if ids.family(fid) == "curve" and "metric" in c:
             per = out.setdefault(c["workload"], {}).setdefault((c["engine"], c["variant"]), {})
             per.setdefault(c["load"], {})[c["metric"]] = f
     return out
@@ -343,6 +344,20 @@ def _styles(run: Run, keys) -> dict[tuple, tuple[str, str, str]]:
 # the curve figure, marker, catalogue key of its legend entry)
 MARKS = (("saturated", "s", "campaign.saturated_mark"),
          ("cannot_tell", "D", "campaign.cannot_tell_mark"))
+# the panels a load curve can have, in order: (median or only metric, its p99 or None,
+# catalogue key of the title, unit suffix); the first three with values are drawn
+PANELS = (("output_throughput", None, "table.out_tok_per_s", ""),
+          ("median_ttft_ms", "p99_ttft_ms", "metric.ttft", " (ms)"),
+          ("median_tpot_ms", "p99_tpot_ms", "metric.tpot", " (ms)"),
+          ("median_e2el_ms", "p99_e2el_ms", "metric.e2el", " (ms)"))
+MAX_PANELS = 3
+# error bars need this many repeats: with two, t(1) = 12.7 makes a 95% interval that
+# spans orders of magnitude and says nothing the table does not
+MIN_REPEATS_FOR_BARS = 3
+ACHIEVED_OFF = 0.10      # achieved rate this far from the asked one: plot against achieved
+LOG_SPAN = 8.0           # loads spanning this factor or more get a log axis
+GREY = "#555555"
+TAIL_PERCENTILE = 99     # the dotted lines: the p99 figures of PANELS
 
 
 def _marks(ax, pts, colour: str, seen: set[str]) -> None:
@@ -362,18 +377,6 @@ def _legend(ax, **style) -> None:
         ax.legend(**style)
 
 
-def _mark_legend(ax, seen: set[str], t: dict[str, str]) -> None:
-    from matplotlib.lines import Line2D
-
-    handles, labels = ax.get_legend_handles_labels()
-    for key, marker, label in MARKS:
-        if key in seen:
-            handles.append(Line2D([], [], linestyle="none", marker=marker, markersize=6,
-                                  markerfacecolor="none", markeredgecolor="#555555"))
-            labels.append(t[label])
-    ax.legend(handles, labels, frameon=False, fontsize=6)
-
-
 def _marked_loads(per: dict[tuple, dict], seen: set[str], t: dict[str, str]) -> list[str]:
     """For the chart's text alternative: the loads each mark is drawn at."""
     out = []
@@ -385,76 +388,260 @@ def _marked_loads(per: dict[tuple, dict], seen: set[str], t: dict[str, str]) -> 
     return out
 
 
-def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
-    """Per campaign workload: output throughput, TTFT and TPOT against load, one line per
-    series; error bars are the repeats' 95% intervals (on the log scale, so never below
-    zero), dashed lines the p99; hollow squares mark saturated loads, hollow diamonds loads
-    whose cause the files cannot tell."""
-    charts = []
-    for wid, per in _campaign_series(registry).items():
-        _mpl()
-        from matplotlib.figure import Figure as MplFigure
+@dataclass
+class _LoadAxis:
+    """Where each (series, load) sits on a load curve's x axis, and how the axis reads."""
 
-        loads = sorted({load: f["output_throughput"].context["x"] for s in per.values()
-                        for load, f in s.items() if "output_throughput" in f}.items(),
-                       key=lambda kv: float("inf") if kv[1] is None else kv[1])
-        pos = {load: i for i, (load, _) in enumerate(loads)}
-        styles = _styles(run, per)
-        fig = MplFigure(figsize=(7.0, 2.6))
-        axes = fig.subplots(1, 3)
-        fig.subplots_adjust(wspace=0.45)     # room for wide tick labels of long intervals
-        alt = []
-        seen: set[str] = set()
-        panels = ((axes[0], [("output_throughput", "-")], t["table.out_tok_per_s"]),
-                  (axes[1], [("median_ttft_ms", "-"), ("p99_ttft_ms", ":")],
-                   t["metric.ttft"] + " (ms)"),
-                  (axes[2], [("median_tpot_ms", "-"), ("p99_tpot_ms", ":")],
-                   t["metric.tpot"] + " (ms)"))
-        for ax, metrics, title in panels:
-            for key, s in per.items():
-                colour, dash, label = styles[key]
-                for metric, style in metrics:
-                    pts = sorted((pos[load], f[metric]) for load, f in s.items()
-                                 if metric in f and load in pos)
-                    if not pts:
-                        continue
-                    xs = [x for x, _ in pts]
-                    ys = [f.value for _, f in pts]
-                    err = [[max(0.0, f.value - f.context["low"]) if f.context.get("low")
-                            is not None else 0.0 for _, f in pts],
-                           [max(0.0, f.context["high"] - f.value) if f.context.get("high")
-                            is not None else 0.0 for _, f in pts]]
-                    ax.errorbar(xs, ys, yerr=err, color=colour,
-                                linestyle=dash if style == "-" else style, marker="o",
-                                markersize=3, capsize=2, linewidth=1.2,
-                                label=label if style == "-" else f"{label} p99")
-                    if style == "-":
-                        _marks(ax, pts, colour, seen)
-                    alt.append(f"{label} {metric}: " + ", ".join(
-                        f"{load} {f[metric].value:.1f}" for load, f in s.items()
-                        if metric in f))
-            ax.set_xticks(range(len(loads)), [load for load, _ in loads], fontsize=7,
-                          rotation=45 if len(loads) > 5 else 0)
-            ax.set_title(title, fontsize=8, wrap=True)
-            ax.spines[["top", "right"]].set_visible(False)
-            ax.tick_params(labelsize=7)
-        _mark_legend(axes[0], seen, t)
-        charts.append(_svg(fig, t["section.curves"] + ": " + "; ".join(
-            alt + _marked_loads(per, seen, t))))
-    return charts
+    x: dict[tuple, float]              # ((engine, variant), load) -> x
+    label: str                         # the axis title
+    log: bool
+    ticks: list[tuple[float, str]]     # [] : matplotlib's own (achieved rates)
+    order: dict[str, float]            # load -> the load asked (unbounded: inf), to join
+    split: float | None = None         # where the unbounded load is set apart
+    names: dict[str, str] = field(default_factory=dict)   # load -> its name on a point
+
+
+def _offered(per: dict[tuple, dict]) -> dict[str, float | None]:
+    """load -> the load asked (None: unbounded), from the curve figures' context."""
+    return {load: next(iter(f.values())).context.get("x") for s in per.values()
+            for load, f in s.items() if f}
+
+
+def _kind(per: dict[tuple, dict]) -> str:
+    return next(next(iter(f.values())).context.get("kind", "concurrency")
+                for s in per.values() for f in s.values() if f)
+
+
+def _order(offered: dict[str, float | None]) -> dict[str, float]:
+    return {load: float("inf") if x is None else x for load, x in offered.items()}
+
+
+def _load_name(x: float | None, t: dict[str, str]) -> str:
+    return t["chart.unbounded"] if x is None else f"{x:g}"
+
+
+def _achieved_axis(per: dict[tuple, dict], offered: dict, t: dict[str, str]
+                   ) -> _LoadAxis | None:
+    """The rate each point reached, when every point recorded one and one of them is
+    unbounded or reached a rate this far from the one asked."""
+    got = {(key, load): f["request_throughput"].value for key, s in per.items()
+           for load, f in s.items() if "request_throughput" in f}
+    if len(got) < sum(len(s) for s in per.values()) or not got:
+        return None
+    off = [offered[load] is None or abs(v - offered[load]) > ACHIEVED_OFF * offered[load]
+           for (_, load), v in got.items()]
+    if not any(off):
+        return None
+    xs = [v for v in got.values() if v > 0]
+    log = bool(xs) and len(xs) == len(got) and max(xs) / min(xs) >= LOG_SPAN
+    return _LoadAxis(x=got, label=t["chart.achieved_rate"], log=log, ticks=[],
+                     order=_order(offered),
+                     names={load: _load_name(x, t) for load, x in offered.items()})
+
+
+def _offered_axis(per: dict[tuple, dict], offered: dict, kind: str, t: dict[str, str]
+                  ) -> _LoadAxis:
+    """The load asked, the unbounded one set apart to the right of the others."""
+    finite = sorted({x for x in offered.values() if x is not None})
+    log = len(finite) >= 2 and finite[0] > 0 and finite[-1] / finite[0] >= LOG_SPAN
+    where = {x: x for x in finite}
+    split = None
+    if None in offered.values():
+        top = finite[-1] if finite else 1.0
+        where[None] = top * 4 if log else top + max((top - (finite[0] if finite else 0))
+                                                     * 0.3, 1.0)
+        split = (top * where[None]) ** 0.5 if log else (top + where[None]) / 2
+    x = {(key, load): where[offered[load]] for key, s in per.items() for load in s}
+    ticks = [(where[v], _load_name(v, t)) for v in finite + ([None] if None in where else [])]
+    return _LoadAxis(x=x, label=t["chart.concurrency" if kind == "concurrency"
+                                   else "chart.offered_rate"], log=log, ticks=ticks,
+                     order=_order(offered), split=split)
+
+
+def _load_axis(per: dict[tuple, dict], t: dict[str, str]) -> _LoadAxis:
+    offered = _offered(per)
+    kind = _kind(per)
+    return (kind == "rate" and _achieved_axis(per, offered, t)) or \
+        _offered_axis(per, offered, kind, t)
+
+
+def _panels(per: dict[tuple, dict]) -> list[tuple]:
+    """The panels whose metric some load of some series measured (the others are "not
+    measured" in the table, and not drawn)."""
+    have = {m for s in per.values() for f in s.values() for m in f}
+    return [p for p in PANELS if p[0] in have][:MAX_PANELS]
+
+
+def _bars(pts: list[tuple[float, Figure]]) -> list[list[float]] | None:
+    """Error bars from the repeats' intervals, when every point has enough repeats."""
+    if not pts or any((f.context.get("n") or 0) < MIN_REPEATS_FOR_BARS
+                      or f.context.get("low") is None or f.context.get("high") is None
+                      for _, f in pts):
+        return None
+    return [[max(0.0, f.value - f.context["low"]) for _, f in pts],
+            [max(0.0, f.context["high"] - f.value) for _, f in pts]]
+
+
+def _curve_line(ax, axis: _LoadAxis, key: tuple, s: dict, metric: str, style: tuple
+                ) -> list[tuple[float, Figure, str]]:
+    """One series' line of ``metric`` in the order of the load asked (a dotted last segment
+    to the unbounded load set apart); returns its (x, figure, load) points."""
+    colour, dash, linestyle = style
+    pts = [(axis.x[(key, load)], s[load][metric], load)
+           for load in sorted((load for load in s if metric in s[load]),
+                              key=lambda load: axis.order[load])]
+    if not pts:
+        return pts
+    solid = [p for p in pts if axis.split is None or p[0] < axis.split]
+    ax.errorbar([p[0] for p in solid], [p[1].value for p in solid],
+                yerr=_bars([(p[0], p[1]) for p in solid]), color=colour,
+                linestyle=dash if linestyle == "-" else linestyle, marker="o", markersize=3,
+                capsize=2, linewidth=1.2)
+    if len(solid) < len(pts):
+        tail = pts[len(solid) - 1:] if solid else pts
+        ax.plot([p[0] for p in tail], [p[1].value for p in tail], color=colour,
+                linestyle=":", marker="o", markersize=3, linewidth=1.0)
+    return pts
+
+
+def _dress_axis(ax, axis: _LoadAxis, title: str) -> None:
+    if axis.log:
+        ax.set_xscale("log")
+    if axis.ticks:
+        from matplotlib.ticker import NullLocator
+
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticks([x for x, _ in axis.ticks], [n for _, n in axis.ticks], fontsize=7)
+    if axis.split is not None:
+        ax.axvline(axis.split, color="#bbbbbb", linestyle="--", linewidth=0.7)
+    ax.set_title(title, fontsize=8, wrap=True)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.tick_params(labelsize=7)
+
+
+def _name_points(ax, axis: _LoadAxis, pts: list[tuple[float, Figure, str]]) -> None:
+    """On an achieved-rate axis, each point carries the rate that was asked."""
+    for x, f, load in pts:
+        ax.annotate(axis.names.get(load, load), (x, f.value), fontsize=6, xytext=(3, 3),
+                    textcoords="offset points", color=GREY)
+
+
+def _curve_legend(fig, styles: dict, p99: bool, seen: set[str], t: dict[str, str]) -> None:
+    """One legend under the panels: each series, median and p99 lines, the marks drawn."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, linestyle=d, marker="o", markersize=3)
+               for c, d, _ in styles.values()]
+    labels = [label for _, _, label in styles.values()]
+    if p99:
+        handles += [Line2D([], [], color=GREY, linestyle="-"),
+                    Line2D([], [], color=GREY, linestyle=":")]
+        labels += [t["chart.median"], t["chart.percentile"].format(pct=TAIL_PERCENTILE)]
+    for key, marker, label in MARKS:
+        if key in seen:
+            handles.append(Line2D([], [], linestyle="none", marker=marker, markersize=6,
+                                  markerfacecolor="none", markeredgecolor=GREY))
+            labels.append(t[label])
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(handles), 4),
+               frameon=False, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+
+
+def _workload_title(run: Run, wid: str) -> str:
+    return next((w.label for w in run.meta.workloads if w.id == wid), wid)
+
+
+def _curve_chart(run: Run, wid: str, per: dict[tuple, dict], t: dict[str, str]) -> Chart:
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    axis, panels, styles = _load_axis(per, t), _panels(per), _styles(run, per)
+    fig = MplFigure(figsize=(7.0, 2.9))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    fig.subplots_adjust(wspace=0.45, bottom=0.3, top=0.8)
+    fig.suptitle(_workload_title(run, wid), fontsize=9)
+    alt, seen, p99 = [f"{_workload_title(run, wid)} ({axis.label})"], set(), False
+    for ax, (median, tail, title, unit) in zip(axes, panels, strict=True):
+        for key, s in per.items():
+            colour, dash, label = styles[key]
+            pts = _curve_line(ax, axis, key, s, median, (colour, dash, "-"))
+            _marks(ax, [(x, f) for x, f, _ in pts], colour, seen)
+            if ax is axes[0] and not axis.ticks:
+                _name_points(ax, axis, pts)
+            if tail and _curve_line(ax, axis, key, s, tail, (colour, dash, ":")):
+                p99 = True
+            alt += [f"{label} {m}: " + ", ".join(f"{load} {f[m].value:.1f}"
+                                                 for load, f in s.items() if m in f)
+                    for m in (median, tail) if m and any(m in f for f in s.values())]
+        _dress_axis(ax, axis, t[title] + unit)
+    fig.supxlabel(axis.label, fontsize=7, y=0.1)
+    _curve_legend(fig, styles, p99, seen, t)
+    return _svg(fig, t["section.curves"] + ": " + "; ".join(alt + _marked_loads(per, seen, t)))
+
+
+def curve_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
+    """Per campaign workload measured at two loads or more: output throughput, TTFT and
+    TPOT (E2E latency where one of them was not measured) against load, one line per
+    series. The x axis is the rate the points reached where it differs from the one asked
+    (each point named by the asked rate), else the load asked, on a log scale when the loads
+    span a factor of eight or more, the unbounded load set apart at the right. Error bars are
+    the repeats' 95% intervals (on the log scale, so never below zero) with three repeats or
+    more; dotted lines are the p99; hollow squares mark saturated loads, hollow diamonds
+    loads whose cause the files cannot tell."""
+    return [_curve_chart(run, wid, per, t)
+            for wid, per in _campaign_series(registry).items()
+            if len({load for s in per.values() for load in s}) >= 2 and _panels(per)]
+
+
+def _pareto_points(per: dict[tuple, dict], y_metric: str) -> dict[tuple, list]:
+    """(engine, variant) -> [(interactivity, y, load)] of the loads that measured both."""
+    out = {key: [(f["interactivity"].value, f[y_metric].value, load) for load, f in s.items()
+                 if "interactivity" in f and y_metric in f] for key, s in per.items()}
+    return {key: pts for key, pts in out.items() if pts}
+
+
+def _pareto_series(ax, pts: list, keep: set[str], style: tuple) -> str:
+    """A series' loads as dots (those off its frontier named in grey) and its frontier as a
+    line with its loads named; returns the series' text alternative."""
+    colour, dash, label = style
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, color=colour, alpha=0.5)
+    line = sorted(p for p in pts if p[2] in keep)
+    ax.plot([p[0] for p in line], [p[1] for p in line], dash, color=colour, marker="o",
+            markersize=3, label=label)
+    for x, y, load in pts:
+        ax.annotate(load, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points",
+                    color="#000000" if load in keep else "#888888")
+    off = [p for p in pts if p[2] not in keep]
+    return f"{label}: " + ", ".join(f"{load} ({x:.1f}, {y:.1f})" for x, y, load in line) + (
+        " | " + ", ".join(f"{load} ({x:.1f}, {y:.1f})" for x, y, load in off) if off else "")
+
+
+def _crossings(ax, registry: dict[str, Figure], wid: str) -> None:
+    for f in registry.values():
+        c = f.context
+        if f.unit == "crossings" and c.get("workload") == wid:
+            for i in range(1, int(f.value) + 1):
+                x = registry[ids.pareto(wid, c["a"], c["b"], f"cross{i}")].value
+                ax.axvline(x, color="#888888", linestyle=":", linewidth=0.8)
+
+
+def _frontier_metric(registry: dict[str, Figure], wid: str, per: dict) -> str | None:
+    y_metric = None
+    for key in per:
+        fid = ids.pareto(wid, ids.series(*key), None, "frontier")
+        if fid in registry:
+            y_metric = registry[fid].context["y"]
+    return y_metric
 
 
 def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> list[Markup]:
-    """Per campaign workload: throughput (per GPU when the GPU count is known) against
-    interactivity; every load as a dot, the frontier as a line, crossings dotted."""
+    """Per campaign workload with two loads or more that measured both: throughput (per GPU
+    when the GPU count is known) against interactivity; every load as a dot named by its
+    load (grey when off the frontier), the frontier as a line, crossings dotted."""
     charts = []
     for wid, per in _campaign_series(registry).items():
-        y_metric = None
-        for key in per:
-            fid = ids.pareto(wid, ids.series(*key), None, "frontier")
-            if fid in registry:
-                y_metric = registry[fid].context["y"]
-        if y_metric is None:
+        y_metric = _frontier_metric(registry, wid, per)
+        pts = _pareto_points(per, y_metric) if y_metric else {}
+        if sum(len(p) for p in pts.values()) < 2:
             continue
         _mpl()
         from matplotlib.figure import Figure as MplFigure
@@ -462,31 +649,13 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
         styles = _styles(run, per)
         fig = MplFigure(figsize=(5.2, 3.0))
         ax = fig.subplots()
-        alt = []
-        for key, s in per.items():
-            colour, dash, label = styles[key]
-            pts = [(f["interactivity"].value, f[y_metric].value, load) for load, f in s.items()
-                   if "interactivity" in f and y_metric in f]
-            if not pts:
-                continue
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, color=colour,
-                       alpha=0.5)
+        alt = [_workload_title(run, wid)]
+        for key, series_pts in pts.items():
             front = registry.get(ids.pareto(wid, ids.series(*key), None, "frontier"))
-            keep = set(front.context["loads"]) if front else set()
-            line = sorted(p for p in pts if p[2] in keep)
-            ax.plot([p[0] for p in line], [p[1] for p in line], dash, color=colour,
-                    marker="o", markersize=3, label=label)
-            for x, y, load in line:
-                ax.annotate(load, (x, y), fontsize=6, xytext=(2, 2),
-                            textcoords="offset points")
-            alt.append(f"{label}: " + ", ".join(f"{load} ({x:.1f}, {y:.1f})"
-                                                 for x, y, load in line))
-        for f in registry.values():
-            c = f.context
-            if f.unit == "crossings" and c.get("workload") == wid:
-                for i in range(1, int(f.value) + 1):
-                    x = registry[ids.pareto(wid, c["a"], c["b"], f"cross{i}")].value
-                    ax.axvline(x, color="#888888", linestyle=":", linewidth=0.8)
+            alt.append(_pareto_series(ax, series_pts, set(front.context["loads"]) if front
+                                      else set(), styles[key]))
+        _crossings(ax, registry, wid)
+        ax.set_title(_workload_title(run, wid), fontsize=9)
         ax.set_xlabel(t["campaign.interactivity"], fontsize=8)
         ax.set_ylabel(t["campaign.per_gpu"] if y_metric.endswith("per_gpu")
                       else t["table.out_tok_per_s"], fontsize=8)
