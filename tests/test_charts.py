@@ -118,3 +118,38 @@ def test_error_bars_need_three_repeats():
     assert charts._bars([(1.0, two)]) is None
     assert charts._bars([(2.0, three)]) == [[2.0], [3.0]]
     assert charts._bars([(1.0, two), (2.0, three)]) is None
+
+
+def test_a_server_view_without_kv_usage_has_only_the_waiting_panel(samples, project):
+    run, _ = samples["vllm-sweep"]
+    t = load_catalogue(project / "templates" / "labels", "en")
+    wid = run.meta.workloads[0].id
+    rows = [{"workload": wid, "engine": "vllm", "ts": f"2025-05-01T10:00:0{i}",
+             "waiting": i, "kv_usage": None} for i in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        svg = str(charts.server_chart(run, rows, t))
+    assert t["chart.waiting"] in svg and t["chart.kv_usage"] not in svg
+    assert charts.server_chart(run, [dict(r, waiting=None) for r in rows], t) is None
+
+
+def test_the_decode_chart_speaks_of_a_steady_span_only_where_it_draws_one(tmp_path, project):
+    from benchreport.cli import main
+
+    folder = REAL_SAMPLES / "paired" / "inferencemax-glm51-mi355x-sglang-aiperf"
+    assert main(["init", "im", str(folder), "--data-root", str(tmp_path / "data")]) == 0
+    run = load_run("im", tmp_path / "data", tmp_path / "report")
+    ing = ingest_run(run)
+    t = load_catalogue(project / "templates" / "labels", "en")
+    plain = charts.decode_chart(run, ing, {}, t)
+    assert t["chart.decode_time_plain"] in str(plain) and t["chart.decode_time"] not in str(plain)
+    w, e = ing.windows[0].workload, ing.windows[0].engine
+    start = ing.windows[0].start
+    span = {ids.decode(w, e, "window"): Figure(
+                id=ids.decode(w, e, "window"), value="", unit="time", method="test",
+                context={"start": start, "end": start}),
+            ids.decode(w, e, "min"): Figure(id=ids.decode(w, e, "min"), value=1.0,
+                                            unit="tok/s", method="test"),
+            ids.decode(w, e, "max"): Figure(id=ids.decode(w, e, "max"), value=2.0,
+                                            unit="tok/s", method="test")}
+    assert t["chart.decode_time"] in str(charts.decode_chart(run, ing, span, t))

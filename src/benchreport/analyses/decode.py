@@ -185,7 +185,8 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                                       sources=src, decimals=dec, context=ctx))
             figures.append(Figure(id=ids.decode(w.id, e.id, "window"), value=f"{s.start} – {s.end}",
                                   unit="time", method="first and last steady record",
-                                  sources=src, context=ctx))
+                                  sources=src, context={**ctx, "start": s.start,
+                                                        "end": s.end}))
     figures += _degradation(run, phases)
     return figures, phases
 

@@ -194,10 +194,9 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
             ax.plot(xs, ys, color=colours[e.id], label=e.name, linewidth=0.8, marker="o",
                     markersize=2.5)
             span = registry.get(ids.decode(w.id, e.id, "window"))
-            if span is not None and " – " in str(span.value):
-                start, end = str(span.value).split(" – ")
-                a = (dt.datetime.fromisoformat(start) - t0).total_seconds()
-                b = (dt.datetime.fromisoformat(end) - t0).total_seconds()
+            if span is not None and span.context.get("start"):
+                a = (dt.datetime.fromisoformat(span.context["start"]) - t0).total_seconds()
+                b = (dt.datetime.fromisoformat(span.context["end"]) - t0).total_seconds()
                 # hatched and outlined in the engine's colour: where two spans overlap,
                 # both stay visible
                 ax.axvspan(a, b, facecolor="none", edgecolor=colours[e.id], alpha=0.6,
@@ -210,8 +209,10 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
         ax.spines[["top", "right"]].set_visible(False)
         _legend(ax, frameon=False, fontsize=7)
     axes[-1].set_xlabel(t["chart.seconds"], fontsize=8)
-    fig.suptitle(t["chart.decode_time"], fontsize=10)
-    return _svg(fig, t["chart.decode_time"] + ". " + "; ".join(summary))
+    # the title speaks of a hatched span only where one is drawn
+    title = t["chart.decode_time" if summary else "chart.decode_time_plain"]
+    fig.suptitle(title, fontsize=10)
+    return _svg(fig, title + ". " + "; ".join(summary))
 
 
 def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | None:
@@ -666,10 +667,26 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
     return charts
 
 
+def _server_panel(ax, rows: list[dict], key: str, colour: str, name: str) -> float | None:
+    """One engine's series of a /metrics value (KV-cache usage in %, or waiting requests)
+    against seconds from its first scrape; returns its peak."""
+    t0 = dt.datetime.fromisoformat(rows[0]["ts"])
+    xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
+    ys = [r.get(key) for r in rows]
+    if key == "kv_usage" and all(v is None or v <= 1.0 for v in ys):
+        ys = [None if v is None else v * 100.0 for v in ys]
+    ax.plot(xs, ys, marker=".", color=colour, label=name)
+    return max((v for v in ys if v is not None), default=None)
+
+
 def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | None:
     """KV-cache usage and waiting requests at each /metrics scrape inside each benchmark
-    (the rows the server notebook saved), one panel per workload, time from the first."""
-    if not any(r.get("kv_usage") is not None or r.get("waiting") is not None for r in series):
+    (the rows the server notebook saved), one row of panels per workload, time from the
+    first scrape; a value no scrape held gets no panel."""
+    keys = [(k, title) for k, title in (("kv_usage", "chart.kv_usage"),
+                                        ("waiting", "chart.waiting"))
+            if any(r.get(k) is not None for r in series)]
+    if not keys:
         return None
     _mpl()
     from matplotlib.figure import Figure as MplFigure
@@ -677,30 +694,21 @@ def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | No
     colours = palette(run)
     workloads = [w for w in run.meta.workloads if any(r["workload"] == w.id for r in series)]
     fig = MplFigure(figsize=(6.4, 2.3 * len(workloads)))
-    axes = fig.subplots(len(workloads), 2, squeeze=False)
+    axes = fig.subplots(len(workloads), len(keys), squeeze=False)
     summary = []
-    for (kv_ax, q_ax), w in zip(axes, workloads, strict=True):
+    for row, w in zip(axes, workloads, strict=True):
         for e in run.meta.engines:
             rows = sorted((r for r in series if r["workload"] == w.id and r["engine"] == e.id),
                           key=lambda r: r["ts"])
-            if not rows:
-                continue
-            t0 = dt.datetime.fromisoformat(rows[0]["ts"])
-            xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
-            kv = [r.get("kv_usage") for r in rows]
-            scale = 100.0 if all(v is None or v <= 1.0 for v in kv) else 1.0
-            kv_ax.plot(xs, [None if v is None else v * scale for v in kv], marker=".",
-                       color=colours.get(e.id), label=e.name)
-            q_ax.plot(xs, [r.get("waiting") for r in rows], marker=".",
-                      color=colours.get(e.id), label=e.name)
-            peak = max((v for v in kv if v is not None), default=None)
-            if peak is not None:
-                summary.append(f"{w.label} {e.name} {peak * scale:.0f}%")
-        kv_ax.set_title(f"{w.label}: {t['chart.kv_usage']}", fontsize=9)
-        q_ax.set_title(f"{w.label}: {t['chart.waiting']}", fontsize=9)
-        for ax in (kv_ax, q_ax):
+            for ax, (key, _) in zip(row, keys, strict=True):
+                peak = _server_panel(ax, rows, key, colours.get(e.id), e.name) if rows \
+                    else None
+                if key == "kv_usage" and peak is not None:
+                    summary.append(f"{w.label} {e.name} {peak:.0f}%")
+        for ax, (_, title) in zip(row, keys, strict=True):
+            ax.set_title(f"{w.label}: {t[title]}", fontsize=9)
             ax.set_xlabel(t["chart.seconds_in"], fontsize=8)
             ax.tick_params(labelsize=8)
-        _legend(kv_ax, fontsize=7, frameon=False)
+        _legend(row[0], fontsize=7, frameon=False)
     fig.tight_layout()
     return _svg(fig, t["chart.server"] + ": " + "; ".join(summary))
