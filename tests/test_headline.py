@@ -37,7 +37,11 @@ SHAPES = {
     ENGINES: dict(engines=("alpha", "beta"), loads=(4,), repeats=2, requests=40),
     FAILED: dict(engines=("alpha",), loads=(4,), repeats=1, requests=20, failures=20),
     "errors": dict(engines=("alpha",), loads=(4,), repeats=1, requests=40, failures=8),
+    "engines_sweep": dict(engines=("alpha", "beta"), loads=(1, 4, 16), repeats=1,
+                          requests=48),
 }
+# the shape each generated run is (the name, where it is one)
+KIND = {"errors": POINT, "engines_sweep": ENGINES}
 # sentences about engines in the plural, in either language
 PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|"
                     r"two frontiers|두 엔진|엔진 사이")
@@ -78,9 +82,7 @@ def _text(items) -> str:
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_every_shape_has_a_headline_in_both_languages(built, project, name):
     run, registry, summary, pages, code = built[name]
-    expected = "errors" if name == "errors" else name
-    assert shape_of(_writer(built, name, project)).kind == (POINT if name == "errors"
-                                                           else expected)
+    assert shape_of(_writer(built, name, project)).kind == KIND.get(name, name)
     for lang in ("en", "ko"):
         items = re.findall(r"<li>(.*?)</li>", summary[lang], re.S)
         assert 1 <= len(items) <= 6, (lang, items)
@@ -181,3 +183,28 @@ def test_figures_json_has_the_headline_figures(built):
     run = built[SWEEP][0]
     ids = {f["id"] for f in json.loads(run.paths.figures_json.read_text())["figures"]}
     assert {"curve.1k.alpha.peak", "curve.1k.alpha.ttft_growth"} <= ids
+
+
+def test_repeats_of_one_load_share_one_sentence_with_their_spread(built, project):
+    _, registry, summary, *_ = built[REPEATS]
+    spread = registry["curve.1k.alpha.c4.spread"]
+    runs = [registry[f"point.alpha.1k.c4.r{i}.output_throughput"].value for i in (1, 2)]
+    assert spread.value == pytest.approx(max(runs) / min(runs))
+    assert spread.context["differs"] == (spread.value > spread.context["within"])
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    assert en.count("over 2 runs:") == 1 and "run 1" not in en
+    assert ("The runs differ" in en) == spread.context["differs"]
+    assert "2회 실행 평균" in summary["ko"]
+    w = _writer(built, REPEATS, project)
+    for differs, words in ((True, "The runs differ"), (False, "lie within")):
+        w.registry[spread.id] = dataclasses.replace(
+            spread, context={**spread.context, "differs": differs})
+        assert words in _text(headline(w, [], []))
+
+
+def test_a_sweep_of_two_engines_compares_them_and_names_both(built, project):
+    _, registry, summary, pages, code = built["engines_sweep"]
+    assert code == 0
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    assert "Alpha" in en and "Beta" in en
+    assert 'id="curves"' in pages["en"] and 'id="pareto"' in pages["en"]

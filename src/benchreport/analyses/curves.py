@@ -67,6 +67,9 @@ KNEE_FALL_PCT = 10.0      # a fall beyond the knee of more than this is stated a
 # Median TTFT at the heaviest load 1.5 times the lightest's or more is growth worth a
 # sentence: within it, batching the same prompts explains the difference.
 TTFT_GROWTH = 1.5
+# Repeats of one load whose output throughputs differ by more than this factor (highest ÷
+# lowest) are said to differ: one run's figures then do not stand for the setting.
+REPEAT_SPREAD = 1.2
 STAT_OF_PERCENTILE = {50: "median", 90: "p90", 99: "p99"}
 LATENCIES = tuple(f"{stat}_{metric}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
                   for stat in ("median", "p90", "p99"))
@@ -657,7 +660,30 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
             method="how far output throughput at the highest load lies below the knee's: "
                    "(knee − last) ÷ knee × 100 (negative: above it)"))
     out += _peak_and_growth(s, ctx)
+    out += _spreads(s, ctx)
     out += _slo_and_cost(run, s)
+    return out
+
+
+def _spreads(s: Series, ctx: dict[str, Any]) -> list[Figure]:
+    """Per load with two valid repeats or more: how far apart their output throughputs
+    are (highest ÷ lowest), and whether that is more than REPEAT_SPREAD."""
+    out = []
+    for lv in s.levels:
+        vals = lv.values.get("output_throughput", [])
+        if len(vals) < 2 or min(vals) <= 0:
+            continue
+        lo, hi = min(vals), max(vals)
+        out.append(Figure(
+            id=ids.curve(s.workload, s.key, lv.load, "spread"), value=hi / lo, unit="x",
+            decimals=2,
+            depends_on=tuple(ids.point(p["point"], "output_throughput") for p in lv.points
+                             if _num(p.get("output_throughput")) is not None),
+            context={**ctx, "load": lv.load, "x": _finite(lv.x), "of": "output_throughput",
+                     "n": len(vals), "lowest": lo, "highest": hi,
+                     "differs": hi / lo > REPEAT_SPREAD, "within": REPEAT_SPREAD},
+            method=f"highest ÷ lowest output throughput over the load's valid repeats; "
+                   f"above {REPEAT_SPREAD} the repeats are said to differ"))
     return out
 
 

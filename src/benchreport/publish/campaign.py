@@ -438,16 +438,16 @@ def _unrun(w: Writer, checks: list[dict[str, Any]]) -> Markup:
         for c in checks if c["severity"] == NOT_EVALUABLE) or Markup("–")
 
 
-def point_label(w: Writer, ctx: dict[str, Any]) -> str:
+def point_label(w: Writer, ctx: dict[str, Any], repeat: bool = True) -> str:
     """A point as readers name it: engine (and series), workload, load and, where the
-    workload has repeats, which run."""
+    workload has repeats (and ``repeat``), which run."""
     parts = [series_name(w, {"engine": ctx["engine"], "variant": ctx.get("variant", "")}),
              workload_label(w, ctx["workload"]), ctx["load"]]
     try:
         repeats = w.run.meta.workload(ctx["workload"]).repeats
     except KeyError:
         repeats = 1
-    if repeats > 1 or ctx.get("repeat", 1) > 1:
+    if repeat and (repeats > 1 or ctx.get("repeat", 1) > 1):
         parts.append(sentence(w.t["validity.run_n"], n=str(ctx["repeat"])))
     return " · ".join(str(x) for x in parts)
 

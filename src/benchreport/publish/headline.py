@@ -273,16 +273,65 @@ def _sweeps(w: Writer, peaks: list[str]) -> list[Markup]:
     return out + _more(w, len(peaks))
 
 
+def _spread_of(w: Writer, p: PointView) -> str | None:
+    """The spread figure of the load whose repeat ``p`` is, when it has one."""
+    c = p.context
+    fid = ids.curve(c["workload"], ids.series(c["engine"], c.get("variant", "")), c["load"],
+                    "spread")
+    return fid if w.has(fid) else None
+
+
+def _repeats(w: Writer, fid: str, group: list[PointView]) -> Markup:
+    """A load's repeats in one sentence: their mean figures, how far apart they are
+    (worded by whether the spread figure says they differ), and what the checks found on
+    the repeat they judged worst."""
+    c = w.registry[fid].context
+    p = max(group, key=lambda q: (q.verdict == INVALID, q.verdict != VALID))
+    key = ids.series(c["engine"], c.get("variant", ""))
+
+    def fid_of(name: str) -> str | None:
+        mean = ids.curve(c["workload"], key, c["load"], name)
+        return mean if w.has(mean) else None
+
+    label = point_label(w, p.context, repeat=False)
+    runs = sorted((f for f in w.registry[fid].depends_on if w.has(f)),
+                  key=lambda f: w.registry[f].value)
+    spread = sentence(w.t["headline.repeats_differ" if c["differs"] else
+                          "headline.repeats_agree"], n=str(c["n"]), spread=w.fig(fid),
+                      lowest=w.fig(runs[0]), highest=w.fig(runs[-1]))
+    parts = _parts(w, fid_of)
+    first = sentence(w.t["headline.repeats"], point=label, n=str(c["n"]),
+                     parts=Markup(", ").join(parts)) if parts else \
+        sentence(w.t["headline.point_nothing"], point=label)
+    return Markup(" ").join([first, spread, _trust(w, p)])
+
+
+def _point_sentences(w: Writer, points: list[PointView]) -> list[Markup]:
+    """One sentence per point, except that a load's repeats share one (with their spread)."""
+    out: list[Markup] = []
+    groups: dict[str, list[PointView]] = {}
+    for p in points:
+        fid = _spread_of(w, p)
+        if fid is None:
+            out.append(_point_sentence(w, p))
+        else:
+            if fid not in groups:
+                out.append(Markup(fid))          # its place, filled below
+            groups.setdefault(fid, []).append(p)
+    return [_repeats(w, str(m), groups[str(m)]) if str(m) in groups else m for m in out]
+
+
 def _per_series(w: Writer, shape: Shape) -> list[Markup]:
     """A sweep's sentences for each series with a peak figure (several loads measured
-    its throughput), a point's sentence for every other point that succeeded."""
+    its throughput), a point's sentence for every other point that succeeded (the repeats
+    of one load in one sentence)."""
     peaks = _series_of(w, "peak")
     swept = {_key(w, f) for f in peaks}
     rest = [p for p in shape.points if not p.all_failed and
             (p.context["workload"], p.context["engine"], p.context.get("variant", ""))
             not in swept]
-    return _sweeps(w, peaks) + [_point_sentence(w, p) for p in rest[:MOST]] + \
-        _more(w, len(rest))
+    said = _point_sentences(w, rest)
+    return _sweeps(w, peaks) + said[:MOST] + _more(w, len(said))
 
 
 def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[Markup]:
