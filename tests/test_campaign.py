@@ -114,6 +114,36 @@ def test_init_gives_a_run_that_builds_with_no_edits(tmp_path, project, case, nam
         assert (tmp_path / "report/r/report.ko.pdf").stat().st_size > 10_000
     else:
         assert not (tmp_path / "report/r/report.ko.pdf").exists()
+    _check_headline(tmp_path / "report/r", case)
+
+
+# what each real run's headline must say (its own findings), and how many charts it has
+HEADLINES = {
+    "sglang-rate-sweep": (["output throughput peaks at", "the server could not keep up"], 1),
+    "vllm-qps-folder": (["median TTFT grows", "to 3,082.9 ms at the unbounded rate"], 2),
+    "guidellm": (["output throughput 33.4 tok/s", "median TPOT"], 0),
+    "aiperf": (["c100", "median TTFT"], 0),
+    "genai-bench": (["to 845.1 tok/s at c16", "median TTFT grows"], 2),
+}
+PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|"
+                    r"two frontiers|두 엔진|엔진 사이")
+
+
+def _check_headline(report: Path, case: str) -> None:
+    """The headline states the run's own findings in both languages; a run of one engine
+    names no second one; no section is empty; every chart drew something."""
+    words, charts = HEADLINES[case]
+    for lang in ("en", "ko"):
+        html = (report / f"report.{lang}.html").read_text()
+        summary = html[html.index('id="summary"'):html.index('id="environment"')]
+        items = re.findall(r"<li>(.*?)</li>", summary, re.S)
+        assert 1 <= len(items) <= 6, (case, lang, items)
+        text = re.sub(r"<[^>]+>", "", summary)
+        if lang == "en":
+            assert all(word in text for word in words), (case, text)
+        assert not PLURAL.search(html), (case, lang, PLURAL.search(html))
+        assert not re.search(r"<h2>[^<]*</h2>\s*</section>", html), (case, lang)
+        assert html.count('<figure class="chart">') == charts, case
 
 
 def _run_yaml(folder: Path, workload: str) -> None:
@@ -300,3 +330,22 @@ def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, pr
     assert "Key finding, input 1K: among the loads where both engines meet the objectives" \
         in glance
     assert "per million output tokens" in en
+
+
+@needs_samples
+def test_a_third_of_the_requests_failing_leads_the_headline(tmp_path, project):
+    """llmperf's summary of a run where 50 of 150 requests failed (the leaderboard file
+    with its error counts changed): the headline's first sentence names the failures."""
+    d = json.loads((REAL / "llmperf/llmperf-leaderboard-summary-groq_70b.json").read_text())
+    d.update(results_number_errors=50, results_error_rate=50 / 150,
+             results_num_completed_requests=100, results_error_code_frequency="{'500': 50}")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "groq_70b_summary.json").write_text(json.dumps(d))
+    _init(tmp_path, "r", [folder], "--engine", "vllm")
+    _build(tmp_path, "r", project)
+    for lang, words in (("en", "33.3% of the requests failed (50 requests failed, 100 "
+                               "requests completed)"), ("ko", "요청의 33.3%가 실패했습니다")):
+        html = (tmp_path / f"report/r/report.{lang}.html").read_text()
+        first = re.findall(r"<li>(.*?)</li>", html[html.index('id="summary"'):], re.S)[0]
+        assert words in re.sub(r"<[^>]+>", "", first), (lang, first)
