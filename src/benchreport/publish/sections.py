@@ -548,8 +548,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     t, lang = w.t, w.lang
     rows = []
     for c in claims:
-        reason = reason_text(w, c["reason"], {k: str(v) for k, v in
-                                               (c.get("params") or {}).items()})
+        reason = reason_text(w, c["reason"], c.get("params") or {})
         if c.get("scope"):
             reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
         if c.get("why") and c["reason"] != "not_derivable":
