@@ -361,8 +361,8 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
     gap = value_text(en, {"prefill.64k.vllm.mean vs prefill.64k.sglang.mean": 0.015})
     assert gap == "vLLM 64K prefill mean vs SGLang 64K prefill mean 2%"
     # a figure id in a reason becomes its label and its linked value
-    text = reason_text(en, "other_basis",
-                       {"alternatives": ["decode.degradation.vllm.peak_over_mean"], "keys": ["value"]})
+    text = reason_text(en, "other_basis", {
+        "alternatives": ["decode.degradation.vllm.peak_over_mean"], "keys": ["value"]})
     assert isinstance(text, Markup) and "decode.degradation" not in Markup(text).striptags()
     assert 'href="#fig-decode-degradation-vllm-peak_over_mean"' in text
     assert "(vLLM decode peak at the shorter input over mean at the longer 3.29×)" in \
