@@ -28,7 +28,7 @@ def _claim(check, value=None, rounding=None, causal=False) -> Claim:
 def test_a_match_on_the_alternative_basis_only_is_a_different_method():
     reg = _reg(d__mean=3.02, d__peak=3.29)
     v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.29, 0.01), reg, {}, set())
-    assert v.verdict == METHOD and v.params["alternatives"] == "d.peak"
+    assert v.verdict == METHOD and v.params["alternatives"] == ["d.peak"]
     v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.02, 0.01), reg, {}, set())
     assert v.verdict == CONFIRMED
 
@@ -50,6 +50,28 @@ def test_at_least():
     assert check_claim(_claim(check), _reg(a=56.0, b=103.0), {}, set()).verdict == CONFIRMED
     v = check_claim(_claim(check), _reg(a=44.0, b=103.0), {}, set())
     assert v.verdict == DIFFERS and v.params["which"] == "a 44.00"
+
+
+def test_verdict_params_stay_lists_and_mappings_through_json():
+    """What a check compared is recorded as data, not joined into one line: claims.json
+    keeps lists and mappings; the English sentence and the figure context join them."""
+    import json
+
+    check = {"settings": {"speculative": {"vllm": "eagle", "sglang": "eagle"}}}
+    v = check_claim(_claim(check), {}, {"speculative": {"vllm": "dspark", "sglang": "eagle"}},
+                    set())
+    want = [{"sid": "speculative", "engine": "vllm", "have": "dspark"}]
+    assert (v.reason, v.params["which"]) == ("setting_differs", want)
+    assert json.loads(json.dumps(v.params)) == v.params
+    assert v.flat_params()["which"] == "speculative (vllm: dspark)"
+    v = check_claim(_claim({"similar": [["a", "c"], ["b", "c"]], "within": 0.15}),
+                    _reg(a=100.0, b=110.0, c=200.0), {}, set())
+    assert v.params["which"] == ["a vs c", "b vs c"]
+    assert v.flat_params()["which"] == "a vs c; b vs c"
+    v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.29, 0.01),
+                    _reg(d__mean=3.02, d__peak=3.29), {}, set())
+    assert v.params == {"alternatives": ["d.peak"], "keys": ["value"]}
+    assert v.flat_params() == {"alternatives": "d.peak", "keys": "value"}
 
 
 def test_settings_compare_normalised():
@@ -98,18 +120,18 @@ def test_sequence():
 def test_differs_and_identical_read_the_differing_settings():
     differing = {"dcp", "memory"}
     v = check_claim(_claim({"differs": ["dcp", "memory"]}), {}, {}, differing)
-    assert (v.verdict, v.params["which"]) == (CONFIRMED, "dcp, memory")
+    assert (v.verdict, v.params["which"]) == (CONFIRMED, ["dcp", "memory"])
     v = check_claim(_claim({"differs": ["dcp", "verification"]}), {}, {}, differing)
-    assert (v.verdict, v.params["missing"]) == (DIFFERS, "verification")
+    assert (v.verdict, v.params["missing"]) == (DIFFERS, ["verification"])
     v = check_claim(_claim({"identical": True}), {}, {}, differing)
-    assert v.verdict == CONTRADICTED and v.params["which"] == "dcp, memory"
+    assert v.verdict == CONTRADICTED and v.params["which"] == ["dcp", "memory"]
     assert check_claim(_claim({"identical": True}), {}, {}, set()).verdict == CONFIRMED
 
 
 def test_every_engine_and_zero():
     reg = _reg(events__w__a__oom_retries=32, events__w__b__oom_retries=0)
     v = check_claim(_claim({"every_engine": ["oom_retries"]}), reg, {}, set())
-    assert (v.verdict, v.params["which"]) == (CONTRADICTED, "b")
+    assert (v.verdict, v.params["which"]) == (CONTRADICTED, ["b"])
     v = check_claim(_claim({"zero": ["events.w.b.oom_retries"]}), reg, {}, set())
     assert v.verdict == CONFIRMED
     v = check_claim(_claim({"zero": ["events.w.a.oom_retries"]}), reg, {}, set())
@@ -141,7 +163,7 @@ def test_another_engine_first_contradicts_a_speedup_claim():
         id="e2e.64k.faster", value="sglang", unit="engine", method="test")}
     v = check_claim(_claim(check, 1.5, 0.1), reg, {}, set())
     assert (v.verdict, v.reason, v.params["which"], v.recomputed) == \
-        (CONTRADICTED, "winner_differs", "sglang", 1.5)
+        (CONTRADICTED, "winner_differs", ["sglang"], 1.5)
     reg["e2e.64k.faster"] = Figure(id="e2e.64k.faster", value="vllm", unit="engine",
                                    method="test")
     assert check_claim(_claim(check, 1.5, 0.1), reg, {}, set()).verdict == CONFIRMED

@@ -361,14 +361,18 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
     gap = value_text(en, {"prefill.64k.vllm.mean vs prefill.64k.sglang.mean": 0.015})
     assert gap == "vLLM 64K prefill mean vs SGLang 64K prefill mean 2%"
     # a figure id in a reason becomes its label and its linked value
-    text = reason_text(en, "other_basis",
-                       {"alternatives": "decode.degradation.vllm.peak_over_mean", "keys": "value"})
+    text = reason_text(en, "other_basis", {
+        "alternatives": ["decode.degradation.vllm.peak_over_mean"], "keys": ["value"]})
     assert isinstance(text, Markup) and "decode.degradation" not in Markup(text).striptags()
     assert 'href="#fig-decode-degradation-vllm-peak_over_mean"' in text
     assert "(vLLM decode peak at the shorter input over mean at the longer 3.29×)" in \
         text.striptags()
-    assert reason_text(ko, "settings_differ", {"which": "attention_backend, moe_backend"}) \
+    assert reason_text(ko, "settings_differ", {"which": ["attention_backend", "moe_backend"]}) \
         .striptags() == "엔진 말고도 이런 설정이 달랐습니다: 어텐션 백엔드, MoE 백엔드."
+    # a setting that differs, as claims.json records it: a mapping, worded
+    was = reason_text(en, "setting_differs", {"which": [
+        {"sid": "attention_backend", "engine": "vllm", "have": "FLASHINFER"}]}).striptags()
+    assert "attention_backend" not in was and "vllm" not in was and "vLLM" in was
 
 
 def test_the_korean_page_wraps_between_words_in_the_browser(pages):

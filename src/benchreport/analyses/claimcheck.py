@@ -60,10 +60,29 @@ class Verdict:
 
     def sentence(self, t: dict[str, str]) -> str:
         """The reason in the words of catalogue ``t``."""
-        params = {k: (f"{float(v):.0%}" if k == "within" else str(v))
-                  for k, v in self.params.items()}
+        params = {k: (f"{float(v):.0%}" if k == "within" else v)
+                  for k, v in self.flat_params().items()}
         params.setdefault("alternatives", "")
         return t[f"reason.{self.reason}"].format(**params)
+
+    def flat_params(self) -> dict[str, str]:
+        """The params as one line each, as the English sentence and a claim figure's
+        context show them; ``params`` itself keeps the lists and dicts (claims.json)."""
+        return {k: _flat(self.reason, v) for k, v in self.params.items()}
+
+
+# A reason whose list is of pairs or settings reads best with its items apart by "; "
+_LIST_JOIN = {"setting_differs": "; ", "not_similar": "; "}
+
+
+def _flat(reason: str, value: Any) -> str:
+    """One param on one line: a list joined, a setting that differs as ``sid (engine:
+    have)``."""
+    if not isinstance(value, list):
+        return str(value)
+    return _LIST_JOIN.get(reason, ", ").join(
+        f"{x['sid']} ({x['engine']}: {x['have']})" if isinstance(x, dict) else str(x)
+        for x in value)
 
 
 @dataclass(frozen=True)
@@ -114,7 +133,7 @@ def _new(cx: Context) -> Verdict:
 
 
 def _missing(v: Verdict, ids) -> Verdict:
-    v.verdict, v.reason, v.params = NOT_DERIVABLE, "missing", {"ids": ", ".join(ids)}
+    v.verdict, v.reason, v.params = NOT_DERIVABLE, "missing", {"ids": list(ids)}
     return v
 
 
@@ -149,11 +168,11 @@ def check_figures(cx: Context, check: dict) -> Verdict:
         return _missing(v, missing)
     if wrong:
         v.verdict, v.reason = DIFFERS, "differs"
-        v.params = {"keys": ", ".join(k for k, _ in wrong)}
+        v.params = {"keys": [k for k, _ in wrong]}
     elif method_only:
         v.verdict, v.reason = METHOD, "other_basis"
-        v.params = {"alternatives": ", ".join(a for _, a in method_only),
-                    "keys": ", ".join(k for k, _ in method_only)}
+        v.params = {"alternatives": [a for _, a in method_only],
+                    "keys": [k for k, _ in method_only]}
     else:
         v.verdict, v.reason = CONFIRMED, "within_rounding"
     return v
@@ -185,12 +204,12 @@ def check_settings(cx: Context, check: dict) -> Verdict:
             got[f"{sid}.{engine}"] = have
             v.figures.append(figure_ids.setting(sid, engine))
             if have is None or normalise(have) != normalise(want):
-                wrong.append(f"{sid} ({engine}: {have})")
+                wrong.append({"sid": sid, "engine": engine, "have": have})
     v.recomputed = got
     if all(x is None for x in got.values()):
         return _missing(v, list(got))
     if wrong:
-        v.verdict, v.reason, v.params = CONTRADICTED, "setting_differs", {"which": "; ".join(wrong)}
+        v.verdict, v.reason, v.params = CONTRADICTED, "setting_differs", {"which": wrong}
     else:
         v.verdict, v.reason = CONFIRMED, "settings_match"
     return v
@@ -209,7 +228,7 @@ def check_differs(cx: Context, check: dict) -> Verdict:
     missing = sorted(want - cx.differing)
     v.verdict, v.reason = (CONFIRMED, "differs_listed") if not missing else \
         (DIFFERS, "not_all_differ")
-    v.params = {"which": ", ".join(sorted(want & cx.differing)), "missing": ", ".join(missing)}
+    v.params = {"which": sorted(want & cx.differing), "missing": missing}
     return v
 
 
@@ -219,7 +238,7 @@ def check_identical(cx: Context, check: dict) -> Verdict:
     v.figures += [figure_ids.SETTINGS_DIFFERING, *_setting_ids(cx, cx.differing)]
     if cx.differing:
         v.verdict, v.reason = CONTRADICTED, "settings_differ"
-        v.params = {"which": ", ".join(sorted(cx.differing))}
+        v.params = {"which": sorted(cx.differing)}
     else:
         v.verdict, v.reason = CONFIRMED, "nothing_differs"
     return v
@@ -235,7 +254,7 @@ def check_events(cx: Context, check: dict) -> Verdict:
     if len(unknown) == len(ids):
         return _missing(v, unknown)
     if bad:
-        v.verdict, v.reason, v.params = CONTRADICTED, "events_differ", {"which": ", ".join(bad)}
+        v.verdict, v.reason, v.params = CONTRADICTED, "events_differ", {"which": bad}
     else:
         v.verdict, v.reason = CONFIRMED, "events_match"
     return v
@@ -255,7 +274,7 @@ def check_every_engine(cx: Context, check: dict) -> Verdict:
         return _missing(v, ["events.*"])
     if without:
         v.verdict, v.reason = CONTRADICTED, "engine_without_events"
-        v.params = {"which": ", ".join(without)}
+        v.params = {"which": without}
     else:
         v.verdict, v.reason = CONFIRMED, "events_match"
     return v
@@ -279,7 +298,7 @@ def check_similar(cx: Context, check: dict) -> Verdict:
         return _missing(v, v.figures)
     if far:
         v.verdict, v.reason = DIFFERS, "not_similar"
-        v.params = {"which": "; ".join(far), "within": within}
+        v.params = {"which": far, "within": within}
     else:
         v.verdict, v.reason, v.params = CONFIRMED, "similar", {"within": within}
     return v
@@ -303,7 +322,7 @@ def check_winner(cx: Context, check: dict) -> Verdict:
     wrong = [str(got[i]) for i, want in check["winner"].items() if str(got[i]) != str(want)]
     v.verdict, v.reason = (CONTRADICTED, "winner_differs") if wrong else \
         (CONFIRMED, "winner_same")
-    v.params = {"which": ", ".join(wrong)}
+    v.params = {"which": wrong}
     v.recomputed = None           # the figure part shows the number; this part only judges
     return v
 
@@ -390,7 +409,7 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
         # a figure the claim rests on comes from a duration the run's other sources
         # contradict: the claim cannot be judged on it
         worst.verdict, worst.reason = NOT_DERIVABLE, "sources_disagree"
-        worst.params = {"which": ", ".join(disputed)}
+        worst.params = {"which": disputed}
     worst.calibrated = sorted(_calibrated(registry, worst.figures, calibrated or {}))
     return worst
 

@@ -328,7 +328,7 @@ def objectives(run: Run) -> list[tuple[str, float]] | None:
     if slo is None:
         return None
     stat = STAT_OF_PERCENTILE[slo.percentile]
-    return [(f"{stat}_{m}_ms", limit) for m, limit in slo.objectives]
+    return [(ids.latency_field(stat, m), limit) for m, limit in slo.objectives]
 
 
 def capacity(s: Series, run: Run) -> dict[str, Any] | None:

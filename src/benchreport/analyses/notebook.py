@@ -281,7 +281,7 @@ def claim_check(run: Run) -> ClaimCheck:
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
             depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
             context={"reason": v.reason, "sentence": v.sentence(en),
-                     "params": {k: str(x) for k, x in v.params.items()},
+                     "params": v.flat_params(),
                      "published": _json.dumps(c.value, ensure_ascii=False),
                      "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source),

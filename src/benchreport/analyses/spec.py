@@ -13,7 +13,7 @@ import statistics
 from functools import partial
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, listing
 from ..core.records import Ingested, Run
 
 
@@ -71,7 +71,7 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
         weights = sum(rounds)
         per_pos = [sum(p[i] * n for p, n in zip(per_pos_rows, rounds, strict=True)
                        if i < len(p)) / weights for i in range(k)]
-        out.append(Figure(id=fid("per_position"), value=", ".join(f"{x:.3f}" for x in per_pos),
+        out.append(Figure(id=fid("per_position"), value=listing(f"{x:.3f}" for x in per_pos),
                           unit="fraction", sources=src, context=ctx,
                           method="per-position acceptance, weighted by each line's draft rounds"))
     return out

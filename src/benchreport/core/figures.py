@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,25 @@ class Figure:
                    sources=sources, depends_on=tuple(data.get("depends_on", ())),
                    notebook=data.get("notebook", ""), context=data.get("context", {}),
                    decimals=data.get("decimals"), cell=data.get("cell"))
+
+
+# A figure whose value is several numbers (spec per_position: the acceptance at each draft
+# position) holds them as one line, in this form; only these two functions spell it.
+_LISTED = ", "
+
+
+def listing(items: Iterable[str]) -> str:
+    """Several values as one figure value: ``listing(["0.812", "0.640"]) == "0.812, 0.640"``."""
+    return _LISTED.join(items)
+
+
+def listed(value: Any) -> list[str]:
+    """The values of a figure value made by ``listing`` (one value: a list of one).
+
+    >>> listed("0.812, 0.640"), listed(0.5)
+    (['0.812', '0.640'], ['0.5'])
+    """
+    return str(value).split(_LISTED)
 
 
 def dumps(obj: Any) -> str:

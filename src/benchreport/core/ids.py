@@ -321,6 +321,44 @@ def leaf(fid: str) -> str:
     return fid.rsplit(".", 1)[-1]
 
 
+def within(fid: str, group: str) -> bool:
+    """Whether ``fid`` is the id ``group`` or one under it: ``within("decode.64k.vllm.min",
+    "decode.64k.vllm")``; ``decode.64k.vllm2.min`` is not.
+
+    >>> within("decode.64k.vllm.min", "decode.64k.vllm"), within("decode.64k.vllm2.min",
+    ...                                                          "decode.64k.vllm")
+    (True, False)
+    """
+    return fid == group or fid.startswith(group + ".")
+
+
+def named_by(fid: str, entry: str) -> bool:
+    """Whether an entry of run.yaml's ``assumed[].figures`` names ``fid``: the id itself,
+    or, ending in ``.``, every id under that group.
+
+    >>> named_by("e2e.64k.vllm.duration", "e2e.64k."), named_by("e2e.64k", "e2e.64k.")
+    (True, False)
+    """
+    return fid == entry or (entry.endswith(".") and fid.startswith(entry))
+
+
+def latency_field(stat: str, metric: str) -> str:
+    """The name of a latency statistic of a point or a curve, ``<stat>_<metric>_ms``
+    (``p99_ttft_ms``): the leaf of ``point`` and ``curve`` ids, a metric of ``compare``."""
+    return f"{stat}_{metric}_ms"
+
+
+def parse_latency_field(name: str) -> tuple[str, str] | None:
+    """``(stat, metric)`` of a ``latency_field(stat, metric)`` name, else None.
+
+    >>> parse_latency_field("p99_ttft_ms"), parse_latency_field("output_throughput")
+    (('p99', 'ttft'), None)
+    """
+    parts = name.split("_")
+    return (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "ms" and all(parts) \
+        else None
+
+
 def parse_latency(fid: str) -> tuple[str, str, str, str] | None:
     """``(w, engine, metric, stat)`` of a ``latency(w, e, metric, stat)`` id, else None.
 

@@ -340,6 +340,12 @@ def pareto_section(w: Writer) -> Section | None:
     return Section(id="pareto", heading=t["section.pareto"], paragraphs=paras)
 
 
+def _limiting(capacity: dict) -> str:
+    """The metric whose objective a series' capacity ran into (``TTFT``)."""
+    parsed = ids.parse_latency_field(capacity["limiting"])
+    return parsed[1].upper() if parsed else str(capacity["limiting"])
+
+
 def capacity_section(w: Writer) -> Section:
     t = w.t
     series = _series(w)
@@ -361,7 +367,7 @@ def capacity_section(w: Writer) -> Section:
         if status == INTERPOLATED:
             cap = sentence(t["campaign.capacity_interpolated"], value=_with_interval(w, fid),
                            low=c["between"][0], high=c["between"][1],
-                           metric=c["limiting"].split("_")[1].upper())
+                           metric=_limiting(c))
         elif status == NOT_REACHED:
             cap = sentence(t["campaign.capacity_not_reached"], value=w.fig(fid))
         elif status == BELOW:

@@ -8,7 +8,6 @@ Readers see none of those: this module words each through the catalogue (``claim
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -21,7 +20,6 @@ from .narrative_base import Writer
 SETTING_LISTS = ("differs_listed", "not_all_differ", "settings_differ")
 ENGINE_LISTS = ("engine_without_events",)
 FIGURE_LISTS = ("events_differ", "missing", "sources_disagree")
-_SETTING_DIFF = re.compile(r"^(?P<sid>[\w-]+) \((?P<engine>[\w-]+): (?P<have>.*)\)$")
 
 
 def decimals_of(value: Any) -> int | None:
@@ -120,46 +118,52 @@ def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None) 
     return Markup(escape(w.setting_words(str(value))))
 
 
-def reason_params(w: Writer, reason: str, params: dict[str, str]) -> dict[str, Any]:
+def _figures(w: Writer, keys: list[str]) -> Markup:
+    """Figure ids labelled and linked, other keys labelled."""
+    return Markup(", ").join(
+        Markup("{} {}").format(key_label(w, f), w.fig(f).html) if f in w.registry
+        else Markup(escape(key_label(w, f))) for f in keys if f)
+
+
+def _setting_was(w: Writer, item: dict[str, Any]) -> str:
+    """One setting that differs from the claim: which, of which engine, what it was."""
+    return w.t["claims.setting_was"].format(
+        setting=w.t.get("setting." + item["sid"], item["sid"]),
+        engine=w.engine_name(item["engine"]), value=w.setting_words(str(item["have"])))
+
+
+def _list_words(w: Writer, reason: str, items: list) -> Any:
+    """A reason's {which} or {missing} list in words: by what the reason lists."""
+    if reason in SETTING_LISTS:
+        return ", ".join(w.t.get("setting." + s, s) for s in items)
+    if reason in ENGINE_LISTS:
+        return ", ".join(w.engine_name(e) for e in items)
+    if reason in FIGURE_LISTS:
+        return _figures(w, items)
+    if reason == "setting_differs":
+        return "; ".join(_setting_was(w, item) for item in items)
+    if reason == "not_similar":
+        return "; ".join(key_label(w, k) for k in items)
+    return ", ".join(str(x) for x in items)      # values as the data has them (winner)
+
+
+def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, Any]:
     """A reason's placeholders in words: setting names for setting ids, engine names for
-    engine ids, labelled and linked values for figure ids."""
+    engine ids, labelled and linked values for figure ids. ``params`` as the claim check
+    recorded them (claims.json): lists stay lists, a setting that differs a mapping."""
     out: dict[str, Any] = dict(params)
     out.setdefault("alternatives", "")
-
-    def figures(text: str) -> Markup:
-        return Markup(", ").join(
-            Markup("{} {}").format(key_label(w, f), w.fig(f).html) if f in w.registry
-            else Markup(escape(key_label(w, f))) for f in text.split(", ") if f)
-
     if params.get("alternatives"):
-        out["alternatives"] = figures(params["alternatives"])
+        out["alternatives"] = _figures(w, params["alternatives"])
     if "keys" in params:
-        out["keys"] = ", ".join(key_label(w, k) for k in params["keys"].split(", ") if k)
+        out["keys"] = ", ".join(key_label(w, k) for k in params["keys"] if k)
     if "within" in params:
         out["within"] = f"{float(params['within']):.0%}"
     for name in ("which", "missing"):
-        text = params.get(name)
-        if not text:
-            continue
-        if reason in SETTING_LISTS:
-            out[name] = ", ".join(w.t.get("setting." + s, s) for s in text.split(", "))
-        elif reason in ENGINE_LISTS:
-            out[name] = ", ".join(w.engine_name(e) for e in text.split(", "))
-        elif reason in FIGURE_LISTS:
-            out[name] = figures(text)
-        elif reason == "setting_differs":
-            parts = []
-            for item in text.split("; "):
-                m = _SETTING_DIFF.match(item)
-                parts.append(w.t["claims.setting_was"].format(
-                    setting=w.t.get("setting." + m["sid"], m["sid"]),
-                    engine=w.engine_name(m["engine"]), value=w.setting_words(m["have"]))
-                    if m else item)
-            out[name] = "; ".join(parts)
-        elif reason == "not_similar":
-            out[name] = "; ".join(key_label(w, k) for k in text.split("; "))
+        if isinstance(params.get(name), list):
+            out[name] = _list_words(w, reason, params[name]) if params[name] else ""
     return out
 
 
-def reason_text(w: Writer, reason: str, params: dict[str, str]) -> Markup:
+def reason_text(w: Writer, reason: str, params: dict[str, Any]) -> Markup:
     return sentence(w.t[f"reason.{reason}"], **reason_params(w, reason, params))

@@ -82,8 +82,8 @@ def _verdict_key(verdict: str) -> str:
 
 def _metric(t: dict[str, str], metric: str) -> str:
     """A metric's name; a tail statistic is named by its percentile (``p99``)."""
-    stat = metric.split("_", 1)[0]
-    return str(sentence(t[f"xrun.metric.{metric}"], p=stat))
+    parsed = ids.parse_latency_field(metric)
+    return str(sentence(t[f"xrun.metric.{metric}"], p=parsed[0] if parsed else ""))
 
 
 def changes_section(w: Writer, rec: dict[str, Any]) -> tuple[list[Markup], Section]:

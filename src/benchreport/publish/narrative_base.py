@@ -7,7 +7,7 @@ import re
 from markupsafe import Markup, escape
 
 from ..core import ids
-from ..core.figures import Figure
+from ..core.figures import Figure, listed
 from ..core.i18n import UNITS, Name, format_number, format_value
 from ..core.metrics import TIE
 from ..core.records import Run
@@ -79,7 +79,7 @@ class Writer:
         if fig.value is None:
             return "–"
         if fig.unit == "fraction":      # shares read as percentages, one decimal
-            parts = str(fig.value).split(", ")
+            parts = listed(fig.value)
             if all(_DECIMAL.fullmatch(p) for p in parts):
                 return ", ".join(format_value(100 * float(p), "%", self.lang, 1)
                                  for p in parts)

@@ -64,7 +64,8 @@ def engines_with(w: Writer, workload: str, prefix: str) -> list[str]:
     """Engines with any figure of family ``prefix`` (decode, prefill, spec) at ``workload``."""
     make = _PER_RUN[prefix]
     return [e.id for e in w.run.meta.engines if w.has(make(workload, e.id, "steady"))
-            or any(k.startswith(make(workload, e.id, "")) for k in w.registry)]
+            or any(ids.within(k, ids.parent(make(workload, e.id, "steady")))
+                   for k in w.registry)]
 
 
 # Every catalogue sentence that compares, concludes or explains, and the figure (id
@@ -201,8 +202,7 @@ def resting_on(w: Writer, fig_id: str) -> list[str]:
     """The assumptions of run.yaml whose ``figures`` name ``fig_id`` (or a prefix of it), in
     the reader's language: a sentence stating the figure says what it rests on."""
     return [a.setting[w.lang] for a in w.run.meta.assumed
-            if any(fig_id == f or (f.endswith(".") and fig_id.startswith(f))
-                   for f in a.figures)]
+            if any(ids.named_by(fig_id, f) for f in a.figures)]
 
 
 def finding(w: Writer) -> Markup | None:
@@ -550,8 +550,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     t, lang = w.t, w.lang
     rows = []
     for c in claims:
-        reason = reason_text(w, c["reason"], {k: str(v) for k, v in
-                                               (c.get("params") or {}).items()})
+        reason = reason_text(w, c["reason"], c.get("params") or {})
         if c.get("scope"):
             reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
         if c.get("why") and c["reason"] != "not_derivable":
