@@ -658,7 +658,7 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
         _crossings(ax, registry, wid)
         ax.set_title(_workload_title(run, wid), fontsize=9)
         ax.set_xlabel(t["campaign.interactivity"], fontsize=8)
-        ax.set_ylabel(t["campaign.per_gpu"] if y_metric.endswith("per_gpu")
+        ax.set_ylabel(t["campaign.per_gpu"] if y_metric == "output_throughput_per_gpu"
                       else t["table.out_tok_per_s"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=7)
