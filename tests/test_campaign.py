@@ -144,6 +144,10 @@ def _check_headline(report: Path, case: str) -> None:
         assert not PLURAL.search(html), (case, lang, PLURAL.search(html))
         assert not re.search(r"<h2>[^<]*</h2>\s*</section>", html), (case, lang)
         assert html.count('<figure class="chart">') == charts, case
+        # a section is there only with what it shows: the Pareto chart needs TPOT at two
+        # loads; decode and prefill need a server log
+        assert ('id="pareto"' in html) == (case in ("vllm-qps-folder", "genai-bench")), case
+        assert 'id="decode"' not in html and 'id="prefill"' not in html, case
 
 
 def _run_yaml(folder: Path, workload: str) -> None:

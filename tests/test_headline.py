@@ -208,3 +208,15 @@ def test_a_sweep_of_two_engines_compares_them_and_names_both(built, project):
     en = re.sub(r"<[^>]+>", "", summary["en"])
     assert "Alpha" in en and "Beta" in en
     assert 'id="curves"' in pages["en"] and 'id="pareto"' in pages["en"]
+
+
+def test_engines_that_share_no_workload_are_said_not_to_be_compared(built, project):
+    from benchreport.core import ids
+    from benchreport.publish.sections import conclusion_section
+
+    w = _writer(built, ENGINES, project)
+    text = _text(conclusion_section(w).paragraphs)
+    assert "nothing in this report compares them" not in text
+    w.registry = {k: f for k, f in w.registry.items() if ids.family(k) != "compare"}
+    text = _text(conclusion_section(w).paragraphs)
+    assert "Alpha and Beta were measured on different workloads" in text

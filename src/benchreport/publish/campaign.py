@@ -140,7 +140,7 @@ def curves_section(w: Writer) -> Section | None:
         fid = ids.curve_series(s["workload"], s["key"], "knee")
         if not w.has(fid):
             continue
-        paras.append(knee_sentence(w, s))
+        paras += [x for x in (knee_sentence(w, s),) if x is not None]
         saturated = w.registry[fid].context.get("saturated")
         if saturated:
             paras.append(sentence(t["campaign.saturated"], engine=series_name(w, s),
@@ -185,12 +185,21 @@ def _verdict(w: Writer, fid: str) -> str:
     return str(w.registry[vid].value) if w.has(vid) else UNKNOWN
 
 
-def knee_sentence(w: Writer, s: dict[str, Any]) -> Markup:
-    """The knee of a series: none, a plateau, or a peak after which throughput falls."""
+def knee_sentence(w: Writer, s: dict[str, Any]) -> Markup | None:
+    """The knee of a series: a plateau, or a peak after which throughput falls; where none
+    was found, whether throughput still rose at the heaviest load (the peak figure says);
+    nothing for a series of one load, which has no curve to bend."""
     t = w.t
     fid = ids.curve_series(s["workload"], s["key"], "knee")
     if w.registry[fid].value == NONE:
-        return sentence(t["campaign.knee_none"], engine=series_name(w, s))
+        peak = ids.curve_series(s["workload"], s["key"], "peak")
+        if not w.has(peak):
+            return None
+        key = "campaign.knee_rising" if w.registry[peak].context["at_heaviest"] \
+            else "campaign.knee_unclear"
+        c = w.registry[fid].context
+        return sentence(t[key], engine=series_name(w, s), load=w.fig(peak),
+                        gain=f"{c['gain']:.0%}", latency=f"{c['latency']:.0%}")
     fall = ids.curve_series(s["workload"], s["key"], "fall_pct")
     if w.has(fall) and w.registry[fall].context.get("falls"):
         return sentence(t["campaign.knee_falls"], engine=series_name(w, s), load=w.fig(fid),
@@ -301,10 +310,26 @@ def key_findings(w: Writer) -> list[Markup]:
     return out
 
 
+def _pareto_series(w: Writer) -> dict[str, set[str]]:
+    """workload -> the series with an interactivity figure, for the workloads where two
+    loads or more have one (the Pareto chart draws those; one dot makes no chart)."""
+    loads: dict[str, set[tuple[str, str]]] = {}
+    for fid, f in w.registry.items():
+        c = f.context
+        if ids.family(fid) == "curve" and c.get("metric") == "interactivity":
+            loads.setdefault(c["workload"], set()).add(
+                (ids.series(c["engine"], c.get("variant", "")), c["load"]))
+    return {wid: {s for s, _ in pts} for wid, pts in loads.items() if len(pts) >= 2}
+
+
 def pareto_section(w: Writer) -> Section | None:
     t = w.t
-    paras = [sentence(t["campaign.pareto_intro_one" if w.one_engine()
-                         else "campaign.pareto_intro"])]
+    drawn = _pareto_series(w)
+    if not drawn:
+        return None                         # no chart: no section around it
+    shared = any(len(series) > 1 for series in drawn.values())
+    paras = [sentence(t["campaign.pareto_intro" if shared and not w.one_engine()
+                         else "campaign.pareto_intro_one"])]
     if any(ids.family(fid) == "pareto" and f.context.get("ttft_filtered")
            for fid, f in w.registry.items()):
         paras.append(sentence(t["campaign.pareto_ttft"]))
@@ -335,7 +360,7 @@ def pareto_section(w: Writer) -> Section | None:
     if not seen and not any(f.context.get("y") and ids.family(fid) == "pareto"
                             for fid, f in w.registry.items()):
         return None                         # no series has a frontier
-    if not w.one_engine():
+    if shared and not w.one_engine():
         paras.append(sentence(t["campaign.pareto_noise"]))
     return Section(id="pareto", heading=t["section.pareto"], paragraphs=paras)
 
@@ -543,8 +568,9 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
                 above=w.name(str(w.registry[seg(2, "leader")].value))))
         out += _capacity_conclusion(w, wid, c, label)
     if not out:                     # one engine: what its curves show
-        out = [knee_sentence(w, s) for s in _series(w)
-               if w.has(ids.curve_series(s["workload"], s["key"], "knee"))]
+        out = [x for x in (knee_sentence(w, s) for s in _series(w)
+                           if w.has(ids.curve_series(s["workload"], s["key"], "knee")))
+               if x is not None]
     return out
 
 

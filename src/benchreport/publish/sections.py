@@ -120,6 +120,7 @@ CHOSEN_BY = {
     "conclusion.guidance_one": "e2e.<w>.faster",
     "conclusion.caveat": "caveats.settings_differing",
     "conclusion.single_run": "limits.repeats",
+    "conclusion.not_compared": "campaign.series",
     "limit.kv_fits_yes": "limits.kv_fits",
     "limit.kv_fits_no": "limits.kv_fits",
     "why.spec_overhead": "limits.spec_max_accept_len",
@@ -130,7 +131,7 @@ CHOSEN_BY = {
     "campaign.with_repeats": "campaign.repeats",
     "campaign.single_runs": "campaign.repeats",
     "campaign.knee": "curve.<w>.<s>.knee",
-    "campaign.knee_none": "curve.<w>.<s>.knee",
+    **{f"campaign.{k}": "curve.<w>.<s>.peak" for k in ("knee_rising", "knee_unclear")},
     "campaign.knee_falls": "curve.<w>.<s>.fall_pct",
     **{f"campaign.{k}": "compare.<w>.<a>.<b>.<metric>.<verdict>"
        for k in ("compare_unknown", "compare_all_tie", "compare_counts")},
@@ -329,7 +330,7 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
 
 def decode_section(w: Writer) -> Section | None:
     t = w.t
-    rows, notes = [], []
+    rows, notes, nolog = [], [], []
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
             base = partial(ids.decode, wl.id, e.id)
@@ -342,8 +343,8 @@ def decode_section(w: Writer) -> Section | None:
                         records=format_value(steady.context.get("window_records", 0), "count",
                                              w.lang),
                         n=format_value(steady.context.get("requests", 0), "count", w.lang))
-                notes.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
-                                      label=wl.label, why=why))
+                (nolog if steady.value == NO_LOG else notes).append(sentence(
+                    t["decode.nosteady"], engine=w.name(e.id), label=wl.label, why=why))
                 continue
             rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
                         + [_cell(w, base(k)) for k in ("min", "max", "mean", "median",
@@ -375,8 +376,9 @@ def decode_section(w: Writer) -> Section | None:
                           t["table.ms_per_token"], t["table.records"]],
                   rows=rows, numeric=(2, 3, 4, 5, 6, 7, 8))
     if not rows and not notes and len(paras) == 1:
-        return None                 # nothing measured: no section
-    return Section("decode", t["heading.decode"], paras + notes, [table] if rows else [])
+        return None                 # nothing measured (no log at all): no section
+    return Section("decode", t["heading.decode"], paras + notes + nolog,
+                   [table] if rows else [])
 
 
 def prefill_section(w: Writer) -> Section | None:
@@ -414,19 +416,20 @@ def prefill_section(w: Writer) -> Section | None:
                                       n=w.fig(base("excluded_batches"))))
         elif w.has(base("chunks")):
             paras.append(sentence(t["prefill.coarse"], engine=w.name(e.id)))
+    nolog = []
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
             phase = ids.prefill(wl.id, e.id, "phase")
             if w.has(phase) and w.registry[phase].value in (NO_LOG, NONE):
-                why = t["decode.why_nolog"] if w.registry[phase].value == NO_LOG \
-                    else t["prefill.why_none"]
-                paras.append(sentence(t["decode.nosteady"], engine=w.name(e.id),
-                                      label=wl.label, why=why))
+                no_log = w.registry[phase].value == NO_LOG
+                (nolog if no_log else paras).append(sentence(
+                    t["decode.nosteady"], engine=w.name(e.id), label=wl.label,
+                    why=t["decode.why_nolog" if no_log else "prefill.why_none"]))
     table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
                           t["table.mean"]], rows=rows, numeric=(2, 3, 4))
     if not rows and len(paras) == 1:
-        return None                 # nothing measured: no section
-    return Section("prefill", t["heading.prefill"], paras, [table] if rows else [])
+        return None                 # nothing measured (no log at all): no section
+    return Section("prefill", t["heading.prefill"], paras + nolog, [table] if rows else [])
 
 
 def spec_section(w: Writer) -> Section | None:
@@ -625,9 +628,15 @@ def conclusion_section(w: Writer) -> Section:
     elif len(winners) == 1 and TIE not in winners and \
             len(trusted) == len(w.run.meta.workloads):
         paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
-    if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1 \
-            and len(w.run.meta.engines) > 1:         # gaps need two engines
+    # gaps need two engines measured on a workload they share
+    compared = any(w.has(ids.e2e(x.id, None, "faster")) for x in w.run.meta.workloads) or \
+        any(ids.family(fid) == "compare" for fid in w.registry)
+    if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
         paras.append(sentence(t["conclusion.single_run"]))
+    elif not compared and len(w.measured_engines()) > 1:
+        names = [w.engine_name(e) for e in w.measured_engines()]
+        paras.append(sentence(t["conclusion.not_compared"], engines=", ".join(names[:-1])
+                              + f" {t['conclusion.and']} " + names[-1]))
     if any(ids.parse_setting(k) is not None for k in w.registry) and \
             w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
         paras.append(sentence(t["conclusion.caveat"]))
