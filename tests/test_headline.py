@@ -106,7 +106,8 @@ def test_a_point_states_its_figures_and_checks(built, project):
     assert "median TTFT" in en and "(p99 " in en and "median TPOT" in en
     # 40 requests: under 100 for a p99, so the checks flag it and the headline says so
     assert registry[f"point.{pid}.validity"].value == "flagged"
-    assert "Read these figures with care (warning): requests for a tail percentile" in en
+    assert ("Read these figures with care (warning): too few requests for a reliable tail "
+            "percentile") in en
     ko = re.sub(r"<[^>]+>", "", summary["ko"])
     assert "출력 처리량" in ko and "TTFT 중앙값" in ko and "해석에 주의해야 합니다(경고)" in ko
 

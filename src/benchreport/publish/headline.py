@@ -160,7 +160,8 @@ def _trust(w: Writer, p: PointView) -> Markup:
         return sentence(w.t[key], verdict=w.link(p.fid, w.t["validity.verdict.valid"]),
                         n=str(unrun))
     reasons = ", ".join(dict.fromkeys(
-        w.t.get(f"validity.outcome.{c['code']}", w.t[f"validity.rule.{c['rule']}"])
+        w.t.get(f"validity.finding.{c['code']}", w.t.get(
+            f"validity.finding.{c['rule']}", w.t[f"validity.rule.{c['rule']}"]))
         for c in found))
     key = "headline.trust_invalid" if p.verdict == INVALID else "headline.trust_flagged"
     return sentence(w.t[key], verdict=w.link(p.fid, w.t[f"validity.verdict.{p.verdict}"]),

@@ -170,9 +170,10 @@ def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult 
 
 
 def _conclusion(w: Writer) -> Section:
-    """The conclusion: a campaign's findings first, then the single-point ones."""
+    """The conclusion: a campaign's findings first (the frontiers and capacities, or, for
+    engines compared at shared loads only, the key finding), then the single-point ones."""
     single = conclusion_section(w)
-    found = one_engine_conclusion(w) or campaign_conclusion(w)
+    found = one_engine_conclusion(w) or campaign_conclusion(w) or key_findings(w)
     return dataclasses.replace(single, paragraphs=found + single.paragraphs) if found \
         else single
 
