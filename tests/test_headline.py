@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import json
 import re
+from html import unescape
 
 import pytest
 
@@ -237,3 +238,21 @@ def test_figures_json_has_the_headline_figures(built):
     run = built[SWEEP][0]
     ids = {f["id"] for f in json.loads(run.paths.figures_json.read_text())["figures"]}
     assert {"curve.1k.alpha.peak", "curve.1k.alpha.ttft_growth"} <= ids
+
+
+def test_a_load_row_quotes_the_files_own_rate_and_says_which_it_is(built, project):
+    """A saturated rate point: judged on the derived send rate (5.7 req/s), quoted as the
+    file's own request throughput (4.4 req/s, what the points table shows), and named."""
+    from benchreport.publish.campaign import _found
+
+    check = {"code": "rate_saturated", "rule": "load", "severity": "saturated",
+             "value": 4.4, "limit": 90.0, "unit": "req/s", "missing": [], "asked": None,
+             "basis": "recorded"}
+    for lang, words in (("en", "requests went through at 4.4 req/s (the client's own "
+                               "request throughput)"),
+                        ("ko", "요청이 초당 요청 4.4개로 처리되어(클라이언트가 기록한 요청 처리량)")):
+        w = _writer(built, POINT, project, lang)
+        assert words in unescape(_text([_found(w, [check])]))
+    w = _writer(built, POINT, project)
+    derived = {**check, "value": 5.7, "basis": "derived"}
+    assert "at 5.7 req/s (sent per second, derived from the counts" in _text([_found(w, [derived])])

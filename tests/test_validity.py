@@ -12,6 +12,8 @@ import pytest
 from benchreport.analyses.validity import (
     ALL_FAILED,
     CANCELLED,
+    DERIVED,
+    RECORDED,
     SENT_DURATION,
     CANNOT_TELL,
     FAILED,
@@ -244,13 +246,24 @@ def test_a_rate_not_reached_with_requests_queueing_is_saturated():
     assert codes(v) == (RATE_SATURATED, QUEUED)
     load = rule(v, LOAD)
     assert (load.severity, load.unit) == (SATURATED, "req/s")
-    assert load.value == pytest.approx(1000 / 278.1) and load.limit == pytest.approx(3.6)
+    # judged on the derived send rate, quoted as the file's own request throughput
+    # (1000 ÷ 280 = 3.571, what the points table shows)
+    assert load.value == pytest.approx(1000 / 280.0) and load.limit == pytest.approx(3.6)
+    assert load.basis == RECORDED
     queued = rule(v, QUEUED)
     assert (queued.severity, queued.value, queued.limit) == (SATURATED, 4.0, 3.0)
-    # the p99 comes off the duration when the file has it (1000 over 282 − 4 s)
-    p99 = check_point(point(**RATE, duration=282.0, p99_e2el_ms=4000.0, median_ttft_ms=400.0),
-                      baseline_ttft=100.0)
+    # without a request throughput in the file the derived send rate is quoted; the p99
+    # comes off the duration when the file has it (1000 over 282 − 4 s)
+    p99 = check_point(point(**RATE, duration=282.0, p99_e2el_ms=4000.0, median_ttft_ms=400.0,
+                            request_throughput=None), baseline_ttft=100.0)
     assert rule(p99, LOAD).value == pytest.approx(1000 / 278.0)
+    assert rule(p99, LOAD).basis == DERIVED
+    derived = rule(check_point({**short, "request_throughput": None}, baseline_ttft=100.0),
+                   LOAD)
+    assert derived.value == pytest.approx(1000 / 278.1) and derived.basis == DERIVED
+    # a recorded throughput at or above the limit is not quoted for a rate "under" it
+    odd = rule(check_point({**short, "request_throughput": 3.7}, baseline_ttft=100.0), LOAD)
+    assert odd.basis == DERIVED and odd.value == pytest.approx(1000 / 278.1)
 
 
 def test_a_rate_not_reached_without_queueing_is_the_clients_fault():
@@ -621,8 +634,10 @@ def test_the_sglang_rate_sweep_is_saturated_not_a_broken_client():
     assert first.value == pytest.approx(3094.176941027399 / baseline)
     load = rule(out[2], LOAD)
     assert load.code == RATE_SATURATED
-    # 100 requests over 22.74 − 5.16 s (the mean latency: the file has no p99)
-    assert load.value == pytest.approx(100 / (22.739339440944605 - 5.1584724281542))
+    # judged on 100 requests over 22.74 − 5.16 s = 5.69 req/s (the mean latency: the file
+    # has no p99), quoted as the file's own request_throughput, 4.40 req/s
+    assert load.value == points[2]["request_throughput"] == pytest.approx(4.397665123901503)
+    assert load.basis == RECORDED and load.value < 100 / (22.739339440944605 - 5.1584724281542)
     # the rate-2 points reached their rate: 100 over 55.87 − 3.00 s = 1.89 ≥ 1.8
     assert [rule(v, LOAD).severity for v in out[:2]] == [PASSED, PASSED]
     # output: lengths drawn with random_range_ratio 0 around a mean of 64.5 of 128; the

@@ -487,7 +487,8 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                      "x": _finite(load_value(p)),
                      "checks": [{"code": c.code, "rule": c.rule, "severity": c.severity,
                                  "value": c.value, "limit": c.limit, "unit": c.unit,
-                                 "missing": list(c.missing), "asked": c.asked}
+                                 "missing": list(c.missing), "asked": c.asked,
+                                 "basis": c.basis}
                                 for c in v.checks]},
             method="validity checks of the point (analyses.validity), each passed, found "
                    "something, not evaluable for want of an input or not applicable: "

@@ -58,7 +58,10 @@ Rules, in the order they are reported:
     requests were sent and queued; the server could not keep up). At most
     ``no_queue_ratio`` × it: ``load_not_driven`` (invalid: the server was not queueing,
     so the requests were not sent at that rate). In between, or with no lower load or no
-    TTFT to compare: ``load_unclear`` (cannot tell). With no latency at all, a send rate
+    TTFT to compare: ``load_unclear`` (cannot tell). These outcomes are judged on the
+    derived send rate but quote the file's own ``request_throughput`` where it has one
+    under the limit (basis ``recorded``; else the derived rate, basis ``derived``), so the
+    row shows the figure the points table shows. With no latency at all, a send rate
     under the target cannot be told from a queue: not evaluable.
     A concurrency target: with n = completed + failed ≤ the target, every request was in
     flight at once: ``one_wave`` (a note: no slot was ever refilled, so whether the client
@@ -153,6 +156,8 @@ FEW_FOR_P90 = "few_for_p90"
 SHORT_RUN_SLOTS = "short_run_slots"
 OUTPUT_UNCLEAR = "output_unclear"
 SENT_DURATION = "sent_duration"
+# the basis of a rate an outcome quotes (catalogue: validity.basis.<basis>)
+RECORDED, DERIVED = "recorded", "derived"
 # the order checks are reported in (and the rules are run in)
 ORDER = (ALL_FAILED, FAILED, SENT_ALL, LOAD, QUEUED, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN,
          WARMUP)
@@ -228,6 +233,8 @@ class Check:
     rule: str = ""           # the rule that made it (defaults to the code)
     missing: tuple[str, ...] = ()   # what a check that could not run lacked (MISSING)
     asked: float | None = None      # a setting the outcome quotes (the cancellation rate, %)
+    basis: str = ""                 # what value is: RECORDED (the file's own figure) or
+    #                                 DERIVED (computed here from the file's counts)
 
     def __post_init__(self) -> None:
         if not self.rule:
@@ -453,10 +460,24 @@ def _rate_load(point: Mapping[str, Any], rate: float, baseline: float | None,
         return _passed(LOAD, achieved, limit, "req/s")
     ratio = queue_ratio(point, baseline)
     if ratio is not None and ratio >= limits.queue_ratio:
-        return Check(RATE_SATURATED, SATURATED, achieved, limit, "req/s", LOAD)
-    if ratio is not None and ratio <= limits.no_queue_ratio:
-        return Check(LOAD_NOT_DRIVEN, INVALID, achieved, limit, "req/s", LOAD)
-    return Check(LOAD_UNCLEAR, CANNOT_TELL, achieved, limit, "req/s", LOAD)
+        code, severity = RATE_SATURATED, SATURATED
+    elif ratio is not None and ratio <= limits.no_queue_ratio:
+        code, severity = LOAD_NOT_DRIVEN, INVALID
+    else:
+        code, severity = LOAD_UNCLEAR, CANNOT_TELL
+    value, basis = _quoted_rate(point, achieved, limit)
+    return Check(code, severity, value, limit, "req/s", LOAD, basis=basis)
+
+
+def _quoted_rate(point: Mapping[str, Any], derived: float, limit: float
+                 ) -> tuple[float, str]:
+    """The rate a load outcome quotes: the file's own request throughput where it records
+    one under the limit (the figure the points table shows), else the send rate derived
+    here, which the judgement rests on (it is never lower)."""
+    recorded = _num(point.get("request_throughput"))
+    if recorded is not None and 0 < recorded < limit:
+        return recorded, RECORDED
+    return derived, DERIVED
 
 
 def closed_loop_concurrency(point: Mapping[str, Any], slots: float) -> float | None:

@@ -428,6 +428,7 @@ def _found(w: Writer, checks: list[dict[str, Any]]) -> Markup:
         sentence(w.t[f"validity.{c['code']}"], value=_check_value(w, c, "value"),
                  limit=_check_value(w, c, "limit"),
                  asked=_check_value(w, {"value": c.get("asked"), "unit": "%"}, "value"),
+                 basis=w.t[f"validity.basis.{c['basis']}"] if c.get("basis") else "",
                  **WORDS)
         for c in checks if c["severity"] not in (PASSED, NOT_EVALUABLE)) or Markup("–")
 
