@@ -336,6 +336,13 @@ def test_aiperf_early_json():
     assert p.model == "openai/gpt-oss-20b" and p.date == "2025-10-03T13:13:39.146443"
     assert p.scenario == {"output_tokens": 250.0, "input_tokens": 550.0}
     assert p.params["request_cancellation_rate"] == 10.0
+    # asked: 100 requests, 10% of them cancelled; all 11 errors are those cancellations
+    assert (p.fields["requests_asked"], p.fields["cancellation_rate"]) == (100, 10.0)
+    assert p.fields["cancelled"] == 11 == sum(
+        e["count"] for e in raw(AIPERF_JSON)["error_summary"]
+        if e["error_details"]["code"] == 499)
+    assert p.sources["cancellation_rate"] == "input_config.loadgen.request_cancellation_rate"
+    assert "duration_asked" not in p.fields
     text = repr(p) + json.dumps(p.record())
     assert "aiperf profile" not in text and "localhost:9000" not in text   # no cli_command/url
 
@@ -358,7 +365,9 @@ def test_aiperf_csv_is_a_duplicate_fully_parsed():
     (j,) = points(AIPERF_JSON)
     for key, value in p.fields.items():
         assert value == pytest.approx(j.fields[key], abs=0.005 + 1e-9), key
-    assert set(p.fields) == set(j.fields) - {"max_concurrency"}    # the CSV has no config
+    # the CSV has no config (load, request count, cancellation rate) and no error summary
+    assert set(p.fields) == set(j.fields) - {"max_concurrency", "requests_asked",
+                                             "cancellation_rate", "cancelled"}
     assert p.definitions == j.definitions
     assert p.sources["median_ttft_ms"] == "line 10: Time to First Token (ms) [p50]"
 
@@ -434,6 +443,33 @@ def test_aiperf_new_schema_units_and_rate_load():
                       "arrival": "poisson"}
     assert p.fields["request_rate"] == 4.0 and p.fields["max_concurrency"] == 8
     assert "failed" not in p.fields and "api-key" not in repr(p)
+
+
+def test_aiperf_duration_bound_run_and_cancellations_asked():
+    """A run for 60 s (no request count) that asked 20% cancellations: 30 errors of
+    which 25 are AIPerf's cancellations (499) and 5 time-outs."""
+    doc = {"aiperf_version": "0.3.0", "schema_version": "1.0",
+           "request_latency": {"unit": "ms", "avg": 900.0},
+           "request_count": {"unit": "requests", "avg": 100},
+           "error_request_count": {"unit": "requests", "avg": 30},
+           "error_summary": [
+               {"error_details": {"code": 499, "type": "RequestCancellationError"},
+                "count": 25},
+               {"error_details": {"code": 504, "type": "TimeoutError"}, "count": 5}],
+           "input_config": {"loadgen": {"concurrency": 8, "benchmark_duration": 60,
+                                        "request_cancellation_rate": 20}}}
+    (p,) = inline(doc)
+    assert p.fields["duration_asked"] == 60.0 and "requests_asked" not in p.fields
+    assert p.sources["duration_asked"] == "input_config.loadgen.benchmark_duration"
+    assert (p.fields["failed"], p.fields["cancelled"], p.fields["cancellation_rate"]) == (
+        30, 25, 20.0)
+    # the same errors without a cancellation asked: no cancellation counted
+    doc["input_config"]["loadgen"].pop("request_cancellation_rate")
+    (q,) = inline(doc)
+    assert "cancelled" not in q.fields and "cancellation_rate" not in q.fields
+    # a top-level benchmark_duration in input_config counts too
+    (r,) = inline({**doc, "input_config": {"benchmark_duration": 30.0}})
+    assert r.fields["duration_asked"] == 30.0
 
 
 def test_aiperf_unknown_unit_is_left_out_with_a_warning():

@@ -317,3 +317,36 @@ def test_the_real_sglang_sweep_keeps_its_saturated_points_and_shows_its_peak(tmp
     for fig in c.figures:
         if fig.id.startswith("curve.") and fig.context.get("low") is not None:
             assert 0 < fig.context["low"] <= fig.value <= fig.context["high"], fig.id
+
+
+@needs_samples
+def test_the_real_aiperf_run_keeps_unverified_points_and_cancellations_are_no_failures(
+        tmp_path):
+    """aiperf: two GenAI-Perf points (NIM, c1 and c10) with no counts and no duration, so
+    no check can run (unverified, kept on the curve), and an AIPerf point whose 11 errors
+    of 100 are the 10% cancellations it was asked for (no failed share)."""
+    from benchreport.cli import main
+    from benchreport.core.verdicts import UNVERIFIED
+
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["init", "ap", str(REAL_SAMPLES / "aiperf"), "--data-root", str(data)]) == 0
+    run = load_run("ap", data, tmp_path / "report")
+    ing = ingest_run(run)
+    validity, figs = curves.validity_figures(run, ing)
+    c = curves.campaign_figures(run, curves.campaign_workloads(ing), None, validity)
+    f = {**figures(c), **{x.id: x for x in figs}}
+    nim = [p for p in ing.points if p["client"] == "genai-perf"]
+    assert len(nim) == 2 and {validity[p["point"]].verdict for p in nim} == {UNVERIFIED}
+    assert f[ids.campaign("unverified")].value == 2
+    assert f[ids.campaign("valid")].value == 0 and f[ids.campaign("excluded")].value == 0
+    for p in nim:
+        assert ids.curve(p["workload"], "nim", p["load"], "output_throughput") in f
+    (server,) = [p for p in ing.points if p["client"] == "aiperf"]
+    pid = server["point"]
+    assert (server["failed"], server["cancelled"], server["cancellation_rate"]) == (11, 11, 10)
+    assert ids.point(pid, "failed_share") not in f
+    checks = {x["rule"]: x for x in f[ids.point(pid, "validity")].context["checks"]}
+    assert checks["cancelled"]["value"] == 11 and checks["cancelled"]["asked"] == 10.0
+    assert checks["failed"]["severity"] == PASSED
+    assert f[ids.point(pid, "validity")].value == FLAGGED

@@ -11,10 +11,11 @@ import copy
 import dataclasses
 import json
 import re
+from html import unescape
 
 import pytest
 
-from benchreport.core.figures import load_registry
+from benchreport.core.figures import Figure, load_registry
 from benchreport.core.i18n import load_catalogue
 from benchreport.core.runmeta import load_run
 from benchreport.publish.headline import (
@@ -28,7 +29,7 @@ from benchreport.publish.headline import (
 )
 from benchreport.publish.narrative_base import Writer
 
-from .conftest import ROOT
+from .conftest import REAL_SAMPLES, ROOT, needs_samples
 
 SHAPES = {
     POINT: dict(engines=("alpha",), loads=(4,), repeats=1, requests=40),
@@ -152,6 +153,62 @@ def test_errors_lead_the_headline_and_a_small_share_does_not(built, project):
     assert "of the requests failed" not in _text(headline(w, [], []))
 
 
+def test_cancellations_asked_are_said_as_such_not_as_failures(built, project):
+    """The errors run: 8 of 40 requests errored. When they are the cancellations the
+    client was asked for (the figures the analyses then make: a cancelled count and a rate,
+    no failed share), the headline says how many were cancelled as asked, at what rate."""
+    for lang, words in (("en", "8 of 40 requests were cancelled as asked (cancellation "
+                               "rate 20%)"),
+                        ("ko", "요청 40개 가운데 8개를 요청한 대로 취소했습니다(취소 비율 20%)")):
+        w = _writer(built, "errors", project, lang)
+        pid = "alpha.1k.c4.r1"
+        assert "cancelled as asked" not in _text(headline(w, [], []))
+        del w.registry[f"point.{pid}.failed_share"]
+        ctx = w.registry[f"point.{pid}.failed"].context
+        for name, value, unit in (("cancelled", 8, "req"), ("cancellation_rate", 20.0, "%")):
+            fid = f"point.{pid}.{name}"
+            w.registry[fid] = Figure(id=fid, value=value, unit=unit, method="m",
+                                     context=ctx, decimals=1)
+        text = _text(headline(w, [], []))
+        assert words in text
+        assert "of the requests failed" not in text and "실패했습니다" not in text
+
+
+def test_an_unverified_point_says_no_check_could_run(built, project):
+    w = _writer(built, POINT, project)
+    fid = "point.alpha.1k.c4.r1.validity"
+    f = w.registry[fid]
+    checks = [{**c, "severity": "not evaluable"} for c in f.context["checks"]]
+    w.registry[fid] = dataclasses.replace(f, value="unverified",
+                                          context={**f.context, "checks": checks})
+    text = _text(headline(w, [], []))
+    assert "None of its checks could run (unverified; 8 of them lacked an input)" in text
+    assert "Its checks found nothing" not in text and "Read these figures" not in text
+
+
+@needs_samples
+def test_the_real_aiperf_headline_says_cancelled_as_asked(project, tmp_path):
+    """The early AIPerf sample asked 10% cancellations of 100 requests and has 11 HTTP 499
+    RequestCancellationError errors: cancelled as asked, not failures."""
+    from benchreport.cli import main
+
+    data, report = tmp_path / "data", tmp_path / "report"
+    assert main(["init", "ap", str(REAL_SAMPLES / "aiperf"), "--data-root", str(data)]) == 0
+    assert main(["build", "ap", "--data-root", str(data), "--report-root", str(report),
+                 "--project", str(project), "--no-pdf"]) == 0
+    for lang, cancelled, failed, unverified in (
+            ("en", "11 of 100 requests were cancelled as asked (cancellation rate 10%)",
+             "of the requests failed", "unverified"),
+            ("ko", "요청 100개 가운데 11개를 요청한 대로 취소했습니다(취소 비율 10%)",
+             "실패했습니다", "확인 불가")):
+        page = (report / "ap" / f"report.{lang}.html").read_text()
+        summary = re.sub(r"<[^>]+>", "",
+                         page[page.index('id="summary"'):page.index('id="environment"')])
+        assert cancelled in summary and failed not in summary
+        validity = re.sub(r"<[^>]+>", "", page[page.index('id="validity"'):])
+        assert validity.count(unverified) >= 2
+
+
 def test_a_failed_run_says_so_first_and_exits_non_zero(built, project, tmp_path):
     from benchreport.cli import main
 
@@ -221,3 +278,21 @@ def test_engines_that_share_no_workload_are_said_not_to_be_compared(built, proje
     w.registry = {k: f for k, f in w.registry.items() if ids.family(k) != "compare"}
     text = _text(conclusion_section(w).paragraphs)
     assert "Alpha and Beta were measured on different workloads" in text
+
+
+def test_a_load_row_quotes_the_files_own_rate_and_says_which_it_is(built, project):
+    """A saturated rate point: judged on the derived send rate (5.7 req/s), quoted as the
+    file's own request throughput (4.4 req/s, what the points table shows), and named."""
+    from benchreport.publish.campaign import _found
+
+    check = {"code": "rate_saturated", "rule": "load", "severity": "saturated",
+             "value": 4.4, "limit": 90.0, "unit": "req/s", "missing": [], "asked": None,
+             "basis": "recorded"}
+    for lang, words in (("en", "requests went through at 4.4 req/s (the client's own "
+                               "request throughput)"),
+                        ("ko", "요청이 초당 요청 4.4개로 처리되어(클라이언트가 기록한 요청 처리량)")):
+        w = _writer(built, POINT, project, lang)
+        assert words in unescape(_text([_found(w, [check])]))
+    w = _writer(built, POINT, project)
+    derived = {**check, "value": 5.7, "basis": "derived"}
+    assert "at 5.7 req/s (sent per second, derived from the counts" in _text([_found(w, [derived])])

@@ -11,6 +11,10 @@ import pytest
 
 from benchreport.analyses.validity import (
     ALL_FAILED,
+    CANCELLED,
+    DERIVED,
+    RECORDED,
+    SENT_DURATION,
     CANNOT_TELL,
     FAILED,
     FEW_FOR_P99,
@@ -46,6 +50,7 @@ from benchreport.analyses.validity import (
     check_points,
     expected_output,
 )
+from benchreport.core.verdicts import NOT_APPLICABLE, UNVERIFIED
 from benchreport.ingest.clients import read_points
 from benchreport.ingest.clients.sglang import CLIENT as SGLANG
 
@@ -241,13 +246,24 @@ def test_a_rate_not_reached_with_requests_queueing_is_saturated():
     assert codes(v) == (RATE_SATURATED, QUEUED)
     load = rule(v, LOAD)
     assert (load.severity, load.unit) == (SATURATED, "req/s")
-    assert load.value == pytest.approx(1000 / 278.1) and load.limit == pytest.approx(3.6)
+    # judged on the derived send rate, quoted as the file's own request throughput
+    # (1000 ÷ 280 = 3.571, what the points table shows)
+    assert load.value == pytest.approx(1000 / 280.0) and load.limit == pytest.approx(3.6)
+    assert load.basis == RECORDED
     queued = rule(v, QUEUED)
     assert (queued.severity, queued.value, queued.limit) == (SATURATED, 4.0, 3.0)
-    # the p99 comes off the duration when the file has it (1000 over 282 − 4 s)
-    p99 = check_point(point(**RATE, duration=282.0, p99_e2el_ms=4000.0, median_ttft_ms=400.0),
-                      baseline_ttft=100.0)
+    # without a request throughput in the file the derived send rate is quoted; the p99
+    # comes off the duration when the file has it (1000 over 282 − 4 s)
+    p99 = check_point(point(**RATE, duration=282.0, p99_e2el_ms=4000.0, median_ttft_ms=400.0,
+                            request_throughput=None), baseline_ttft=100.0)
     assert rule(p99, LOAD).value == pytest.approx(1000 / 278.0)
+    assert rule(p99, LOAD).basis == DERIVED
+    derived = rule(check_point({**short, "request_throughput": None}, baseline_ttft=100.0),
+                   LOAD)
+    assert derived.value == pytest.approx(1000 / 278.1) and derived.basis == DERIVED
+    # a recorded throughput at or above the limit is not quoted for a rate "under" it
+    odd = rule(check_point({**short, "request_throughput": 3.7}, baseline_ttft=100.0), LOAD)
+    assert odd.basis == DERIVED and odd.value == pytest.approx(1000 / 278.1)
 
 
 def test_a_rate_not_reached_without_queueing_is_the_clients_fault():
@@ -334,6 +350,65 @@ def test_failed_share_flags_then_invalidates_above_5_percent():
     from_rows = rule(check_point(point(failed=None, completed=94), errors), FAILED)
     assert from_rows.value == pytest.approx(6 / 100 * 100) and from_rows.severity == INVALID
     assert rule(check_point(point(failed=None)), FAILED).severity == NOT_EVALUABLE
+
+
+def test_cancellations_asked_are_a_note_not_failures():
+    # 1000 sent, 100 of them failed: 10% failures make the point invalid ...
+    failing = check_point(point(completed=900, failed=100))
+    assert failing.verdict == INVALID and rule(failing, FAILED).value == pytest.approx(10.0)
+    # ... but when the client was asked to cancel 10% and those 100 were its cancellations,
+    # they are a note (100 of 1000, at 10%), and no failure is left
+    asked = check_point(point(completed=900, failed=100, cancelled=100,
+                              cancellation_rate=10.0))
+    assert asked.verdict == VALID
+    assert rule(asked, FAILED) == Check(FAILED, PASSED, 0.0, 5.0, "%")
+    assert rule(asked, CANCELLED) == Check(CANCELLED, NOTE, 100.0, 1000.0, "count",
+                                           asked=10.0)
+    assert codes(asked) == (CANCELLED,)
+    # other failures still count, as a share of the requests not cancelled: 20 of 920
+    mixed = check_point(point(completed=900, failed=100, cancelled=80,
+                              cancellation_rate=8.0))
+    assert rule(mixed, FAILED).severity == FLAGGED
+    assert rule(mixed, FAILED).value == pytest.approx(20 / 920 * 100)
+    assert rule(mixed, CANCELLED).value == 80.0
+    # a cancelled count without a cancellation rate asked is not an excuse for failures
+    unasked = check_point(point(completed=900, failed=100, cancelled=100))
+    assert unasked.verdict == INVALID and CANCELLED not in [c.rule for c in unasked.checks]
+    # never more cancellations than failures
+    over = check_point(point(completed=990, failed=10, cancelled=50, cancellation_rate=5.0))
+    assert rule(over, CANCELLED).value == 10.0
+
+
+def test_a_point_no_check_could_run_is_unverified_not_valid():
+    bare = check_point({"point": "p"})
+    assert all(c.severity == NOT_EVALUABLE for c in bare.checks)
+    assert bare.verdict == UNVERIFIED
+    # a duration-bound run with nothing else: not applicable and not evaluable, unverified
+    assert check_point({"point": "p", "duration_asked": 60.0}).verdict == UNVERIFIED
+    # one check that ran is enough to be valid (what it found decides)
+    assert check_point({"point": "p", "completed": 200, "failed": 0}).verdict == VALID
+    # and the unverified verdict does not outrank a finding
+    assert check_point({"point": "p", "completed": 10, "failed": 0}).verdict == FLAGGED
+
+
+def test_a_duration_bound_run_asked_no_request_count():
+    # run.yaml asks no count, the client ran for 120 s: "sent all" is not applicable
+    timed = check_point(point(duration_asked=120.0))
+    check = rule(timed, SENT_ALL)
+    assert (check.code, check.severity, check.value, check.unit) == (
+        SENT_DURATION, NOT_APPLICABLE, 120.0, "s")
+    assert check not in timed.found and check not in timed.not_evaluable
+    assert timed.verdict == VALID
+    # even where run.yaml states a count (a duration bound the run, not the count)
+    assert rule(check_point(point(duration_asked=120.0, num_prompts_target=5000)),
+                SENT_ALL).severity == NOT_APPLICABLE
+    # the file's own request count stands in for run.yaml's, and is held to
+    counted = check_point(point(requests_asked=2000))
+    assert rule(counted, SENT_ALL) == Check(SENT_ALL, INVALID, 1000.0, 2000.0, "req")
+    assert rule(check_point(point(requests_asked=1000)), SENT_ALL).severity == PASSED
+    # a count asked beside a duration: the count is checked
+    assert rule(check_point(point(requests_asked=2000, duration_asked=120.0)),
+                SENT_ALL).severity == INVALID
 
 
 def test_short_output_below_95_percent_of_the_tokens_asked():
@@ -559,8 +634,10 @@ def test_the_sglang_rate_sweep_is_saturated_not_a_broken_client():
     assert first.value == pytest.approx(3094.176941027399 / baseline)
     load = rule(out[2], LOAD)
     assert load.code == RATE_SATURATED
-    # 100 requests over 22.74 − 5.16 s (the mean latency: the file has no p99)
-    assert load.value == pytest.approx(100 / (22.739339440944605 - 5.1584724281542))
+    # judged on 100 requests over 22.74 − 5.16 s = 5.69 req/s (the mean latency: the file
+    # has no p99), quoted as the file's own request_throughput, 4.40 req/s
+    assert load.value == points[2]["request_throughput"] == pytest.approx(4.397665123901503)
+    assert load.basis == RECORDED and load.value < 100 / (22.739339440944605 - 5.1584724281542)
     # the rate-2 points reached their rate: 100 over 55.87 − 3.00 s = 1.89 ≥ 1.8
     assert [rule(v, LOAD).severity for v in out[:2]] == [PASSED, PASSED]
     # output: lengths drawn with random_range_ratio 0 around a mean of 64.5 of 128; the
@@ -583,3 +660,29 @@ def test_genai_bench_four_waves_at_c16_are_not_a_littles_law_failure():
     assert rule(out[16], QUEUED).value == pytest.approx(307.2504810988903 / 189.8169293999672)
     # 64 and 65 requests: too few for a p99, said
     assert rule(out[16], FEW_FOR_P99).severity == FLAGGED
+
+
+@needs_samples
+def test_the_aiperf_cancellations_asked_are_not_failures():
+    """AIPerf asked to cancel 10% of 100 requests (request_cancellation_rate 10); its 11
+    errors are all HTTP 499 RequestCancellationError: a note, not a failed share."""
+    (p,) = _rows_of("aiperf", "aiperf-early*_aiperf.json")
+    (v,) = check_points([p], None)
+    assert (p["completed"], p["failed"], p["cancelled"], p["cancellation_rate"]) == (
+        89, 11, 11, 10.0)
+    assert rule(v, FAILED).severity == PASSED
+    assert rule(v, CANCELLED) == Check(CANCELLED, NOTE, 11.0, 100.0, "count", asked=10.0)
+    # its loadgen.request_count of 100 was all sent
+    assert rule(v, SENT_ALL) == Check(SENT_ALL, PASSED, 100.0, 100.0, "req")
+    # left: a p99 of 89 requests and a 9.3 s run, a warning, not invalid
+    assert v.verdict == FLAGGED
+
+
+@needs_samples
+def test_genai_perf_files_without_counts_are_unverified():
+    """GenAI-Perf of 2024 writes no counts and no duration: no check can run."""
+    points = _rows_of("aiperf", "genai-perf*")
+    assert points
+    for v in check_points(points, None):
+        assert all(c.severity == NOT_EVALUABLE for c in v.checks)
+        assert v.verdict == UNVERIFIED

@@ -24,6 +24,13 @@ COUNTS = {
     "completed": ("req", 0, "requests the client counted as successful"),
     "failed": ("req", 0, "requests the client counted as failed or errored"),
     "duration": ("s", 2, "benchmark duration as the client recorded it"),
+    "cancelled": ("req", 0, "failed requests that were the cancellations the client was "
+                            "asked to make (counted among the failed)"),
+    "cancellation_rate": ("%", 1, "share of requests the client was asked to cancel"),
+    "requests_asked": ("req", 0, "requests the client was asked to send, as its file "
+                                 "records it"),
+    "duration_asked": ("s", 1, "how long the client was asked to run, as its file "
+                               "records it"),
     "request_throughput": ("req/s", 3, "successful requests per second, as the client "
                                        "recorded it"),
     "output_throughput": ("tok/s", 1, "output tokens per second, as the client recorded it"),

@@ -55,11 +55,20 @@ from ..core.verdicts import (
     NONE,
     NOT_REACHED,
     SATURATED,
+    UNVERIFIED,
     VALID,
     YES,
 )
 from . import stats
-from .validity import FLAGGED, INVALID, ORDER, Validity, check_points, load_value
+from .validity import (
+    FLAGGED,
+    INVALID,
+    ORDER,
+    Validity,
+    cancelled_count,
+    check_points,
+    load_value,
+)
 
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
@@ -472,36 +481,46 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
         figures.append(Figure(
             id=ids.point(pid, "validity"), value=v.verdict, unit="verdict",
             sources=(_point_source(p, "completed"),),
-            depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "duration")
-                             if _num(p.get(n)) is not None),
+            depends_on=tuple(ids.point(pid, n) for n in (
+                "completed", "failed", "duration", "cancelled", "cancellation_rate",
+                "requests_asked", "duration_asked") if _num(p.get(n)) is not None),
             context={"engine": p["engine"], "workload": p["workload"], "load": p["load"],
                      "variant": p.get("variant") or "",
                      "repeat": int(p["repeat"]), "not_evaluable": len(v.not_evaluable),
                      "x": _finite(load_value(p)),
                      "checks": [{"code": c.code, "rule": c.rule, "severity": c.severity,
                                  "value": c.value, "limit": c.limit, "unit": c.unit,
-                                 "missing": list(c.missing)} for c in v.checks]},
+                                 "missing": list(c.missing), "asked": c.asked,
+                                 "basis": c.basis}
+                                for c in v.checks]},
             method="validity checks of the point (analyses.validity), each passed, found "
-                   "something or not evaluable for want of an input: " + ", ".join(ORDER)
+                   "something, not evaluable for want of an input or not applicable: "
+                   + ", ".join(ORDER) + " (and cancelled, where a cancellation rate was asked)"
                    + "; the verdict is the worst found (valid < flagged < saturated < "
-                     "cannot tell < invalid)"))
+                     "cannot tell < invalid), unverified when no check could run"))
         share = _failed_share(p)
         if share is not None:
             figures.append(Figure(
                 id=ids.point(pid, "failed_share"), value=share, unit="%", decimals=1,
-                depends_on=(ids.point(pid, "completed"), ids.point(pid, "failed")),
+                depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "cancelled")
+                                 if _num(p.get(n)) is not None),
                 context={"engine": p["engine"], "workload": p["workload"],
                          "load": p["load"], "variant": p.get("variant") or "",
                          "repeat": int(p["repeat"])},
-                method="failed ÷ (completed + failed) × 100, from the client's counts"))
+                method="failed ÷ (completed + failed) × 100, from the client's counts, the "
+                       "requests cancelled as asked left out of both"))
     return validity, figures
 
 
 def _failed_share(p: dict[str, Any]) -> float | None:
-    """The share of a point's requests that failed, in %: None without both counts or
-    with no failure (a share of 0 is said by the failed count itself)."""
+    """The share of a point's requests that failed, the cancellations asked left out (of
+    the requests not cancelled), in %: None without both counts or with no such failure
+    (a share of 0 is said by the failed count itself)."""
     completed, failed = _num(p.get("completed")), _num(p.get("failed"))
-    if completed is None or failed is None or failed <= 0:
+    if completed is None or failed is None:
+        return None
+    failed -= cancelled_count(p)
+    if failed <= 0:
         return None
     return failed / (completed + failed) * 100.0
 
@@ -548,6 +567,11 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points where no check found anything (checks that could not run "
                       "are counted apart, never as passed)"),
+        Figure(id=ids.campaign("unverified"), value=verdicts.count(UNVERIFIED), unit="count",
+               decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
+               context={"points": sorted(v.point for v in checks if v.verdict == UNVERIFIED)},
+               method="points none of whose checks could run (each not evaluable or not "
+                      "applicable): kept in the curves, counted apart from the valid"),
         Figure(id=ids.campaign("flagged"), value=verdicts.count(FLAGGED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points with a warning that stay in the curves"),

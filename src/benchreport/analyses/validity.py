@@ -8,7 +8,10 @@ returns one ``Check`` with a state:
 - ``passed``: it ran and found nothing;
 - ``not evaluable``: an input it needs is missing (``missing`` names it); never counted as
   passed, and the point's verdict carries how many checks could not run;
-- ``note``: something the reader should know that takes nothing away (a one-wave run);
+- ``note``: something the reader should know that takes nothing away (a one-wave run,
+  requests cancelled as asked);
+- ``not applicable``: the question does not arise for the point (no request count was
+  asked of a run bound by a duration); neither passed nor lacking an input;
 - ``flagged``: the figure measures what its label says, with a caveat the report shows;
 - ``saturated``: the server could not keep up with the load asked. A finding, not a fault:
   the point stays on the curves, marked, and is where the knee and the capacity come from;
@@ -19,7 +22,10 @@ returns one ``Check`` with a state:
   that left the server idle, output shorter than asked).
 
 A point's verdict is the worst state of its checks in the order valid < flagged <
-saturated < cannot tell < invalid (passed, notes and not evaluable leave it valid). Checks
+saturated < cannot tell < invalid (passed, notes, not evaluable and not applicable leave
+it valid), except that a point none of whose checks could run (every one not evaluable or
+not applicable) is ``unverified``: nothing confirms it and nothing faults it, so it stays
+on the curves like a valid point, and is counted apart. Checks
 carry short codes; the report's label catalogues hold the words.
 
 Rules, in the order they are reported:
@@ -29,12 +35,20 @@ Rules, in the order they are reported:
     request failed is reported as failed, never as fast (it has no latency at all). It is
     the only check of such a point: every other rule judges measurements it does not have.
 ``failed`` (flagged; invalid above ``failed_invalid_share``)
-    failed > 0 (from the file's count, else the per-request rows' errors). value: failed ÷
-    (completed + failed) in %, limit: ``failed_invalid_share`` in %. Failures are rarely
-    random (time-outs are the slow requests), so the survivors' latencies are biased low.
+    failed > 0 (from the file's count, else the per-request rows' errors), less the
+    cancellations asked (below). value: those failures ÷ (completed + those failures) in
+    %, limit: ``failed_invalid_share`` in %. Failures are rarely random (time-outs are the
+    slow requests), so the survivors' latencies are biased low.
+``cancelled`` (a note; only where a cancellation rate was asked)
+    A client asked to cancel a share of its requests (AIPerf ``--request-cancellation-rate``,
+    the point's ``cancellation_rate`` in %) counts them among its failed requests; the
+    point's ``cancelled`` says how many. They are the setting, not a fault: value: how
+    many, limit: of how many sent (completed + failed), asked: the rate.
 ``sent_all`` (invalid)
     completed + failed under ``sent_share`` × the requests asked (run.yaml's
-    ``num_prompts``, the point's ``num_prompts_target``): the client stopped early.
+    ``num_prompts``, the point's ``num_prompts_target``, else the count the file says was
+    asked, ``requests_asked``): the client stopped early. A run bound by a duration
+    (``duration_asked``) with no request count asked: ``sent_duration`` (not applicable).
 ``load`` (one code per outcome)
     A finite request-rate target: the send rate is (completed + failed) ÷ (duration − the
     highest E2E latency statistic the file holds, the time after the last send; at most
@@ -44,7 +58,10 @@ Rules, in the order they are reported:
     requests were sent and queued; the server could not keep up). At most
     ``no_queue_ratio`` × it: ``load_not_driven`` (invalid: the server was not queueing,
     so the requests were not sent at that rate). In between, or with no lower load or no
-    TTFT to compare: ``load_unclear`` (cannot tell). With no latency at all, a send rate
+    TTFT to compare: ``load_unclear`` (cannot tell). These outcomes are judged on the
+    derived send rate but quote the file's own ``request_throughput`` where it has one
+    under the limit (basis ``recorded``; else the derived rate, basis ``derived``), so the
+    row shows the figure the points table shows. With no latency at all, a send rate
     under the target cannot be told from a queue: not evaluable.
     A concurrency target: with n = completed + failed ≤ the target, every request was in
     flight at once: ``one_wave`` (a note: no slot was ever refilled, so whether the client
@@ -108,16 +125,19 @@ from ..core.verdicts import (
     CANNOT_TELL,
     FLAGGED,
     INVALID,
+    NOT_APPLICABLE,
     NOT_EVALUABLE,
     NOTE,
     PASSED,
     SATURATED,
+    UNVERIFIED,
     VALID,
 )
 
 # rules (the ``rule`` of a Check; also its code when it passed or could not run)
 ALL_FAILED = "all_failed"
 FAILED = "failed"
+CANCELLED = "cancelled"
 SENT_ALL = "sent_all"
 LOAD = "load"
 QUEUED = "queued"
@@ -135,14 +155,20 @@ ONE_BURST = "one_burst"
 FEW_FOR_P90 = "few_for_p90"
 SHORT_RUN_SLOTS = "short_run_slots"
 OUTPUT_UNCLEAR = "output_unclear"
+SENT_DURATION = "sent_duration"
+# the basis of a rate an outcome quotes (catalogue: validity.basis.<basis>)
+RECORDED, DERIVED = "recorded", "derived"
 # the order checks are reported in (and the rules are run in)
 ORDER = (ALL_FAILED, FAILED, SENT_ALL, LOAD, QUEUED, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN,
          WARMUP)
+# ... and the one check made only where its setting was asked, reported after FAILED
+ONLY_WHERE_ASKED = (CANCELLED,)
 # what a check that could not run was missing (catalogue: validity.missing.<code>)
 MISSING = ("completed", "failed", "requests_asked", "duration", "latency", "load_target",
            "ttft", "lower_load", "output_tokens", "output_asked", "rows", "usable_rows",
            "later_waves")
-_RANK = {VALID: 0, PASSED: 0, NOTE: 0, NOT_EVALUABLE: 0, FLAGGED: 1, SATURATED: 2,
+_RANK = {VALID: 0, UNVERIFIED: 0, PASSED: 0, NOTE: 0, NOT_EVALUABLE: 0, NOT_APPLICABLE: 0,
+         FLAGGED: 1, SATURATED: 2,
          CANNOT_TELL: 3, INVALID: 4}
 # 1.4826 × MAD estimates the standard deviation of normal data, robust to outliers
 _MAD_TO_SD = 1.4826
@@ -206,6 +232,9 @@ class Check:
     unit: str                # "", "req", "s", "%", "req/s", "tok", "x" ... of value and limit
     rule: str = ""           # the rule that made it (defaults to the code)
     missing: tuple[str, ...] = ()   # what a check that could not run lacked (MISSING)
+    asked: float | None = None      # a setting the outcome quotes (the cancellation rate, %)
+    basis: str = ""                 # what value is: RECORDED (the file's own figure) or
+    #                                 DERIVED (computed here from the file's counts)
 
     def __post_init__(self) -> None:
         if not self.rule:
@@ -215,13 +244,14 @@ class Check:
 @dataclass(frozen=True)
 class Validity:
     point: str
-    verdict: str             # VALID, FLAGGED, SATURATED, CANNOT_TELL or INVALID
+    verdict: str             # VALID, UNVERIFIED, FLAGGED, SATURATED, CANNOT_TELL or INVALID
     checks: tuple[Check, ...]   # every rule's outcome, in ORDER
 
     @property
     def found(self) -> tuple[Check, ...]:
         """The checks that found something (notes included), in order."""
-        return tuple(c for c in self.checks if c.severity not in (PASSED, NOT_EVALUABLE))
+        return tuple(c for c in self.checks
+                     if c.severity not in (PASSED, NOT_EVALUABLE, NOT_APPLICABLE))
 
     @property
     def not_evaluable(self) -> tuple[Check, ...]:
@@ -358,9 +388,33 @@ def _failed_count(point: Mapping[str, Any], rows: list[dict] | None) -> float | 
     return failed
 
 
+def cancelled_count(point: Mapping[str, Any]) -> float:
+    """The failed requests that were cancellations the client was asked to make (a
+    cancellation rate set): never more than the failed count, 0 without one."""
+    rate = _num(point.get("cancellation_rate"))
+    cancelled = _num(point.get("cancelled"))
+    if rate is None or rate <= 0 or cancelled is None or cancelled <= 0:
+        return 0.0
+    return min(cancelled, _num(point.get("failed")) or 0.0)
+
+
+def _cancelled(point: Mapping[str, Any]) -> Check | None:
+    """A note of the requests cancelled as asked (value: how many, limit: of how many
+    sent, asked: the cancellation rate in %); None when no cancellation was asked."""
+    rate = _num(point.get("cancellation_rate"))
+    if rate is None or rate <= 0 or _num(point.get("cancelled")) is None:
+        return None
+    return Check(CANCELLED, NOTE, cancelled_count(point), _attempted(point), "count",
+                 asked=rate)
+
+
 def _failed(point: Mapping[str, Any], rows: list[dict] | None, limits: Thresholds) -> Check:
+    """Failures other than the cancellations asked, as a share of the requests that were
+    not cancelled."""
     failed = _failed_count(point, rows)
     completed = _num(point.get("completed"))
+    if failed is not None:
+        failed -= cancelled_count(point)
     limit = limits.failed_invalid_share * 100.0
     if failed is None:
         return _cannot_run(FAILED, "failed")
@@ -375,7 +429,13 @@ def _failed(point: Mapping[str, Any], rows: list[dict] | None, limits: Threshold
 
 def _sent_all(point: Mapping[str, Any], limits: Thresholds) -> Check:
     asked = _num(point.get("num_prompts_target"))
+    if asked is None:
+        asked = _num(point.get("requests_asked"))
     attempted = _attempted(point)
+    duration = _num(point.get("duration_asked"))
+    if _num(point.get("requests_asked")) is None and duration is not None and duration > 0:
+        # the client ran for a set time, not a request count: nothing was asked to count
+        return Check(SENT_DURATION, NOT_APPLICABLE, duration, None, "s", SENT_ALL)
     if asked is None or asked <= 0:
         return _cannot_run(SENT_ALL, "requests_asked")
     if attempted is None:
@@ -400,10 +460,24 @@ def _rate_load(point: Mapping[str, Any], rate: float, baseline: float | None,
         return _passed(LOAD, achieved, limit, "req/s")
     ratio = queue_ratio(point, baseline)
     if ratio is not None and ratio >= limits.queue_ratio:
-        return Check(RATE_SATURATED, SATURATED, achieved, limit, "req/s", LOAD)
-    if ratio is not None and ratio <= limits.no_queue_ratio:
-        return Check(LOAD_NOT_DRIVEN, INVALID, achieved, limit, "req/s", LOAD)
-    return Check(LOAD_UNCLEAR, CANNOT_TELL, achieved, limit, "req/s", LOAD)
+        code, severity = RATE_SATURATED, SATURATED
+    elif ratio is not None and ratio <= limits.no_queue_ratio:
+        code, severity = LOAD_NOT_DRIVEN, INVALID
+    else:
+        code, severity = LOAD_UNCLEAR, CANNOT_TELL
+    value, basis = _quoted_rate(point, achieved, limit)
+    return Check(code, severity, value, limit, "req/s", LOAD, basis=basis)
+
+
+def _quoted_rate(point: Mapping[str, Any], derived: float, limit: float
+                 ) -> tuple[float, str]:
+    """The rate a load outcome quotes: the file's own request throughput where it records
+    one under the limit (the figure the points table shows), else the send rate derived
+    here, which the judgement rests on (it is never lower)."""
+    recorded = _num(point.get("request_throughput"))
+    if recorded is not None and 0 < recorded < limit:
+        return recorded, RECORDED
+    return derived, DERIVED
 
 
 def closed_loop_concurrency(point: Mapping[str, Any], slots: float) -> float | None:
@@ -607,6 +681,11 @@ def _warmup(point: Mapping[str, Any], rows: list[dict] | None, limits: Threshold
 
 
 def _verdict(checks: Iterable[Check]) -> str:
+    """The worst state of the checks; UNVERIFIED when none of them could run (each was
+    not evaluable or not applicable)."""
+    checks = tuple(checks)
+    if checks and all(c.severity in (NOT_EVALUABLE, NOT_APPLICABLE) for c in checks):
+        return UNVERIFIED
     worst = max((c.severity for c in checks), key=_RANK.__getitem__, default=VALID)
     return VALID if _RANK[worst] == 0 else worst
 
@@ -622,10 +701,12 @@ def check_point(point: dict, requests: list[dict] | None = None,
     everything_failed = _all_failed(point, requests)
     if everything_failed is not None:
         return Validity(pid, INVALID, (everything_failed,))
-    checks = (_failed(point, requests, limits), _sent_all(point, limits),
-              _load(point, baseline_ttft, limits), _queued(point, baseline_ttft, limits),
-              _few_for_p99(point, limits), _short_output(point, requests, limits),
-              _short_run(point, limits), _warmup(point, requests, limits))
+    cancelled = _cancelled(point)
+    checks = ((_failed(point, requests, limits),) + ((cancelled,) if cancelled else ())
+              + (_sent_all(point, limits), _load(point, baseline_ttft, limits),
+                 _queued(point, baseline_ttft, limits), _few_for_p99(point, limits),
+                 _short_output(point, requests, limits), _short_run(point, limits),
+                 _warmup(point, requests, limits)))
     return Validity(pid, _verdict(checks), checks)
 
 

@@ -32,7 +32,10 @@ Tables (one row per what; units in the column names or below):
                  random_range_ratio), arrival, the normalised figures as the file recorded
                  them (duration s, completed, failed, total_input_tokens,
                  total_output_tokens, max_concurrency, request_rate req/s (inf: unbounded),
-                 request_throughput req/s, output_throughput tok/s and
+                 request_throughput req/s, output_throughput tok/s, requests_asked and
+                 duration_asked s (what bounded the run, as the file records it),
+                 cancellation_rate % (requests the client was asked to cancel) and
+                 cancelled (the failed requests that were those cancellations) and
                  {mean,median,p90,p99,std}_{ttft,tpot,itl,e2el}_ms), definitions (a map:
                  metric -> the client's definition code), sources (a map: figure -> the
                  JSON key it came from) and requests (how many per-request rows it has).
@@ -91,6 +94,8 @@ POINT_TYPES = {
     "completed": "BIGINT", "failed": "BIGINT", "total_input_tokens": "BIGINT",
     "total_output_tokens": "BIGINT", "max_concurrency": "BIGINT", "request_rate": "DOUBLE",
     "request_throughput": "DOUBLE", "output_throughput": "DOUBLE",
+    "requests_asked": "BIGINT", "duration_asked": "DOUBLE", "cancellation_rate": "DOUBLE",
+    "cancelled": "BIGINT",
     **{f"{s}_{m}_ms": "DOUBLE" for m in ("ttft", "tpot", "itl", "e2el")
        for s in ("mean", "median", "p90", "p99", "std")},
     "definitions": "MAP(VARCHAR, VARCHAR)", "sources": "MAP(VARCHAR, VARCHAR)",

@@ -38,3 +38,9 @@ SATURATED, CANNOT_TELL = "saturated", "cannot tell"
 # the outcome of one validity check that found nothing to report: it ran and passed, it could
 # not run for want of an input (never counted as passed), or it left a note only
 PASSED, NOT_EVALUABLE, NOTE = "passed", "not evaluable", "note"
+# point.<p>.validity when no check could run (each was not evaluable or not applicable):
+# nothing confirms the point, nothing faults it; kept in the curves like a valid point
+UNVERIFIED = "unverified"
+# the outcome of a check whose question does not arise for the point (a run bound by a
+# duration was asked no request count): neither passed nor lacking an input
+NOT_APPLICABLE = "not applicable"

@@ -457,7 +457,10 @@ def validity_ids(w: Writer) -> list[str]:
 def _found(w: Writer, checks: list[dict[str, Any]]) -> Markup:
     return Markup("; ").join(
         sentence(w.t[f"validity.{c['code']}"], value=_check_value(w, c, "value"),
-                 limit=_check_value(w, c, "limit"), **WORDS)
+                 limit=_check_value(w, c, "limit"),
+                 asked=_check_value(w, {"value": c.get("asked"), "unit": "%"}, "value"),
+                 basis=w.t[f"validity.basis.{c['basis']}"] if c.get("basis") else "",
+                 **WORDS)
         for c in checks if c["severity"] not in (PASSED, NOT_EVALUABLE)) or Markup("–")
 
 
@@ -513,6 +516,9 @@ def validity_section(w: Writer) -> Section | None:
                           valid=w.fig(ids.campaign("valid")),
                           flagged=w.fig(ids.campaign("flagged")),
                           excluded=w.fig(ids.campaign("excluded")))]
+        if w.has(ids.campaign("unverified")) and w.registry[ids.campaign("unverified")].value:
+            paras.append(sentence(t["campaign.validity_unverified"],
+                                  unverified=w.fig(ids.campaign("unverified"))))
         if w.has(ids.campaign("saturated"), ids.campaign("cannot_tell"),
                  ids.campaign("not_evaluable")):
             paras.append(sentence(t["campaign.validity_more"],

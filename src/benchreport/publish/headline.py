@@ -31,7 +31,16 @@ from markupsafe import Markup
 
 from ..core import ids
 from ..core.i18n import sentence
-from ..core.verdicts import INVALID, NOT_EVALUABLE, NOTE, PASSED, VALID
+from ..core.i18n import format_number, format_value
+from ..core.verdicts import (
+    INVALID,
+    NOT_APPLICABLE,
+    NOT_EVALUABLE,
+    NOTE,
+    PASSED,
+    UNVERIFIED,
+    VALID,
+)
 from .campaign import WORDS, point_label, series_name, validity_ids, workload_label
 from .narrative_base import Writer
 
@@ -127,6 +136,24 @@ def _errors(w: Writer, shape: Shape) -> list[Markup]:
     return out
 
 
+def _cancellations(w: Writer, shape: Shape) -> list[Markup]:
+    """The points whose client was asked to cancel some of its requests: how many it
+    cancelled, of how many sent, at what rate (never called failures)."""
+    out = []
+    for p in shape.points:
+        fids = [p.figure(n) for n in ("cancelled", "cancellation_rate", "completed", "failed")]
+        if not w.has(*fids) or not w.registry[fids[0]].value:
+            continue
+        cancelled, _, completed, failed = (w.registry[f].value for f in fids)
+        out.append(sentence(w.t["headline.cancelled"], point=point_label(w, p.context),
+                            cancelled=w.link(fids[0], format_number(cancelled, 0)),
+                            sent=format_number(completed + failed, 0),
+                            rate=w.link(fids[1], format_value(
+                                w.registry[fids[1]].value, "%", w.lang,
+                                0 if float(w.registry[fids[1]].value).is_integer() else 1))))
+    return out[:MOST]
+
+
 def _latency_part(w: Writer, fid_of, metric: str) -> Markup | None:
     median, tail = fid_of(f"median_{metric}_ms"), fid_of(f"p99_{metric}_ms")
     if median is None:
@@ -153,8 +180,13 @@ def _parts(w: Writer, fid_of) -> list[Markup]:
 def _trust(w: Writer, p: PointView) -> Markup:
     """What the point's checks found, in words, chosen by its verdict."""
     checks = p.context.get("checks", [])
-    found = [c for c in checks if c["severity"] not in (PASSED, NOT_EVALUABLE, NOTE)]
+    found = [c for c in checks
+             if c["severity"] not in (PASSED, NOT_EVALUABLE, NOTE, NOT_APPLICABLE)]
     unrun = sum(c["severity"] == NOT_EVALUABLE for c in checks)
+    if p.verdict == UNVERIFIED:
+        return sentence(w.t["headline.trust_unverified"],
+                        verdict=w.link(p.fid, w.t["validity.verdict.unverified"]),
+                        n=str(unrun))
     if p.verdict == VALID:
         key = "headline.trust_valid_unrun" if unrun else "headline.trust_valid"
         return sentence(w.t[key], verdict=w.link(p.fid, w.t["validity.verdict.valid"]),
@@ -342,7 +374,7 @@ def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[M
     shape = shape_of(w)
     if shape.kind == FAILED:
         return [_failed_run(w, shape)]
-    out = _errors(w, shape)
+    out = _errors(w, shape) + _cancellations(w, shape)
     if shape.kind == ENGINES and (results or campaign):
         return out + results + campaign
     return out + _per_series(w, shape)

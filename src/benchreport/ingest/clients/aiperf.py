@@ -228,6 +228,8 @@ def _json_point(doc: Doc, client: str) -> Point:
     if config is not None and not isinstance(config, dict):
         raise _err(doc, f"input_config is a {type(config).__name__}, expected an object")
     _settings(p, config or {})
+    _asked(p, config or {})
+    _cancellations(d, p)
     for name, names in (("input_tokens", ("input_sequence_length", "isl")),
                         ("output_tokens", ("output_sequence_length", "osl"))):
         hit = find(names)
@@ -260,6 +262,48 @@ def _failures(doc: Doc, d: dict, p: Point, timed: bool) -> None:
         p.warnings.append(f"{doc.path}: all {p.fields['failed']} requests failed"
                           + (f" ({kinds})" if kinds else "")
                           + "; the run has no latency")
+
+
+# how AIPerf records a request it cancelled on purpose (--request-cancellation-rate): an
+# error of HTTP code 499, type RequestCancellationError
+CANCEL_CODE, CANCEL_TYPE = 499, "RequestCancellationError"
+
+
+def is_cancellation(details: Any) -> bool:
+    """Whether an error (``error_summary[].error_details`` or a request's ``error``) is
+    AIPerf's own cancellation of the request."""
+    if not isinstance(details, dict):
+        return False
+    return details.get("type") == CANCEL_TYPE or finite(details.get("code")) == CANCEL_CODE
+
+
+def _asked(p: Point, config: dict) -> None:
+    """What bounded the run: the request count asked (``loadgen.request_count``) or the
+    duration (``loadgen.benchmark_duration``, else ``input_config.benchmark_duration``, s),
+    and the share of requests asked to be cancelled (%)."""
+    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
+    for name, key in (("requests_asked", "request_count"), ("duration_asked",
+                                                            "benchmark_duration"),
+                      ("cancellation_rate", "request_cancellation_rate")):
+        for where, table in (("input_config.loadgen", loadgen), ("input_config", config)):
+            value = finite(table.get(key)) if not isinstance(table.get(key), bool) else None
+            if value is not None and value > 0:
+                p.fields[name] = int(value) if name == "requests_asked" else value
+                p.sources[name] = f"{where}.{key}"
+                break
+
+
+def _cancellations(d: dict, p: Point) -> None:
+    """The failed requests that were the cancellations asked: ``error_summary`` entries of
+    AIPerf's cancellation error, counted only when a cancellation rate was asked."""
+    entries = d.get("error_summary")
+    if not p.fields.get("cancellation_rate") or not isinstance(entries, list):
+        return
+    counts = [finite(e.get("count")) for e in entries
+              if isinstance(e, dict) and is_cancellation(e.get("error_details"))]
+    p.fields["cancelled"] = int(sum(c for c in counts if c is not None))
+    p.sources["cancelled"] = (f"error_summary[].count (code {CANCEL_CODE}, "
+                              f"{CANCEL_TYPE})")
 
 
 def _error_counts(d: dict) -> int:

@@ -27,7 +27,11 @@ METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
 COUNTS = ("duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
           "max_concurrency", "request_rate", "request_throughput", "output_throughput")
-FIELDS = COUNTS + tuple(f"{s}_{m}_ms" for m in METRICS for s in STATS)
+# what the client was asked (a request count or a duration bounds the run; a share of
+# requests to cancel on purpose, %) and how many requests it cancelled as asked (counted
+# among ``failed`` by the client, never a failure of the server)
+ASKED = ("requests_asked", "duration_asked", "cancellation_rate", "cancelled")
+FIELDS = COUNTS + ASKED + tuple(f"{s}_{m}_ms" for m in METRICS for s in STATS)
 REQUEST_FIELDS = ("ttft_ms", "e2el_ms", "input_tokens", "output_tokens", "error")
 
 
