@@ -59,7 +59,9 @@ def repeats(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     fig = _fig(ids.REPEATS, fewest, "count", "the fewest runs (repeats) of any engine, "
                "workload and load: run.yaml's repeats, matched to the result files",
                sources, 0)
-    return [fig], ([Limit("single_run", {"n": fig.id})] if fewest == 1 else [])
+    # a run of server files only ran no benchmark: it has no runs to count
+    single = fewest == 1 and not run.meta.server_only
+    return [fig], ([Limit("single_run", {"n": fig.id})] if single else [])
 
 
 def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:

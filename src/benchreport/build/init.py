@@ -297,6 +297,28 @@ def draft_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", missing
 
 
+def draft_server_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
+    """The run.yaml of a run with no client results (``results: none``): its engines are
+    those of the server files given, and it has no workloads."""
+    engines = sorted({f.engine for f in found if f.copied})
+    names = [ENGINE_NAMES.get(e, e) for e in engines]
+    missing = ["date", "hardware", "model", "deployment"]
+    lines = ["schema: 1",
+             "# drafted by `benchreport init` from server files only (no client result was",
+             "# given); TODO marks what they do not record (the report says \"not stated\")",
+             "title:   # edit to name what was run",
+             "  ko: " + _yaml_scalar(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
+             "  en: " + _yaml_scalar(_names(names) + f" server files ({run_id})"),
+             "date: TODO", "hardware: TODO", "model: TODO", "deployment: TODO", "engines:"]
+    for e, name in zip(engines, names, strict=True):
+        lines += [f"  - id: {e}", f"    name: {_yaml_scalar(name)}"]
+    kinds = sorted({f.kind for f in found if f.copied})
+    lines += ["results: none   # no client result: the report shows what the server files say",
+              "workloads: []", "sources:", "  - what: " + _yaml_scalar(
+                  f"server files ({', '.join(kinds)}), copied unchanged by benchreport init")]
+    return "\n".join(lines) + "\n", missing
+
+
 # ---------------------------------------------------------------------------------------
 
 def _stage(folder: Path, run_id: str, found: list[Found], text: str) -> list:
@@ -335,14 +357,18 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         raise ReportError(f"{folder.as_posix()}/ already exists; init starts a new run",
                           hint="choose another run id, or remove the folder first")
     found = survey(paths, engine)
-    if not any(f.kind == "result" for f in found):
+    server_only = not any(f.kind == "result" for f in found)
+    if server_only and not any(f.copied for f in found):
         if dry_run:
             _table(found, [], out)
         else:
             _skipped(found, out)
         raise no_result(found)
     _check_targets(found)
-    text, missing = draft_run_yaml(run_id, found)
+    if server_only:
+        out(f"{no_result(found).args[0]}: a run of the servers' own files only "
+            "(results: none); the report shows what they record")
+    text, missing = (draft_server_run_yaml if server_only else draft_run_yaml)(run_id, found)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
             entries = _stage(Path(tmp), run_id, found, text)
@@ -406,7 +432,9 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
         more = f"; series: {', '.join(series)}" if series else ""
         out(f"  {eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
             f"{shown}{more}")
-    if not any(f.kind == "log" for f in found):
+    if not entries:
+        out("  no client results: the report shows what the server files record")
+    elif not any(f.kind == "log" for f in found):
         out("  no server logs: the report shows the clients' results only")
     if missing:
         out(f"  not stated in the files (TODO in run.yaml): {', '.join(missing)}")

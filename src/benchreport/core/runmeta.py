@@ -123,6 +123,9 @@ class RunMeta:
     scenario: str | None = None       # a reconstruction's generator input, beside run.yaml
     slo: Slo | None = None            # the latency objectives a campaign is held to
     cost: Cost | None = None          # what a GPU-hour costs, for $ per million tokens
+    # ``results: none``: the run holds no client results, only the servers' own files (logs,
+    # launch records, /metrics dumps); its workloads are then empty
+    server_only: bool = False
 
     @property
     def gpus(self) -> int | None:
@@ -213,7 +216,7 @@ class _Checker:
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
             "workloads", "reconstruction", "assumed", "notes", "scenario", "windows", "scrapes",
-            "repeats", "sources", "slo", "cost"}
+            "repeats", "sources", "slo", "cost", "results"}
 SLO_PERCENTILES = (50, 90, 99)
 SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
 TODO = "TODO"      # a value `benchreport init` could not read from the files
@@ -321,8 +324,13 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
             dataset=c.get(w, "dataset", str, "workloads[]", required=False, default="random"),
             loads=loads, repeats=repeats, params=tuple(sorted(params)),
         ))
-    if not workloads:
-        raise c.fail(doc, "workloads", "run.workloads is empty; list at least one workload")
+    server_only = _server_only(c, doc)
+    if not workloads and not server_only:
+        raise c.fail(doc, "workloads", "run.workloads is empty; list at least one workload "
+                                       "(or say `results: none` for a run of server files only)")
+    if workloads and server_only:
+        raise c.fail(doc, "results", "run.results: none says the run holds no client results, "
+                                     "but run.workloads lists some")
     workloads.sort(key=lambda w: w.input_tokens)
 
     reconstruction = None
@@ -378,7 +386,16 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    sources=tuple(sources), not_stated=not_stated, windows=windows,
                    scrapes=scrapes,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
-                   slo=_slo(c, doc), cost=_cost(c, doc, ids))
+                   slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only)
+
+
+def _server_only(c: _Checker, doc: Located) -> bool:
+    """``results: none``: a run of the servers' own files, with no client results."""
+    value = c.get(doc, "results", str, "run", required=False, default=None)
+    if value not in (None, "none"):
+        raise c.fail(doc, "results", f"run.results can only be none (a run of server files "
+                                     f"only), got {value!r}")
+    return value == "none"
 
 
 def _positive(c: _Checker, m: Located, key: str, what: str) -> float:

@@ -500,7 +500,7 @@ def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:
                 entries.append(PointEntry(engine=engine.id, workload=w.id, load=load,
                                           repeat=i, variant=variant, point=p, file=raw,
                                           also=also))
-    if not entries:
+    if not entries and not run.meta.server_only:
         raise MissingInputError(
             f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
             hint="put each engine's result files in raw/<engine-id>/ as listed in run.yaml")

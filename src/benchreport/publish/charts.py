@@ -219,6 +219,8 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     """The first request's clean chunks (pure, full, interval prefill only) against the
     context cached before each; its other batches (mixed, partial, after decode) hollow.
     ``chunks``: the rows of derived/tables/prefill_chunks.parquet."""
+    if not run.meta.workloads:
+        return None
     colours = palette(run)
     longest = run.meta.workloads[-1]
     series = []

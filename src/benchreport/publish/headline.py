@@ -51,6 +51,7 @@ ERROR_LEAD_PCT = 1.0
 MOST = 3
 
 FAILED, POINT, REPEATS, SWEEP, ENGINES = "failed", "point", "repeats", "sweep", "engines"
+SERVER = "server"       # run.yaml's results: none: the servers' own files, no client result
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,9 @@ def shape_of(w: Writer) -> Shape:
         c = p.context
         loads.setdefault((c["workload"], c["engine"], c.get("variant", "")), set()).add(
             c["load"])
-    if pts and all(p.all_failed for p in pts):
+    if w.run.meta.server_only:
+        kind = SERVER
+    elif pts and all(p.all_failed for p in pts):
         kind = FAILED
     elif len(engines) > 1:
         kind = ENGINES
@@ -105,6 +108,13 @@ def shape_of(w: Writer) -> Shape:
     else:
         kind = POINT
     return Shape(kind, engines, tuple(pts))
+
+
+def _engine_list(w: Writer) -> str:
+    """The run's engines by name: "vLLM and SGLang" / "vLLM 및 SGLang"."""
+    names = [e.name for e in w.run.meta.engines]
+    return ", ".join(names[:-1]) + f" {w.t['conclusion.and']} " + names[-1] if len(names) > 1 \
+        else names[0]
 
 
 def run_failed(w: Writer) -> bool:
@@ -374,6 +384,8 @@ def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[M
     shape = shape_of(w)
     if shape.kind == FAILED:
         return [_failed_run(w, shape)]
+    if shape.kind == SERVER:
+        return [sentence(w.t["headline.server_only"], engines=_engine_list(w))]
     out = _errors(w, shape) + _cancellations(w, shape)
     if shape.kind == ENGINES and (results or campaign):
         return out + results + campaign
@@ -385,6 +397,8 @@ def conclusion(w: Writer) -> list[Markup]:
     says it), and that it compares nothing. Empty for several engines, whose conclusion
     the comparing sections write."""
     shape = shape_of(w)
+    if shape.kind == SERVER:
+        return [sentence(w.t["headline.conclusion_server_only"], engines=_engine_list(w))]
     if shape.kind == ENGINES or not shape.points:
         return []
     if shape.kind == FAILED:

@@ -383,6 +383,8 @@ def decode_section(w: Writer) -> Section | None:
 
 def prefill_section(w: Writer) -> Section | None:
     t = w.t
+    if not w.run.meta.workloads:
+        return None
     rows, paras = [], [sentence(t["prefill.intro"])]
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
@@ -616,8 +618,8 @@ def conclusion_section(w: Writer) -> Section:
                if w.has(ids.e2e(wl.id, None, "faster"))}
     pair = ids.first_crossover(w.registry)
     wl = trusted or w.run.meta.workloads
-    short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster"))
-    long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster"))
+    short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster")) if wl else None
+    long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster")) if wl else None
     if pair and isinstance(w.registry[ids.crossover(*pair)].value, float | int) and short_w \
             and long_w and short_w.value != long_w.value and TIE not in winners:
         paras.append(sentence(t["conclusion.guidance_cross"],
@@ -637,7 +639,8 @@ def conclusion_section(w: Writer) -> Section:
         names = [w.engine_name(e) for e in w.measured_engines()]
         paras.append(sentence(t["conclusion.not_compared"], engines=", ".join(names[:-1])
                               + f" {t['conclusion.and']} " + names[-1]))
-    if any(ids.parse_setting(k) is not None for k in w.registry) and \
+    if not w.run.meta.server_only and any(ids.parse_setting(k) is not None
+                                          for k in w.registry) and \
             w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
         paras.append(sentence(t["conclusion.caveat"]))
     return Section("conclusion", t["heading.conclusion"], paras)
