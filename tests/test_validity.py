@@ -544,21 +544,21 @@ def _rows_of(folder: str, pattern: str = "*") -> list[dict]:
 
 
 @needs_samples
-def test_the_sglang_rate_sweep_is_saturated_not_a_broken_client():
-    """Rates 2, 100 and 1000 with 100 prompts each: at 100 and 1000 req/s the server
-    completed about 4 req/s while median TTFT grew 4 to 10 times the rate-2 one."""
+def test_the_sglang_rate_sweep_fell_short_but_cannot_say_who():
+    """Rates 2, 100 and 1000 with 100 prompts each: at 100 and 1000 req/s about 4 req/s
+    went through. The responses were not streamed (the reader leaves the file's "TTFT", the
+    whole response time, out), so no queue can be shown: whether the client or the server
+    fell short cannot be told, and the points are never invalid."""
     points = _rows_of("sglang-multi")
     out = check_points(points, None)
     rates = [p["request_rate"] for p in points]
     assert rates == [2.0, 2.0, 100.0, 100.0, 1000.0, 1000.0]
     verdicts = [v.verdict for v in out]
-    assert verdicts[2:] == [SATURATED] * 4
-    assert INVALID not in verdicts and CANNOT_TELL not in verdicts
-    baseline = (941.5494519635104 + 651.8767215311527) / 2
-    first = rule(out[2], QUEUED)
-    assert first.value == pytest.approx(3094.176941027399 / baseline)
+    assert verdicts[2:] == [CANNOT_TELL] * 4
+    assert INVALID not in verdicts and SATURATED not in verdicts
+    assert all(rule(v, QUEUED).missing == ("ttft",) for v in out)
     load = rule(out[2], LOAD)
-    assert load.code == RATE_SATURATED
+    assert load.code == LOAD_UNCLEAR
     # 100 requests over 22.74 − 5.16 s (the mean latency: the file has no p99)
     assert load.value == pytest.approx(100 / (22.739339440944605 - 5.1584724281542))
     # the rate-2 points reached their rate: 100 over 55.87 − 3.00 s = 1.89 ≥ 1.8
