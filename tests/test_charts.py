@@ -54,8 +54,9 @@ def test_a_saturated_rate_sweep_is_drawn_against_the_rate_it_reached(samples, pr
     assert len(curves) == 1 and not curves[0].overlaps
     svg = str(curves[0])
     assert t["chart.achieved_rate"] in svg
-    # the file has TTFT and E2E latency but no TPOT: the third panel is E2E, not an empty TPOT
+    # the responses were not streamed: no TTFT and no TPOT, E2E latency drawn
     assert t["metric.e2el"] in svg and t["metric.tpot"] not in svg
+    assert t["metric.ttft"] not in svg
     # every load keeps its asked rate beside its dot, the saturated ones marked
     for asked in ("2", "100", "1000"):
         assert f">{asked}<" in svg

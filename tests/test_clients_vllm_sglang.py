@@ -187,12 +187,11 @@ def test_sglang_lora_bench_six_records():
     assert points[2].fields["median_e2el_ms"] == 3716.4609889732674
     assert points[2].fields["mean_e2el_ms"] == 5158.4724281542
     assert points[2].sources["median_e2el_ms"] == "median_e2e_latency_ms"
-    assert points[2].fields["median_ttft_ms"] == 3094.176941027399
-    # no p99 keys in this derivative; "median_itl_ms" is 0.0 with 100 completed requests:
-    # no gap was measured, so it is left out with a warning
+    # no p99 keys in this derivative; "median_itl_ms" is 0.0 with 100 completed requests
+    # and "median_ttft_ms" the E2E latency: not streamed, so TTFT and ITL are left out
     assert not any(k.startswith("p99") for p in points for k in p.fields)
     assert all("median_itl_ms" not in p.fields for p in points)
-    assert all(any("median_itl_ms is 0.0" in w for w in p.warnings) for p in points)
+    assert all("median_ttft_ms" not in p.fields for p in points)
     assert [p.fields["total_input_tokens"] for p in points] == [40315] * 6
     # no dataset_name: the random_* lengths are the targets (lora_bench uses random prompts)
     assert points[0].scenario["input_tokens"] == 1024
@@ -644,3 +643,78 @@ def test_real_lora_bench_records_are_native_sglang():
     for p in read(LORA):
         assert p.params["backend"] == "sglang"
         assert "itl" not in p.definitions           # its ITL is 0.0: not measured, left out
+
+
+# ------------------------------------------------ responses that were not streamed
+
+@needs_samples
+def test_real_lora_bench_records_were_not_streamed():
+    # lora_bench posts to /generate without "stream": each record's median_ttft_ms is its
+    # whole response time (941.55 vs median_e2e_latency_ms 941.53 on line 1) and its
+    # median_itl_ms 0.0 over 25466 output tokens of 100 requests
+    points = read(LORA)
+    for i, p in enumerate(points, start=1):
+        assert not [k for k in p.fields if "ttft" in k or "tpot" in k or "itl" in k]
+        assert set(p.definitions) == {"e2el"}
+        assert "median_e2el_ms" in p.fields and "mean_e2el_ms" in p.fields
+        assert "output_throughput" in p.fields and "request_throughput" in p.fields
+        [note] = p.warnings                                 # one line, not two
+        assert note.startswith(f"{LORA}:{i}: the responses were not streamed (")
+        assert "median ITL 0.0 ms over 254.7 output tokens per request" in note
+        assert "TTFT, TPOT and ITL are left out" in note
+    assert "median TTFT 941.55 ms, median E2E 941.53 ms" in points[0].warnings[0]
+    # line 3: TTFT below E2E, but no gap between chunks over 254.7 tokens a request
+    assert "median TTFT 3094.18 ms, median E2E 3716.46 ms" in points[2].warnings[0]
+
+
+def test_streamed_sglang_records_keep_their_ttft():
+    # ITL above 0: streamed, whatever TTFT is
+    (p,) = read_text(json.dumps(_sglang_record("sglang")) + "\n", "s.jsonl")
+    assert p.fields["median_ttft_ms"] == 50.0 and p.fields["median_itl_ms"] == 6.5
+    assert p.definitions["ttft"] == "ttft.first-token" and not p.warnings
+    # one-token outputs: TTFT is the E2E latency and no gap exists, and that is no sign
+    one = _sglang(total_output_tokens=20, median_ttft_ms=480.0, median_itl_ms=0.0)
+    (p,) = read_text(json.dumps(one) + "\n", "s.jsonl")
+    assert p.fields["median_ttft_ms"] == 480.0
+    # the generated --output-details files (per-request ttfts and itls)
+    for path in (S64, S200):
+        [p] = read(path)
+        assert "median_ttft_ms" in p.fields and "mean_itl_ms" in p.fields
+        assert p.requests[0]["ttft_ms"] is not None and p.requests[0]["itl_ms"]
+        assert not any("not streamed" in w for w in p.warnings)
+
+
+def test_sglang_disable_stream_shapes_are_not_measured():
+    # ITL absent, TTFT at or above E2E for every statistic given
+    rec = _sglang(median_ttft_ms=480.2, mean_ttft_ms=500.1, p99_ttft_ms=900.0,
+                  p99_e2e_latency_ms=899.5, mean_tpot_ms=3.0)
+    del rec["median_itl_ms"]
+    (p,) = read_text(json.dumps(rec) + "\n", "s.jsonl")
+    assert not [k for k in p.fields if "ttft" in k or "tpot" in k or "itl" in k]
+    assert p.fields["median_e2el_ms"] == 480.0
+    assert "median TTFT 480.2 ms, median E2E 480 ms, no ITL" in p.warnings[0]
+    # one statistic clearly below E2E and no ITL: nothing shows it, TTFT stays
+    rec["p99_ttft_ms"] = 300.0
+    (p,) = read_text(json.dumps(rec) + "\n", "s.jsonl")
+    assert p.fields["p99_ttft_ms"] == 300.0
+    # per-request rows: every request without a chunk gap, over 10 tokens each
+    rows = _sglang(ttfts=[0.4] * 20, itls=[[]] * 20, output_lens=[10] * 20,
+                   input_lens=[100] * 20, errors=[""] * 20, median_ttft_ms=400.0)
+    (p,) = read_text(json.dumps(rows) + "\n", "s.jsonl")
+    assert "median_ttft_ms" not in p.fields and p.requests[0]["ttft_ms"] is None
+    assert "none of the 20 requests has a gap between chunks" in p.warnings[-1]
+    # one request with gaps: streamed, even though the summary's ITL is 0
+    rows["itls"] = [[]] * 19 + [[0.01, 0.01]]
+    rows["median_itl_ms"] = 0.0
+    (p,) = read_text(json.dumps(rows) + "\n", "s.jsonl")
+    assert p.fields["median_ttft_ms"] == 400.0 and p.requests[0]["ttft_ms"] == 400.0
+
+
+def test_vllm_records_are_not_read_as_unstreamed():
+    # vLLM's reader keeps its own rules: a TTFT statistic close to E2E stays
+    [p] = read_text(json.dumps(_vllm(median_e2el_ms=9.0, median_itl_ms=0.0)))
+    assert p.fields["median_ttft_ms"] == 9.0
+    for path in (V64, V200):
+        [p] = read(path)
+        assert "median_ttft_ms" in p.fields and not any("not streamed" in w
+                                                        for w in p.warnings)

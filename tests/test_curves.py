@@ -282,8 +282,10 @@ def test_every_point_of_a_single_point_run_is_checked(project, tmp_path):
 
 @needs_samples
 def test_the_real_sglang_sweep_keeps_its_saturated_points_and_shows_its_peak(tmp_path):
-    """sglang-multi: rates 2, 100, 1000 twice each. The four points at 100 and 1000 req/s
-    are saturated, not invalid: they stay on the curve, and throughput peaks at r100."""
+    """sglang-multi: rates 2, 100, 1000 twice each. At 100 and 1000 req/s the rate asked was
+    not reached and the median E2E latency (no TTFT: the responses were not streamed) grew
+    4.7× or more: the four points are saturated, not invalid; they stay on the curve, and
+    throughput peaks at r100."""
     from benchreport.cli import main
 
     data = tmp_path / "data"
@@ -307,15 +309,20 @@ def test_the_real_sglang_sweep_keeps_its_saturated_points_and_shows_its_peak(tmp
     assert sat.context["saturated"] == ["sglang.in403-out255.r100.r1",
                                         "sglang.in403-out255.r100.r2"]
     assert sat.value == pytest.approx((1119.909400452757 + 1063.7644029805238) / 2)
+    assert not any(m.startswith("median_ttft") for m in
+                   (fig.context.get("metric", "") for fig in c.figures))
     # the knee is the peak, and the fall beyond it is said
     knee = f[ids.curve_series(wl, "sglang", "knee")]
     assert knee.value == "r100" and knee.context["saturated"] == ["r100", "r1000"]
     fall = f[ids.curve_series(wl, "sglang", "fall_pct")]
     top, last = sat.value, (741.6219851326617 + 958.2466724664115) / 2
     assert fall.value == pytest.approx((top - last) / top * 100) and fall.context["falls"]
-    # every interval of two repeats stays above zero
+    # two repeats a load: no interval, said in the method, never a bound
     for fig in c.figures:
-        if fig.id.startswith("curve.") and fig.context.get("low") is not None:
+        if fig.id.startswith("curve.") and fig.context.get("n") == 2 and "std" in fig.context:
+            assert fig.context["low"] is None and fig.context["high"] is None, fig.id
+            assert fig.context["method"] == "n too small for an interval", fig.id
+        elif fig.id.startswith("curve.") and fig.context.get("low") is not None:
             assert 0 < fig.context["low"] <= fig.value <= fig.context["high"], fig.id
 
 

@@ -339,3 +339,43 @@ def test_init_then_check_of_real_folders(tmp_path, capsys, folder, said):
                           "profile_export_aiperf.json"}
     assert _main("check", "r", "--data-root", data) == 0
     shutil.rmtree(data)
+
+
+def _no_todo_in_the_report(tmp_path, run_id, source, *extra):
+    data, report = tmp_path / "data", tmp_path / "report"
+    assert _main("init", run_id, str(source), "--data-root", str(data), *extra) == 0
+    run_yaml = (data / run_id / "run.yaml").read_text()
+    _main("build", run_id, "--data-root", str(data), "--report-root", str(report), "--no-pdf",
+          "--allow-failed")
+    for lang in ("en", "ko"):
+        html = (report / run_id / f"report.{lang}.html").read_text()
+        assert "TODO" not in html, (lang, html[max(0, html.find("TODO") - 200):][:300])
+    return run_yaml
+
+
+@needs_samples
+def test_a_run_whose_files_name_no_model_gets_a_title_without_todo(tmp_path):
+    run_yaml = _no_todo_in_the_report(tmp_path, "s", REAL_SAMPLES / "sglang-multi")
+    assert ('title:   # the files name no model: edit the title\n'
+            '  ko: "SGLang 벤치마크 (s)"\n  en: "SGLang benchmark (s)"\n') in run_yaml
+    assert "model: TODO" in run_yaml                 # still "not stated" in the report
+
+
+def test_a_run_whose_every_request_failed_gets_a_workload_label_of_words(tmp_path):
+    # vLLM when every request failed: no input tokens recorded, so no input length
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "vllm-failed.json").write_text(json.dumps({
+        "date": "20260101-120000", "backend": "vllm", "model_id": "org/m",
+        "tokenizer_id": "org/m", "num_prompts": 4, "request_rate": 1.0, "burstiness": 1.0,
+        "max_concurrency": None, "duration": 2.0, "completed": 0, "failed": 4,
+        "total_input_tokens": 0, "total_output_tokens": 0, "request_throughput": 0.0,
+        "output_throughput": 0.0, "mean_ttft_ms": 0.0, "median_ttft_ms": 0.0,
+        "p99_ttft_ms": 0.0, "mean_e2el_ms": 0.0, "median_e2el_ms": 0.0}))
+    run_yaml = _no_todo_in_the_report(tmp_path, "f", folder, "--engine", "vllm")
+    assert '    label: "input length not stated / 입력 길이 밝히지 않음"   # the files ' \
+           'record no input length: edit the label\n' in run_yaml
+    # run.yaml keeps the length it needs, marked for the user
+    assert "    input_tokens: 0   # TODO: the files record no input length\n" in run_yaml
+    html = (tmp_path / "report/f/report.en.html").read_text()
+    assert "vLLM · input length not stated / 입력 길이 밝히지 않음 · r1" in html

@@ -17,6 +17,7 @@ from benchreport.analyses.stats import (
     SINGLE,
     T_METHOD,
     TIE,
+    TOO_FEW,
     UNKNOWN,
     WELCH,
     Summary,
@@ -96,15 +97,12 @@ def test_summarize_three_repeats():
 
 
 @pytest.mark.parametrize("values, expected", [
-    # two repeats of a latency, 1,000 and 5,000 ms: the t interval would be
-    # 3000 ± 12.706 · 2000 = −22,412 … 28,412 ms; on the log scale:
-    # 3000 · exp(∓ 12.706 · 0.9428 ÷ √2) = 0.6285 … 14,320,043 ms
-    ([1000.0, 5000.0], (0.62849, 14_320_043.0)),
+    # three repeats of a latency, 1,000, 5,000 and 3,000 ms: the t interval would be
+    # 3000 ± 4.3027 · 2000 ÷ √3 = −1,968 … 7,968 ms; on the log scale:
+    # 3000 · exp(∓ 4.3027 · 0.66667 ÷ √3) = 572.65 … 15,716.4 ms
+    ([1000.0, 5000.0, 3000.0], (572.6506, 15_716.39)),
     # three repeats, 100, 900 and 200 ms: cv 1.0897, 400 · exp(∓ 4.3027 · 1.0897 ÷ √3)
     ([100.0, 900.0, 200.0], (26.694, 5993.86)),
-    # "158.1 (−464.9–781.0) tok/s" as the t interval printed it: two throughputs 109.08 and
-    # 207.12; on the log scale 158.1 · exp(∓ 12.706 · 0.43849 ÷ √2) = 3.0758 … 8,126.4
-    ([109.08, 207.12], (3.07585, 8126.41)),
 ])
 def test_few_repeats_of_a_positive_quantity_never_get_a_bound_at_or_below_zero(values,
                                                                                 expected):
@@ -117,9 +115,27 @@ def test_few_repeats_of_a_positive_quantity_never_get_a_bound_at_or_below_zero(v
 
 
 def test_no_log_interval_for_a_sample_that_is_not_positive():
-    s = summarize([0.0, 0.0])
+    s = summarize([0.0, 0.0, 0.0])
     assert (s.low, s.high) == (0.0, 0.0)        # no spread: the value itself
-    assert summarize([-1.0, 3.0]).low is None
+    assert summarize([-1.0, 3.0, 1.0]).low is None
+
+
+def test_two_repeats_give_no_interval_three_give_the_log_scale_one():
+    # "TTFT p99 410.0 (0.0–22,704,766.0)": two repeats have 1 df (t = 12.71), and their
+    # interval spans orders of magnitude; none is given, the mean, std and cv are
+    for log in (True, False):
+        two = summarize([400.0, 420.0], log=log)
+        assert (two.n, two.mean, two.low, two.high) == (2, 410.0, None, None)
+        assert two.std == pytest.approx(14.142136) and two.cv == pytest.approx(0.0344930)
+        assert two.method == TOO_FEW == "n too small for an interval"
+    assert summarize([400.0, 420.0, None, math.nan]).method == TOO_FEW
+    assert summarize([5.0, 5.0]).low is None           # no spread is still two repeats
+    three = summarize([400.0, 420.0, 410.0])
+    assert three.method == LOG_T and three.n == 3
+    # 410 · exp(∓ t(2) · cv ÷ √3), t(2) = 4.3027, cv = 10 ÷ 410
+    half = 4.302653 * (10.0 / 410.0) / math.sqrt(3)
+    assert (three.low, three.high) == pytest.approx((410 * math.exp(-half),
+                                                     410 * math.exp(half)), rel=1e-6)
 
 
 def test_summarize_single_and_empty():

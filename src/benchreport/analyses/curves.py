@@ -655,7 +655,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                          "method": sm.method, "excluded": lv.excluded,
                          "saturated": lv.saturated, "cannot_tell": lv.cannot_tell},
                 method=f"mean over the load's repeats (invalid ones left out) of {what}; "
-                       "with n ≥ 2, a 95% interval of the mean on the log scale: mean × "
+                       "with n ≥ 3, a 95% interval of the mean on the log scale: mean × "
                        "exp(∓ t(n − 1) · cv ÷ √n), the delta method for log(mean), which "
                        "stays above zero"))
     k = knee(s)

@@ -7,9 +7,11 @@
   on the log scale (``LOG_T``): the delta method gives log(mean) a standard error of
   cv ÷ √n, so the bounds are mean × exp(∓ t_crit(n − 1) · cv ÷ √n). It is an interval
   for the arithmetic mean (the value shown), never reaches zero or below, and is the same
-  method as ``ratio_interval``'s. With 2 repeats (1 df, t = 12.71) it is wide, as it
-  should be; with 1 there is none. ``log=False`` gives the plain t interval mean ±
-  t_crit · std ÷ √n (``T_METHOD``) for quantities that may be negative.
+  method as ``ratio_interval``'s. Below ``MIN_INTERVAL_N`` (3) repeats there is none
+  (``TOO_FEW``; ``SINGLE`` for one or none): with 2 (1 df, t = 12.71) the bounds span
+  orders of magnitude, e.g. 0.0–22,704,766 ms around a 410 ms TTFT, which says nothing a
+  reader can use and reads as a measurement. ``log=False`` gives the plain t interval
+  mean ± t_crit · std ÷ √n (``T_METHOD``) for quantities that may be negative.
 - ``ratio_interval``: interval of mean(a) / mean(b) for two independent samples (delta method
   on the log ratio, Welch–Satterthwaite df).
 - ``difference_interval``: Welch t interval of mean(a) - mean(b).
@@ -36,6 +38,8 @@ LEVEL = INTERVAL_LEVEL
 T_METHOD = "t"
 LOG_T = "log-t"
 SINGLE = "single"
+TOO_FEW = "n too small for an interval"
+MIN_INTERVAL_N = 3      # fewer repeats than this get a mean, std and cv but no interval
 LOG_WELCH = "log-welch-t"
 WELCH = "welch-t"
 TIE, UNKNOWN = TIE_IN_NOISE, NO_INTERVAL           # HIGHER, LOWER: from core.verdicts
@@ -152,8 +156,8 @@ class Summary:
     std: float | None  # sample std (n - 1); None when n < 2
     cv: float | None  # std / |mean|; None when n < 2 or mean == 0
     low: float | None  # LOG_T: mean · exp(-t_crit(n - 1) · cv / √n); T_METHOD: mean - t · se
-    high: float | None  # None when n < 2 (and for LOG_T when the mean is not positive)
-    method: str  # LOG_T or T_METHOD when n >= 2, else SINGLE
+    high: float | None  # None when n < 3 (and for LOG_T when the mean is not positive)
+    method: str  # LOG_T or T_METHOD when n >= 3, TOO_FEW when n == 2, else SINGLE
 
 
 def summarize(values: Iterable[float | None], level: float = LEVEL, log: bool = True
@@ -169,6 +173,8 @@ def summarize(values: Iterable[float | None], level: float = LEVEL, log: bool = 
         return Summary(1, mean, None, None, None, None, SINGLE)
     std = math.sqrt(_variance(xs, mean))
     cv = std / abs(mean) if mean != 0 else None
+    if n < MIN_INTERVAL_N:
+        return Summary(n, mean, std, cv, None, None, TOO_FEW)
     t = t_critical(n - 1, level)
     if not log:
         half = t * std / math.sqrt(n)

@@ -53,8 +53,9 @@ Rules, in the order they are reported:
     A finite request-rate target: the send rate is (completed + failed) ÷ (duration − the
     highest E2E latency statistic the file holds, the time after the last send; at most
     half the duration). At or above ``load_share`` × the target: passed. Below it, the
-    requests' wait decides: median TTFT (else mean) at least ``queue_ratio`` × the lowest
-    load's of the same series (engine, workload, variant): ``rate_saturated`` (saturated:
+    requests' wait decides: median TTFT (else mean; where the file holds no TTFT, the
+    median or mean E2E latency, which also holds decode time) at least ``queue_ratio`` ×
+    the lowest load's, on the same basis, of the same series (engine, workload, variant): ``rate_saturated`` (saturated:
     requests were sent and queued; the server could not keep up). At most
     ``no_queue_ratio`` × it: ``load_not_driven`` (invalid: the server was not queueing,
     so the requests were not sent at that rate). In between, or with no lower load or no
@@ -141,6 +142,7 @@ CANCELLED = "cancelled"
 SENT_ALL = "sent_all"
 LOAD = "load"
 QUEUED = "queued"
+QUEUED_E2E = "queued_e2e"     # the same finding, read from E2E latency (no TTFT measured)
 FEW_FOR_P99 = "few_for_p99"
 SHORT_OUTPUT = "short_output"
 SHORT_RUN = "short_run"
@@ -359,12 +361,27 @@ def ttft_of(point: Mapping[str, Any]) -> float | None:
     return None
 
 
-def queue_ratio(point: Mapping[str, Any], baseline: float | None) -> float | None:
-    """The point's TTFT ÷ the lowest load's (None when either is missing)."""
+def wait_of(point: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """(ms, basis) of the latency the queue rules compare: the TTFT (``ttft_of``), else,
+    where the file holds none (responses not streamed), the median (else mean) end-to-end
+    latency, which also holds the decode time, so its growth reads queueing less cleanly."""
     ttft = ttft_of(point)
-    if ttft is None or baseline is None or baseline <= 0:
+    if ttft is not None:
+        return ttft, "ttft"
+    for key in ("median_e2el_ms", "mean_e2el_ms"):
+        value = _num(point.get(key))
+        if value is not None and value > 0:
+            return value, "e2el"
+    return None, None
+
+
+def queue_ratio(point: Mapping[str, Any], baseline: float | None) -> float | None:
+    """The point's wait (``wait_of``) ÷ the lowest load's on the same basis (None when
+    either is missing)."""
+    wait, _ = wait_of(point)
+    if wait is None or baseline is None or baseline <= 0:
         return None
-    return ttft / baseline
+    return wait / baseline
 
 
 # --- the rules: each returns one Check ------------------------------------------------------
@@ -529,13 +546,15 @@ def _load(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) 
 
 
 def _queued(point: Mapping[str, Any], baseline: float | None, limits: Thresholds) -> Check:
-    if ttft_of(point) is None:
+    wait, basis = wait_of(point)
+    if wait is None:
         return _cannot_run(QUEUED, "ttft")
     ratio = queue_ratio(point, baseline)
     if ratio is None:
         return _cannot_run(QUEUED, "lower_load")
     if ratio >= limits.queue_ratio:
-        return Check(QUEUED, SATURATED, ratio, limits.queue_ratio, "x")
+        return Check(QUEUED if basis == "ttft" else QUEUED_E2E, SATURATED, ratio,
+                     limits.queue_ratio, "x", QUEUED)
     return _passed(QUEUED, ratio, limits.queue_ratio, "x")
 
 
@@ -719,15 +738,19 @@ def baselines(points: list[dict]) -> dict[Any, float]:
         series.setdefault(key, []).append(p)
     out: dict[Any, float] = {}
     for members in series.values():
-        timed = [p for p in members if ttft_of(p) is not None and (_num(p.get("completed"))
-                                                                   or 0) > 0]
+        timed = [p for p in members if wait_of(p)[0] is not None
+                 and (_num(p.get("completed")) or 0) > 0]
         loads = sorted({load_value(p) for p in timed if load_value(p) is not None})
         if len(loads) < 2:
             continue
-        base = statistics.fmean(ttft_of(p) for p in timed if load_value(p) == loads[0])
         for p in members:
-            if load_value(p) is not None and load_value(p) > loads[0]:
-                out[p.get("point")] = base
+            basis = wait_of(p)[1]
+            if load_value(p) is None or load_value(p) <= loads[0] or basis is None:
+                continue
+            low = [wait_of(q)[0] for q in timed
+                   if load_value(q) == loads[0] and wait_of(q)[1] == basis]
+            if low:
+                out[p.get("point")] = statistics.fmean(low)
     return out
 
 

@@ -138,9 +138,11 @@ def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> l
     tests = sorted({series_of(p).get("test") for _, p in points} - {None})
     listed = [_short(m) for m in models] if models else tests
     engines = [ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points})]
-    ko = (_names(listed, " 및 ") if listed else "TODO") + f": {_names(engines, ' 및 ')}"
-    en = (_names(listed) if listed else "TODO") + f": {_names(engines)}"
-    return ["title:", f"  ko: {_yaml_scalar(f'{ko} 벤치마크 ({run_id})')}",
+    ko = (f"{_names(listed, ' 및 ')}: " if listed else "") + _names(engines, " 및 ")
+    en = (f"{_names(listed)}: " if listed else "") + _names(engines)
+    # no TODO in a title: the build shows it as written
+    return ["title:" + ("" if listed else "   # the files name no model: edit the title"),
+            f"  ko: {_yaml_scalar(f'{ko} 벤치마크 ({run_id})')}",
             f"  en: {_yaml_scalar(f'{en} benchmark ({run_id})')}"]
 
 
@@ -239,9 +241,11 @@ def _length_lines(members: list[tuple[str, Point]], group: float) -> list[str]:
     shown_out = int(round(mean_out)) if mean_out else None
     tail = f"-out{shown_out}" if shown_out else ""
     wid = f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"
-    label = (f"{shown_in:,}" + (f" → {shown_out:,}" if shown_out else "")) if shown_in \
-        else "TODO"                                  # the files record no input length
-    lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}",
+    # the label is shown as written in both editions: words of both when no length is known
+    label = (f"{shown_in:,}" if shown_in else _no_input_label()) \
+        + (f" → {shown_out:,}" if shown_out else "")
+    lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}"
+             + ("" if shown_in else "   # the files record no input length: edit the label"),
              f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"
              + ("" if shown_in else "   # TODO: the files record no input length")]
     if mean_out:
@@ -251,6 +255,15 @@ def _length_lines(members: list[tuple[str, Point]], group: float) -> list[str]:
     lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets
                  else "    dataset: TODO")
     return lines
+
+
+def _no_input_label() -> str:
+    """"input length not stated / 입력 길이 밝히지 않음": one label serves both editions."""
+    from ..core.i18n import load_catalogue
+    from ..core.paths import LABELS
+
+    return " / ".join(load_catalogue(LABELS, lang)["env.workload_no_input"]
+                      for lang in ("en", "ko"))
 
 
 def _sweep_params(members: list[tuple[str, Point]]) -> dict[str, set]:

@@ -182,3 +182,114 @@ def dig(data: Any, *keys: str) -> Any:
             return None
         data = data.get(key)
     return data
+
+
+# ---------------------------------------------------------------------------------------
+# Responses that were not streamed
+
+# A streamed response of more than one token reaches its first token strictly before its
+# last; within this fraction of the E2E latency (or above it) the two are the same moment.
+_SAME_MOMENT = 1e-3
+NOT_STREAMED = ("ttft", "tpot", "itl")
+
+
+def _same_moment(ttft: float, e2e: float) -> bool:
+    return ttft >= e2e - _SAME_MOMENT * abs(e2e)
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value else "0.0"
+
+
+def unstreamed(stats: dict[str, dict[str, float]], requests: list[dict[str, Any]],
+               tokens_per_request: float | None) -> str | None:
+    """Why a serving record's responses were not streamed, or None when nothing shows it.
+
+    ``stats`` is the file's own statistics (metric -> statistic -> ms, zeros included),
+    ``requests`` the point's per-request rows, ``tokens_per_request`` the output tokens per
+    completed request when the file gives both counts. A client that reads a whole,
+    unstreamed response times its "first token" when the response arrives, so its TTFT is
+    the E2E latency and it records no gap between chunks. The record was not streamed when
+
+    * its per-request rows (when they carry times) show no chunk gap in any request and
+      either every request's TTFT is its E2E latency or their gap lists are all empty
+      while some request brought more than one token; or, without such rows,
+    * it states no ITL but 0, and either every TTFT statistic is (within 0.1 %) the E2E
+      statistic of the same kind or above it, or the requests brought more than one
+      output token each on average (a streamed run of such requests has gaps).
+
+    Nothing is concluded from requests of one token (their TTFT is their E2E latency), and
+    a gap between chunks in any request's row shows streaming whatever the statistics say.
+
+    >>> unstreamed({"ttft": {"median": 941.55}, "e2el": {"median": 941.53},
+    ...             "itl": {"median": 0.0}}, [], 254.7).split(", ")
+    ['median TTFT 941.55 ms', 'median E2E 941.53 ms', 'median ITL 0.0 ms over 254.7 output \
+tokens per request']
+    >>> unstreamed({"ttft": {"median": 50.0}, "e2el": {"median": 480.0},
+    ...             "itl": {"median": 5.0}}, [], 10.0) is None
+    True
+    """
+    if tokens_per_request is not None and tokens_per_request <= 1:
+        return None
+    timed = [r for r in requests if not r.get("error") and r.get("ttft_ms") is not None]
+    if timed:
+        if any(r.get("itl_ms") for r in timed):
+            return None                                  # some request streamed chunks
+        found = _unstreamed_rows(timed)
+        if found:
+            return found
+    ttft, e2e, itl = (stats.get(m, {}) for m in ("ttft", "e2el", "itl"))
+    if not ttft or any(v != 0 for v in itl.values()):
+        return None
+    kinds = [s for s in ("median", "mean", "p90", "p99") if s in ttft and s in e2e]
+    same = bool(kinds) and all(_same_moment(ttft[s], e2e[s]) for s in kinds)
+    many = bool(itl) and tokens_per_request is not None and tokens_per_request > 1
+    if not (same or many):
+        return None
+    shown = kinds[:1] or [next(iter(ttft))]
+    parts = [f"{s} TTFT {_ms(ttft[s])} ms" for s in shown]
+    parts += [f"{s} E2E {_ms(e2e[s])} ms" for s in shown if s in e2e]
+    if itl:
+        s = "median" if "median" in itl else next(iter(itl))
+        parts.append(f"{s} ITL 0.0 ms" + (f" over {tokens_per_request:.1f} output tokens per "
+                                          "request" if tokens_per_request else ""))
+    else:
+        parts.append("no ITL")
+    return ", ".join(parts)
+
+
+def _unstreamed_rows(rows: list[dict[str, Any]]) -> str | None:
+    gaps = [r.get("itl_ms") for r in rows]
+    if all(r.get("output_tokens") is not None and r["output_tokens"] <= 1 for r in rows):
+        return None
+    both = [r for r in rows if r.get("e2el_ms") is not None]
+    same = len(both) == len(rows) and all(_same_moment(r["ttft_ms"], r["e2el_ms"])
+                                          for r in both)
+    empty = all(g is not None for g in gaps) and any(
+        r.get("output_tokens") is None or r["output_tokens"] > 1 for r in rows)
+    if same:
+        return (f"every one of the {len(rows)} requests' TTFT is its E2E latency"
+                + (", and none has a gap between chunks" if empty else ""))
+    if empty:
+        return f"none of the {len(rows)} requests has a gap between chunks"
+    return None
+
+
+def drop_unstreamed(p: Point, here: str, evidence: str) -> None:
+    """Leave TTFT, TPOT and ITL out of a point whose responses were not streamed (so they
+    read as not measured), with one warning that gives the evidence."""
+    for key in [k for k in p.fields if any(k.endswith(f"_{m}_ms") for m in NOT_STREAMED)]:
+        del p.fields[key]
+        p.sources.pop(key, None)
+    for metric in NOT_STREAMED:
+        p.definitions.pop(metric, None)
+    for row in p.requests:
+        for key in ("ttft_ms", "itl_ms"):
+            if key in row:
+                row[key] = None
+    # the all-zero notes of the same metrics say less than this one
+    p.warnings = [w for w in p.warnings if not (w.startswith(here + ":") and any(
+        f"measured no {m.upper()} " in w for m in NOT_STREAMED))]
+    p.warnings.append(f"{here}: the responses were not streamed ({evidence}): what the file "
+                      "calls TTFT is the time to the whole response; TTFT, TPOT and ITL are "
+                      "left out (not measured)")

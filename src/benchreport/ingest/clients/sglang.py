@@ -21,6 +21,11 @@ decoding ran. A record shows that speculative decoding ran (``accept_length`` ab
 not which version of the client wrote it, so such a record's ITL is ``itl.unknown``. Every
 other backend (``vllm``, ``lmdeploy``, ``trt``, …) records one gap per chunk; a record with
 no backend says nothing, so its ITL is ``itl.unknown`` too.
+
+A record whose responses were not streamed (``--disable-stream``; lora_bench posts to
+``/generate`` without ``stream``) has a TTFT that is the whole response time and an ITL of 0
+(`base.unstreamed`): its TTFT, TPOT and ITL are left out, with a warning, and its E2E
+latency and throughputs kept.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import ParseError
-from .base import Doc, Point, redact
+from .base import Doc, Point, drop_unstreamed, redact, unstreamed
 from .vllm import (
     SGLANG_NAMES,
     claims,
     engine_name,
+    file_stats,
     fill_scenario,
     flavour,
+    locator,
     param_value,
     records,
     serving_point,
@@ -88,6 +95,7 @@ def record_point(doc: Doc, rec: Any, where: str, line: int | None) -> Point:
     _server_params(rec.get("server_info"), p)
     if "itl" in p.definitions:
         p.definitions["itl"] = itl_code(rec)
+    _not_streamed(doc, rec, p, where, line)
 
     dataset = rec.get("dataset_name")
     if isinstance(dataset, str) and dataset.strip():
@@ -103,6 +111,19 @@ def record_point(doc: Doc, rec: Any, where: str, line: int | None) -> Point:
     if random and isinstance(ratio, int | float) and not isinstance(ratio, bool):
         p.scenario["random_range_ratio"] = ratio
     return p
+
+
+def _not_streamed(doc: Doc, rec: dict, p: Point, where: str, line: int | None) -> None:
+    """A record whose responses were not streamed (``--disable-stream``, or a derivative
+    such as lora_bench posting to ``/generate`` without ``stream``) times its "first token"
+    when the whole response arrives: its TTFT, TPOT and ITL measure nothing of streaming."""
+    if p.fields.get("completed") == 0:
+        return                                          # every latency is left out already
+    done, out = p.fields.get("completed"), p.fields.get("total_output_tokens")
+    per_request = out / done if done and out is not None else None
+    evidence = unstreamed(file_stats(rec, SGLANG_NAMES), p.requests, per_request)
+    if evidence:
+        drop_unstreamed(p, locator(doc, where, line), evidence)
 
 
 _NATIVE = ("sglang", "sglang-native")

@@ -151,7 +151,7 @@ def claims(doc: Doc, which: str) -> bool:
 # ---------------------------------------------------------------------------------------
 # One serving-result record → Point (shared with sglang.py)
 
-def _loc(doc: Doc, where: str, line: int | None) -> str:
+def locator(doc: Doc, where: str, line: int | None) -> str:
     return f"{doc.path}:{line}" if line else f"{doc.path} {where}"
 
 
@@ -171,7 +171,7 @@ def _get_number(doc: Doc, rec: dict, key: str, line: int | None) -> float | int 
     return value
 
 
-def _stats(record: dict[str, Any], names: dict[str, str]) -> dict[str, dict[str, float]]:
+def file_stats(record: dict[str, Any], names: dict[str, str]) -> dict[str, dict[str, float]]:
     """Every ``{stat}_{spelled}_ms`` number of a record: metric -> statistic -> ms."""
     out: dict[str, dict[str, float]] = {}
     for metric, spelled in names.items():
@@ -204,7 +204,7 @@ def serving_point(doc: Doc, rec: dict, client: str, where: str, line: int | None
                          f"{type(rec).__name__}", path=doc.path, line=line)
     aliases = aliases or {}
     p = Point(client=client, file=doc.path, where=where, line=line, fields={})
-    here = _loc(doc, where, line)
+    here = locator(doc, where, line)
     for name in ("duration", "completed", "failed", "total_input_tokens",
                  "total_output_tokens", "request_throughput", "output_throughput"):
         key = _first(rec, aliases.get(name, (name,)))
@@ -269,7 +269,7 @@ def _failed(rec: dict, p: Point, here: str) -> None:
 
 
 def _latency_stats(rec: dict, p: Point, names: dict[str, str], here: str) -> None:
-    found = _stats(rec, names)
+    found = file_stats(rec, names)
     done = p.fields.get("completed")
     if done == 0:
         p.warnings.append(
@@ -652,7 +652,7 @@ def _nightly_claims(doc: Doc) -> bool:
 
 def _nightly_point(doc: Doc, where: str, row: dict) -> Point:
     p = Point(client=NIGHTLY, file=doc.path, where=where, line=None, fields={})
-    here = _loc(doc, where, None)
+    here = locator(doc, where, None)
     for col, cell in row.items():
         target = _nightly_column(col)
         if target is None or cell is None:
