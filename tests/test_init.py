@@ -4,6 +4,7 @@ say, workloads labelled with the lengths really sent, and `--dry-run`."""
 
 import json
 import shutil
+from html import unescape
 
 import pytest
 
@@ -240,8 +241,10 @@ DRY_RUNS = {
                      "(llmperf result), the same run as "
                      "llmperf/llmperf-leaderboard-summary-groq_70b.json"], None),
     "prometheus": ([], ["prometheus/vllm-0.25.1-opt125m-tp2-idle-metrics.txt → vllm: used "
-                        "(a /metrics dump)"],
-                   "no benchmark result among the given files (only 3 /metrics dumps)"),
+                        "(a /metrics dump)",
+                        "no benchmark result among the given files (only 3 /metrics dumps): "
+                        "a run of the servers' own files only (results: none)"],
+                   None),
     "sglang-multi": ([], ["sglang-multi/sglang-lora_bench-1115_100_1024_128-6records.jsonl → "
                           "sglang, model not stated, in403-out255, r1000, repeat 2"], None),
     "vllm-sweep": ([], [
@@ -259,9 +262,9 @@ DRY_RUNS = {
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm: used (vLLM launch script)",
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh.at-a30decd → skipped: a vLLM "
         "launch command, but the build reads launch commands only from files named *.sh or "
-        "*.txt"],
+        "*.txt",
         "no benchmark result among the given files (only 2 launch files, 2 server logs, "
-        "8 skipped)"),
+        "8 skipped): a run of the servers' own files only (results: none)"], None),
     INFERENCEMAX: ([], [
         "inferencemax-glm51-mi355x-sglang-aiperf/README.repo.md → skipped: text, not a result",
         "/metrics_plots.png → skipped: an image",
@@ -379,3 +382,43 @@ def test_a_run_whose_every_request_failed_gets_a_workload_label_of_words(tmp_pat
     assert "    input_tokens: 0   # TODO: the files record no input length\n" in run_yaml
     html = (tmp_path / "report/f/report.en.html").read_text()
     assert "vLLM · input length not stated / 입력 길이 밝히지 않음 · r1" in html
+
+
+@needs_samples
+@pytest.mark.parametrize("folder", ["prometheus", DGX])
+def test_server_files_alone_make_a_run_that_says_it_measured_nothing(tmp_path, folder):
+    """Only /metrics dumps, or only server logs and launch scripts (the DGX folder, whose
+    client is the author's own): init drafts a run with ``results: none`` and the build
+    shows the servers' settings, and says in both languages that no throughput or latency
+    was measured, with no TODO and no section about runs or gaps."""
+    data, report = tmp_path / "data", tmp_path / "report"
+    assert _main("init", "s", REAL / folder, "--data-root", data) == 0
+    run_yaml = (data / "s/run.yaml").read_text()
+    assert "results: none" in run_yaml and "workloads: []" in run_yaml
+    assert "  - id: sglang\n" in run_yaml and "  - id: vllm\n" in run_yaml
+    assert _main("build", "s", "--data-root", data, "--report-root", report, "--no-pdf") == 0
+    for lang, words in (("en", "No benchmark client's result was given"),
+                        ("ko", "벤치마크 클라이언트의 결과 파일이 없습니다")):
+        html = unescape((report / f"s/report.{lang}.html").read_text())
+        summary = html[html.index('id="summary"'):html.index('id="environment"')]
+        assert words in summary and "TODO" not in html
+        assert "repeated runs would show" not in html and 'id="points"' not in html
+    en = (report / "s/report.en.html").read_text()
+    if folder == DGX:       # what differs between the two launch scripts is shown
+        assert "Maximum context (tokens)" in en and "65,536" in en and "262,144" in en
+
+
+def test_results_none_and_workloads_must_agree():
+    from benchreport.core.runmeta import parse_run_yaml
+
+    base = ("schema: 1\ntitle: {ko: t, en: t}\ndate: 2026-01-01\nhardware: TODO\n"
+            "model: TODO\ndeployment: TODO\nengines:\n  - {id: vllm, name: vLLM}\n")
+    with pytest.raises(ReportError, match="run.workloads is empty.*results: none"):
+        parse_run_yaml(base + "workloads: []\n", "run.yaml")
+    with pytest.raises(ReportError, match="run.results: none says the run holds no client"):
+        parse_run_yaml(base + "results: none\nworkloads:\n  - {id: w, label: w, "
+                       "input_tokens: 1, concurrency: 1}\n", "run.yaml")
+    with pytest.raises(ReportError, match="run.results can only be none"):
+        parse_run_yaml(base + "results: some\nworkloads: []\n", "run.yaml")
+    meta = parse_run_yaml(base + "results: none\nworkloads: []\n", "run.yaml")
+    assert meta.server_only and meta.workloads == ()

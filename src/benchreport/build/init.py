@@ -37,7 +37,7 @@ from ..ingest.points import (
     series_of,
 )
 from . import checksums
-from .initfiles import ENGINE_NAMES, UNNAMED, Found, no_result, survey
+from .initfiles import ENGINE_NAMES, UNNAMED, Found, held_words, no_result, survey
 
 __all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
 
@@ -378,14 +378,15 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
             _skipped(found, out)
         raise no_result(found)
     _check_targets(found)
-    if server_only:
-        out(f"{no_result(found).args[0]}: a run of the servers' own files only "
-            "(results: none); the report shows what they record")
+    note = f"{held_words(found)}: a run of the servers' own files only " \
+        "(results: none); the report shows what they record" if server_only else None
     text, missing = (draft_server_run_yaml if server_only else draft_run_yaml)(run_id, found)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
             entries = _stage(Path(tmp), run_id, found, text)
             _table(found, entries, out)
+        if note:
+            out(note)
         out("dry run: nothing written; run.yaml would be:")
         for line in text.splitlines():
             out(f"  {line}")
@@ -398,6 +399,8 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         (staging / run_id).rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if note:
+        out(note)
     _summary(run_id, folder, found, entries, missing, out)
     return folder
 

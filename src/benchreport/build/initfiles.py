@@ -462,8 +462,9 @@ _KIND_WORDS = {"metrics": ("/metrics dump", "/metrics dumps"), "log": ("server l
                "metadata": ("experiment description", "experiment descriptions")}
 
 
-def no_result(found: list[Found]) -> MissingInputError:
-    """The error for files among which no benchmark result is: what they hold instead."""
+def held_words(found: list[Found]) -> str:
+    """"no benchmark result among the given files (only 3 /metrics dumps)": what they
+    hold instead of a result."""
     from collections import Counter
 
     kinds = Counter(f.kind for f in found if f.copied)
@@ -471,8 +472,12 @@ def no_result(found: list[Found]) -> MissingInputError:
     skipped = sum(not f.copied for f in found)
     if skipped:
         held += (", " if held else "") + f"{skipped} skipped"
-    held = f" (only {held})" if held else ""
-    return MissingInputError(f"no benchmark result among the given files{held}",
+    return "no benchmark result among the given files" + (f" (only {held})" if held else "")
+
+
+def no_result(found: list[Found]) -> MissingInputError:
+    """The error for files among which no benchmark result is: what they hold instead."""
+    return MissingInputError(held_words(found),
                              hint="give the client's result files (JSON, JSON Lines, CSV) of "
                                   "vllm bench serve, sglang.bench_serving, GuideLLM, AIPerf, "
                                   "GenAI-Perf, genai-bench or llmperf")
