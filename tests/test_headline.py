@@ -40,9 +40,11 @@ SHAPES = {
     "errors": dict(engines=("alpha",), loads=(4,), repeats=1, requests=40, failures=8),
     "engines_sweep": dict(engines=("alpha", "beta"), loads=(1, 4, 16), repeats=1,
                           requests=48),
+    "sweep_slo": dict(engines=("alpha",), loads=(1, 4, 16), repeats=1, requests=48,
+                      slo={"percentile": 99, "ttft_ms": 2000, "tpot_ms": 20}),
 }
 # the shape each generated run is (the name, where it is one)
-KIND = {"errors": POINT, "engines_sweep": ENGINES}
+KIND = {"errors": POINT, "engines_sweep": ENGINES, "sweep_slo": SWEEP}
 # sentences about engines in the plural, in either language
 PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|"
                     r"two frontiers|두 엔진|엔진 사이")
@@ -296,3 +298,16 @@ def test_a_load_row_quotes_the_files_own_rate_and_says_which_it_is(built, projec
     w = _writer(built, POINT, project)
     derived = {**check, "value": 5.7, "basis": "derived"}
     assert "at 5.7 req/s (sent per second, derived from the counts" in _text([_found(w, [derived])])
+
+
+def test_a_sweep_with_an_slo_states_its_capacity(built, project):
+    _, registry, summary, *_ = built["sweep_slo"]
+    cap = registry["slo.1k.alpha.capacity"]
+    en = re.sub(r"<[^>]+>", "", summary["en"])
+    assert "Alpha: highest load within the latency objectives: " in en
+    words = {"interpolated": "interpolated between", "not reached": "every load measured "
+             "meets the objectives", "below": "even the lowest load misses an objective"}
+    assert words[cap.context["status"]] in en
+    assert "지연 목표를 지키는 가장 높은 부하는" in summary["ko"]
+    # no SLO, no capacity sentence
+    assert "latency objectives" not in re.sub(r"<[^>]+>", "", built[SWEEP][2]["en"])

@@ -371,6 +371,27 @@ def _limiting(capacity: dict) -> str:
     return parsed[1].upper() if parsed else str(capacity["limiting"])
 
 
+def all_series(w: Writer) -> list[dict[str, Any]]:
+    """The campaign's series, in run order (as the curves section lists them)."""
+    return _series(w)
+
+
+def capacity_words(w: Writer, s: dict[str, Any]) -> Markup:
+    """A series' capacity within the SLO in words, chosen by its figure's status."""
+    t = w.t
+    fid = ids.slo(s["workload"], s["key"], "capacity")
+    c = w.registry[fid].context
+    status = c.get("status")
+    if status == INTERPOLATED:
+        return sentence(t["campaign.capacity_interpolated"], value=_with_interval(w, fid),
+                        low=c["between"][0], high=c["between"][1], metric=_limiting(c))
+    if status == NOT_REACHED:
+        return sentence(t["campaign.capacity_not_reached"], value=w.fig(fid))
+    if status == BELOW:
+        return sentence(t["campaign.capacity_below"], load=s["loads"][0])
+    return sentence(t["campaign.capacity_none"])
+
+
 def capacity_section(w: Writer) -> Section:
     t = w.t
     series = _series(w)
@@ -387,18 +408,7 @@ def capacity_section(w: Writer) -> Section:
         fid = ids.slo(s["workload"], s["key"], "capacity")
         if not w.has(fid):
             continue
-        c = w.registry[fid].context
-        status = c.get("status")
-        if status == INTERPOLATED:
-            cap = sentence(t["campaign.capacity_interpolated"], value=_with_interval(w, fid),
-                           low=c["between"][0], high=c["between"][1],
-                           metric=_limiting(c))
-        elif status == NOT_REACHED:
-            cap = sentence(t["campaign.capacity_not_reached"], value=w.fig(fid))
-        elif status == BELOW:
-            cap = sentence(t["campaign.capacity_below"], load=s["loads"][0])
-        else:
-            cap = sentence(t["campaign.capacity_none"])
+        cap = capacity_words(w, s)
         out_fid = ids.slo(s["workload"], s["key"], "capacity_output")
         cost_fid = ids.cost(s["workload"], s["key"], "at_capacity")
         rows.append([Markup(escape(series_name(w, s))), cap,

@@ -41,7 +41,15 @@ from ..core.verdicts import (
     UNVERIFIED,
     VALID,
 )
-from .campaign import WORDS, point_label, series_name, validity_ids, workload_label
+from .campaign import (
+    WORDS,
+    all_series,
+    capacity_words,
+    point_label,
+    series_name,
+    validity_ids,
+    workload_label,
+)
 from .narrative_base import Writer
 
 # failures at or above 1% of a point's requests lead the headline: at that share the
@@ -298,6 +306,20 @@ def _saturation(w: Writer, fid: str) -> list[Markup]:
                      loads=w.link(fid, _loads_words(w, c, c["saturated"])))]
 
 
+def _capacity(w: Writer, fid: str) -> list[Markup]:
+    """The series' capacity within the SLO, where one is set (the capacity figure)."""
+    c = w.registry[fid].context
+    key = ids.series(c["engine"], c.get("variant", ""))
+    if not w.has(ids.slo(c["workload"], key, "capacity")):
+        return []
+    series = next((s for s in all_series(w)
+                   if s["workload"] == c["workload"] and s["key"] == key), None)
+    if series is None:
+        return []
+    return [sentence(w.t["headline.capacity"], series=_series_label(w, c),
+                     capacity=capacity_words(w, series))]
+
+
 def _key(w: Writer, fid: str) -> tuple[str, str, str]:
     c = w.registry[fid].context
     return c["workload"], c["engine"], c.get("variant", "")
@@ -313,6 +335,7 @@ def _sweeps(w: Writer, peaks: list[str]) -> list[Markup]:
             out.append(_growth(w, growth[_key(w, fid)]))
         if _key(w, fid) in knees:
             out += _saturation(w, knees[_key(w, fid)])
+        out += _capacity(w, fid)
     return out + _more(w, len(peaks))
 
 

@@ -81,6 +81,7 @@ CHOSEN_BY = {
     **{f"headline.{k}": "curve.<w>.<s>.peak" for k in ("sweep_rising", "sweep_peak")},
     **{f"headline.{k}": "curve.<w>.<s>.ttft_growth" for k in ("ttft_grows", "ttft_flat")},
     "headline.saturated": "curve.<w>.<s>.knee",
+    "headline.capacity": "slo.<w>.<s>.capacity",
     **{f"headline.{k}": "curve.<w>.<s>.<l>.spread" for k in ("repeats_agree",
                                                                "repeats_differ")},
     "finding.gap_inconsistent": "e2e.<w>.gap.where",
