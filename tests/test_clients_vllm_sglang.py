@@ -391,7 +391,8 @@ def test_reduced_key_set_does_not_crash():
            "p95_ttft_ms": 40.0, "p99_ttft_ms": 44.0}
     [p] = read_text(json.dumps(rec))
     assert p.fields == {"request_rate": 4.0, "mean_ttft_ms": 30.5, "median_ttft_ms": 28.0,
-                        "p99_ttft_ms": 44.0}                 # p95 dropped, nothing invented
+                        "p99_ttft_ms": 44.0,                 # p95 dropped, nothing invented
+                        "requests_asked": 50}                # the file's num_prompts
     assert p.record()["failed"] is None and "duration" not in p.record()
     assert p.load == {"kind": "rate", "max_concurrency": None, "request_rate": 4.0,
                       "arrival": "poisson"}

@@ -116,10 +116,11 @@ def rule(v: Validity, name: str) -> Check:
 def test_clean_point_is_valid_and_says_which_checks_could_not_run():
     v = check_point(point())
     assert (v.point, v.verdict, codes(v)) == ("vllm.chat.c16.r1", VALID, ())
-    # every rule ran or says why not: no requests asked, no TTFT, no per-request rows
+    # every rule ran or says why not: no requests asked, no lower load to hold its wait
+    # (E2E latency: it has no TTFT) to, no per-request rows
     assert [c.rule for c in v.checks] == list(ORDER[1:])
     assert [(c.rule, c.missing) for c in v.not_evaluable] == [
-        (SENT_ALL, ("requests_asked",)), (QUEUED, ("ttft",)), (WARMUP, ("rows",))]
+        (SENT_ALL, ("requests_asked",)), (QUEUED, ("lower_load",)), (WARMUP, ("rows",))]
     assert {c.rule for c in v.checks if c.severity == PASSED} == {
         FAILED, LOAD, FEW_FOR_P99, SHORT_OUTPUT, SHORT_RUN}
 
@@ -691,3 +692,14 @@ def test_genai_perf_files_without_counts_are_unverified():
     for v in check_points(points, None):
         assert all(c.severity == NOT_EVALUABLE for c in v.checks)
         assert v.verdict == UNVERIFIED
+
+
+@needs_samples
+def test_the_requests_asked_come_from_the_file_when_run_yaml_does_not_say():
+    """vLLM's result files record num_prompts (200 for the QPS sweep): the requests-sent
+    check runs on it instead of lacking the number asked."""
+    points = _rows_of("vllm-sweep", "vllm-ascend*")
+    assert [p["requests_asked"] for p in points] == [200] * 4
+    for v in check_points(points, None):
+        sent = rule(v, "sent_all")
+        assert (sent.severity, sent.value, sent.limit) == (PASSED, 200.0, 200.0)

@@ -236,6 +236,10 @@ def serving_point(doc: Doc, rec: dict, client: str, where: str, line: int | None
 
     _requests(doc, rec, p, here)
     _failed(rec, p, here)
+    asked = rec.get("num_prompts")
+    if _is_num(asked) and asked > 0:        # the requests the client was asked to send
+        p.fields["requests_asked"] = _whole(asked)
+        p.sources["requests_asked"] = "num_prompts"
     _check_counts(p, here)
     _latency_stats(rec, p, names, here)
     p.load = load_of(p.fields.get("max_concurrency"), rate, rec.get("burstiness"),
