@@ -406,6 +406,10 @@ def test_server_files_alone_make_a_run_that_says_it_measured_nothing(tmp_path, f
     en = (report / "s/report.en.html").read_text()
     if folder == DGX:       # what differs between the two launch scripts is shown
         assert "Maximum context (tokens)" in en and "65,536" in en and "262,144" in en
+        # vLLM's --speculative-config names no method: said so, never "None"
+        assert "(method not stated), 15 draft tokens" in en and "None, 15" not in en
+        ko = unescape((report / "s/report.ko.html").read_text())
+        assert "(방식을 적지 않음), 초안 토큰 15개" in ko
 
 
 def test_results_none_and_workloads_must_agree():

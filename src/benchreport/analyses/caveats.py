@@ -137,7 +137,10 @@ def _speculative(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, 
     flags = cfg["flags"] if cfg else {}
     spec = speculative_config(flags)
     if spec is not None:
-        text = f"{spec.get('method')}, {spec.get('num_speculative_tokens')} draft tokens"
+        # a config with no method leaves vLLM to infer it from the draft model: not stated
+        method = spec.get("method") or "(method not stated)"
+        n = spec.get("num_speculative_tokens")
+        text = method + (f", {n} draft tokens" if n is not None else "")
         return text, f"{cfg['file']}:{cfg['lines'].get('speculative_config', 1)}"
     if "speculative_algorithm" in flags:
         n = flags.get("speculative_num_draft_tokens")

@@ -14,7 +14,7 @@ from ..core.records import Run
 
 # words benchreport writes into a setting's value (analyses.caveats): worded per language
 _DRAFTS = re.compile(r"(\d+) draft tokens\b")
-_NOTE = re.compile(r"\((default|auto)\)")
+_NOTE = re.compile(r"\((default|auto|method not stated)\)")
 _WORDS = ("default", "non-adaptive")
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -52,7 +52,7 @@ class Writer:
         if value.isdigit() and len(value) > 3:      # a token count: grouped like every number
             return format_number(int(value), 0)
         value = _DRAFTS.sub(lambda m: t["settingword.draft_tokens"].format(n=m[1]), value)
-        value = _NOTE.sub(lambda m: f"({t['settingword.' + m[1]]})", value)
+        value = _NOTE.sub(lambda m: f"({t['settingword.' + m[1].replace(' ', '_')]})", value)
         return t["settingword." + value] if value in _WORDS else value
 
     def in_seconds(self, fig: Figure) -> bool:
