@@ -199,16 +199,20 @@ def test_building_twice_gives_byte_identical_outputs(mini_build, project):
 def test_article_has_its_sections_and_accessible_charts(built):
     for lang in ("ko", "en"):
         html = (built / f"report.{lang}.html").read_text()
-        for sid in ("summary", "environment", "results", "decode", "prefill", "caveats",
-                    "conclusion", "derivation", "inputs"):
+        for sid in ("summary", "environment", "results", "caveats", "conclusion",
+                    "derivation", "inputs"):
             assert f'<section id="{sid}">' in html, (lang, sid)
+        # no server log: no decode or prefill section, whose every line would say so
+        for sid in ("decode", "prefill"):
+            assert f'<section id="{sid}">' not in html, (lang, sid)
         assert '<svg role="img" aria-label="' in html
     for page in (built / "notebooks").glob("*.html"):
         assert not re.search(r"""(?:src|href)=["']?https?:""", page.read_text()), page.name
     t_en = _text((built / "report.en.html").read_text())
     assert "At 1K: vLLM completed the benchmark first, 1.25× as fast." in t_en
     assert "At 4K: SGLang completed the benchmark first, 1.25× as fast." in t_en
-    assert "no engine log covers this benchmark" in t_en        # the decode section says why
+    assert "no engine log covers this benchmark" not in t_en
+    assert "The run holds no launch settings and no server logs" in t_en    # said once
 
 
 def test_blog_markdown_has_front_matter_and_images(built):

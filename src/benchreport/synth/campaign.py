@@ -420,6 +420,7 @@ def vllm_result(t: PointTruth, model: str) -> tuple[str, dict[str, Any]]:
                                      "total_output_tokens", "request_throughput",
                                      "output_throughput", "max_concurrency")}
     fields["request_rate"] = "inf"
+    fields["requests_asked"] = q.n                 # the file's num_prompts
     for metric in ("ttft", "tpot", "itl", "e2el"):
         for stat in ("mean", "median", "std", "p90", "p99"):
             fields[f"{stat}_{metric}_ms"] = result[f"{stat}_{metric}_ms"]
@@ -728,6 +729,7 @@ def aiperf_files(t: PointTruth, model: str, input_tokens: int, output_tokens: in
                           ("std", "std")):
             fields[f"{stat}_{metric}_ms"] = m[src] * 1.0
     fields["max_concurrency"] = t.concurrency
+    fields["requests_asked"] = q.n                 # input_config.loadgen.request_count
     return json.dumps(doc, indent=2), "\n".join(lines) + "\n", fields
 
 
