@@ -463,11 +463,6 @@ def _asked(run: Run, p: dict[str, Any]) -> dict[str, Any]:
     return {**p, "num_prompts_target": asked}
 
 
-def _finite(x: float | None) -> float | None:
-    """A load to sort by, None for an unbounded one (JSON holds no infinity)."""
-    return x if x is not None and math.isfinite(x) else None
-
-
 def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list[Figure]]:
     """Every point's checks (``analyses.validity``), single-point runs included: the
     verdicts by point id, and one figure ``point.<p>.validity`` per point whose context

@@ -738,17 +738,16 @@ def baselines(points: list[dict]) -> dict[Any, float]:
         series.setdefault(key, []).append(p)
     out: dict[Any, float] = {}
     for members in series.values():
-        timed = [p for p in members if wait_of(p)[0] is not None
-                 and (_num(p.get("completed")) or 0) > 0]
-        loads = sorted({load_value(p) for p in timed if load_value(p) is not None})
+        waits = [wait_of(p) for p in members]
+        timed = [(p, w) for p, w in zip(members, waits, strict=True)
+                 if w[0] is not None and (_num(p.get("completed")) or 0) > 0]
+        loads = sorted({load_value(p) for p, _ in timed if load_value(p) is not None})
         if len(loads) < 2:
             continue
-        for p in members:
-            basis = wait_of(p)[1]
+        for p, (_, basis) in zip(members, waits, strict=True):
             if load_value(p) is None or load_value(p) <= loads[0] or basis is None:
                 continue
-            low = [wait_of(q)[0] for q in timed
-                   if load_value(q) == loads[0] and wait_of(q)[1] == basis]
+            low = [w[0] for q, w in timed if load_value(q) == loads[0] and w[1] == basis]
             if low:
                 out[p.get("point")] = statistics.fmean(low)
     return out

@@ -41,7 +41,7 @@ CURVE_COLUMNS = ("output_throughput", "output_throughput_per_gpu", "median_ttft_
                  "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "median_e2el_ms", "goodput")
 
 
-def _series(w: Writer) -> list[dict[str, Any]]:
+def all_series(w: Writer) -> list[dict[str, Any]]:
     """One entry per series (workload, key, engine, variant, kind, loads in order)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for fid, fig in w.registry.items():
@@ -113,7 +113,7 @@ def _num(w: Writer, fig: Figure, value: float) -> str:
 
 
 def campaign_sections(w: Writer) -> list[Section]:
-    if not w.has(ids.campaign("points")) or not _series(w):
+    if not w.has(ids.campaign("points")) or not all_series(w):
         return [s for s in (validity_section(w),) if s is not None]
     return [s for s in (curves_section(w), pareto_section(w), capacity_section(w),
                         validity_section(w)) if s is not None]
@@ -134,7 +134,7 @@ def _setup(w: Writer) -> list[Markup]:
 
 def curves_section(w: Writer) -> Section | None:
     t = w.t
-    series = _series(w)
+    series = all_series(w)
     paras = _setup(w) + key_findings(w)
     for s in series:
         fid = ids.curve_series(s["workload"], s["key"], "knee")
@@ -371,11 +371,6 @@ def _limiting(capacity: dict) -> str:
     return parsed[1].upper() if parsed else str(capacity["limiting"])
 
 
-def all_series(w: Writer) -> list[dict[str, Any]]:
-    """The campaign's series, in run order (as the curves section lists them)."""
-    return _series(w)
-
-
 def capacity_words(w: Writer, s: dict[str, Any]) -> Markup:
     """A series' capacity within the SLO in words, chosen by its figure's status."""
     t = w.t
@@ -394,7 +389,7 @@ def capacity_words(w: Writer, s: dict[str, Any]) -> Markup:
 
 def capacity_section(w: Writer) -> Section:
     t = w.t
-    series = _series(w)
+    series = all_series(w)
     if not w.has(ids.campaign("slo.percentile")):
         return Section(id="capacity", heading=t["section.capacity"],
                        paragraphs=[sentence(t["campaign.no_slo"])])
@@ -521,7 +516,7 @@ def validity_section(w: Writer) -> Section | None:
                      _unrun(w, checks),
                      Markup(escape(", ".join(t[f"validity.rule.{c['rule']}"] for c in checks
                                              if c["severity"] == PASSED) or "–"))])
-    if w.has(ids.campaign("points")) and any(len(s["loads"]) > 1 for s in _series(w)):
+    if w.has(ids.campaign("points")) and any(len(s["loads"]) > 1 for s in all_series(w)):
         paras = [sentence(t["campaign.validity"], points=w.fig(ids.campaign("points")),
                           valid=w.fig(ids.campaign("valid")),
                           flagged=w.fig(ids.campaign("flagged")),
@@ -584,7 +579,7 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
                 above=w.name(str(w.registry[seg(2, "leader")].value))))
         out += _capacity_conclusion(w, wid, c, label)
     if not out:                     # one engine: what its curves show
-        out = [x for x in (knee_sentence(w, s) for s in _series(w)
+        out = [x for x in (knee_sentence(w, s) for s in all_series(w)
                            if w.has(ids.curve_series(s["workload"], s["key"], "knee")))
                if x is not None]
     return out

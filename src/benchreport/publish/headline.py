@@ -120,9 +120,7 @@ def shape_of(w: Writer) -> Shape:
 
 def _engine_list(w: Writer) -> str:
     """The run's engines by name: "vLLM and SGLang" / "vLLM 및 SGLang"."""
-    names = [e.name for e in w.run.meta.engines]
-    return ", ".join(names[:-1]) + f" {w.t['conclusion.and']} " + names[-1] if len(names) > 1 \
-        else names[0]
+    return w.and_list([e.name for e in w.run.meta.engines])
 
 
 def run_failed(w: Writer) -> bool:
@@ -373,18 +371,20 @@ def _repeats(w: Writer, fid: str, group: list[PointView]) -> Markup:
 
 
 def _point_sentences(w: Writer, points: list[PointView]) -> list[Markup]:
-    """One sentence per point, except that a load's repeats share one (with their spread)."""
-    out: list[Markup] = []
+    """One sentence per point, except that a load's repeats share one (with their spread),
+    at the place of the load's first repeat."""
+    order: list[PointView | str] = []          # a point, or the spread figure of a load
     groups: dict[str, list[PointView]] = {}
     for p in points:
         fid = _spread_of(w, p)
         if fid is None:
-            out.append(_point_sentence(w, p))
-        else:
-            if fid not in groups:
-                out.append(Markup(fid))          # its place, filled below
-            groups.setdefault(fid, []).append(p)
-    return [_repeats(w, str(m), groups[str(m)]) if str(m) in groups else m for m in out]
+            order.append(p)
+            continue
+        if fid not in groups:
+            order.append(fid)
+        groups.setdefault(fid, []).append(p)
+    return [_repeats(w, x, groups[x]) if isinstance(x, str) else _point_sentence(w, x)
+            for x in order]
 
 
 def _per_series(w: Writer, shape: Shape) -> list[Markup]:

@@ -113,6 +113,12 @@ class Writer:
                  if (ids.parse_point(fid) or ("", ""))[1] == "validity"}
         return [e.id for e in self.run.meta.engines if e.id in found]
 
+    def and_list(self, names: list[str]) -> str:
+        """Names joined as the reader's language lists them: "A, B and C" / "A, B 및 C"."""
+        if len(names) < 2:
+            return "".join(names)
+        return ", ".join(names[:-1]) + f" {self.t['conclusion.and']} " + names[-1]
+
     def one_engine(self) -> bool:
         """One engine measured; with no point figures at all, one engine in run.yaml."""
         measured = self.measured_engines()

@@ -637,9 +637,8 @@ def conclusion_section(w: Writer) -> Section:
     if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
         paras.append(sentence(t["conclusion.single_run"]))
     elif not compared and len(w.measured_engines()) > 1:
-        names = [w.engine_name(e) for e in w.measured_engines()]
-        paras.append(sentence(t["conclusion.not_compared"], engines=", ".join(names[:-1])
-                              + f" {t['conclusion.and']} " + names[-1]))
+        paras.append(sentence(t["conclusion.not_compared"], engines=w.and_list(
+            [w.engine_name(e) for e in w.measured_engines()])))
     if not w.run.meta.server_only and any(ids.parse_setting(k) is not None
                                           for k in w.registry) and \
             w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
