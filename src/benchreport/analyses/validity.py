@@ -55,8 +55,9 @@ Rules, in the order they are reported:
     half the duration). At or above ``load_share`` × the target: passed. Below it, the
     requests' wait decides: median TTFT (else mean; where the file holds no TTFT, the
     median or mean E2E latency, which also holds decode time) at least ``queue_ratio`` ×
-    the lowest load's, on the same basis, of the same series (engine, workload, variant): ``rate_saturated`` (saturated:
-    requests were sent and queued; the server could not keep up). At most
+    the lowest load's, on the same basis, of the same series (engine, workload, variant):
+    ``rate_saturated`` (saturated: requests were sent and queued; the server could not
+    keep up). At most
     ``no_queue_ratio`` × it: ``load_not_driven`` (invalid: the server was not queueing,
     so the requests were not sent at that rate). In between, or with no lower load or no
     TTFT to compare: ``load_unclear`` (cannot tell). These outcomes are judged on the
