@@ -167,3 +167,21 @@ def test_another_engine_first_contradicts_a_speedup_claim():
     reg["e2e.64k.faster"] = Figure(id="e2e.64k.faster", value="vllm", unit="engine",
                                    method="test")
     assert check_claim(_claim(check, 1.5, 0.1), reg, {}, set()).verdict == CONFIRMED
+
+
+def test_lowest_and_highest_name_the_figure_that_holds_the_extreme():
+    """"Best TTFT 0.260 s" names no point: the least of the matching figures is checked,
+    and the verdict says which figure holds it."""
+    reg = _reg(c__a__v__c1__ttft=260.0, c__b__v__c4__ttft=480.0, c__a__s__c1__ttft=194.0,
+               c__b__s__c4__ttft=193.0)
+    check = {"lowest": {"vllm": "c.*.v.*.ttft", "sglang": "c.*.s.*.ttft"}}
+    v = check_claim(_claim(check, {"vllm": 260, "sglang": 193}, 1), reg, {}, set())
+    assert (v.verdict, v.reason) == (CONFIRMED, "lowest_within")
+    assert v.recomputed == {"vllm": 260.0, "sglang": 193.0}
+    assert v.params["which"] == ["vllm: c.a.v.c1.ttft", "sglang: c.b.s.c4.ttft"]
+    v = check_claim(_claim(check, {"vllm": 250, "sglang": 193}, 1), reg, {}, set())
+    assert (v.verdict, v.reason, v.params["keys"]) == (DIFFERS, "lowest_differs", ["vllm"])
+    v = check_claim(_claim({"highest": {"x": "c.*.v.*.ttft"}}, {"x": 480}, 1), reg, {}, set())
+    assert (v.verdict, v.recomputed) == (CONFIRMED, {"x": 480.0})
+    v = check_claim(_claim({"lowest": {"x": "nothing.*"}}, {"x": 1}, 1), reg, {}, set())
+    assert v.reason == "missing"

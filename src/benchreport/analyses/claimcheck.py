@@ -17,6 +17,9 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
 - ``linear: {change: id, context: id}`` with ``within``: a quantity changed in proportion
   to the context (change ÷ context within ``within`` of 1).
 - ``at_least: {id: value}``: each figure is at least the value (for example a share).
+- ``lowest: {key: pattern}`` / ``highest: {key: pattern}``: the published value against the
+  least (greatest) of the figures whose ids match the pattern (``*`` as in a file glob), for
+  a claim such as "best TTFT" that names no one point.
 
 A claim marked ``causal: true`` states a cause. Data that agree with it make it
 "consistent with the data", never "confirmed": a cause is not measured.
@@ -72,7 +75,8 @@ class Verdict:
 
 
 # A reason whose list is of pairs or settings reads best with its items apart by "; "
-_LIST_JOIN = {"setting_differs": "; ", "not_similar": "; "}
+_LIST_JOIN = {"setting_differs": "; ", "not_similar": "; ", "lowest_within": "; ",
+              "lowest_differs": "; ", "highest_within": "; ", "highest_differs": "; "}
 
 
 def _flat(reason: str, value: Any) -> str:
@@ -366,6 +370,33 @@ def check_at_least(cx: Context, check: dict) -> Verdict:
     return v
 
 
+def check_extreme(cx: Context, check: dict) -> Verdict:
+    """The least (``lowest``) or greatest (``highest``) figure of each key's pattern against
+    the published value of that key; the verdict names the figure that holds it."""
+    v = _new(cx)
+    which = "lowest" if "lowest" in check else "highest"
+    published = cx.claim.value if isinstance(cx.claim.value, dict) else {"value": cx.claim.value}
+    got, held, wrong = {}, [], []
+    for key, pattern in check[which].items():
+        found = [(_num(f.value), fid) for fid, f in sorted(cx.registry.items())
+                 if fnmatch.fnmatchcase(fid, pattern) and _num(f.value) is not None]
+        if not found:
+            continue
+        value, fid = (min if which == "lowest" else max)(found)
+        got[key] = value
+        v.figures.append(fid)
+        held.append(f"{key}: {fid}")
+        if key in published and not _close(published[key], value, _tolerance(cx.claim, key)):
+            wrong.append(key)
+    v.recomputed = got
+    if not got:
+        return _missing(v, list(check[which].values()))
+    v.params = {"which": held, "keys": wrong}
+    v.verdict, v.reason = (DIFFERS, f"{which}_differs") if wrong else \
+        (CONFIRMED, f"{which}_within")
+    return v
+
+
 CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("figure", "figures"): check_figures,
     ("sequence",): check_sequence,
@@ -379,6 +410,7 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("winner",): check_winner,
     ("linear",): check_linear,
     ("at_least",): check_at_least,
+    ("lowest", "highest"): check_extreme,
 }
 ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, CONSISTENT, CONFIRMED)
 
