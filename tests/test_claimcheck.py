@@ -185,3 +185,12 @@ def test_lowest_and_highest_name_the_figure_that_holds_the_extreme():
     assert (v.verdict, v.recomputed) == (CONFIRMED, {"x": 480.0})
     v = check_claim(_claim({"lowest": {"x": "nothing.*"}}, {"x": 1}, 1), reg, {}, set())
     assert v.reason == "missing"
+
+
+def test_exceeds_checks_an_order_the_claim_states():
+    reg = _reg(a=70.6, b=39.5, c=10.0)
+    v = check_claim(_claim({"exceeds": [["a", "b"], ["b", "c"]]}), reg, {}, set())
+    assert (v.verdict, v.reason) == (CONFIRMED, "order_same")
+    v = check_claim(_claim({"exceeds": [["b", "a"]]}), reg, {}, set())
+    assert (v.verdict, v.params["which"]) == (CONTRADICTED, ["b 39.5 ≤ a 70.6"])
+    assert check_claim(_claim({"exceeds": [["x", "a"]]}), reg, {}, set()).reason == "missing"

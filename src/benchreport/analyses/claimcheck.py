@@ -20,6 +20,8 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
 - ``lowest: {key: pattern}`` / ``highest: {key: pattern}``: the published value against the
   least (greatest) of the figures whose ids match the pattern (``*`` as in a file glob), for
   a claim such as "best TTFT" that names no one point.
+- ``exceeds: [[a, b], …]``: figure a is greater than figure b in every pair (an order the
+  claim states, such as "SGLang leads on the repeated prefix").
 
 A claim marked ``causal: true`` states a cause. Data that agree with it make it
 "consistent with the data", never "confirmed": a cause is not measured.
@@ -76,7 +78,8 @@ class Verdict:
 
 # A reason whose list is of pairs or settings reads best with its items apart by "; "
 _LIST_JOIN = {"setting_differs": "; ", "not_similar": "; ", "lowest_within": "; ",
-              "lowest_differs": "; ", "highest_within": "; ", "highest_differs": "; "}
+              "lowest_differs": "; ", "highest_within": "; ", "highest_differs": "; ",
+              "order_same": "; ", "order_differs": "; "}
 
 
 def _flat(reason: str, value: Any) -> str:
@@ -397,6 +400,26 @@ def check_extreme(cx: Context, check: dict) -> Verdict:
     return v
 
 
+def check_exceeds(cx: Context, check: dict) -> Verdict:
+    """Each pair's first figure is greater than its second."""
+    v = _new(cx)
+    got, wrong = {}, []
+    for a, b in check["exceeds"]:
+        v.figures += [a, b]
+        va, vb = _num(cx.fig(a)), _num(cx.fig(b))
+        if va is None or vb is None:
+            continue
+        got[f"{a} vs {b}"] = [va, vb]
+        if not va > vb:
+            wrong.append(f"{a} {va:g} ≤ {b} {vb:g}")
+    v.recomputed = got
+    if not got:
+        return _missing(v, v.figures)
+    v.params = {"which": wrong or list(got)}
+    v.verdict, v.reason = (CONTRADICTED, "order_differs") if wrong else (CONFIRMED, "order_same")
+    return v
+
+
 CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("figure", "figures"): check_figures,
     ("sequence",): check_sequence,
@@ -411,6 +434,7 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("linear",): check_linear,
     ("at_least",): check_at_least,
     ("lowest", "highest"): check_extreme,
+    ("exceeds",): check_exceeds,
 }
 ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, CONSISTENT, CONFIRMED)
 

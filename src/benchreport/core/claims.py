@@ -21,7 +21,8 @@ REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_diff
            "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
            "at_least", "below", "cold_start", "cause_not_measured", "not_derivable",
            "sources_disagree", "winner_differs", "winner_same", "lowest_within",
-           "lowest_differs", "highest_within", "highest_differs")
+           "lowest_differs", "highest_within", "highest_differs", "order_same",
+           "order_differs")
 
 
 
