@@ -381,3 +381,23 @@ def test_the_blog_export_keeps_the_assumed_settings(reference_build):
     assert "### 공개된 글에 나오지 않아 가정한 설정" in ko
     assert "| SGLang --mem-fraction-static | 0.88 — 글은 정적 메모리 비율을 언급하지만 " \
            "값은 적지 않았습니다 |" in ko
+
+
+def test_prefix_and_kv_cache_per_window_on_each_engines_own_basis(reference):
+    """Read from the logs by hand: vLLM's KV usage peaks at 21.3% (server.log:83) in the 64K
+    window and 63.2% (:153) at 200K; SGLang's token usage at 0.03 (:54) and 0.08; no prefix
+    hits anywhere. vLLM's hit rate is its rolling rate, SGLang's exact per window."""
+    _, f, _ = reference
+    assert (f["cache.64k.vllm.kv_usage_peak_pct"].value,
+            f["cache.64k.vllm.kv_usage_peak_pct"].sources[0].lines) == (21.3, (83,))
+    assert (f["cache.200k.vllm.kv_usage_peak_pct"].value,
+            f["cache.200k.vllm.kv_usage_peak_pct"].sources[0].lines) == (63.2, (153,))
+    assert (f["cache.64k.sglang.kv_usage_peak_pct"].value,
+            f["cache.64k.sglang.kv_usage_peak_pct"].sources[0].lines) == (3.0, (54,))
+    assert f["cache.200k.sglang.kv_usage_peak_pct"].value == 8.0
+    for w in ("64k", "200k"):
+        assert f[f"cache.{w}.vllm.prefix_hit_pct"].value == 0.0
+        assert f[f"cache.{w}.vllm.prefix_hit_pct"].context["basis"] == "rolling"
+        hit = f[f"cache.{w}.sglang.prefix_hit_pct"]
+        assert (hit.value, hit.context["basis"], hit.context["cached"]) == (0.0, "window", 0)
+    assert f["cache.200k.sglang.prefix_hit_pct"].context["computed"] == 10 * 200000

@@ -180,6 +180,11 @@ def spec(w: str, engine: str, name: str) -> str:
     return _join("spec", w, engine, name)
 
 
+def cache(w: str, engine: str, name: str) -> str:
+    """``cache.<w>.<e>.<name>``: the prefix cache and KV cache of one engine in one window."""
+    return _join("cache", w, engine, name)
+
+
 def model_decode(engine: str, name: str) -> str:
     return _join("model", "decode", engine, name)
 
@@ -447,7 +452,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server")
+            "server", "cache")
 
 
 def well_formed(fid: str) -> bool:

@@ -36,6 +36,7 @@ from .sections import (
     prefill_section,
     settings_section,
     spec_section,
+    cache_section,
 )
 from .server import server_section
 
@@ -338,6 +339,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
         points_section(w), *campaign_sections(w), decode_section(w), prefill_section(w), spec_section(w),
+        cache_section(w),
         server_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
         _conclusion(w)) if s is not None]

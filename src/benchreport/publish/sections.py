@@ -438,6 +438,8 @@ def prefill_section(w: Writer) -> Section | None:
 def spec_section(w: Writer) -> Section | None:
     t = w.t
     rows, paras = [], [sentence(t["spec.intro"])]
+    if any(wl.dataset == "random" for wl in w.run.meta.workloads):
+        paras.append(sentence(t["spec.random"]))
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
             base = partial(ids.spec, wl.id, e.id)
@@ -452,6 +454,29 @@ def spec_section(w: Writer) -> Section | None:
     return Section("spec", t["heading.spec"], paras,
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
                                   t["table.acceptance"]], rows=rows, numeric=(2, 3))])
+
+
+def cache_section(w: Writer) -> Section | None:
+    """Prefix-cache hit rate (on each engine's own basis) and peak KV-cache usage."""
+    t = w.t
+    rows = []
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            base = partial(ids.cache, wl.id, e.id)
+            if not (w.has(base("prefix_hit_pct")) or w.has(base("kv_usage_peak_pct"))):
+                continue
+            basis = w.registry[base("prefix_hit_pct")].context.get("basis") \
+                if w.has(base("prefix_hit_pct")) else None
+            rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
+                         _cell(w, base("prefix_hit_pct")),
+                         Markup(escape(t[f"cache.basis_{basis}"])) if basis else Markup(""),
+                         _cell(w, base("kv_usage_peak_pct"))])
+    if not rows:
+        return None
+    return Section("cache", t["heading.cache"], [sentence(t["cache.intro"])],
+                   [Table(header=[t["table.workload"], t["table.engine"], t["table.prefix_hit"],
+                                  t["table.hit_basis"], t["table.kv_peak"]], rows=rows,
+                          numeric=(2, 4))])
 
 
 def caveats_section(w: Writer, caveats: dict) -> Section:

@@ -1,0 +1,91 @@
+"""The prefix cache and the KV cache, as each engine's log reports them in a benchmark window.
+
+The two engines do not report the same quantity, so each figure says which it is:
+
+- SGLang's ``Prefill batch`` lines give, per admitted batch, the prompt tokens found in the
+  prefix cache (``#cached-token``) and those computed (``#new-token``): the window's hit rate
+  is cached ÷ (cached + computed) over its lines, exact for the window.
+- vLLM's ``Engine 000`` line prints ``Prefix cache hit rate`` as a rolling rate over its
+  most recent ~1000 requests, not per interval: the figure is the rate on the window's last
+  stats line, and it includes every request before the window that is still in that span.
+
+KV-cache usage is the highest share the window's lines print (vLLM ``GPU KV cache usage``,
+SGLang ``full token usage`` for a hybrid sliding-window model, else ``token usage``).
+"""
+
+from __future__ import annotations
+
+from ..core import ids
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, Run
+
+WINDOW, ROLLING = "window", "rolling"
+
+
+def _src(recs: list[dict]) -> tuple[Source, ...]:
+    return (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                   lines=tuple(int(r["line"]) for r in recs)),)
+
+
+def _num(r: dict, key: str) -> float | None:
+    value = r.get(key)
+    return None if value in (None, "") else float(value)
+
+
+def _sglang_hits(fid, ctx: dict, recs: list[dict]) -> list[Figure]:
+    rows = [r for r in recs if _num(r, "new_token") is not None]
+    cached = sum(int(_num(r, "cached_token") or 0) for r in rows)
+    computed = sum(int(_num(r, "new_token") or 0) for r in rows)
+    if not rows or cached + computed == 0:
+        return []
+    return [Figure(id=fid("prefix_hit_pct"), value=100 * cached / (cached + computed),
+                   unit="%", decimals=1, sources=_src(rows),
+                   context={**ctx, "basis": WINDOW, "cached": cached, "computed": computed},
+                   method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over the "
+                          "window's Prefill batch lines: prompt tokens found in the prefix "
+                          "cache over all prompt tokens admitted in the window")]
+
+
+def _vllm_hits(fid, ctx: dict, recs: list[dict]) -> list[Figure]:
+    rows = [r for r in recs if _num(r, "prefix_cache_hit_rate_pct") is not None]
+    if not rows:
+        return []
+    last = max(rows, key=lambda r: int(r["line"]))
+    return [Figure(id=fid("prefix_hit_pct"), value=_num(last, "prefix_cache_hit_rate_pct"),
+                   unit="%", decimals=1, sources=_src([last]),
+                   context={**ctx, "basis": ROLLING},
+                   method="'Prefix cache hit rate' on the window's last Engine stats line: "
+                          "vLLM's rolling rate over its most recent ~1000 requests (hit "
+                          "tokens ÷ queried tokens), so it includes requests before the "
+                          "window")]
+
+
+def _usage(fid, ctx: dict, recs: list[dict], key: str, label: str) -> list[Figure]:
+    rows = [r for r in recs if _num(r, key) is not None]
+    if not rows:
+        return []
+    top = max(rows, key=lambda r: (_num(r, key), -int(r["line"])))
+    scale = 1 if key.endswith("_pct") else 100      # SGLang prints a fraction
+    return [Figure(id=fid("kv_usage_peak_pct"), value=scale * _num(top, key), unit="%",
+                   decimals=1, sources=_src([top]), context=ctx,
+                   method=f"the highest '{label}' printed on the window's lines")]
+
+
+def cache_figures(run: Run, ing: Ingested) -> list[Figure]:
+    """Prefix-cache hit rate and peak KV-cache usage per engine and workload window."""
+    out: list[Figure] = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            ctx = {"engine": e.id, "workload": w.id}
+
+            def fid(name: str, w=w, e=e) -> str:
+                return ids.cache(w.id, e.id, name)
+
+            stats = ing.in_window("engine_stats", e.id, w.id)
+            fills = ing.in_window("prefill_batch", e.id, w.id)
+            decodes = ing.in_window("decode_batch", e.id, w.id)
+            out += _vllm_hits(fid, ctx, stats) or _sglang_hits(fid, ctx, fills)
+            out += (_usage(fid, ctx, stats, "kv_cache_usage_pct", "GPU KV cache usage")
+                    or _usage(fid, ctx, fills + decodes, "full_token_usage", "full token usage")
+                    or _usage(fid, ctx, fills + decodes, "token_usage", "token usage"))
+    return out
