@@ -1,0 +1,138 @@
+"""What each engine's log says about each benchmark point it could be placed in.
+
+For every point whose window names it (``BenchWindow.point``: a window found by request
+count, for example), from the log lines inside that window:
+
+- ``point.<p>.log_gen_tps``: the server's total generation throughput. vLLM prints it per
+  stats interval of equal time (the mean of the lines that generated tokens); SGLang per
+  fixed number of decode steps (Σ tokens ÷ Σ time, each line's tokens ∝ running requests ×
+  accepted length). Both count every token the engine emitted, accepted drafts included,
+  so they are comparable to the client's output throughput, not to its per-request rate;
+- ``point.<p>.log_accept_len``: tokens per verify step, bonus token included (vLLM:
+  1 + accepted ÷ draft rounds; SGLang: the mean of ``accept len``);
+- ``point.<p>.log_prefix_hit_pct``: SGLang's prompt tokens found in the prefix cache over
+  those admitted in the window; vLLM's rolling rate on the window's last stats line
+  (over its most recent ~1000 requests, earlier points included), marked as such.
+
+A point whose window holds no such line has no figure: it is not measured there.
+"""
+
+from __future__ import annotations
+
+from ..core import ids
+from ..core.figures import Figure, Source
+from ..core.records import BenchWindow, Ingested, Run
+from .decode import STEPS, TIME, time_weighted_mean
+
+WINDOW, ROLLING = "window", "rolling"
+
+
+def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
+    """The engine's records of ``kind`` inside window ``w``: by line when the window was
+    placed by its lines (its last line belongs to it), else by time."""
+    rows = [r for r in ing.records.get(kind, []) if r["engine"] == w.engine]
+    if w.file and w.first_line:
+        return sorted((r for r in rows if r["file"] == w.file
+                       and w.first_line <= int(r["line"]) <= w.last_line),
+                      key=lambda r: int(r["line"]))
+    return sorted((r for r in rows if r.get("ts") and w.start <= r["ts"] <= w.end),
+                  key=lambda r: (r["file"], int(r["line"])))
+
+
+def _src(recs: list[dict]) -> tuple[Source, ...]:
+    return (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                   lines=tuple(int(r["line"]) for r in recs)),)
+
+
+def _num(r: dict, key: str) -> float | None:
+    value = r.get(key)
+    return None if value in (None, "") else float(value)
+
+
+def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict]) -> list[Figure]:
+    vllm = [r for r in stats if (_num(r, "gen_tps") or 0) > 0]
+    sglang = [r for r in decodes if (_num(r, "gen_tps") or 0) > 0]
+    if vllm:
+        value = time_weighted_mean([_num(r, "gen_tps") for r in vllm], basis=TIME)
+        how = ("mean of 'Avg generation throughput' over the window's stats lines that "
+               "generated tokens (each covers the same interval)")
+        recs = vllm
+    elif sglang:
+        weights = [(_num(r, "running_req") or 1) * (_num(r, "accept_len") or 1)
+                   for r in sglang]
+        value = time_weighted_mean([_num(r, "gen_tps") for r in sglang], weights, STEPS)
+        how = ("Σ tokens ÷ Σ time over the window's Decode lines: each covers the same "
+               "number of decode steps, so its tokens are ∝ running requests × accept len")
+        recs = sglang
+    else:
+        return []
+    return [Figure(id=fid("log_gen_tps"), value=value, unit="tok/s", decimals=1,
+                   sources=_src(recs), context=ctx, method=how)]
+
+
+def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figure]:
+    vllm = [r for r in specs if _num(r, "drafted")]
+    sglang = [r for r in decodes if _num(r, "accept_len") is not None]
+    if vllm:
+        k = max(len(r.get("per_position_acceptance") or []) for r in vllm)
+        if not k:
+            return []
+        rounds = sum(_num(r, "drafted") / k for r in vllm)
+        value = 1 + sum(_num(r, "accepted") or 0 for r in vllm) / rounds
+        how = (f"1 + Σ Accepted ÷ draft rounds (Σ Drafted ÷ {k} positions) over the "
+               "window's SpecDecoding lines")
+        recs = vllm
+    elif sglang:
+        value = sum(_num(r, "accept_len") for r in sglang) / len(sglang)
+        how = "mean of 'accept len' over the window's Decode lines"
+        recs = sglang
+    else:
+        return []
+    return [Figure(id=fid("log_accept_len"), value=value, unit="tokens/step", decimals=2,
+                   sources=_src(recs), context=ctx,
+                   method=how + "; tokens per verify step, bonus token included")]
+
+
+def _prefix(fid, ctx: dict, stats: list[dict], fills: list[dict]) -> list[Figure]:
+    rolling = [r for r in stats if _num(r, "prefix_cache_hit_rate_pct") is not None]
+    rows = [r for r in fills if _num(r, "new_token") is not None]
+    cached = sum(int(_num(r, "cached_token") or 0) for r in rows)
+    total = cached + sum(int(_num(r, "new_token")) for r in rows)
+    if rows and total:
+        return [Figure(id=fid("log_prefix_hit_pct"), value=100 * cached / total, unit="%",
+                       decimals=1, sources=_src(rows),
+                       context={**ctx, "basis": WINDOW, "cached": cached,
+                                "computed": total - cached},
+                       method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over "
+                              "the window's Prefill batch lines")]
+    if rolling:
+        last = rolling[-1]
+        return [Figure(id=fid("log_prefix_hit_pct"),
+                       value=_num(last, "prefix_cache_hit_rate_pct"), unit="%", decimals=1,
+                       sources=_src([last]), context={**ctx, "basis": ROLLING},
+                       method="'Prefix cache hit rate' on the window's last stats line: "
+                              "vLLM's rolling rate over its most recent ~1000 requests, "
+                              "earlier points included")]
+    return []
+
+
+def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
+    """Generation throughput, accepted length and prefix-cache hits per placed point."""
+    rows = {p["point"]: p for p in ing.points}
+    out: list[Figure] = []
+    for w in ing.windows:
+        if not w.point or w.point not in rows:
+            continue
+        p = rows[w.point]
+        ctx = {"engine": w.engine, "workload": w.workload, "load": p.get("load"),
+               "point": w.point, "window": w.method or w.source}
+
+        def fid(name: str, pid=w.point) -> str:
+            return ids.point(pid, name)
+
+        stats = records_in(ing, "engine_stats", w)
+        decodes = records_in(ing, "decode_batch", w)
+        out += _gen(fid, ctx, stats, decodes)
+        out += _accept(fid, ctx, records_in(ing, "spec_decode", w), decodes)
+        out += _prefix(fid, ctx, stats, records_in(ing, "prefill_batch", w))
+    return out
