@@ -84,9 +84,12 @@ def test_failed_requests_the_file_counts_may_be_error_lines():
     assert [p.lines for p in found.placed] == [(1, 2), (3,)] and not found.not_placed
 
 
-def test_a_point_without_requests_is_not_placed():
-    found = cp.place_by_count([("a", 0, 0)], [(1, 200)])
+def test_a_point_without_requests_is_not_placed_and_the_rest_still_are():
+    found = cp.place_by_count([("a", 0, 0), ("b", 1, 0)], [(1, 200), (2, 200)],
+                              end_after=lambda n: 9)
     assert found.not_placed == {"a": "the results record no request for a"}
+    assert [(p.key, p.end_line) for p in found.placed] == [("b", 9)]
+    assert found.extra == (2,)
 
 
 def test_window_times_bound_a_line_without_its_own_time():
@@ -108,7 +111,8 @@ def test_only_the_last_server_run_after_its_ready_line_holds_client_requests(tmp
     log = tmp_path / "server.log"
     log.write_text(
         "START 10:00:00 A\n"
-        '[2026-01-01 10:00:01] INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        '[2026-01-01 10:00:01] INFO:     127.0.0.1:1 - '
+        '"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
         "START 11:00:00 B\n"
         '[2026-01-01 11:00:01] INFO:     127.0.0.1:2 - "POST /generate HTTP/1.1" 200 OK\n'
         "[2026-01-01 11:00:02] The server is fired up and ready to roll!\n"
@@ -186,7 +190,8 @@ def test_one_request_more_expected_is_not_placed_with_its_reason(tmp_path):
 def _entries(engine: str, file: str) -> list:
     out = []
     for i, (key, ok, failed) in enumerate(_expects()):
-        rel, where = (file, f"laeufe[{i}]") if i < 12 else ("prefill.json", f"stufen[{i - 12}]")
+        rel, where = (file, f"laeufe[{i}]") if i < 12 else \
+            ("prefill.json", f"stufen[{i - 12}]")
         out.append(SimpleNamespace(
             id=f"{engine}.{key}", engine=engine, workload=key.split(".")[0],
             file=SimpleNamespace(rel=rel),
@@ -200,7 +205,8 @@ def _entries(engine: str, file: str) -> list:
 def test_count_placements_gives_every_point_a_window_with_its_evidence(tmp_path):
     name = "raw/vllm/vllm-int4.log"
     (tmp_path / "raw/vllm").mkdir(parents=True)
-    records = [{**r, "engine": "vllm", "file": name} for r in _log(tmp_path, "vllm-int4.log")[1]]
+    records = [{**r, "engine": "vllm", "file": name}
+               for r in _log(tmp_path, "vllm-int4.log")[1]]
     shutil.copyfile(tmp_path / "vllm-int4.log", tmp_path / name)
     run = SimpleNamespace(paths=SimpleNamespace(root=tmp_path), meta=SimpleNamespace(
         engines=[SimpleNamespace(id="vllm")], windows={}))
@@ -216,3 +222,56 @@ def test_count_placements_gives_every_point_a_window_with_its_evidence(tmp_path)
                              "2026-08-01T23:31:30", "request count", name, 163, 174)
     assert notes == [f"{name}: 3 client requests after the last benchmark's, which no result "
                      "records: line 327 (400), line 328 (400), line 329 (400)"]
+
+
+# --- the report --------------------------------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_setup_says_how_each_engines_windows_were_found(lang):
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.core.records import BenchWindow
+    from benchreport.publish.narrative import window_cells
+    from benchreport.publish.narrative_base import Writer
+
+    root = Path(__file__).resolve().parents[1]
+    t = load_catalogue(root / "templates/labels", lang)
+    run = SimpleNamespace(meta=SimpleNamespace(engines=[
+        SimpleNamespace(id="vllm", name="vLLM"), SimpleNamespace(id="sglang", name="SGLang"),
+        SimpleNamespace(id="none", name="None")]))
+    log = "raw/vllm/vllm-int4.log"
+    windows = [BenchWindow("vllm", "a", "2026-08-01T23:30:44", "2026-08-01T23:31:30",
+                           "request count", method="request count", file=log,
+                           first_line=163, last_line=174),
+               BenchWindow("vllm", "b", "2026-08-01T23:36:30", "2026-08-01T23:37:10",
+                           "request count", method="request count", file=log,
+                           first_line=320, last_line=332),
+               BenchWindow("sglang", "a", "2026-08-02T00:02:19", "2026-08-02T00:03:01",
+                           "activity burst", method="request bursts")]
+    cells = window_cells(Writer(run, {}, lang, t), windows)
+    assert [c.label for c in cells] == [t["window.label"].format(engine=n)
+                                        for n in ("vLLM", "SGLang")]
+    vllm, sglang = (str(c.value) for c in cells)
+    assert log in vllm and "163" in vllm and "332" in vllm and "{" not in vllm
+    assert str(sentence_of(t["window.request_bursts"], "1")) == sglang
+
+
+def sentence_of(template: str, n: str):
+    from benchreport.core.i18n import sentence
+    return sentence(template, n=n, file="", first="–", last="–")
+
+
+def test_a_phase_marker_takes_its_date_from_the_next_stamped_line():
+    clock = cp.Clock(((5, "2026-08-02T00:02:04"), (9, "2026-08-02T00:09:40")))
+    from benchreport.ingest.parsers.access import Marker
+    assert cp.marker_time(clock, Marker(1, "23:37:33", "INT4")) == "2026-08-01T23:37:33"
+    assert cp.marker_time(clock, Marker(1, "00:01:00", "B")) == "2026-08-02T00:01:00"
+    assert cp.marker_time(clock, Marker(10, "00:10:00", "C")) == "2026-08-02T00:10:00"
+    assert cp.marker_time(cp.Clock(()), Marker(1, "00:10:00", "C")) is None
+
+
+@needs_sample
+def test_the_real_logs_start_markers_are_dated_from_their_neighbours(tmp_path):
+    for name, when in (("vllm-int4.log", "2026-08-01T23:19:49"),
+                       ("sglang-int4.log", "2026-08-01T23:37:33")):
+        path, records = _log(tmp_path, name)
+        log = scan_access(path)
+        assert cp.marker_time(cp.make_clock(records, log.accesses), log.markers[0]) == when

@@ -21,12 +21,13 @@ access lines and records and the engine's points to it.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parsers.access import Access, AccessLog
+from .parsers.access import Access, AccessLog, Marker
 
 METHOD = "request count"
 # the API paths a benchmark client sends generation requests to
@@ -69,6 +70,32 @@ def _chunk_error(key: str, ok: int, failed: int, chunk: Sequence[tuple[int, int]
             f"{ok} successful and {failed} failed requests for {key}")
 
 
+def _take(expects: Sequence[tuple[str, int, int]], rest: Sequence[tuple[int, int]],
+          file: str, out: Placement) -> tuple[list[tuple[str, list[tuple[int, int]]]], int,
+                                              bool]:
+    """Each point's lines, in order, until the counts stop adding up (``out.not_placed``
+    gets that point and every later one); returns the chunks, the lines they used and
+    whether the counts stopped adding up."""
+    want = sum(ok + failed for _, ok, failed in expects)
+    at, reason = 0, None
+    chunks: list[tuple[str, list[tuple[int, int]]]] = []
+    for key, ok, failed in expects:
+        chunk = list(rest[at:at + ok + failed])
+        if reason is None and not ok + failed:
+            out.not_placed[key] = f"the results record no request for {key}"
+            continue
+        if reason is None and len(chunk) < ok + failed:
+            reason = (f"{file} has {len(rest)} client requests after the warm-up, "
+                      f"the results expect {want}")
+        reason = reason or _chunk_error(key, ok, failed, chunk, file)
+        if reason:
+            out.not_placed[key] = reason
+            continue
+        chunks.append((key, chunk))
+        at += ok + failed
+    return chunks, at, reason is not None
+
+
 def place_by_count(expects: Sequence[tuple[str, int, int]],
                    requests: Sequence[tuple[int, int]], warmup: int = 0,
                    end_after: Callable[[int], int] | None = None,
@@ -83,36 +110,23 @@ def place_by_count(expects: Sequence[tuple[str, int, int]],
 
     A point takes the next ``ok + failed`` lines; where too few are left, or the lines hold
     more error responses than the point failed, it and every later point are not placed,
-    each with a one-line reason. Lines after the last point are ``extra``.
+    each with a one-line reason (a point that expects no request is not placed alone).
+    Lines after the last point are ``extra`` (only when the counts added up). A window
+    ends at the next placed point's first line; the last placed one at the first line of
+    the first point not placed, or at ``end_after``.
     """
     out = Placement(warmup=tuple(n for n, _ in requests[:warmup]))
     rest = list(requests[warmup:])
-    want = sum(ok + failed for _, ok, failed in expects)
-    at, reason = 0, None
-    chunks: list[tuple[str, list[tuple[int, int]]]] = []
-    for key, ok, failed in expects:
-        chunk = rest[at:at + ok + failed]
-        if reason is None and not ok + failed:
-            out.not_placed[key] = f"the results record no request for {key}"
-            continue
-        if reason is None and len(chunk) < ok + failed:
-            reason = (f"{file} has {len(rest)} client requests after the warm-up, "
-                      f"the results expect {want}")
-        reason = reason or _chunk_error(key, ok, failed, chunk, file)
-        if reason:
-            out.not_placed[key] = reason
-            continue
-        chunks.append((key, chunk))
-        at += ok + failed
-    if not out.not_placed:
+    chunks, at, stopped = _take(expects, rest, file, out)
+    if not stopped:
         out.extra = tuple(n for n, _ in rest[at:])
-    nxt = [n for n, _ in rest[at:at + 1]]
+    starts = [chunk[0][0] for _, chunk in chunks[1:]]
+    if stopped and at < len(rest):
+        starts.append(rest[at][0])       # the requests of the first point not placed begin
     for i, (key, chunk) in enumerate(chunks):
         lines = tuple(n for n, _ in chunk)
-        if i + 1 < len(chunks):
-            end = chunks[i + 1][1][0][0]
-        elif out.not_placed and nxt:
-            end = nxt[0]             # the requests of the first point not placed begin
+        if i < len(starts):
+            end = starts[i]
         else:
             end = end_after(lines[-1]) if end_after else lines[-1]
         out.placed.append(Placed(key, lines, lines[0], max(end, lines[-1])))
@@ -175,6 +189,22 @@ def window_times(clock: Clock, start_line: int, end_line: int) -> tuple[str, str
     if start is None or end is None:
         return None
     return start, max(start, end)
+
+
+def marker_time(clock: Clock, marker: Marker) -> str | None:
+    """A phase marker's ISO time: its time of day on the date of the first time-stamped
+    line after it (the day before, when that line's time of day is earlier: the run
+    crossed midnight in between), else of the last one before it."""
+    after = clock.at_or_after(marker.line)
+    near = after or clock.at_or_before(marker.line)
+    if near is None:
+        return None
+    day = dt.date.fromisoformat(near[:10])
+    if after and marker.clock > near[11:19]:
+        day -= dt.timedelta(days=1)
+    elif not after and marker.clock < near[11:19]:
+        day += dt.timedelta(days=1)
+    return f"{day.isoformat()}T{marker.clock}"
 
 
 # --- the log's side ------------------------------------------------------------------------

@@ -28,8 +28,9 @@ _LINE = re.compile(
     rb')$', re.MULTILINE)
 # a line's own time stamp, as vLLM (``INFO 08-01 23:30:50``, no year) or SGLang
 # (``[2026-08-02 00:02:18]``) print it; looked for only around a time-less access line
-_STAMP = re.compile(rb'^[^\n]{0,80}?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d)'
-                    rb'|\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d))', re.MULTILINE)
+_STAMP = re.compile(rb'^[^\n]{0,80}?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) '
+                    rb'(\d\d-\d\d \d\d:\d\d:\d\d)|\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d))',
+                    re.MULTILINE)
 NEAR = 64 << 10          # how far around a time-less access line its neighbours are looked for
 
 
