@@ -135,6 +135,9 @@ class PointResult:
         return [v / 1000.0 for v in self.values(name)]
 
 
+WINDOW_METHODS = ("run.yaml", "client timestamps", "request bursts", "request count")
+
+
 @dataclass(frozen=True)
 class BenchWindow:
     """Where one benchmark sits in its engine's log."""
@@ -144,7 +147,15 @@ class BenchWindow:
     start: str        # ISO local time, inclusive
     end: str          # ISO local time, inclusive
     source: str       # "run.yaml", "result date" / "result start time" (", shifted by +9 h
-                      # to the log's clock" when the clocks differ) or "activity burst"
+                      # to the log's clock" when the clocks differ), "activity burst" or
+                      # "request count"
+    # how it was found: "run.yaml", "client timestamps", "request bursts" or "request count"
+    # (WINDOW_METHODS); and its evidence: the log and its first and last line (0: none)
+    method: str = ""
+    file: str = ""
+    first_line: int = 0
+    last_line: int = 0
+    point: str = ""   # the point's id (PointEntry.id), when the method places points
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ Tables (one row per what; units in the column names or below):
                  (JSON: the value as launched, typed) and value_line (the line of the file
                  that sets it, where known).
 ``windows``      one benchmark's span in its engine's log: engine, workload, start, end
-                 (ISO local time, inclusive), source (run.yaml, result date, activity burst).
+                 (ISO local time, inclusive), source (run.yaml, result date, activity burst,
+                 request count), method (how it was found: records.WINDOW_METHODS), file,
+                 first_line, last_line (the log lines it rests on; 0: none), point.
 ``points``       one benchmark point (engine × workload × load × repeat) of any client:
                  point (its id), engine, workload, load (id: c16, r4, rinf, max),
                  max_concurrency_target, request_rate_target (as run.yaml declares them),

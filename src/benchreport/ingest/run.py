@@ -207,7 +207,8 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_rows(folder / "requests.parquet", ing.requests, list(REQUEST_COLUMNS), REQUEST_TYPES)
     written += [folder / "points.parquet", folder / "requests.parquet"]
     write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
-               ["engine", "workload", "start", "end", "source"])
+               ["engine", "workload", "start", "end", "source", "method", "file",
+                "first_line", "last_line", "point"])
     write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
     write_rows(folder / "excerpts.parquet",
                [{"file": f, "line": n, "text": t} for (f, n), t in sorted(ing.excerpts.items())],

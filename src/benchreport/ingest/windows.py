@@ -17,6 +17,7 @@ number of requests than the result counts, are warnings ("file: message") that r
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -25,6 +26,9 @@ from typing import Any
 
 from ..core.errors import ReportError
 from ..core.records import BenchWindow, Ingested, Run
+from .countplace import METHOD as COUNT_METHOD
+from .countplace import count_windows
+from .parsers.access import scan_access
 
 BURST_GAP_S = 30.0       # idle seconds that separate two benchmarks in one log
 MARGIN_S = 12.0          # a stats line printed up to one interval after the end still counts
@@ -182,7 +186,8 @@ def _date_window(entry, span, offset: dt.timedelta) -> BenchWindow:
     if offset:
         what += f", shifted by {_offset_text(offset)} to the log's clock"
     return BenchWindow(entry.engine, entry.workload, _iso(start + offset),
-                       _iso(end + offset + dt.timedelta(seconds=MARGIN_S)), what)
+                       _iso(end + offset + dt.timedelta(seconds=MARGIN_S)), what,
+                       method="client timestamps", point=entry.id)
 
 
 def _burst_window(entry, bursts, used: set[int]) -> BenchWindow | None:
@@ -200,7 +205,8 @@ def _burst_window(entry, bursts, used: set[int]) -> BenchWindow | None:
     burst = bursts[best[1]]
     start = _ts(burst[0]["ts"]) - dt.timedelta(seconds=2)
     end = _ts(burst[-1]["ts"]) + dt.timedelta(seconds=2)
-    return BenchWindow(entry.engine, entry.workload, _iso(start), _iso(end), "activity burst")
+    return BenchWindow(entry.engine, entry.workload, _iso(start), _iso(end), "activity burst",
+                       method="request bursts", point=entry.id)
 
 
 def _activity(records, engine: str) -> list[dict[str, Any]]:
@@ -220,14 +226,22 @@ def engine_offsets(run: Run, records, points) -> dict[str, dt.timedelta]:
 
 
 def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: list,
-                 notes: list[str] | None = None) -> list[BenchWindow]:
+                 notes: list[str] | None = None,
+                 warmup: int | None = None) -> list[BenchWindow]:
     """Each single-point benchmark's window in its engine's logs; ``notes`` gets the
     warnings about logs and dumps that hold no benchmark or another request count. A log,
-    launch configuration or dump of another model than the results is a ReportError."""
+    launch configuration or dump of another model than the results is a ReportError.
+
+    ``warmup``: the requests a declared client sends before its first point (run.yaml's
+    ``client: warmup_requests``); given, an engine whose points record no time but count
+    their requests is placed by request count (``count_placements``); None keeps the
+    time- and burst-based placement only."""
     check_models(run, records, points, notes)
     offsets = engine_offsets(run, records, points)
     out = []
     alone = single_points(run, points)
+    placed = [] if warmup is None else count_placements(run, records, points, warmup, notes)
+    counted = {w.point: w for w in placed}
     for engine in run.meta.engines:
         bursts = _bursts(_activity(records, engine.id))
         used: set[int] = set()
@@ -237,7 +251,10 @@ def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: lis
             span = point_span(entry.point)
             if explicit:
                 out.append(BenchWindow(engine.id, entry.workload, explicit["start"],
-                                       explicit["end"], "run.yaml"))
+                                       explicit["end"], "run.yaml", method="run.yaml",
+                                       point=entry.id))
+            elif entry.id in counted:
+                out.append(counted[entry.id])
             elif span:
                 out.append(_date_window(entry, span, offsets[engine.id]))
             else:
@@ -251,6 +268,41 @@ def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: lis
     return out
 
 
+def _timeless(run: Run, entries: list) -> bool:
+    """Whether an engine's points are for count placement: none has a time of day or a
+    run.yaml window, and each counts its requests."""
+    stated = run.meta.windows
+    return bool(entries) and all(
+        point_span(e.point) is None and e.point.fields.get("completed") is not None
+        and not stated.get(e.engine, {}).get(e.workload) for e in entries)
+
+
+def count_placements(run: Run, records, points, warmup: int = 0,
+                     notes: list[str] | None = None) -> list[BenchWindow]:
+    """Every point's window found by request count (``countplace``), sweeps and repeats
+    included, for each engine whose points record no time (``_timeless``) and that has
+    one log with client requests; ``notes`` gets the points not placed and the requests
+    after the last point's. The engine's points are taken in their files' order (by
+    name), then by record line or ``where`` index."""
+    out: list[BenchWindow] = []
+    for engine in run.meta.engines:
+        mine = [e for e in points if e.engine == engine.id]
+        logs = sorted({r["file"] for r in _activity(records, engine.id)})
+        if not _timeless(run, mine) or len(logs) != 1:
+            continue
+        file = logs[0]
+        rows = [r for kind in records.values() for r in kind if r["file"] == file]
+        found, said = count_windows(file, scan_access(run.paths.root / file), rows, mine,
+                                    warmup)
+        by_id = {e.id: e for e in mine}
+        out += [BenchWindow(engine.id, by_id[w.key].workload, w.start, w.end, COUNT_METHOD,
+                            method=COUNT_METHOD, file=w.file, first_line=w.first_line,
+                            last_line=w.last_line, point=w.key) for w in found]
+        if notes is not None:
+            notes.extend(said)
+    return out
+
+
 def _clipped(windows: list[BenchWindow]) -> list[BenchWindow]:
     """A window found from a result's date keeps a margin after its end for a late stats
     line; where the engine's next benchmark starts inside that margin, the window ends the
@@ -259,9 +311,9 @@ def _clipped(windows: list[BenchWindow]) -> list[BenchWindow]:
     out = []
     for w in windows:
         later = [x.start for x in windows if x.engine == w.engine and x.start > w.start]
-        if later and w.source != "run.yaml" and min(later) <= w.end:
+        if later and w.source not in ("run.yaml", COUNT_METHOD) and min(later) <= w.end:
             cut = _ts(min(later)) - dt.timedelta(seconds=1)
-            w = BenchWindow(w.engine, w.workload, w.start, max(w.start, _iso(cut)), w.source)
+            w = dataclasses.replace(w, end=max(w.start, _iso(cut)))
         out.append(w)
     return out
 
@@ -478,7 +530,8 @@ def count_notes(run: Run, records, alone: list, windows: list[BenchWindow]) -> l
             access = access_lines(run.paths.root / file, mine)
             prefill = [r for r in records.get("prefill_batch", [])
                        if r["file"] == file and r.get("ts")]
-            for w in (w for w in windows if w.engine == engine.id):
+            for w in (w for w in windows if w.engine == engine.id
+                      and w.method != COUNT_METHOD):      # counted: exact by construction
                 entry = next((e for e in alone if e.engine == engine.id
                               and e.workload == w.workload), None)
                 note = _count_note(file, w, entry, _requests_seen(w, access, prefill))

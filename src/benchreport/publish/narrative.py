@@ -14,9 +14,9 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.figures import Figure
-from ..core.i18n import sentence
+from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
-from ..core.records import Run
+from ..core.records import WINDOW_METHODS, BenchWindow, Run
 from ..core.verdicts import INCONSISTENT
 from .campaign import campaign_conclusion, campaign_sections, key_findings
 from .headline import conclusion as one_engine_conclusion
@@ -283,15 +283,40 @@ def _ledger(w: Writer) -> list[LedgerRow]:
     return rows
 
 
+def _window_clause(w: Writer, method: str, of: list[BenchWindow]) -> Markup:
+    files = sorted({x.file for x in of if x.file})
+    lines = [n for x in of for n in (x.first_line, x.last_line) if n]
+    return sentence(w.t["window." + method.replace(".", "_").replace(" ", "_")],
+                    n=format_value(len(of), "count", w.lang), file=", ".join(files),
+                    first=str(min(lines, default="–")), last=str(max(lines, default="–")))
+
+
+def window_cells(w: Writer, windows: list[BenchWindow]) -> list[Cell]:
+    """Per engine with benchmark windows, how they were found in its log: one clause per
+    method (``WINDOW_METHODS``), with how many windows and, by request count, the log
+    and the lines the windows rest on."""
+    cells = []
+    for engine in w.run.meta.engines:
+        mine = [x for x in windows if x.engine == engine.id]
+        parts = [_window_clause(w, m, of) for m in WINDOW_METHODS
+                 for of in [[x for x in mine if x.method == m]] if of]
+        if parts:
+            cells.append(Cell(w.t["window.label"].format(engine=engine.name),
+                              Markup("; ").join(parts)))
+    return cells
+
+
 def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
                   inputs: list[tuple[str, str]], packages: list[tuple[str, str]],
                   caveats: dict | None = None, claims: list | None = None,
                   charts: dict[str, list[Markup]] | None = None,
                   excerpts: dict[tuple[str, int], str] | None = None,
                   notebooks: list[str] | None = None,
-                  ingest_notes: list[str] | None = None) -> Article:
+                  ingest_notes: list[str] | None = None,
+                  windows: list[BenchWindow] | None = None) -> Article:
     """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name,
-    version); caveats and claim verdicts as the notebooks wrote them."""
+    version); caveats and claim verdicts as the notebooks wrote them; ``windows``: the
+    benchmark windows ingest found (the setup says how)."""
     meta = run.meta
     w = Writer(run, registry, lang, t)
     results = [r for r in (_workload_result(w, wl, i == 0)
@@ -333,6 +358,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  concurrency=w.fig(ids.workload(wl.id, "concurrency")),
                                  prompts=w.fig(ids.workload(wl.id, "num_prompts")),
                                  dataset=wl.dataset)))
+    env += window_cells(w, windows or [])
     headline = run_headline(w, [r.sentence for r in results if r.sentence],
                             key_findings(w))
     finding_html = finding(w)

@@ -243,7 +243,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
             article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
                                     claims=claims, charts=charts, excerpts=lines,
                                     notebooks=notebook_html,
-                                    ingest_notes=ingest_notes)
+                                    ingest_notes=ingest_notes,
+                                    windows=ing.windows if ing else None)
             html = render_html(env, article)
             if pdf:
                 pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
