@@ -404,12 +404,13 @@ def test_server_files_alone_make_a_run_that_says_it_measured_nothing(tmp_path, f
         assert words in summary and "TODO" not in html
         assert "repeated runs would show" not in html and 'id="points"' not in html
     en = (report / "s/report.en.html").read_text()
-    if folder == DGX:       # what differs between the two launch scripts is shown
+    if folder == DGX:       # the logs' account is shown; the launch file's where it differs
         assert "Maximum context (tokens)" in en and "65,536" in en and "262,144" in en
-        # vLLM's --speculative-config names no method: said so, never "None"
-        assert "(method not stated), 15 draft tokens" in en and "None, 15" not in en
+        # vLLM's --speculative-config names no method, but its engine configuration line does
+        assert "(method not stated)" not in en and "None, 15" not in en
+        assert "num_speculative_tokens 15" in en and "speculative_num_draft_tokens 16" in en
         ko = unescape((report / "s/report.ko.html").read_text())
-        assert "(방식을 적지 않음), 초안 토큰 15개" in ko
+        assert "speculative_num_draft_tokens 16 (기본값)" in ko and "\"$@\"(줄 36)" in ko
 
 
 def test_results_none_and_workloads_must_agree():

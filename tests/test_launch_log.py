@@ -1,0 +1,127 @@
+"""Whose account of a setting counts: the engine's log (vLLM's ``non-default args`` and its
+engine configuration line, SGLang's ``server_args``) over the launch script in the folder,
+and where the two differ, the report says so with both values and file:line.
+
+The expected values are read by hand from the DGX Spark run (vLLM 0.25.1 and SGLang 0.5.16
+serving Laguna-S-2.1-INT4 with DFlash): vllm-int4.log lines 8, 26, 32-34, 95, 96, 100;
+sglang-int4.log lines 11-13, 38, 152, 169; start-vllm-int4.sh lines 26-36."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import REAL_SAMPLES, needs_samples
+
+DGX = REAL_SAMPLES / "paired" / "dgx-spark-laguna-vllm-vs-sglang"
+RAW = "data/dgx/raw/{engine}/dgx-spark-laguna-vllm-vs-sglang/"
+VLOG, SLOG = RAW.format(engine="vllm") + "vllm-int4.log", RAW.format(engine="sglang") + \
+    "sglang-int4.log"
+VSH = RAW.format(engine="vllm") + "start-vllm-int4.sh"
+
+
+@pytest.fixture(scope="module")
+def dgx(tmp_path_factory):
+    """The DGX folder drafted by init and ingested (no notebooks, no HTML): (rows, compared)."""
+    from benchreport.analyses.caveats import setting_caveats
+    from benchreport.cli import main
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.run import ingest_run
+
+    if not DGX.is_dir():
+        pytest.skip(f"no real samples at {DGX}")
+    data = tmp_path_factory.mktemp("dgx") / "data"
+    assert main(["init", "dgx", str(DGX), "--data-root", str(data)]) == 0
+    run = load_run("dgx", data)
+    ing = ingest_run(run)
+    rows, compared = setting_caveats(run, ing)
+    return run, ing, rows, compared
+
+
+@needs_samples
+def test_the_log_wins_over_the_launch_script(dgx):
+    _, _, rows, compared = dgx
+    ctx = compared["max_context"]
+    assert ctx.values == {"vllm": "65536", "sglang": "65536"}
+    assert VLOG + ":8" in ctx.evidence and SLOG + ":13" in ctx.evidence
+    assert "max_context" not in {r.id for r in rows}         # the same once the log counts
+    assert compared["tensor_parallel"].values == {"vllm": "1", "sglang": "1"}
+    assert compared["memory"].values == {"vllm": "--gpu-memory-utilization 0.89",
+                                         "sglang": "--mem-fraction-static 0.85"}
+    assert VLOG + ":8" in compared["memory"].evidence
+
+
+@needs_samples
+def test_launch_differences_name_both_values_and_lines(dgx):
+    _, _, rows, _ = dgx
+    launch = {r.setting: r for r in rows if r.kind == "launch"}
+    assert set(launch) == {"max_model_len", "revision", "speculative_config"}
+    ctx = launch["max_model_len"]
+    assert ctx.engine == "vllm" and ctx.values == {"log": "65536", "launch": "262144"}
+    assert ctx.evidence == [VLOG + ":8", VSH + ":33"]
+    assert ctx.counts["passes_args"] == 36 and ctx.file == VSH       # the script's "$@"
+    rev = launch["revision"]
+    assert rev.values == {"log": "None", "launch": "67dbeda456e68139f281c40831f9d12049d8fc11"}
+    assert rev.evidence == [VLOG + ":26", VSH + ":27"]
+    # the draft's revision pin is in the script, not in what vLLM logged it was given
+    assert "f6b32f4fb7ef2fb2ad481bb4c05433a2bf8b0ed1" in launch["speculative_config"].values[
+        "launch"] and "revision" not in launch["speculative_config"].values["log"]
+    # SGLang's script says what its server_args say
+    assert not [r for r in rows if r.kind == "launch" and r.engine == "sglang"]
+
+
+@needs_samples
+def test_speculative_settings_in_each_engines_terms(dgx):
+    _, _, rows, compared = dgx
+    spec = compared["speculative"]
+    assert spec.values == {"vllm": "dflash", "sglang": "DFLASH"}
+    assert VLOG + ":26" in spec.evidence
+    assert "speculative" not in {r.id for r in rows}                  # the same method
+    drafts = compared["draft_tokens"]
+    assert drafts.values == {"vllm": "num_speculative_tokens 15",
+                             "sglang": "speculative_num_draft_tokens 16 (default)"}
+    assert "draft_tokens" in {r.id for r in rows}          # different terms: never equal
+
+
+@needs_samples
+@pytest.mark.parametrize("sid, vllm, sglang, differs", [
+    ("max_sequences", "32", "48 (set by the engine)", True),
+    ("kv_tokens", "950420", "185897", True),
+    ("kv_dtype", "float8_e4m3fn (auto)", "bfloat16 (auto)", True),
+    ("attention_backend", "FLASHINFER", "flashinfer (default)", False),
+    ("moe_kernel", "CompressedTensorsWNA16MarlinMoEMethod",
+     "CompressedTensorsWNA16MarlinMoEMethod", False),
+    ("prefix_caching", "on", "on", False),
+    ("revision", "unpinned", "unpinned", False),
+    ("cuda_graph", "PIECEWISE=51 (largest=512)", "8", True),
+])
+def test_uncontrolled_factors_the_logs_reveal(dgx, sid, vllm, sglang, differs):
+    _, _, rows, compared = dgx
+    assert compared[sid].values == {"vllm": vllm, "sglang": sglang}
+    assert (sid in {r.id for r in rows}) is differs
+    assert len(compared[sid].evidence) == 2
+
+
+@needs_samples
+def test_evidence_lines_of_the_logged_factors(dgx):
+    _, _, _, compared = dgx
+    assert compared["kv_tokens"].evidence == [SLOG + ":169", VLOG + ":100"]
+    assert compared["kv_dtype"].evidence == [SLOG + ":152", VLOG + ":95"]
+    assert compared["max_sequences"].evidence == [SLOG + ":13", VLOG + ":8"]
+    assert compared["attention_backend"].evidence == [SLOG + ":13", VLOG + ":32"]
+    assert compared["page_size"].values == {"sglang": "1"}       # vLLM logs no block size
+
+
+def test_setting_words_for_the_new_notes():
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.core.paths import LABELS
+
+    for lang in ("ko", "en"):
+        t = load_catalogue(LABELS, lang)
+        for key in ("settingword.unpinned", "settingword.on", "settingword.off",
+                    "settingword.set_by_the_engine", "caveats.launch_intro",
+                    "caveats.launch_passes", "caveats.launch_changed", "table.in_log",
+                    "table.in_launch", "table.launch_setting", "why.launch_differs"):
+            assert t[key] and not any(ch.isdigit() for ch in t[key]), (lang, key)
+        for sid in ("max_sequences", "moe_kernel", "kv_dtype", "page_size", "cuda_graph",
+                    "kv_tokens", "prefix_caching", "revision", "draft_tokens"):
+            assert t["setting." + sid] and t["why." + sid], (lang, sid)
