@@ -184,7 +184,8 @@ def test_a_saved_launch_command_in_a_txt_is_a_launch_record(tmp_path, capsys):
     assert rec["flag_lines"]["tensor_parallel_size"] == 2
     assert _main("init", "t", folder, "--dry-run", "--data-root", tmp_path / "d") == 0
     out = capsys.readouterr().out
-    assert "in/vllm_command.txt → vllm: used (vLLM launch command)" in out
+    assert "in/vllm_command.txt → vllm, Qwen/Qwen2.5-7B-Instruct: used (vLLM launch command)" \
+        in out
     assert "in/notes.txt → skipped" in out
 
 
@@ -258,8 +259,10 @@ DRY_RUNS = {
         "dgx-spark-laguna-vllm-vs-sglang/LICENSE → skipped: text, not a result",
         "dgx-spark-laguna-vllm-vs-sglang/ergebnisse_int4.json → skipped: JSON, not a result "
         "of a known client",
-        "dgx-spark-laguna-vllm-vs-sglang/sglang-int4.log → sglang: used (SGLang server log)",
-        "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm: used (vLLM launch script)",
+        "dgx-spark-laguna-vllm-vs-sglang/sglang-int4.log → sglang, poolside/Laguna-S-2.1-INT4: "
+        "used (SGLang server log)",
+        "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm, poolside/Laguna-S-2.1-INT4: "
+        "used (vLLM launch script)",
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh.at-a30decd → skipped: a vLLM "
         "launch command, but the build reads launch commands only from files named *.sh or "
         "*.txt",
@@ -274,7 +277,7 @@ DRY_RUNS = {
         "not a server launch",
         "/profile_export_aiperf_timeslices.json → skipped: AIPerf's per-time-slice export",
         "/server_metrics_export.csv → skipped: AIPerf's summary of the server's /metrics",
-        "conc16_mi355x-amds_05/server.log → sglang: used (SGLang server log)",
+        "conc16_mi355x-amds_05/server.log → sglang, amd/GLM-5.1-MXFP4: used (SGLang server log)",
         "server_logs_glm5.1_tp2_conc16_offloadnone_fp4_sglang_tp2-ep1-dpafalse_disagg-false_"
         "spec-none_conc16_mi355x-amds_05/server.log → skipped: the same bytes as",
         "/aiperf_artifacts/profile_export_aiperf.json → sglang, amd/GLM-5.1-MXFP4, "
