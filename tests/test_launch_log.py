@@ -125,3 +125,118 @@ def test_setting_words_for_the_new_notes():
         for sid in ("max_sequences", "moe_kernel", "kv_dtype", "page_size", "cuda_graph",
                     "kv_tokens", "prefix_caching", "revision", "draft_tokens"):
             assert t["setting." + sid] and t["why." + sid], (lang, sid)
+
+
+# --- shell launch scripts and saved command lines ------------------------------------------
+
+def _shell(text: str):
+    from benchreport.ingest.parsers.launch import shell_launch
+
+    launch = shell_launch(text)
+    assert launch is not None, text
+    return launch
+
+
+def test_double_quoted_json_with_escaped_quotes_and_a_variable_decodes():
+    s = _shell('REV=abc123\nexec vllm serve org/m \\\n  --speculative-config '
+               '"{\\"model\\":\\"org/d\\",\\"revision\\":\\"$REV\\",\\"num_speculative_tokens'
+               '\\":15}" \\\n  "$@"\n')
+    assert s.config.flags["speculative_config"] == {
+        "model": "org/d", "revision": "abc123", "num_speculative_tokens": 15}
+    assert s.config.lines["speculative_config"] == 3 and s.config.passes_args == 4
+
+
+def test_single_quoted_json_decodes():
+    s = _shell("vllm serve m --speculative-config '{\"method\": \"eagle\", "
+               "\"num_speculative_tokens\": 3}'")
+    assert s.config.flags["speculative_config"] == {"method": "eagle",
+                                                     "num_speculative_tokens": 3}
+    assert s.config.passes_args == 0
+
+
+@pytest.mark.parametrize("prefix", ["exec ", "", "nohup ", "exec env CUDA_VISIBLE_DEVICES=0 ",
+                                    "env A=1 B=2 "])
+def test_exec_env_and_bare_commands(prefix):
+    s = _shell(f"{prefix}python3 -m sglang.launch_server --model-path org/m --tp-size 2\n")
+    assert s.engine == "sglang" and s.config.flags["tp_size"] == "2"
+    assert s.config.flags["model_path"] == "org/m"
+    if "env " in prefix:                    # `env VAR=…` assignments are the command's env
+        assert set(s.config.env) >= ({"A", "B"} if "A=1" in prefix
+                                     else {"CUDA_VISIBLE_DEVICES"})
+
+
+def test_comments_source_set_and_continuations():
+    s = _shell("#!/usr/bin/env bash\n# a comment with --max-num-seqs 1\nset -euo pipefail\n"
+               "source ~/venv/bin/activate\n. ~/other/env.sh\nexport VLLM_LOGGING_LEVEL=INFO\n"
+               "M=org/m\n\nexec vllm serve \"$M\" \\\n  --max-num-seqs 32 \\\n"
+               "  # --max-model-len 1\n")
+    assert s.engine == "vllm" and s.line == 9
+    assert s.config.flags["max_num_seqs"] == "32" and s.config.lines["max_num_seqs"] == 10
+    assert "max_model_len" not in s.config.flags         # commented out
+    assert s.config.args[:2] == ("serve", "org/m")
+    assert s.config.env == {"VLLM_LOGGING_LEVEL": "INFO"}
+
+
+@pytest.mark.parametrize("word", ['"$@"', "$@", '"${@}"', "$*"])
+def test_passing_the_scripts_arguments_on_is_recorded(word):
+    s = _shell(f"exec vllm serve m --port 8000 {word}\n")
+    assert s.config.passes_args == 1 and word.strip('"') not in s.config.args
+
+
+def test_a_saved_command_line_without_exec():
+    s = _shell("python -m vllm.entrypoints.openai.api_server --model org/m "
+               "--tensor-parallel-size 4 --max-model-len=32768\n")
+    assert s.engine == "vllm" and s.config.flags["tensor_parallel_size"] == "4"
+    assert s.config.flags["max_model_len"] == "32768" and s.line == 1
+
+
+def test_the_dgx_head_script():
+    s = _shell((DGX / "start-vllm-int4.sh").read_text()) if DGX.is_dir() else None
+    if s is None:
+        pytest.skip(f"no real samples at {DGX}")
+    assert s.line == 26 and s.config.passes_args == 36
+    assert s.config.flags["revision"] == "67dbeda456e68139f281c40831f9d12049d8fc11"
+    assert s.config.flags["speculative_config"]["revision"] == \
+        "f6b32f4fb7ef2fb2ad481bb4c05433a2bf8b0ed1"
+    assert s.config.lines["max_model_len"] == 33
+
+
+# --- init drafts the model the server files name -------------------------------------------
+
+@needs_samples
+def test_init_drafts_the_model_the_logs_and_launch_files_agree_on(tmp_path):
+    from benchreport.cli import main
+
+    assert main(["init", "d", str(DGX), "--data-root", str(tmp_path / "data")]) == 0
+    run_yaml = (tmp_path / "data/d/run.yaml").read_text()
+    assert 'model:\n  name: "poolside/Laguna-S-2.1-INT4"\n' in run_yaml
+    assert "model: TODO" not in run_yaml
+
+
+@needs_samples
+def test_init_says_when_the_engines_serve_different_models(tmp_path, capsys):
+    from benchreport.cli import main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "start-vllm.sh").write_text((DGX / "start-vllm-int4.sh").read_text())
+    (src / "start-sglang.sh").write_text((DGX / "start-sglang-int4.sh").read_text().replace(
+        "--model-path poolside/Laguna-S-2.1-INT4", "--model-path poolside/Laguna-XS"))
+    assert main(["init", "d", str(src), "--data-root", str(tmp_path / "data")]) == 0
+    run_yaml = (tmp_path / "data/d/run.yaml").read_text()
+    assert "model: TODO" in run_yaml
+    out = capsys.readouterr().out
+    assert "the server files name different models (sglang: poolside/Laguna-XS; vllm: " \
+           "poolside/Laguna-S-2.1-INT4)" in out
+
+
+@pytest.mark.parametrize("module", ["benchreport.ingest.parsers.launch",
+                                    "benchreport.ingest.parsers.vllm_log",
+                                    "benchreport.build.initfiles",
+                                    "benchreport.analyses.caveats"])
+def test_the_doctests_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
