@@ -177,25 +177,39 @@ def _engine_set(ing: Ingested, engine: str, name: str) -> str | None:
     return None
 
 
+def _flagged(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str, str] | None:
+    """(value, evidence) as the log, else the launch file, states it; a value the engine set
+    itself (and the launch file did not) carries the engine's note."""
+    said = _stated(ing, launch, engine, _names(sid))
+    if not said:
+        return None
+    launched = _said(_launch_account(launch, engine), [said[2]])
+    note = None if launched else _engine_set(ing, engine, said[2])
+    return str(said[0]) + (f" ({note})" if note else ""), said[1]
+
+
+def _resolved(ing: Ingested, engine: str, sid: str,
+              flag: str | None) -> tuple[str, str] | None:
+    """What the engine's start-up lines say it chose, with the flag that left it the choice."""
+    if sid not in RESOLVED:
+        return None
+    kinds, name = RESOLVED[sid]
+    for rec in (r for k in kinds for r in _logged(ing, engine, k)):
+        if rec.get(name):
+            return (f"{rec[name]} ({flag})" if flag else str(rec[name]),
+                    f"{rec['file']}:{rec['line']}")
+    return None
+
+
 def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
     """(value, evidence) of one setting for one engine: the log's account, else the launch
     file; a value left to the engine ("auto") by what the engine says it chose."""
-    said = _stated(ing, launch, engine, _names(sid))
-    flagged = None
-    if said:
-        note = _engine_set(ing, engine, said[2]) if not _said(
-            _launch_account(launch, engine), [said[2]]) else None
-        flagged = str(said[0]) + (f" ({note})" if note else ""), said[1]
+    flagged = _flagged(ing, launch, engine, sid)
     if flagged and normalise(flagged[0]) not in ENGINE_CHOOSES:
         return flagged
-    if sid in RESOLVED:
-        kinds, field_name = RESOLVED[sid]
-        for rec in (r for k in kinds for r in _logged(ing, engine, k)):
-            if rec.get(field_name):
-                chosen = f"{rec[field_name]} ({flagged[0]})" if flagged else str(rec[field_name])
-                return chosen, f"{rec['file']}:{rec['line']}"
-    if flagged:
-        return flagged
+    chosen = _resolved(ing, engine, sid, flagged[0] if flagged else None)
+    if chosen or flagged:
+        return chosen or flagged
     if sid in DEFAULTS and (launch.get(engine) or _logged(ing, engine, "server_args")):
         cfg = launch.get(engine)
         return DEFAULTS[sid] + " (default)", cfg["file"] if cfg else ""
@@ -385,9 +399,9 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     add("memory", lambda e: _memory(ing, launch, e), unlike=True)
     add("speculative", lambda e: _speculative(ing, launch, e))
     # vLLM counts drafted tokens, SGLang tokens verified per step: each in its own terms
-    add("draft_tokens", lambda e: _draft_tokens(ing, launch, e),
-        unlike=len({_draft_tokens(ing, launch, e)[0].split(" ")[0] for e in engines
-                    if _draft_tokens(ing, launch, e)[0]}) > 1)
+    drafts = {e: _draft_tokens(ing, launch, e) for e in engines}
+    terms = {value.split(" ")[0] for value, _ in drafts.values() if value}
+    add("draft_tokens", lambda e: drafts[e], unlike=len(terms) > 1)
     add("draft_model", lambda e: _draft_model(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
@@ -494,7 +508,8 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                                       lines=tuple(int(x) for x in line.split("-"))))
             out.append(Figure(id=ids.setting(c.id, engine), value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
-                              method=f"{c.id.replace('_', ' ')} as launched"
+                              method=f"{c.id.replace('_', ' ')} as the engine logged it, "
+                                     "else as launched"
                                      + (" (differs between the engines)" if differs else "")))
     # with nothing compared, the count rests on the inputs searched for launch settings
     searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")
