@@ -358,7 +358,20 @@ def _shown(value: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Whether a launch value and a logged one say the same (after ``normalise``)."""
+    """Whether a launch value and a logged one say the same (after ``normalise``). A word
+    against a list is compared with the list's first item: the launch parser keeps one value
+    per flag (``--served-model-name a`` is logged as ``['a']``).
+
+    >>> _same("65536", 65536), _same("0.90", 0.9), _same("262144", 65536)
+    (True, True, False)
+    >>> _same({"model": "d", "n": "1"}, {"model": "d", "n": 1}), _same({"a": 1}, {})
+    (True, False)
+    >>> _same("kimi", ["kimi"]), _same("kimi", ["k2"]), _same(True, True)
+    (True, False, True)
+    """
+    if isinstance(a, list) != isinstance(b, list):
+        items = b if isinstance(b, list) else a
+        return not items or _same(a if items is b else b, items[0])
     if isinstance(a, dict) or isinstance(b, dict):
         return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and \
             all(_same(a[k], b[k]) for k in a)
