@@ -240,3 +240,26 @@ def test_the_doctests_hold(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+@needs_samples
+def test_a_script_that_passes_no_arguments_on_was_changed_since(tmp_path):
+    """The same run with the vLLM script's trailing "$@" removed: the differences stay, and
+    nothing but a change since can explain them (passes_args 0)."""
+    from benchreport.analyses.caveats import setting_caveats
+    from benchreport.cli import main
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.run import ingest_run
+
+    src = tmp_path / "src"
+    src.mkdir()
+    script = (DGX / "start-vllm-int4.sh").read_text()
+    (src / "start-vllm.sh").write_text(script.replace('  --host 0.0.0.0 --port 8000 \\\n'
+                                                      '  "$@"\n', "  --host 0.0.0.0\n"))
+    (src / "vllm.log").write_bytes((DGX / "vllm-int4.log").read_bytes())
+    assert main(["init", "v", str(src), "--data-root", str(tmp_path / "data")]) == 0
+    run = load_run("v", tmp_path / "data")
+    rows, _ = setting_caveats(run, ingest_run(run))
+    launch = {r.setting: r for r in rows if r.kind == "launch"}
+    assert set(launch) == {"max_model_len", "revision", "speculative_config"}
+    assert {r.counts["passes_args"] for r in launch.values()} == {0}
