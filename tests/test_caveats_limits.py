@@ -41,9 +41,15 @@ def test_identical_speculative_settings_are_not_a_difference(built):
     assert "draft_model" in differing
     assert caveats["compared"]["draft_model"] == {
         "vllm": "/models/Kimi-K3-DSpark", "sglang": "/models/sglang-Kimi-K3-DSpark"}
+    # the KV capacity each engine logged, and the draft length in each engine's own terms
+    # (vLLM's drafted tokens, SGLang's verified tokens: never called equal, never converted)
     assert differing == {"dcp", "attention_backend", "moe_backend", "memory", "draft_model",
-                         "verification"}
-    assert figures["caveats.settings_differing"]["value"] == 6
+                         "verification", "kv_tokens", "draft_tokens"}
+    assert caveats["compared"]["draft_tokens"] == {
+        "vllm": "num_speculative_tokens 7", "sglang": "speculative_num_draft_tokens 8"}
+    assert figures["caveats.settings_differing"]["value"] == 8
+    # the reference's launch files say what its logs say: no launch difference
+    assert not [c for c in caveats["differing"] if c["kind"] == "launch"]
     # vLLM was launched with --moe-backend auto: its log says what it chose
     assert caveats["compared"]["moe_backend"]["vllm"] == "FLASHINFER_CUTLASS (auto)"
 

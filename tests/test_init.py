@@ -184,7 +184,8 @@ def test_a_saved_launch_command_in_a_txt_is_a_launch_record(tmp_path, capsys):
     assert rec["flag_lines"]["tensor_parallel_size"] == 2
     assert _main("init", "t", folder, "--dry-run", "--data-root", tmp_path / "d") == 0
     out = capsys.readouterr().out
-    assert "in/vllm_command.txt → vllm: used (vLLM launch command)" in out
+    assert "in/vllm_command.txt → vllm, Qwen/Qwen2.5-7B-Instruct: used (vLLM launch command)" \
+        in out
     assert "in/notes.txt → skipped" in out
 
 
@@ -258,8 +259,10 @@ DRY_RUNS = {
         "dgx-spark-laguna-vllm-vs-sglang/LICENSE → skipped: text, not a result",
         "dgx-spark-laguna-vllm-vs-sglang/ergebnisse_int4.json → skipped: JSON, not a result "
         "of a known client",
-        "dgx-spark-laguna-vllm-vs-sglang/sglang-int4.log → sglang: used (SGLang server log)",
-        "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm: used (vLLM launch script)",
+        "dgx-spark-laguna-vllm-vs-sglang/sglang-int4.log → sglang, poolside/Laguna-S-2.1-INT4: "
+        "used (SGLang server log)",
+        "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh → vllm, poolside/Laguna-S-2.1-INT4: "
+        "used (vLLM launch script)",
         "dgx-spark-laguna-vllm-vs-sglang/start-vllm-int4.sh.at-a30decd → skipped: a vLLM "
         "launch command, but the build reads launch commands only from files named *.sh or "
         "*.txt",
@@ -274,7 +277,7 @@ DRY_RUNS = {
         "not a server launch",
         "/profile_export_aiperf_timeslices.json → skipped: AIPerf's per-time-slice export",
         "/server_metrics_export.csv → skipped: AIPerf's summary of the server's /metrics",
-        "conc16_mi355x-amds_05/server.log → sglang: used (SGLang server log)",
+        "conc16_mi355x-amds_05/server.log → sglang, amd/GLM-5.1-MXFP4: used (SGLang server log)",
         "server_logs_glm5.1_tp2_conc16_offloadnone_fp4_sglang_tp2-ep1-dpafalse_disagg-false_"
         "spec-none_conc16_mi355x-amds_05/server.log → skipped: the same bytes as",
         "/aiperf_artifacts/profile_export_aiperf.json → sglang, amd/GLM-5.1-MXFP4, "
@@ -404,12 +407,13 @@ def test_server_files_alone_make_a_run_that_says_it_measured_nothing(tmp_path, f
         assert words in summary and "TODO" not in html
         assert "repeated runs would show" not in html and 'id="points"' not in html
     en = (report / "s/report.en.html").read_text()
-    if folder == DGX:       # what differs between the two launch scripts is shown
+    if folder == DGX:       # the logs' account is shown; the launch file's where it differs
         assert "Maximum context (tokens)" in en and "65,536" in en and "262,144" in en
-        # vLLM's --speculative-config names no method: said so, never "None"
-        assert "(method not stated), 15 draft tokens" in en and "None, 15" not in en
+        # vLLM's --speculative-config names no method, but its engine configuration line does
+        assert "(method not stated)" not in en and "None, 15" not in en
+        assert "num_speculative_tokens 15" in en and "speculative_num_draft_tokens 16" in en
         ko = unescape((report / "s/report.ko.html").read_text())
-        assert "(방식을 적지 않음), 초안 토큰 15개" in ko
+        assert "speculative_num_draft_tokens 16 (기본값)" in ko and "\"$@\"(줄 36)" in ko
 
 
 def test_results_none_and_workloads_must_agree():

@@ -4,6 +4,7 @@ and the logs; each row carries its evidence as file:line."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,8 +22,27 @@ SETTINGS = {
     "max_context": (("max_model_len",), ("context_length",)),
     "attention_backend": (("attention_backend",), ("attention_backend",)),
     "moe_backend": (("moe_backend",), ("moe_runner_backend",)),
+    "max_sequences": (("max_num_seqs",), ("max_running_requests",)),
+    "page_size": (("block_size",), ("page_size",)),
+    "kv_dtype": (("kv_cache_dtype",), ("kv_cache_dtype",)),
+    "cuda_graph": ((), ("cuda_graph_max_bs_decode", "cuda_graph_max_bs")),
+    "moe_kernel": ((), ()),
 }
+# Settings compared between the engines, in this order (speculative ones come after).
+COMPARED = ("dcp", "tensor_parallel", "chunked_prefill", "max_context", "max_sequences",
+            "attention_backend", "moe_backend", "moe_kernel", "kv_dtype", "page_size",
+            "cuda_graph")
 DEFAULTS = {"dcp": "1"}
+# Where the engine's start-up lines say what it resolved a setting to: (record kinds, field).
+RESOLVED = {"attention_backend": (("backend",), "attention_backend"),
+            "moe_backend": (("backend",), "moe_backend"),
+            "moe_kernel": (("backend",), "moe_method"),
+            "kv_dtype": (("kv_dtype", "kv_cache"), "kv_dtype"),
+            "cuda_graph": (("cuda_graph_sizes",), "graphs")}
+# The note on a value the engine set itself, by the argument's name (engine_reset records).
+ENGINE_SET = {"attention_backend": "default", "max_running_requests": "set by the engine"}
+# Launch flags not compared with the log: where the server listens, the model positional.
+NOT_SETTINGS = ("_positional", "host", "port")
 # A flag value that leaves the choice to the engine: the engine's own start-up line says
 # what it chose, and that is what gets compared.
 ENGINE_CHOOSES = ("auto", "none", "")
@@ -42,9 +62,12 @@ class Caveat:
     # an event's counts by name (n, workers): the article words them from the catalogue
     # (event.<id>); ``values`` keeps the English line for the notebook and the store
     counts: dict[str, int] = field(default_factory=dict)
+    # a launch difference's flag, as the launch file spells it ("max_model_len")
+    setting: str = ""
+    file: str = ""                                       # a launch difference's launch file
 
 
-_NOTE = re.compile(r"\s*\((?:default|auto)\)\s*$")
+_NOTE = re.compile(r"\s*\((?:default|auto|set by the engine)\)\s*$")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
 
 
@@ -76,7 +99,8 @@ def _launch(ing: Ingested) -> dict[str, dict[str, Any]]:
         out[rec["engine"]] = {"file": rec["file"], "image": rec.get("image", ""),
                               "flags": rec.get("flags") or {},
                               "lines": rec.get("flag_lines") or {},
-                              "env": rec.get("env") or {}}
+                              "env": rec.get("env") or {},
+                              "passes_args": int(rec.get("passes_args") or 0)}
     return out
 
 
@@ -100,73 +124,186 @@ def _logged(ing: Ingested, engine: str, kind: str) -> list[dict]:
     return sorted(rows, key=lambda r: (not after_start(r), r["file"], r["line"]))
 
 
-def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
-    """(value, evidence) of one setting for one engine: launch flags, then the logs."""
+# --- whose account: the log's record of its settings wins over the launch file ------------
+# An account is a list of (settings, where): where(name) is the "file:line" it says it at.
+Account = list[tuple[dict[str, Any], Any]]
+
+
+def _log_account(ing: Ingested, engine: str) -> Account:
+    """The settings the log itself records: vLLM's ``non-default args`` and the engine's
+    configuration line, SGLang's ``server_args``; the start in effect first."""
+    out: Account = []
+    for kind in ("server_args", "version"):
+        for rec in _logged(ing, engine, kind):
+            settings = rec.get("args") if kind == "server_args" else rec.get("config")
+            if isinstance(settings, dict) and settings:
+                where = f"{rec['file']}:{rec['line']}"
+                out.append((settings, lambda name, where=where: where))
+    return out
+
+
+def _launch_account(launch: dict, engine: str) -> Account:
     cfg = launch.get(engine)
-    flagged = None
-    for names in SETTINGS[sid]:
+    if not cfg:
+        return []
+    return [(cfg["flags"], lambda name: f"{cfg['file']}:{cfg['lines'].get(name, 1)}")]
+
+
+def _said(account: Account, names, none_ok: bool = False) -> tuple[Any, str, str] | None:
+    """(value, "file:line", name) of the first of ``names`` the account states."""
+    for settings, where in account:
         for name in names:
-            if cfg and name in cfg["flags"]:
-                flagged = str(cfg["flags"][name]), f"{cfg['file']}:{cfg['lines'].get(name, 1)}"
-                break
-            for rec in _logged(ing, engine, "server_args"):
-                args = rec.get("args") or {}
-                if name in args and args[name] is not None:
-                    flagged = str(args[name]), f"{rec['file']}:{rec['line']}"
-                    break
-            if flagged:
-                break
-        if flagged:
-            break
+            if name in settings and (none_ok or settings[name] is not None):
+                return settings[name], where(name), name
+    return None
+
+
+def _stated(ing: Ingested, launch: dict, engine: str, names,
+            none_ok: bool = False) -> tuple[Any, str, str] | None:
+    """The log's value of a setting, else the launch file's."""
+    return _said(_log_account(ing, engine), names, none_ok) or \
+        _said(_launch_account(launch, engine), names, none_ok)
+
+
+def _names(sid: str) -> list[str]:
+    return [n for group in SETTINGS[sid] for n in group]
+
+
+def _engine_set(ing: Ingested, engine: str, name: str) -> str | None:
+    """The note for a value the engine set itself ("Max running requests is reset to 48")."""
+    for rec in _logged(ing, engine, "engine_reset"):
+        if rec.get(name) is not None:
+            return ENGINE_SET.get(name, "set by the engine")
+    return None
+
+
+def _flagged(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str, str] | None:
+    """(value, evidence) as the log, else the launch file, states it; a value the engine set
+    itself (and the launch file did not) carries the engine's note."""
+    said = _stated(ing, launch, engine, _names(sid))
+    if not said:
+        return None
+    launched = _said(_launch_account(launch, engine), [said[2]])
+    note = None if launched else _engine_set(ing, engine, said[2])
+    return str(said[0]) + (f" ({note})" if note else ""), said[1]
+
+
+def _resolved(ing: Ingested, engine: str, sid: str,
+              flag: str | None) -> tuple[str, str] | None:
+    """What the engine's start-up lines say it chose, with the flag that left it the choice."""
+    if sid not in RESOLVED:
+        return None
+    kinds, name = RESOLVED[sid]
+    for rec in (r for k in kinds for r in _logged(ing, engine, k)):
+        if rec.get(name):
+            return (f"{rec[name]} ({flag})" if flag else str(rec[name]),
+                    f"{rec['file']}:{rec['line']}")
+    return None
+
+
+def _setting(ing: Ingested, launch: dict, engine: str, sid: str) -> tuple[str | None, str]:
+    """(value, evidence) of one setting for one engine: the log's account, else the launch
+    file; a value left to the engine ("auto") by what the engine says it chose."""
+    flagged = _flagged(ing, launch, engine, sid)
     if flagged and normalise(flagged[0]) not in ENGINE_CHOOSES:
         return flagged
-    if sid in ("attention_backend", "moe_backend"):
-        for rec in _logged(ing, engine, "backend"):
-            if rec.get(sid):
-                chosen = f"{rec[sid]} ({flagged[0]})" if flagged else str(rec[sid])
-                return chosen, f"{rec['file']}:{rec['line']}"
-    if flagged:
-        return flagged
-    if sid in DEFAULTS and (cfg or _logged(ing, engine, "server_args")):
+    chosen = _resolved(ing, engine, sid, flagged[0] if flagged else None)
+    if chosen or flagged:
+        return chosen or flagged
+    if sid in DEFAULTS and (launch.get(engine) or _logged(ing, engine, "server_args")):
+        cfg = launch.get(engine)
         return DEFAULTS[sid] + " (default)", cfg["file"] if cfg else ""
     return None, ""
 
 
+def _spec_dicts(ing: Ingested, launch: dict, engine: str) -> list[tuple[dict, str]]:
+    """vLLM's speculative configs, the log's first; one naming its method before one that
+    does not (the engine configuration line names it, ``non-default args`` may not)."""
+    found = []
+    for account in (_log_account(ing, engine), _launch_account(launch, engine)):
+        for settings, where in account:
+            spec = speculative_config(settings)
+            if spec is not None:
+                found.append((spec, where("speculative_config")))
+    return sorted(found, key=lambda sw: not sw[0].get("method"))
+
+
 def _speculative(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
-    cfg = launch.get(engine)
-    flags = cfg["flags"] if cfg else {}
-    spec = speculative_config(flags)
-    if spec is not None:
+    """The speculative method, as the engine names it."""
+    specs = _spec_dicts(ing, launch, engine)
+    if specs:
+        spec, where = specs[0]
         # a config with no method leaves vLLM to infer it from the draft model: not stated
-        method = spec.get("method") or "(method not stated)"
-        n = spec.get("num_speculative_tokens")
-        text = method + (f", {n} draft tokens" if n is not None else "")
-        return text, f"{cfg['file']}:{cfg['lines'].get('speculative_config', 1)}"
-    if "speculative_algorithm" in flags:
-        n = flags.get("speculative_num_draft_tokens")
-        drafts = f", {int(n) - 1} draft tokens" if n is not None else ""
-        return (f"{flags['speculative_algorithm']}{drafts}",
-                f"{cfg['file']}:{cfg['lines'].get('speculative_algorithm', 1)}")
-    return None, ""
+        return str(spec.get("method") or "(method not stated)"), where
+    said = _stated(ing, launch, engine, ["speculative_algorithm"])
+    return (str(said[0]), said[1]) if said else (None, "")
+
+
+def _draft_tokens(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    """Draft tokens per step in the engine's own terms, unconverted: vLLM's
+    num_speculative_tokens (tokens the draft proposes), SGLang's speculative_num_draft_tokens
+    (tokens verified per step; what it means depends on the method), marked "(default)"
+    when the log has it but the launch file did not set it."""
+    specs = [s for s in _spec_dicts(ing, launch, engine)
+             if s[0].get("num_speculative_tokens") is not None]
+    if specs:
+        spec, where = specs[0]
+        return f"num_speculative_tokens {spec['num_speculative_tokens']}", where
+    if _stated(ing, launch, engine, ["speculative_algorithm"]) is None:
+        return None, ""
+    said = _stated(ing, launch, engine, ["speculative_num_draft_tokens"])
+    if not said:
+        return None, ""
+    launched = _said(_launch_account(launch, engine), ["speculative_num_draft_tokens"])
+    default = " (default)" if launched is None and launch.get(engine) else ""
+    return f"speculative_num_draft_tokens {said[0]}{default}", said[1]
 
 
 def _draft_model(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
     """The draft checkpoint: vLLM's speculative_config.model, SGLang's
-    speculative_draft_model_path; from the launch file, else the logged arguments."""
-    cfg = launch.get(engine)
-    sources = [(cfg["flags"], cfg["file"], cfg["lines"])] if cfg else []
-    sources += [(r.get("args") or {}, r["file"], None)
-                for r in _logged(ing, engine, "server_args")[:1]]
-    for flags, file, lines in sources:
-        spec = speculative_config(flags) or {}
-        for key, value in (("speculative_config", spec.get("model")),
-                           ("speculative_draft_model_path",
-                            flags.get("speculative_draft_model_path"))):
-            if value:
-                line = lines.get(key, 1) if lines is not None else \
-                    _logged(ing, engine, "server_args")[0]["line"]
-                return str(value), f"{file}:{line}"
-    return None, ""
+    speculative_draft_model_path; from the log, else the launch file."""
+    specs = [s for s in _spec_dicts(ing, launch, engine) if s[0].get("model")]
+    if specs:
+        return str(specs[0][0]["model"]), specs[0][1]
+    said = _stated(ing, launch, engine, ["speculative_draft_model_path"])
+    return (str(said[0]), said[1]) if said else (None, "")
+
+
+def _memory(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    said = _stated(ing, launch, engine, MEMORY_FLAGS)
+    if not said:
+        return None, ""
+    return f"--{said[2].replace('_', '-')} {said[0]}", said[1]
+
+
+def _revision(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    """The model revision: a pinned commit, or "unpinned" where the log says None."""
+    said = _stated(ing, launch, engine, ["revision"], none_ok=True)
+    if not said:
+        return None, ""
+    return ("unpinned" if said[0] in (None, "None", "") else str(said[0])), said[1]
+
+
+def _kv_capacity(ing: Ingested, engine: str) -> tuple[str | None, str]:
+    """KV-cache capacity in tokens as the engine logged it: SGLang's max_total_num_tokens
+    line, else the last KV pool (``KV Cache is allocated``) or vLLM's ``GPU KV cache size``."""
+    recs = [r for r in _logged(ing, engine, "capacity") if r.get("kv_tokens")] or \
+        [r for r in _logged(ing, engine, "kv_cache")
+         if r.get("kv_tokens") and r.get("device", "GPU") == "GPU"][-1:]
+    if not recs:
+        return None, ""
+    return str(int(recs[0]["kv_tokens"])), f"{recs[0]['file']}:{recs[0]['line']}"
+
+
+def _prefix_caching(ing: Ingested, launch: dict, engine: str) -> tuple[str | None, str]:
+    """Prefix caching on or off: vLLM's enable_prefix_caching, SGLang's radix cache."""
+    said = _stated(ing, launch, engine, ["enable_prefix_caching", "disable_radix_cache"])
+    if not said:
+        return None, ""
+    on = bool(said[0]) if said[2] == "enable_prefix_caching" else not said[0]
+    if isinstance(said[0], str):            # a launch flag: "--disable-radix-cache" alone
+        on = (said[0].lower() not in ("false", "0")) == (said[2] == "enable_prefix_caching")
+    return ("on" if on else "off"), said[1]
 
 
 def _verification(ing: Ingested, engine: str, has_spec: bool) -> tuple[str | None, str]:
@@ -192,14 +329,65 @@ def _searched(ing: Ingested, engine: str, workload: str) -> Source | None:
     return Source(path=file, sha256=sha, lines=(min(lines), max(lines)))
 
 
+def _launch_differences(ing: Ingested, launch: dict, engine: str) -> list[Caveat]:
+    """Each launch flag the log also states, where the two differ: the launch file in the
+    folder is then not what ran as written (changed since, or given more arguments)."""
+    cfg = launch.get(engine)
+    log = _log_account(ing, engine)
+    if not cfg or not log:
+        return []
+    out = []
+    for name, value in cfg["flags"].items():
+        if name in NOT_SETTINGS:
+            continue
+        said = _said(log, [name], none_ok=True)
+        if said is None or _same(value, said[0]):
+            continue
+        out.append(Caveat(id="launch_differs", kind="launch", engine=engine, setting=name,
+                          file=cfg["file"], counts={"passes_args": cfg["passes_args"]},
+                          values={"log": _shown(said[0]), "launch": _shown(value)},
+                          evidence=[said[1], f"{cfg['file']}:{cfg['lines'].get(name, 1)}"]))
+    return out
+
+
+def _shown(value: Any) -> str:
+    """A setting's value as text: JSON for a mapping, "None" for no value."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+    return str(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether a launch value and a logged one say the same (after ``normalise``). A word
+    against a list is compared with the list's first item: the launch parser keeps one value
+    per flag (``--served-model-name a`` is logged as ``['a']``).
+
+    >>> _same("65536", 65536), _same("0.90", 0.9), _same("262144", 65536)
+    (True, True, False)
+    >>> _same({"model": "d", "n": "1"}, {"model": "d", "n": 1}), _same({"a": 1}, {})
+    (True, False)
+    >>> _same("kimi", ["kimi"]), _same("kimi", ["k2"]), _same(True, True)
+    (True, False, True)
+    """
+    if isinstance(a, list) != isinstance(b, list):
+        items = b if isinstance(b, list) else a
+        return not items or _same(a if items is b else b, items[0])
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and \
+            all(_same(a[k], b[k]) for k in a)
+    return normalise(_shown(a)) == normalise(_shown(b))
+
+
 def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Caveat]]:
-    """(settings that differ between the engines, every compared setting)."""
+    """(settings that differ between the engines, and launch files that differ from their
+    logs; every compared setting)."""
     launch = _launch(ing)
     engines = [e.id for e in run.meta.engines]
     rows: list[Caveat] = []
     compared: dict[str, Caveat] = {}
 
-    def add(sid: str, getter) -> None:
+    def add(sid: str, getter, unlike: bool = False) -> None:
+        """``unlike``: the engines state it in different terms, never called equal."""
         values, evidence = {}, []
         for e in engines:
             value, where = getter(e)
@@ -209,40 +397,29 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
                     evidence.append(where)
         if values:
             compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence)
-        if len(values) >= 2 and len({normalise(v) for v in values.values()}) > 1:
+        if len(values) >= 2 and (unlike or len({normalise(v) for v in values.values()}) > 1):
             rows.append(compared[sid])
 
     # The image is the engine itself (what is compared), not a setting that differs; the
     # report shows it with the engines.
-    for sid in ("dcp", "tensor_parallel", "chunked_prefill", "max_context",
-                "attention_backend", "moe_backend"):
+    for sid in COMPARED:
         add(sid, lambda e, sid=sid: _setting(ing, launch, e, sid))
+    add("kv_tokens", lambda e: _kv_capacity(ing, e))
+    add("prefix_caching", lambda e: _prefix_caching(ing, launch, e))
+    add("revision", lambda e: _revision(ing, launch, e))
     # Memory: vLLM's share of all GPU memory vs SGLang's share for weights and KV pool are
     # different quantities, so they are shown side by side and never called equal.
-    mem = {}
-    evidence = []
-    for e in engines:
-        cfg = launch.get(e)
-        for name in MEMORY_FLAGS:
-            if cfg and name in cfg["flags"]:
-                mem[e] = f"--{name.replace('_', '-')} {cfg['flags'][name]}"
-                evidence.append(f"{cfg['file']}:{cfg['lines'].get(name, 1)}")
-                break
-        else:                          # no launch file: the arguments the server logged
-            for rec in _logged(ing, e, "server_args")[:1]:
-                args = rec.get("args") or {}
-                name = next((n for n in MEMORY_FLAGS if args.get(n) is not None), None)
-                if name:
-                    mem[e] = f"--{name.replace('_', '-')} {args[name]}"
-                    evidence.append(f"{rec['file']}:{rec['line']}")
-    if mem:
-        compared["memory"] = Caveat(id="memory", kind="setting", values=mem, evidence=evidence)
-    if len(mem) >= 2:
-        rows.append(compared["memory"])
+    add("memory", lambda e: _memory(ing, launch, e), unlike=True)
     add("speculative", lambda e: _speculative(ing, launch, e))
+    # vLLM counts drafted tokens, SGLang tokens verified per step: each in its own terms
+    drafts = {e: _draft_tokens(ing, launch, e) for e in engines}
+    terms = {value.split(" ")[0] for value, _ in drafts.values() if value}
+    add("draft_tokens", lambda e: drafts[e], unlike=len(terms) > 1)
     add("draft_model", lambda e: _draft_model(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
+    for e in engines:
+        rows += _launch_differences(ing, launch, e)
     return rows, compared
 
 
@@ -344,7 +521,8 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                                       lines=tuple(int(x) for x in line.split("-"))))
             out.append(Figure(id=ids.setting(c.id, engine), value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
-                              method=f"{c.id.replace('_', ' ')} as launched"
+                              method=f"{c.id.replace('_', ' ')} as the engine logged it, "
+                                     "else as launched"
                                      + (" (differs between the engines)" if differs else "")))
     # with nothing compared, the count rests on the inputs searched for launch settings
     searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")

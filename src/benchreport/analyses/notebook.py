@@ -207,15 +207,23 @@ def caveats(run: Run, ing) -> Caveats:
     record = {"differing": [c.__dict__ for c in all_rows],
               "compared": {k: c.values for k, c in sorted(compared.items())},
               "limits": [r.__dict__ for r in limit_rows]}
-    table = pd.DataFrame([{"what": c.id, "kind": c.kind, "workload": c.workload,
-                           **{f"{e}": c.values.get(e, "") for e in
-                              (x.id for x in run.meta.engines)},
+    table = pd.DataFrame([{"what": f"{c.id}: {c.setting}" if c.setting else c.id,
+                           "kind": c.kind, "workload": c.workload,
+                           **{f"{e}": _cell(c, e) for e in (x.id for x in run.meta.engines)},
                            "why it matters": en[f"why.{c.id}"], "touches": c.requests,
                            "evidence": "; ".join(c.evidence)} for c in all_rows]
                          + [{"what": r.id, "kind": "limit", "workload": r.workload,
                              "evidence": "; ".join(r.evidence)} for r in limit_rows])
     return Caveats(table=table, record=record,
                    figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
+
+
+def _cell(c, engine: str) -> str:
+    """A caveat's value for one engine; a launch difference: the log's against the file's."""
+    if c.kind == "launch":
+        return f"log {c.values['log']} / launch file {c.values['launch']}" \
+            if c.engine == engine else ""
+    return c.values.get(engine, "")
 
 
 def save_chunks(run: Run, sequences: dict) -> str:

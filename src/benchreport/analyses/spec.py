@@ -91,8 +91,9 @@ def speculative_config(flags: dict) -> dict | None:
 def draft_tokens(ing: Ingested, engine: str) -> tuple[int, dict] | None:
     """Draft tokens per verify step as launched, and the record that says so: vLLM's
     speculative_config num_speculative_tokens; SGLang's speculative_num_draft_tokens counts
-    the verified token too, so drafts are one fewer."""
-    recs = [r for k in ("launch_config", "server_args") for r in ing.records.get(k, [])
+    the verified token too, so drafts are one fewer. The log's account before the launch
+    file's (what ran, not what the script in the folder says now)."""
+    recs = [r for k in ("server_args", "launch_config") for r in ing.records.get(k, [])
             if r["engine"] == engine]
     for rec in recs:
         flags = rec.get("flags") or rec.get("args") or {}

@@ -37,7 +37,16 @@ from ..ingest.points import (
     series_of,
 )
 from . import checksums
-from .initfiles import ENGINE_NAMES, UNNAMED, Found, held_words, no_result, survey
+from .initfiles import (
+    ENGINE_NAMES,
+    UNNAMED,
+    Found,
+    held_words,
+    no_result,
+    served_model,
+    served_models,
+    survey,
+)
 
 __all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
 
@@ -130,7 +139,24 @@ def _models(points: list[tuple[str, Point]], found: list[Found]) -> list[str]:
     """The models the results record, most results first; else the experiment's."""
     told = [m for m, _ in Counter(p.model for _, p in points if p.model).most_common()]
     return told or sorted({f.meta["model"] for f in found
-                           if f.kind == "metadata" and f.meta.get("model")})
+                           if f.kind == "metadata" and f.meta.get("model")}) \
+        or _server_model(found)
+
+
+def _server_model(found: list[Found]) -> list[str]:
+    """The one model the server logs and launch files name, when they all agree."""
+    names = {m for ms in served_models(found).values() for m in ms}
+    return sorted(names) if len(names) == 1 else []
+
+
+def model_warnings(found: list[Found]) -> list[str]:
+    """What init says when the server files name different models."""
+    per = served_models(found)
+    if len({m for ms in per.values() for m in ms}) < 2:
+        return []
+    told = "; ".join(f"{e}: {', '.join(ms)}" for e, ms in sorted(per.items()))
+    return [f"the server files name different models ({told}): run.yaml leaves model as "
+            "TODO; name the one measured, or make it one run per model"]
 
 
 def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> list[str]:
@@ -315,14 +341,15 @@ def draft_server_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[st
     those of the server files given, and it has no workloads."""
     engines = sorted({f.engine for f in found if f.copied})
     names = [ENGINE_NAMES.get(e, e) for e in engines]
-    missing = ["date", "hardware", "model", "deployment"]
+    missing = ["date", "hardware", "deployment"]
+    model = _model_lines(_server_model(found), missing)
     lines = ["schema: 1",
              "# drafted by `benchreport init` from server files only (no client result was",
              "# given); TODO marks what they do not record (the report says \"not stated\")",
              "title:   # edit to name what was run",
              "  ko: " + _yaml_scalar(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
              "  en: " + _yaml_scalar(_names(names) + f" server files ({run_id})"),
-             "date: TODO", "hardware: TODO", "model: TODO", "deployment: TODO", "engines:"]
+             "date: TODO", "hardware: TODO", *model, "deployment: TODO", "engines:"]
     for e, name in zip(engines, names, strict=True):
         lines += [f"  - id: {e}", f"    name: {_yaml_scalar(name)}"]
     kinds = sorted({f.kind for f in found if f.copied})
@@ -452,6 +479,8 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
         out("  no client results: the report shows what the server files record")
     elif not any(f.kind == "log" for f in found):
         out("  no server logs: the report shows the clients' results only")
+    for line in model_warnings(found):
+        out(f"  warning: {line}")
     if missing:
         out(f"  not stated in the files (TODO in run.yaml): {', '.join(missing)}")
     out(f"next: make report RUN={run_id}")
@@ -477,7 +506,8 @@ def _table(found: list[Found], entries: list, out: Callable[[str], None]) -> Non
             continue
         why = f.what + (f"; engine {_guess_words(f)}" if f.guess else "")
         if f.kind != "result":
-            out(f"{f.target} → {f.engine}: used ({why})")
+            model = served_model(f)
+            out(f"{f.target} → {f.engine}" + (f", {model}" if model else "") + f": used ({why})")
             continue
         mine = by_file.get(f.target, [])
         if not mine:

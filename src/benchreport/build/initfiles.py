@@ -481,3 +481,60 @@ def no_result(found: list[Found]) -> MissingInputError:
                              hint="give the client's result files (JSON, JSON Lines, CSV) of "
                                   "vllm bench serve, sglang.bench_serving, GuideLLM, AIPerf, "
                                   "GenAI-Perf, genai-bench or llmperf")
+
+
+# ---------------------------------------------------------------------------------------
+# The model a server file says its engine serves, for run.yaml's ``model: name:``.
+
+_MODEL_KEYS = ("model", "model_path", "model_tag")
+
+
+def _model_in(settings: dict[str, Any]) -> str | None:
+    """``model`` / ``model_path`` / ``model_tag``, else ``vllm serve MODEL``'s positional.
+
+    >>> _model_in({"model_path": "org/m"}), _model_in({"_positional": ["serve", "org/n"]})
+    ('org/m', 'org/n')
+    >>> _model_in({"model": "[redacted]"}) is None
+    True
+    """
+    positional = settings.get("_positional") or []
+    named = [settings.get(k) for k in _MODEL_KEYS]
+    named.append(positional[1] if positional[:1] == ["serve"] and len(positional) > 1 else None)
+    return next((str(v) for v in named if isinstance(v, str) and v and "[redacted]" not in v),
+                None)
+
+
+def served_model(f: Found) -> str | None:
+    """The model a server log (its logged arguments) or launch file names, or None; read
+    once and kept in ``f.meta``."""
+    if f.kind not in ("log", "launch"):
+        return None
+    if "served_model" not in f.meta:
+        f.meta["served_model"] = _read_served_model(f)
+    return f.meta["served_model"]
+
+
+def _read_served_model(f: Found) -> str | None:
+    from ..ingest.parsers.anyfile import parse_any
+
+    try:
+        with open(f.source, "rb") as fh:
+            for rec in parse_any(fh, str(f.source), f.engine or "auto"):
+                settings = rec.get("flags") if rec["kind"] == "launch_config" else \
+                    rec.get("args") if rec["kind"] == "server_args" else None
+                name = _model_in(settings) if isinstance(settings, dict) else None
+                if name:
+                    return name
+    except (ReportError, OSError, ValueError):
+        return None
+    return None
+
+
+def served_models(found: list[Found]) -> dict[str, list[str]]:
+    """engine -> the models its logs and launch files name (each once, in file order)."""
+    out: dict[str, list[str]] = {}
+    for f in found:
+        name = served_model(f) if f.copied else None
+        if name and name not in out.setdefault(f.engine, []):
+            out[f.engine].append(name)
+    return {e: names for e, names in out.items() if names}

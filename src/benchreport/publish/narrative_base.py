@@ -14,8 +14,8 @@ from ..core.records import Run
 
 # words benchreport writes into a setting's value (analyses.caveats): worded per language
 _DRAFTS = re.compile(r"(\d+) draft tokens\b")
-_NOTE = re.compile(r"\((default|auto|method not stated)\)")
-_WORDS = ("default", "non-adaptive")
+_NOTE = re.compile(r"\((default|auto|method not stated|set by the engine)\)")
+_WORDS = ("default", "non-adaptive", "unpinned", "on", "off")
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 
 

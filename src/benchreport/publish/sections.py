@@ -484,6 +484,8 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     engines = [e.id for e in w.run.meta.engines]
     rows = []
     for c in caveats.get("differing", []):
+        if c.get("kind") == "launch":           # the launch file against the log: below
+            continue
         label = t["setting." + c["id"]]
         if c.get("workload"):
             label = f"{label} ({w.run.meta.workload(c['workload']).label})"
@@ -497,7 +499,8 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     looked = bool(caveats.get("compared")) or any(ids.parse_events(fid) is not None
                                                   for fid in w.registry)
     unused = _logs_outside(w)
-    if not rows and not limits:
+    launch_paras, launch_table = launch_section(w, caveats.get("differing", []))
+    if not rows and not limits and not launch_table:
         if unused:
             return Section("caveats", t["heading.caveats"],
                            [sentence(t["caveats.logs_unused"], files=", ".join(unused))])
@@ -515,7 +518,31 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     intro = sentence(t["caveats.intro" + one]) if looked else \
         sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
         sentence(t["caveats.unchecked" + one])
-    return Section("caveats", t["heading.caveats"], [intro], tables)
+    if launch_table:
+        tables.append(launch_table)
+    return Section("caveats", t["heading.caveats"], [intro] + launch_paras, tables)
+
+
+def launch_section(w: Writer, differing: list[dict]) -> tuple[list[Markup], Table | None]:
+    """Launch files that are not what ran as written: which setting, the log's value and the
+    launch file's, each with file:line; and, per file, whether its "$@" could explain it."""
+    t = w.t
+    found = [c for c in differing if c.get("kind") == "launch"]
+    if not found:
+        return [], None
+    paras = [sentence(t["caveats.launch_intro"])]
+    for file in dict.fromkeys(c["file"] for c in found):
+        passes = next(c["counts"].get("passes_args", 0) for c in found if c["file"] == file)
+        name = file.rsplit("/", 1)[-1]
+        paras.append(sentence(t["caveats.launch_passes"], file=name, line=passes) if passes
+                     else sentence(t["caveats.launch_changed"], file=name))
+    rows = [[Markup(escape(w.engine_name(c["engine"]))),
+             Markup(escape("--" + c["setting"].replace("_", "-"))),
+             Markup(escape(w.setting_words(c["values"]["log"]))),
+             Markup(escape(w.setting_words(c["values"]["launch"]))),
+             Markup(escape("; ".join(c["evidence"][:2])))] for c in found]
+    return paras, Table(header=[t["table.engine"], t["table.launch_setting"], t["table.in_log"],
+                                t["table.in_launch"], t["table.evidence"]], rows=rows)
 
 
 def _logs_outside(w: Writer) -> list[str]:

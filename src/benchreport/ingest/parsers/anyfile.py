@@ -112,6 +112,6 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
         if summary.engine == "auto":
             summary.engine = launch_engine(cfg.flags, cfg.env)
         yield {"kind": "launch_config", "line": line, "image": cfg.image, "env": cfg.env,
-               "flags": cfg.flags, "flag_lines": cfg.lines}
+               "flags": cfg.flags, "flag_lines": cfg.lines, "passes_args": cfg.passes_args}
         return
     yield from scan(fp, path, engine, year, summary)

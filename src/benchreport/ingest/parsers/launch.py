@@ -35,6 +35,9 @@ class LaunchConfig:
     args: tuple[str, ...]
     flags: dict[str, Any] = field(default_factory=dict)   # --foo-bar 1 -> {"foo_bar": "1"}
     lines: dict[str, int] = field(default_factory=dict)   # flag or env name -> line in file
+    # the line of a ``"$@"`` that hands the script's own arguments on (0: none): what ran
+    # can hold flags this file does not show
+    passes_args: int = 0
 
 
 def flags_from_args(args: list[str]) -> dict[str, Any]:
@@ -119,6 +122,7 @@ _ENTRY_POINTS = {("vllm", "serve"): "vllm", ("sglang", "serve"): "sglang",
                  ("-m", "sglang.launch_server"): "sglang",
                  ("-m", "vllm.entrypoints.openai.api_server"): "vllm"}
 _ASSIGN = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)")
+_PASS_ON = ("$@", "$*", "${@}", "${*}")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -183,11 +187,16 @@ def _launch(words: list[tuple[int, str]], start: int, names: dict[str, str],
     if found is None:
         return None
     engine, first = found
+    for word in plain[:first]:                 # `env A=1 vllm serve …`: A is in its env
+        if (assign := _ASSIGN.fullmatch(word)) and not word.startswith("export"):
+            env[assign.group(1)] = expand_names(assign.group(2), names)
+            lines.setdefault(assign.group(1), start)
 
     def expand(word: str) -> str:
-        return _VAR.sub(lambda m: names.get(m.group(1) or m.group(2), m.group(0)), word)
+        return expand_names(word, names)
 
-    args = [(n, expand(w)) for n, w in words[first:] if w not in ("$@", "$*")]
+    passes = next((n for n, w in words[first:] if w in _PASS_ON), 0)
+    args = [(n, expand(w)) for n, w in words[first:] if w not in _PASS_ON]
     if engine == "vllm" and plain[first - 1] == "serve":
         args = [(start, "serve")] + args
     for n, arg in args:
@@ -197,7 +206,18 @@ def _launch(words: list[tuple[int, str]], start: int, names: dict[str, str],
     flags = redact_settings("flags", flags_from_args(values))
     return ShellLaunch(LaunchConfig(image="", env=redact_settings("env", env),
                                     args=_redacted_args(values, flags), flags=flags,
-                                    lines=lines), engine, start)
+                                    lines=lines, passes_args=passes), engine, start)
+
+
+def expand_names(word: str, names: dict[str, str]) -> str:
+    """``$X`` / ``${X}`` replaced by what the script assigned; an unknown one stays as written.
+
+    >>> expand_names('{"revision":"$REV","n":1}', {"REV": "abc"})
+    '{"revision":"abc","n":1}'
+    >>> expand_names("${HOME}/m", {})
+    '${HOME}/m'
+    """
+    return _VAR.sub(lambda m: names.get(m.group(1) or m.group(2), m.group(0)), word)
 
 
 def shell_launch(text: str) -> ShellLaunch | None:

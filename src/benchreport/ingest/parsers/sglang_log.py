@@ -27,7 +27,8 @@ RARE = (
     b"Not enough memory", b"The memory capacity", b"Retraction host", b"Try DeepGEMM JIT",
     b"Entering DeepGEMM", b"The server is fired up", b"DCP is enabled", b"Traceback",
     b"Scheduler hit an exception", b"DetokenizerManager hit an exception",
-    b"DataParallelController hit an exception",
+    b"DataParallelController hit an exception", b"Max running requests is reset",
+    b"Attention backend not specified", b"Using ",
 )
 RARE_RE = message_starts(RARE)
 # Rare markers of a failure: the scanner looks for tracebacks after these lines (logscan).
@@ -167,7 +168,11 @@ _RETRACT_MORE = (
 )
 _RATIO = re.compile(r"#new_token_ratio: ([\d.]+) -> ([\d.]+)")
 _OTHER = [
-    (re.compile(r"^KV Cache is allocated\..*?#tokens: (?P<kv_tokens>\d+)"), "kv_cache"),
+    (re.compile(r"^KV Cache is allocated\.(?: dtype: (?:torch\.)?(?P<kv_dtype>\w+),)?.*?#tokens: (?P<kv_tokens>\d+)"), "kv_cache"),
+    # a setting the engine changed from what it was given or chose itself
+    (re.compile(r"^Max running requests is reset to (?P<max_running_requests>\d+) for (?P<reason>[\w ]+?)\."), "engine_reset"),
+    (re.compile(r"^Using (?P<moe_method>\w+MoEMethod)$"), "backend"),
+    (re.compile(r"^Attention backend not specified\. Use (?P<attention_backend>\w+) backend by default"), "engine_reset"),
     (re.compile(r"^max_total_num_tokens=(?P<kv_tokens>\d+), chunked_prefill_size=(?P<chunked_prefill_size>-?\d+), max_prefill_tokens=(?P<max_prefill_tokens>\d+), max_running_requests=(?P<max_running_requests>\d+), context_len=(?P<context_len>\d+)"), "capacity"),
     (re.compile(r"^Capture .*?cuda graph end\. .*?(?:elapsed=|Time elapsed: )(?P<seconds>[\d.]+) s"), "cuda_graph"),
     (re.compile(r"^Load weight end\. (?:elapsed=(?P<seconds>[\d.]+) s, )?type=(?P<model_class>\w+)"), "model_load"),
@@ -245,7 +250,8 @@ def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, An
         if mm := rx.search(m):
             fields = {k: v for k, v in mm.groupdict().items() if v is not None}
             for k, v in list(fields.items()):
-                if k != "model_class" and k != "op":
+                if k not in ("model_class", "op", "kv_dtype", "reason", "attention_backend",
+                             "moe_method"):
                     fields[k] = float(v) if "." in v else int(v)
             return kind, fields
     return None

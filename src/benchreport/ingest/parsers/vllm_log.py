@@ -34,7 +34,8 @@ RARE = (
     b"Engine core initialization", b"Free memory on device", b"No available memory",
     b"To serve at least one request", b"Failed to load model", b"ValueError",
     b"torch.OutOfMemoryError", b"CUDA out of memory", b"Prefix cache hit rate: GPU",
-    b"Traceback", b"EngineCore failed to start",
+    b"Traceback", b"EngineCore failed to start", b"FlashInfer resolved",
+    b"Profiling CUDA graph memory",
 )
 RARE_RE = message_starts(RARE)
 # Rare markers of a failure: the scanner looks for tracebacks after these lines (logscan).
@@ -235,7 +236,15 @@ _STARTUP = [
     (re.compile(r"^Model loading took (?P<gib>[\d.]+) GiB(?: memory)? and (?P<seconds>[\d.]+) seconds"), "model_load"),
     (re.compile(r"^Loading weights took (?P<seconds>[\d.]+) seconds"), "model_load"),
     (re.compile(r"Using (?:AttentionBackendEnum\.)?(?P<attention_backend>\w+?)(?: attention)? backend\.?$"), "backend"),
+    # 0.2x: "Using FLASHINFER attention backend out of potential backends: [...]"
+    (re.compile(r"^Using (?P<attention_backend>[A-Z][A-Z0-9_]+) attention backend out of potential backends"), "backend"),
     (re.compile(r"^MoE backend: (?P<moe_backend>\w+)"), "backend"),
+    (re.compile(r"^Using '(?P<moe_backend>\w+)' \w+ MoE backend"), "backend"),
+    (re.compile(r"^Using (?P<moe_method>\w+MoEMethod)$"), "backend"),
+    # the KV cache's element type as the attention backend resolved it (kv_cache_dtype=auto
+    # leaves it to the checkpoint)
+    (re.compile(r"^FlashInfer resolved query dtypes: .*?kv_cache_dtype=(?:torch\.)?(?P<kv_dtype>\w+)"), "kv_dtype"),
+    (re.compile(r"^Profiling CUDA graph memory: (?P<graphs>.*?\(largest=(?P<largest>\d+)\).*)$"), "cuda_graph_sizes"),
 ]
 _JIT = [
     (re.compile(r"flashinfer\.jit: Loading JIT ops: (?P<op>\S+)"), "start"),
@@ -258,7 +267,7 @@ def _convert(fields: dict[str, str]) -> dict[str, Any]:
     for k, v in fields.items():
         if v is None:
             continue
-        if k in ("kv_tokens", "max_len", "gpu_blocks"):
+        if k in ("kv_tokens", "max_len", "gpu_blocks", "largest"):
             out[k] = int(v.replace(",", ""))
         elif k in ("max_concurrency", "kv_gib", "seconds", "gib", "compile_seconds"):
             out[k] = float(v)
@@ -276,6 +285,53 @@ def parse_non_default_args(msg: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(args, dict):
         raise FieldError("non-default args are not a dict")
     return "server_args", {"args": redact_settings("args", args)}
+
+
+# The engine's configuration line ("Initializing a V1 LLM engine (v…) with config: a=1, …"):
+# the settings it ran with, defaults included. Kept: top-level ``key=value`` pairs named here,
+# under the server argument's name; the speculative config's method, model and length.
+_CONFIG_KEYS = {"model": "model", "revision": "revision", "max_seq_len": "max_model_len",
+                "tensor_parallel_size": "tensor_parallel_size",
+                "pipeline_parallel_size": "pipeline_parallel_size",
+                "decode_context_parallel_size": "decode_context_parallel_size",
+                "kv_cache_dtype": "kv_cache_dtype", "quantization": "quantization",
+                "enable_prefix_caching": "enable_prefix_caching", "block_size": "block_size"}
+_SPEC_CONFIG = re.compile(r"speculative_config=SpeculativeConfig\((?P<body>[^()]*)\)")
+_TOP_PAIR = re.compile(r"(?:^|, )(?P<key>\w+)=(?P<val>'[^']*'|[^,(){}\[\]]*)(?=, |$)")
+
+
+def _literal(text: str) -> Any:
+    """A config value as Python would print it: 'x' -> x, None/True/False, numbers."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def parse_engine_config(msg: str) -> dict[str, Any]:
+    """The settings of the engine's configuration line, by the server arguments' names.
+
+    >>> c = parse_engine_config("with config: model='m', speculative_config=SpeculativeConfig("
+    ...     "method='dflash', model='d', num_spec_tokens=15), revision=None, max_seq_len=65536, "
+    ...     "kv_cache_dtype=auto, enable_prefix_caching=True")
+    >>> c["speculative_config"], c["revision"], c["max_model_len"], c["kv_cache_dtype"]
+    ({'method': 'dflash', 'model': 'd', 'num_speculative_tokens': 15}, None, 65536, 'auto')
+    """
+    body = msg.split("with config:", 1)[1].strip()
+    out: dict[str, Any] = {}
+    spec = _SPEC_CONFIG.search(body)
+    if spec:
+        pairs = dict(p.split("=", 1) for p in spec["body"].split(", ") if "=" in p)
+        names = {"method": "method", "model": "model", "num_spec_tokens": "num_speculative_tokens"}
+        out["speculative_config"] = {names[k]: _literal(v) for k, v in pairs.items()
+                                     if k in names}
+        body = body[:spec.start()] + body[spec.end():]
+    # nested configs (compilation_config={...}, X=Cfg(...)) hold their own pairs: drop them
+    flat = re.sub(r"\w+=\w*\((?:[^()]|\([^()]*\))*\)|\w+=\{.*?\}(?=, \w+=|$)", "", body)
+    for m in _TOP_PAIR.finditer(flat):
+        if m["key"] in _CONFIG_KEYS:
+            out[_CONFIG_KEYS[m["key"]]] = _literal(m["val"].strip())
+    return redact_settings("args", out)
 
 
 def parse_message(msg: str, level: str | None) -> tuple[str, dict[str, Any]] | None:
@@ -302,5 +358,8 @@ def parse_message(msg: str, level: str | None) -> tuple[str, dict[str, Any]] | N
         return "engine_error", {"message": m[:300]}
     for rx, kind in _STARTUP:
         if mm := rx.search(m):
-            return kind, _convert(mm.groupdict())
+            fields = _convert(mm.groupdict())
+            if kind == "version" and "with config:" in m:
+                fields["config"] = parse_engine_config(m)
+            return kind, fields
     return None
