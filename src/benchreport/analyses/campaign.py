@@ -34,6 +34,7 @@ COUNTS = {
     "request_throughput": ("req/s", 3, "successful requests per second, as the client "
                                        "recorded it"),
     "output_throughput": ("tok/s", 1, "output tokens per second, as the client recorded it"),
+    "input_throughput": ("tok/s", 0, "prompt tokens per second, as the client recorded it"),
 }
 TABLE_COLUMNS = ("point", "engine", "workload", "load", "repeat", "variant", "client",
                  "completed", "failed", "request_throughput", "output_throughput",

@@ -22,11 +22,14 @@ from typing import Any
 from ...core.redact import redact  # noqa: F401
 
 CLIENTS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf", "genai-perf",
-           "genai-bench", "llmperf", "vllm-nightly-aggregate")
+           "genai-bench", "llmperf", "vllm-nightly-aggregate", "declared")
+# a client the user declared in run.yaml (``client:``): its files are read by that mapping
+DECLARED_CLIENT = "declared"
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
 COUNTS = ("duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
-          "max_concurrency", "request_rate", "request_throughput", "output_throughput")
+          "max_concurrency", "request_rate", "request_throughput", "output_throughput",
+          "input_throughput")
 # what the client was asked (a request count or a duration bounds the run; a share of
 # requests to cancel on purpose, %) and how many requests it cancelled as asked (counted
 # among ``failed`` by the client, never a failure of the server)
@@ -122,6 +125,22 @@ DEFINITIONS = {
                       "inter-token latency)",
     "e2el.request": "time from sending the request to its last token",
 }
+
+
+# A definition the user declared in run.yaml rather than one of DEFINITIONS: the code is the
+# user's own text behind this prefix, so two points agree on a metric exactly when their
+# texts do, and the report prints the text, marked as declared by the user.
+DECLARED = "declared: "
+
+
+def declared_code(text: str) -> str:
+    """The definition code of a user's own words (redacted: the code is stored as it is)."""
+    return DECLARED + " ".join(redact(text).split())
+
+
+def declared_text(code: str | None) -> str | None:
+    """The user's words of a declared definition code, or None for a code of DEFINITIONS."""
+    return code[len(DECLARED):] if code and code.startswith(DECLARED) else None
 
 
 UNSTATED = {"kind": "unstated", "max_concurrency": None, "request_rate": None,
