@@ -18,13 +18,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.records import DECLARED, DECLARED_CLIENT, declared_text  # noqa: F401
 # the one redaction, under the name the client modules import from here
 from ...core.redact import redact  # noqa: F401
 
 CLIENTS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf", "genai-perf",
-           "genai-bench", "llmperf", "vllm-nightly-aggregate", "declared")
-# a client the user declared in run.yaml (``client:``): its files are read by that mapping
-DECLARED_CLIENT = "declared"
+           "genai-bench", "llmperf", "vllm-nightly-aggregate", DECLARED_CLIENT)
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
 COUNTS = ("duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
@@ -127,20 +126,10 @@ DEFINITIONS = {
 }
 
 
-# A definition the user declared in run.yaml rather than one of DEFINITIONS: the code is the
-# user's own text behind this prefix, so two points agree on a metric exactly when their
-# texts do, and the report prints the text, marked as declared by the user.
-DECLARED = "declared: "
-
-
 def declared_code(text: str) -> str:
-    """The definition code of a user's own words (redacted: the code is stored as it is)."""
+    """The definition code of a user's own words (``core.records.DECLARED``; redacted: the
+    code is stored as it is)."""
     return DECLARED + " ".join(redact(text).split())
-
-
-def declared_text(code: str | None) -> str | None:
-    """The user's words of a declared definition code, or None for a code of DEFINITIONS."""
-    return code[len(DECLARED):] if code and code.startswith(DECLARED) else None
 
 
 UNSTATED = {"kind": "unstated", "max_concurrency": None, "request_rate": None,
