@@ -26,7 +26,7 @@ from ..core.redact import redact
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.runmeta import Load
-from ..ingest.clients.base import Point
+from ..ingest.clients.base import DECLARED_CLIENT, Point
 from ..ingest.points import (
     INPUT_TOLERANCE,
     LAUNCH_PARAMS,
@@ -331,7 +331,6 @@ def draft_run_yaml(run_id: str, found: list[Found], client: tuple[str, str] | No
     """The run.yaml text, and what the files could not say. ``client``: the text of the
     user's client mapping and its file name, written as run.yaml's ``client:`` block."""
     from ..core.runmeta import parse_client_yaml
-    from ..ingest.clients.base import DECLARED_CLIENT
 
     points = runs_found(found)
     declared = parse_client_yaml(*client).name if client else DECLARED_CLIENT
@@ -459,7 +458,7 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         shutil.rmtree(staging, ignore_errors=True)
     if note:
         out(note)
-    _summary(run_id, folder, found, entries, missing, out)
+    _summary(run_id, folder, found, entries, missing, out, declared)
     return folder
 
 
@@ -485,8 +484,15 @@ def _skipped(found: list[Found], out: Callable[[str], None]) -> None:
             out(f"skipped {f.target}: {f.what}")
 
 
+def _client_words(client: str, declared) -> str:
+    """A points' client as init's summary names it: the declared client by its name."""
+    if client == DECLARED_CLIENT and declared is not None:
+        return f"{declared.name}, declared by the user"
+    return client
+
+
 def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
-             missing: list[str], out: Callable[[str], None]) -> None:
+             missing: list[str], out: Callable[[str], None], declared=None) -> None:
     copied = [f for f in found if f.copied]
     out(f"{folder.as_posix()}/: {len(copied)} files copied, run.yaml drafted, SHA256SUMS "
         "recorded")
@@ -497,7 +503,7 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     clients: dict[str, set[str]] = defaultdict(set)
     for e in entries:
         per[e.engine].append(e.load)
-        clients[e.engine].add(e.point.client)
+        clients[e.engine].add(_client_words(e.point.client, declared))
     for eng in sorted(per):
         loads = Counter(per[eng])
         shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
