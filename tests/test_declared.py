@@ -186,3 +186,57 @@ def test_init_without_the_client_still_skips_the_files(tmp_path):
     with pytest.raises(Exception, match="no benchmark result"):
         init_run("laguna", [folder], tmp_path / "data", out=said.append, dry_run=True)
     assert any("JSON, not a result of a known client" in line for line in said)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("    ok: 3 ", "    ok: 2.5 ", r"client.files\[1\].ok must be a key of the records or a "
+                                   r"whole number ≥ 0, got 2.5"),
+    ("load: {concurrency: 1}", "load: {concurrency: 0}",
+     r"client.files\[1\].load.concurrency must be an integer > 0, got 0"),
+    ("        definition: \"prompt tokens ÷ the stage's median TTFT\"\n", "",
+     r"client.files\[1\].metrics.prefill_tps: missing key 'definition'"),
+    ("metric: input_throughput", "metric: input_throughput\n        statistic: median",
+     r"statistic 'median' is not one of none: input_throughput is one figure per record"),
+])
+def test_more_bad_mappings(old, new, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_client_yaml(_edit(old, new), "client.yaml")
+
+
+def test_an_engine_value_the_mapping_does_not_know_is_refused(tmp_path):
+    text = (HERE / "prefill_int4.json").read_text(encoding="utf-8").replace(
+        '"engine": "int4"', '"engine": "fp8"')
+    client = parse_client_yaml(MAPPING, "client.yaml")
+    with pytest.raises(ParseError, match=r"prefill_int4.json: engine: \"fp8\" is none of the "
+                                         r"values run.yaml's client maps to an engine "
+                                         r"\(int4, sglang\)"):
+        read_declared(text.encode(), "prefill_int4.json", client.entry("prefill_int4.json"))
+
+
+def test_records_that_are_not_a_list_are_refused():
+    client = parse_client_yaml(MAPPING, "client.yaml")
+    with pytest.raises(ParseError, match=r"x.json: no 'laeufe'"):
+        read_declared(b'{"engine": "int4", "modell": "m"}', "x.json",
+                      client.entry("ergebnisse_x.json"))
+
+
+def test_the_report_names_the_declared_client_and_its_definitions(project):
+    from types import SimpleNamespace
+
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.sections import client_name, definition_text, metric_name
+
+    meta = SimpleNamespace(client=parse_client_yaml(MAPPING, "client.yaml"))
+    code = _at(_points("ergebnisse_int4.json"), "prosa_decode", 4).definitions["tpot"]
+    for lang, mark in (("en", "declared in run.yaml"), ("ko", "run.yaml에 선언한")):
+        w = SimpleNamespace(t=load_catalogue(project / "templates" / "labels", lang),
+                            run=SimpleNamespace(meta=meta))
+        named = client_name(w, "declared")
+        assert named.startswith("bench.py and prefill.py") and mark in named
+        assert client_name(w, "declared", marked=False) == meta.client.name
+        assert client_name(w, "vllm-bench-serve") == "vllm-bench-serve"
+        text = definition_text(w, code)
+        assert text.startswith("per request, output tokens ÷ (end-to-end time − TTFT)")
+        assert mark in text
+        assert metric_name(w, "tpot", code) == w.t["metric.tpot_declared"]
+        assert definition_text(w, "tpot.excl-first") == w.t["definition.tpot_excl_first"]

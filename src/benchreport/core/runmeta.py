@@ -562,16 +562,16 @@ def _text(c: _Checker, m: Located, key: str, what: str, required: bool = True) -
 
 
 def _count_value(c: _Checker, m: Located, key: str, what: str) -> Value | None:
-    """A key of each record (text) or one number for every record (a count ≥ 0)."""
+    """A key of each record (text) or one count for every record (a whole number ≥ 0)."""
     if key not in m:
         return None
     value = m[key]
     if isinstance(value, str) and value.strip():
         return Value(key=value)
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return Value(number=float(value))
-    raise c.fail(m, key, f"{what}.{key} must be a key of the records or a number ≥ 0, got "
-                         f"{value!r}")
+    raise c.fail(m, key, f"{what}.{key} must be a key of the records or a whole number ≥ 0, "
+                         f"got {value!r}")
 
 
 def _whole(c: _Checker, m: Located, key: str, what: str) -> int | None:
@@ -636,7 +636,7 @@ def _concurrency(c: _Checker, m: Located, what: str) -> Value:
     value = _count_value(c, load, "concurrency", f"{what}.load")
     if value is None:
         raise c.fail(load, None, f"{what}.load: missing key 'concurrency'")
-    if value.number is not None and (value.number < 1 or value.number != int(value.number)):
+    if value.number is not None and value.number < 1:
         raise c.fail(load, "concurrency", f"{what}.load.concurrency must be an integer > 0, "
                                           f"got {value.number:g}")
     return value
