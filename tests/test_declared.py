@@ -40,7 +40,7 @@ def test_vllm_decode_record_is_read_into_the_contract():
     p = _at(points, "prosa_decode", 4)
     assert p.client == "declared" and p.engine == "vllm"
     assert p.model == "poolside/Laguna-S-2.1-INT4"
-    assert p.where == "laeufe[2]"
+    assert (p.where, p.line) == ("laeufe[2]", 28)       # the record's "{" is on line 28
     assert p.fields["completed"] == 12 and p.fields["failed"] == 0
     assert p.fields["median_ttft_ms"] == 513.0
     assert p.fields["median_tpot_ms"] == pytest.approx(1000 / 13.724)
@@ -131,7 +131,12 @@ def test_a_bad_record_is_one_line_naming_file_record_and_key(tmp_path, key, valu
     client = parse_client_yaml(MAPPING, "client.yaml")
     with pytest.raises(ParseError) as info:
         read_declared(path.read_bytes(), "ergebnisse_int4.json", client.entry(path.name))
-    assert info.value.one_line().startswith(message)
+    # the line of the record laeufe[3] in the file as rewritten (json.dumps, indent 2)
+    starts = [n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(),
+                                          start=1) if text == "    {"]
+    line = starts[3]
+    file, rest = message.split(": ", 1)
+    assert info.value.one_line().startswith(f"{file}:{line}: {rest}")
     assert "\n" not in info.value.one_line()
 
 
@@ -240,3 +245,42 @@ def test_the_report_names_the_declared_client_and_its_definitions(project):
         assert mark in text
         assert metric_name(w, "tpot", code) == w.t["metric.tpot_declared"]
         assert definition_text(w, "tpot.excl-first") == w.t["definition.tpot_excl_first"]
+
+
+def _run(tmp_path: Path, workloads: str) -> None:
+    run = tmp_path / "data" / "laguna"
+    (run / "raw" / "vllm").mkdir(parents=True)
+    shutil.copyfile(HERE / "ergebnisse_int4.json", run / "raw" / "vllm" / "ergebnisse_int4.json")
+    body = "\n".join("  " + line for line in MAPPING.splitlines())
+    (run / "run.yaml").write_text(
+        "schema: 1\ntitle: {ko: t, en: t}\ndate: 2026-08-03\nhardware: {gpus: 1}\n"
+        "model: {name: m}\nengines:\n  - {id: vllm, name: vLLM}\n"
+        f"workloads:\n{workloads}client:\n{body}\n", encoding="utf-8")
+
+
+def test_a_run_with_the_client_block_ingests_the_files_under_raw(tmp_path):
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.points import load_points
+
+    ids = ("prosa_decode", "code_decode", "prefill_8k", "prefill_8k_wiederholt")
+    lengths = {"prosa_decode": 73, "code_decode": 67, "prefill_8k": 16913,
+               "prefill_8k_wiederholt": 16909}
+    _run(tmp_path, "".join(f"  - {{id: {w}, label: {w}, input_tokens: {lengths[w]}, "
+                           "concurrency: [1, 2, 4]}\n" for w in ids))
+    entries = load_points(load_run("laguna", tmp_path / "data", tmp_path / "report"))
+    assert len(entries) == 12
+    e = next(e for e in entries if e.id == "vllm.prosa_decode.c4.r1")
+    assert e.point.fields["median_ttft_ms"] == 513.0
+    assert e.file.rel.endswith("raw/vllm/ergebnisse_int4.json")
+
+
+def test_a_record_naming_an_undeclared_workload_is_one_line(tmp_path):
+    from benchreport.core.runmeta import load_run
+    from benchreport.ingest.points import load_points
+
+    _run(tmp_path, "  - {id: prosa_decode, label: p, input_tokens: 73, "
+                   "concurrency: [1, 2, 4]}\n")
+    with pytest.raises(ParseError, match=r"ergebnisse_int4.json:39: laeufe\[3\]: the record "
+                                         r"names workload 'code_decode', which run.yaml does "
+                                         r"not declare \(workloads: prosa_decode\)"):
+        load_points(load_run("laguna", tmp_path / "data", tmp_path / "report"))

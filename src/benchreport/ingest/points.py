@@ -456,8 +456,9 @@ def _matched(run: Run, merged: list) -> list[tuple]:
     several = len({p.client for p, _, _ in merged}) > 1
     matched = []
     for p, raw, also in merged:
-        where = f"{raw.rel}:{p.line}" if p.line else (
-            f"{raw.rel} {p.where}" if p.client == DECLARED_CLIENT else raw.rel)
+        where = f"{raw.rel}:{p.line}" if p.line else raw.rel
+        if p.client == DECLARED_CLIENT:                  # name the record, not only its line
+            where = f"{where}: {p.where}"
         w = match_workload(p, run.meta.workloads, where)
         load = match_load(p, w, where)
         sweep = ",".join(x for x in (_variant(p, w, where),

@@ -168,6 +168,50 @@ def _point(doc: Doc, entry: DeclaredFile, index: int, rec: dict[str, Any],
     return p
 
 
+def _ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _value_at(text: str, pos: int, key: str, decoder) -> int | None:
+    """Where the value of ``key`` starts in the JSON object that starts at ``pos``."""
+    if text[pos] != "{":
+        return None
+    pos = _ws(text, pos + 1)
+    while text[pos] == '"':
+        name, pos = decoder.raw_decode(text, pos)
+        pos = _ws(text, _ws(text, pos) + 1)              # past the colon
+        if name == key:
+            return pos
+        pos = _ws(text, decoder.raw_decode(text, pos)[1])
+        pos = _ws(text, pos + 1) if text[pos] == "," else pos
+    return None
+
+
+def record_lines(text: str, records: str) -> list[int] | None:
+    """The 1-based line each record of the list at the dotted path ``records`` starts on,
+    or None when the text does not lay them out as expected (a duplicate key, …)."""
+    import json
+
+    decoder = json.JSONDecoder()
+    try:
+        pos: int | None = _ws(text, 0)
+        for key in records.split("."):
+            pos = _value_at(text, pos, key, decoder) if pos is not None else None
+        if pos is None or text[pos] != "[":
+            return None
+        lines, line, seen, pos = [], 1, 0, _ws(text, pos + 1)
+        while text[pos] != "]":
+            line, seen = line + text.count("\n", seen, pos), pos
+            lines.append(line)
+            pos = _ws(text, decoder.raw_decode(text, pos)[1])
+            pos = _ws(text, pos + 1) if text[pos] == "," else pos
+        return lines
+    except (ValueError, IndexError):
+        return None
+
+
 def parse(doc: Doc, entry: DeclaredFile) -> list[Point]:
     """One point per record of a file that ``entry`` of run.yaml's client matches."""
     records = _records(doc, entry)
@@ -175,7 +219,15 @@ def parse(doc: Doc, entry: DeclaredFile) -> list[Point]:
     model = _top(doc, entry.model)
     if entry.model and not isinstance(model, str):
         raise _fail(doc, "", f"no model under {entry.model!r} (run.yaml's client names it)")
-    points = [_point(doc, entry, i, rec, engine, model) for i, rec in enumerate(records)]
+    lines = record_lines(doc.text, entry.records)
+    lines = lines if lines is not None and len(lines) == len(records) else [None] * len(records)
+    points = []
+    for i, (rec, line) in enumerate(zip(records, lines, strict=True)):
+        try:
+            points.append(_point(doc, entry, i, rec, engine, model))
+        except ParseError as exc:
+            raise ParseError(exc.message, path=exc.path, line=line, hint=exc.hint) from None
+        points[-1].line = line
     if not points:
         raise _fail(doc, entry.records, "the list of records is empty")
     return points
