@@ -46,6 +46,13 @@ def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+def _client(p: dict[str, Any]) -> str:
+    """The client of a point as a figure's method names it."""
+    if p["client"] == DECLARED_CLIENT:
+        return "the user's own client (declared in run.yaml: client)"
+    return p["client"]
+
+
 def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
     """One row per point (the table the article shows) and every figure of every point."""
     figures: list[Figure] = []
@@ -71,7 +78,7 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                     id=ids.point(p["point"], name), value=value, unit=unit,
                     decimals=decimals, sources=src(name),
                     context={**ctx, "metric": name, "definition": code} if code else ctx,
-                    method=f"{method} ({p['client']})" + (
+                    method=f"{method} ({_client(p)})" + (
                         f"; the user's own definition in run.yaml: {own}" if own else "")))
         for metric in METRICS:
             for stat in STATS:
@@ -83,7 +90,7 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                         decimals=2, sources=src(name),
                         context={**ctx, "metric": metric, "stat": stat, "definition": code},
                         method=f"{stat} {metric.upper()} over successful requests as "
-                               f"{p['client']} recorded it (definition: {code or 'unknown'})"))
+                               f"{_client(p)} recorded it (definition: {code or 'unknown'})"))
         rows.append({c: p.get(c) for c in TABLE_COLUMNS})
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), figures
 
