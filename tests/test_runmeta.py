@@ -46,7 +46,7 @@ def test_bad_run_yaml_names_the_line(edit, message, line):
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("colour: blue\n", "run.yaml:14: unknown key run.colour; known keys: assumed, cost, date, "),
+    ("colour: blue\n", "run.yaml:14: unknown key run.colour; known keys: assumed, client, cost, "),
     ("window: {}\n", "run.yaml:14: unknown key run.window; did you mean 'windows'?"),
 ])
 def test_an_unknown_key_is_an_error_that_suggests_the_known_one(extra, message):

@@ -46,10 +46,11 @@ figs.add(figures)
 table
 
 # %% [markdown]
-# Each client's definition of each latency it reports:
+# Each client's definition of each latency it reports (a client the user declared in
+# run.yaml is named as declared there, with the user's own definitions):
 
 # %%
-definitions_table(ing)
+definitions_table(ing, run)
 
 # %% [markdown]
 # The validity of every point: its verdict, what the checks found, which could not run for

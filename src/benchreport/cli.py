@@ -122,7 +122,8 @@ def _explain(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace) -> int:
     from .build.init import init_run
 
-    init_run(args.run_id, args.paths, args.data_root, engine=args.engine, dry_run=args.dry_run)
+    init_run(args.run_id, args.paths, args.data_root, engine=args.engine, dry_run=args.dry_run,
+             client=args.client)
     return 0
 
 
@@ -226,6 +227,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", type=Path, nargs="+", help="result files, logs, or folders of them")
     p.add_argument("--engine", help="the engine that served them, when the files do not say "
                                     "(e.g. vllm, sglang)")
+    p.add_argument("--client", type=Path, metavar="MAPPING.yaml",
+                   help="your own benchmark client: a YAML file with run.yaml's client: block "
+                        "(which files, which keys); the files it matches are read by it")
     p.add_argument("--dry-run", action="store_true",
                    help="print, file by file, the engine, model, workload, load and repeat "
                         "init would give it (or why it skips it) and the run.yaml it would "

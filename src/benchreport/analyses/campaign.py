@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..core import ids
 from ..core.figures import Figure, Source
-from ..core.records import Ingested, Run
+from ..core.records import DECLARED_CLIENT, Ingested, Run, declared_text
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
@@ -34,6 +34,7 @@ COUNTS = {
     "request_throughput": ("req/s", 3, "successful requests per second, as the client "
                                        "recorded it"),
     "output_throughput": ("tok/s", 1, "output tokens per second, as the client recorded it"),
+    "input_throughput": ("tok/s", 0, "prompt tokens per second, as the client recorded it"),
 }
 TABLE_COLUMNS = ("point", "engine", "workload", "load", "repeat", "variant", "client",
                  "completed", "failed", "request_throughput", "output_throughput",
@@ -43,6 +44,13 @@ TABLE_COLUMNS = ("point", "engine", "workload", "load", "repeat", "variant", "cl
 
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _client(p: dict[str, Any]) -> str:
+    """The client of a point as a figure's method names it."""
+    if p["client"] == DECLARED_CLIENT:
+        return "the user's own client (declared in run.yaml: client)"
+    return p["client"]
 
 
 def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
@@ -64,10 +72,14 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
         for name, (unit, decimals, method) in COUNTS.items():
             if _present(p.get(name)):
                 value = p[name]
+                code = definitions.get(name)      # a throughput the user's client defines
+                own = declared_text(code)
                 figures.append(Figure(
                     id=ids.point(p["point"], name), value=value, unit=unit,
-                    decimals=decimals, sources=src(name), context=ctx,
-                    method=f"{method} ({p['client']})"))
+                    decimals=decimals, sources=src(name),
+                    context={**ctx, "metric": name, "definition": code} if code else ctx,
+                    method=f"{method} ({_client(p)})" + (
+                        f"; the user's own definition in run.yaml: {own}" if own else "")))
         for metric in METRICS:
             for stat in STATS:
                 name = f"{stat}_{metric}_ms"
@@ -78,17 +90,30 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                         decimals=2, sources=src(name),
                         context={**ctx, "metric": metric, "stat": stat, "definition": code},
                         method=f"{stat} {metric.upper()} over successful requests as "
-                               f"{p['client']} recorded it (definition: {code or 'unknown'})"))
+                               f"{_client(p)} recorded it (definition: {code or 'unknown'})"))
         rows.append({c: p.get(c) for c in TABLE_COLUMNS})
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), figures
 
 
-def definitions_table(ing: Ingested) -> pd.DataFrame:
-    """Which definition each client's points use for each metric (one row per pair)."""
+def definitions_table(ing: Ingested, run: Run | None = None) -> pd.DataFrame:
+    """Which definition each client's points use for each metric (one row per pair). With
+    ``run``, the user's own client is named as run.yaml declares it, and each of its
+    definitions is the user's text, marked as declared."""
     seen: dict[tuple[str, str], str] = {}
     for p in ing.points:
         for metric, code in sorted((p.get("definitions") or {}).items()):
             seen.setdefault((p["client"], metric), code)
-    return pd.DataFrame([{"client": c, "metric": m, "definition": code}
+    declared = run.meta.client if run is not None else None
+
+    def shown(client: str) -> str:
+        if client == DECLARED_CLIENT and declared is not None:
+            return f"{declared.name} (the user's own client, declared in run.yaml)"
+        return client
+
+    def words(code: str) -> str:
+        own = declared_text(code)
+        return code if own is None else f"{own} (declared by the user in run.yaml)"
+
+    return pd.DataFrame([{"client": shown(c), "metric": m, "definition": words(code)}
                          for (c, m), code in sorted(seen.items())],
                         columns=["client", "metric", "definition"])

@@ -58,7 +58,10 @@ METRICS = {
 }
 # the latency a metric measures, to check that both runs' clients define it alike
 DEFINED_AS = {"mean_ttft_ms": "ttft", "p99_ttft_ms": "ttft", "mean_tpot_ms": "tpot",
-              "mean_itl_ms": "itl", "mean_e2el_ms": "e2el"}
+              "mean_itl_ms": "itl", "mean_e2el_ms": "e2el",
+              # only a client the user declares defines its throughputs (no code elsewhere)
+              "output_throughput": "output_throughput",
+              "request_throughput": "request_throughput"}
 RESAMPLES = 2000
 # launch settings that say where a server listens or what it calls the model, not how it
 # runs: a difference in them is not a factor of a comparison

@@ -26,7 +26,7 @@ from ..core.redact import redact
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.runmeta import Load
-from ..ingest.clients.base import Point
+from ..ingest.clients.base import DECLARED_CLIENT, Point
 from ..ingest.points import (
     INPUT_TOLERANCE,
     LAUNCH_PARAMS,
@@ -317,22 +317,61 @@ def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tu
     return lines
 
 
-def draft_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
-    """The run.yaml text, and what the files could not say."""
+def _named_workload(wid: str, members: list[tuple[str, Point]], keys: dict[int, tuple]
+                    ) -> list[str]:
+    """The workload a declared client's records name (their scenario): its id, the lengths
+    its records give and the loads they ran at."""
+    lines = _workload(members, 0.0, keys)
+    lines[0] = f"  - id: {_yaml_scalar(wid)}"
+    lines[1] = f"    label: {_yaml_scalar(wid)}"
+    return lines
+
+
+def _workloads(points: list[tuple[str, Point]], keys: dict[int, tuple]) -> list[str]:
+    """One workload per scenario a declared client's records name, and the other results'
+    workloads by their input lengths."""
+    named: dict[str, list[tuple[str, Point]]] = defaultdict(list)
+    for e, p in points:
+        if p.scenario.get("workload"):
+            named[str(p.scenario["workload"])].append((e, p))
+    rest = [(e, p) for e, p in points if not p.scenario.get("workload")]
+    lines = ["workloads:"]
+    for wid, members in named.items():
+        lines += _named_workload(wid, members, keys)
+    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in rest) if x]
+    if rest:
+        for group in (_cluster(inputs) if inputs else [0.0]):
+            lines += _workload(_members(rest, group), group, keys)
+    return lines
+
+
+def client_block(text: str, shown: str) -> list[str]:
+    """run.yaml's ``client:`` block: the user's mapping file as written, indented."""
+    body = [line for line in text.splitlines() if line.strip() not in ("---", "...")]
+    return [f"client:   # the user's own client, declared in {Path(shown).name}"] + [
+        f"  {line}".rstrip() for line in body]
+
+
+def draft_run_yaml(run_id: str, found: list[Found], client: tuple[str, str] | None = None
+                   ) -> tuple[str, list[str]]:
+    """The run.yaml text, and what the files could not say. ``client``: the text of the
+    user's client mapping and its file name, written as run.yaml's ``client:`` block."""
+    from ..core.runmeta import parse_client_yaml
+
     points = runs_found(found)
-    clients = sorted({p.client for _, p in points})
+    declared = parse_client_yaml(*client).name if client else DECLARED_CLIENT
+    clients = sorted({declared if p.client == DECLARED_CLIENT else p.client
+                      for _, p in points})
     missing: list[str] = []
     lines = _header(run_id, points, found, missing)
-    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in points) if x]
-    keys = _series_keys(points)
-    lines.append("workloads:")
-    for group in (_cluster(inputs) if inputs else [0.0]):
-        lines += _workload(_members(points, group), group, keys)
+    lines += _workloads(points, _series_keys(points))
     lines += ["sources:", "  - what: " + _yaml_scalar(
         f"result files of {', '.join(clients)}, copied unchanged by benchreport init")]
     urls = sorted({u for f in found if f.kind == "result" for u in f.meta.get("urls", [])})
     if urls:
         lines.append(f"    endpoint: {_yaml_scalar(', '.join(urls))}")
+    if client is not None:
+        lines += client_block(*client)
     return "\n".join(lines) + "\n", missing
 
 
@@ -386,17 +425,34 @@ def _check_targets(found: list[Found]) -> None:
                           hint="give their folders instead, so each keeps its path")
 
 
+def _client_mapping(path: Path | None):
+    """(the declared client, (its text, its file name)) of ``--client``, or (None, None)."""
+    if path is None:
+        return None, None
+    from ..core.files import read_text
+    from ..core.runmeta import parse_client_yaml
+
+    if not Path(path).is_file():
+        raise ReportError(f"{path}: no such client mapping file",
+                          hint="give the YAML of run.yaml's client: block in a file")
+    text = read_text(Path(path), str(path))
+    return parse_client_yaml(text, str(path)), (text, str(path))
+
+
 def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
              engine: str | None = None, out: Callable[[str], None] = print,
-             dry_run: bool = False) -> Path | None:
+             dry_run: bool = False, client: Path | None = None) -> Path | None:
     """Create data/<run_id>/ from ``paths`` and return its folder; with ``dry_run``, print
-    what would be done, file by file, and write nothing (returns None)."""
+    what would be done, file by file, and write nothing (returns None). ``client``: a file
+    with the mapping of the user's own client (run.yaml's ``client:`` block): the files it
+    matches are read by it and the block is written into run.yaml."""
     check_run_id(run_id)
     folder = Path(data_root) / run_id
     if folder.exists() and not dry_run:
         raise ReportError(f"{folder.as_posix()}/ already exists; init starts a new run",
                           hint="choose another run id, or remove the folder first")
-    found = survey(paths, engine)
+    declared, mapping = _client_mapping(client)
+    found = survey(paths, engine, declared)
     server_only = not any(f.kind == "result" for f in found)
     if server_only and not any(f.copied for f in found):
         if dry_run:
@@ -407,7 +463,8 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
     _check_targets(found)
     note = f"{held_words(found)}: a run of the servers' own files only " \
         "(results: none); the report shows what they record" if server_only else None
-    text, missing = (draft_server_run_yaml if server_only else draft_run_yaml)(run_id, found)
+    text, missing = draft_server_run_yaml(run_id, found) if server_only else \
+        draft_run_yaml(run_id, found, mapping)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
             entries = _stage(Path(tmp), run_id, found, text)
@@ -428,7 +485,7 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         shutil.rmtree(staging, ignore_errors=True)
     if note:
         out(note)
-    _summary(run_id, folder, found, entries, missing, out)
+    _summary(run_id, folder, found, entries, missing, out, declared)
     return folder
 
 
@@ -454,8 +511,15 @@ def _skipped(found: list[Found], out: Callable[[str], None]) -> None:
             out(f"skipped {f.target}: {f.what}")
 
 
+def _client_words(client: str, declared) -> str:
+    """A points' client as init's summary names it: the declared client by its name."""
+    if client == DECLARED_CLIENT and declared is not None:
+        return f"{declared.name}, declared by the user"
+    return client
+
+
 def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
-             missing: list[str], out: Callable[[str], None]) -> None:
+             missing: list[str], out: Callable[[str], None], declared=None) -> None:
     copied = [f for f in found if f.copied]
     out(f"{folder.as_posix()}/: {len(copied)} files copied, run.yaml drafted, SHA256SUMS "
         "recorded")
@@ -466,7 +530,7 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     clients: dict[str, set[str]] = defaultdict(set)
     for e in entries:
         per[e.engine].append(e.load)
-        clients[e.engine].add(e.point.client)
+        clients[e.engine].add(_client_words(e.point.client, declared))
     for eng in sorted(per):
         loads = Counter(per[eng])
         shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id

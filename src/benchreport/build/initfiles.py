@@ -215,11 +215,27 @@ def _metrics_engine(path: Path, data: bytes) -> str:
     return summary.engine if summary.engine in ENGINE_NAMES else ""
 
 
-def classify(path: Path, target: str, root: Path) -> Found:
-    """What one file is (see the module's docstring)."""
+def _declared(found: Found, data: bytes, client) -> Found:
+    """A file the user's declared client mapping matches: read by that mapping."""
+    from ..ingest.clients import read_declared
+
+    entry = client.entry(found.source.name)
+    found.kind, found.points = "result", read_declared(data, str(found.source), entry)
+    found.what = f"result of the client declared by the user, {client.name!r} " \
+        f"(files {entry.match!r})"
+    return found
+
+
+def classify(path: Path, target: str, root: Path, client=None) -> Found:
+    """What one file is (see the module's docstring); a file that the user's declared
+    client (``client``, a `runmeta.DeclaredClient`) matches by name is read by it."""
     from ..ingest.io import is_metrics
 
     found = Found(path, target, "skip", "", root=root)
+    if client is not None and client.entry(path.name) is not None:
+        data = path.read_bytes()
+        found.sha256 = hashlib.sha256(data).hexdigest()
+        return _declared(found, data, client)
     why = _by_name(path.name)
     data = b"" if why else path.read_bytes()
     found.sha256 = hashlib.sha256(data).hexdigest()
@@ -441,13 +457,14 @@ def assign_engines(found: list[Found], engine: str | None) -> None:
             f.engine, f.guess = UNNAMED, "not stated in the files; --engine names it"
 
 
-def survey(paths: list[Path], engine: str | None) -> list[Found]:
+def survey(paths: list[Path], engine: str | None, client=None) -> list[Found]:
     """Every given file, sorted (see the module's docstring); byte-identical copies of a file
-    already found are skipped."""
+    already found are skipped. ``client``: the user's declared client, whose files are read
+    by its mapping."""
     found: list[Found] = []
     seen: dict[str, str] = {}
     for path, target, root in _files(paths):
-        f = classify(path, target, root)
+        f = classify(path, target, root, client)
         if f.copied and f.sha256 in seen:
             f.kind, f.what, f.points = "skip", f"the same bytes as {seen[f.sha256]}", []
         elif f.copied:

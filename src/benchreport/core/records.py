@@ -15,6 +15,21 @@ if TYPE_CHECKING:                       # annotations only: no import at run tim
 
 VLLM_CLIENT = "vllm-bench-serve"
 SGLANG_CLIENT = "sglang-bench-serving"
+# a client the user declared in run.yaml (``client:``): its files are read by that mapping
+DECLARED_CLIENT = "declared"
+# A definition the user declared in run.yaml rather than one of ``clients.base.DEFINITIONS``:
+# the code is the user's own text behind this prefix, so two points agree on a metric exactly
+# when their texts do, and the report prints the text, marked as declared by the user.
+DECLARED = "declared: "
+
+
+def declared_text(code: str | None) -> str | None:
+    """The user's words of a declared definition code, or None for any other code.
+
+    >>> declared_text("declared: time to the first chunk"), declared_text("ttft.first-token")
+    ('time to the first chunk', None)
+    """
+    return code[len(DECLARED):] if code and code.startswith(DECLARED) else None
 LEAD = ["engine", "file", "line", "ts", "kind"]     # the first columns of a record table
 
 

@@ -126,6 +126,8 @@ class RunMeta:
     # ``results: none``: the run holds no client results, only the servers' own files (logs,
     # launch records, /metrics dumps); its workloads are then empty
     server_only: bool = False
+    # ``client:``: the user's own benchmark client, its result files mapped onto the contract
+    client: DeclaredClient | None = None
 
     @property
     def gpus(self) -> int | None:
@@ -216,7 +218,7 @@ class _Checker:
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
             "workloads", "reconstruction", "assumed", "notes", "scenario", "windows", "scrapes",
-            "repeats", "sources", "slo", "cost", "results"}
+            "repeats", "sources", "slo", "cost", "results", "client"}
 SLO_PERCENTILES = (50, 90, 99)
 SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
 TODO = "TODO"      # a value `benchreport init` could not read from the files
@@ -386,7 +388,9 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    sources=tuple(sources), not_stated=not_stated, windows=windows,
                    scrapes=scrapes,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
-                   slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only)
+                   slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,
+                   client=declared_client(c, c.get(doc, "client", Located, "run"))
+                   if "client" in doc else None)
 
 
 def _server_only(c: _Checker, doc: Located) -> bool:
@@ -460,3 +464,228 @@ def load_run(run_id: str, data_root: Path | str = "data",
     meta = parse_run_yaml(read_text(source, paths.rel(paths.run_yaml)),
                           paths.rel(paths.run_yaml))
     return Run(paths=paths, meta=meta)
+
+
+# ---------------------------------------------------------------------------------------
+# client: a user's own benchmark client, declared once (its files mapped onto the contract)
+
+# metric -> (statistics it takes, units it may be given in); a latency's tok/s is the
+# reciprocal per token (value in ms = 1000 / x)
+DECLARED_METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **{m: (("mean", "median", "p90", "p99", "std"), ("s", "ms")) for m in ("ttft", "e2el")},
+    **{m: (("mean", "median", "p90", "p99", "std"), ("s", "ms", "tok/s"))
+       for m in ("tpot", "itl")},
+    "output_throughput": ((), ("tok/s",)),
+    "input_throughput": ((), ("tok/s",)),
+    "request_throughput": ((), ("req/s",)),
+}
+CLIENT_KEYS = {"name", "files"}
+CLIENT_FILE_KEYS = {"match", "records", "engine", "model", "scenario", "load", "ok", "failed",
+                    "input_tokens", "output_tokens", "repeats", "warmup_requests", "metrics"}
+
+
+@dataclass(frozen=True)
+class Value:
+    """Where a declared figure comes from: a key of each record, or one number for all."""
+
+    key: str | None = None
+    number: float | None = None
+
+    def shown(self) -> str:
+        return repr(self.key) if self.key is not None else f"{self.number:g}"
+
+
+@dataclass(frozen=True)
+class DeclaredMetric:
+    """One key of a declared client's records, and what it measures."""
+
+    key: str                    # the key in each record, e.g. "ttft_s_median"
+    metric: str                 # ttft, tpot, itl, e2el, output/input/request_throughput
+    statistic: str | None       # mean, median, p90, p99, std (latencies only)
+    unit: str                   # s, ms, tok/s, req/s
+    definition: str             # the user's own words: what the client measured
+
+    @property
+    def field(self) -> str:
+        """The contract field it fills (``base.FIELDS``): ``median_ttft_ms``, …"""
+        return f"{self.statistic}_{self.metric}_ms" if self.statistic else self.metric
+
+    def to_contract(self, x: float) -> float:
+        """The value in the contract's unit (latencies in ms; throughputs as they are)."""
+        if self.unit == "s":
+            return round(x * 1000.0, 9)          # 0.309 s is 309 ms, not 309.00000000000006
+        if self.unit == "tok/s" and self.statistic:
+            return 1000.0 / x
+        return x
+
+
+@dataclass(frozen=True)
+class DeclaredFile:
+    """How one kind of result file of a declared client maps onto the contract."""
+
+    match: str                          # glob on the file name under raw/<engine>/
+    records: str                        # dotted path to the list of records
+    scenario: str                       # the key naming the workload of each record
+    metrics: tuple[DeclaredMetric, ...]
+    scenario_prefix: str = ""
+    engine: str | None = None           # top-level key naming the engine
+    engine_values: tuple[tuple[str, str], ...] = ()   # the file's value -> engine id
+    model: str | None = None            # top-level key naming the model
+    concurrency: Value = Value()
+    ok: Value | None = None
+    failed: Value | None = None         # a count, or a list whose length is the count
+    input_tokens: str | None = None     # per request
+    output_tokens: str | None = None
+    repeats: int | None = None          # runs pooled in each record
+    warmup_requests: int | None = None  # requests sent before the client's first record
+
+
+@dataclass(frozen=True)
+class DeclaredClient:
+    """``client:`` of run.yaml: the user's own benchmark client and the files it writes."""
+
+    name: str
+    files: tuple[DeclaredFile, ...]
+
+    def entry(self, file_name: str) -> DeclaredFile | None:
+        """The first declared entry whose glob matches ``file_name`` (a name, no folder)."""
+        import fnmatch
+
+        return next((f for f in self.files if fnmatch.fnmatchcase(file_name, f.match)), None)
+
+
+def _text(c: _Checker, m: Located, key: str, what: str, required: bool = True) -> str | None:
+    value = c.get(m, key, str, what, required=required)
+    if value is not None and not value.strip():
+        raise c.fail(m, key, f"{what}.{key} is empty")
+    return value
+
+
+def _count_value(c: _Checker, m: Located, key: str, what: str) -> Value | None:
+    """A key of each record (text) or one count for every record (a whole number ≥ 0)."""
+    if key not in m:
+        return None
+    value = m[key]
+    if isinstance(value, str) and value.strip():
+        return Value(key=value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return Value(number=float(value))
+    raise c.fail(m, key, f"{what}.{key} must be a key of the records or a whole number ≥ 0, "
+                         f"got {value!r}")
+
+
+def _whole(c: _Checker, m: Located, key: str, what: str) -> int | None:
+    value = c.get(m, key, int, what, required=False)
+    if value is not None and value < 0:
+        raise c.fail(m, key, f"{what}.{key} must be at least 0, got {value}")
+    return value
+
+
+def _declared_metric(c: _Checker, metrics: Located, key: str, what: str) -> DeclaredMetric:
+    m = c.mapping(metrics[key], f"{what}.{key}", metrics, key)
+    here = f"{what}.{key}"
+    c.known(m, {"metric", "statistic", "unit", "definition"}, here)
+    metric = _text(c, m, "metric", here)
+    if metric not in DECLARED_METRICS:
+        raise c.fail(m, "metric", f"{here}.metric {metric!r} is not known; known: "
+                                  + ", ".join(DECLARED_METRICS))
+    stats, units = DECLARED_METRICS[metric]
+    statistic = c.get(m, "statistic", str, here, required=bool(stats))
+    if statistic is not None and statistic not in stats:
+        raise c.fail(m, "statistic", f"{here}.statistic {statistic!r} is not one of "
+                                     + (", ".join(stats) if stats else
+                                        f"none: {metric} is one figure per record"))
+    unit = _text(c, m, "unit", here)
+    if unit not in units:
+        raise c.fail(m, "unit", f"{here}.unit {unit!r} is not one of {', '.join(units)} "
+                                f"for {metric}")
+    if unit == "tok/s" and statistic in ("mean", "std"):
+        raise c.fail(m, "statistic", f"{here}: the {statistic} of tokens per second cannot be "
+                                     f"turned into a {metric.upper()} in ms (1000 ÷ a mean is "
+                                     "not the mean of 1000 ÷ each value); only the median and "
+                                     "percentiles follow the reciprocal")
+    return DeclaredMetric(key=key, metric=metric, statistic=statistic, unit=unit,
+                          definition=_text(c, m, "definition", here).strip())
+
+
+def _engine_rule(c: _Checker, m: Located, what: str) -> tuple[str | None, tuple]:
+    if "engine" not in m:
+        return None, ()
+    if isinstance(m["engine"], str):
+        return _text(c, m, "engine", what), ()
+    e = c.get(m, "engine", Located, what)
+    c.known(e, {"field", "values"}, f"{what}.engine")
+    values = c.get(e, "values", Located, f"{what}.engine", required=False, default={})
+    pairs = tuple((str(k), str(c.get(values, k, str, f"{what}.engine.values")))
+                  for k in values)
+    return _text(c, e, "field", f"{what}.engine"), pairs
+
+
+def _scenario_rule(c: _Checker, m: Located, what: str) -> tuple[str, str]:
+    if isinstance(m.get("scenario"), Located):
+        s = m["scenario"]
+        c.known(s, {"field", "prefix"}, f"{what}.scenario")
+        return (_text(c, s, "field", f"{what}.scenario"),
+                c.get(s, "prefix", str, f"{what}.scenario", required=False, default=""))
+    return _text(c, m, "scenario", what), ""
+
+
+def _concurrency(c: _Checker, m: Located, what: str) -> Value:
+    load = c.get(m, "load", Located, what)
+    c.known(load, {"concurrency"}, f"{what}.load")
+    value = _count_value(c, load, "concurrency", f"{what}.load")
+    if value is None:
+        raise c.fail(load, None, f"{what}.load: missing key 'concurrency'")
+    if value.number is not None and value.number < 1:
+        raise c.fail(load, "concurrency", f"{what}.load.concurrency must be an integer > 0, "
+                                          f"got {value.number:g}")
+    return value
+
+
+def _declared_file(c: _Checker, m: Located, what: str) -> DeclaredFile:
+    c.known(m, CLIENT_FILE_KEYS, what)
+    metrics = c.get(m, "metrics", Located, what)
+    if not metrics:
+        raise c.fail(m, "metrics", f"{what}.metrics is empty; map at least one key")
+    declared = tuple(_declared_metric(c, metrics, key, f"{what}.metrics") for key in metrics)
+    fields = [d.field for d in declared]
+    twice = next((f for f in fields if fields.count(f) > 1), None)
+    if twice:
+        raise c.fail(m, "metrics", f"{what}.metrics: two keys give {twice}")
+    for d in declared:
+        other = next((o for o in declared if o.metric == d.metric
+                      and o.definition != d.definition), None)
+        if other is not None:
+            raise c.fail(metrics, other.key, f"{what}.metrics: {d.key!r} and {other.key!r} "
+                                             f"define {d.metric} differently; one metric "
+                                             "has one definition")
+    engine, values = _engine_rule(c, m, what)
+    scenario, prefix = _scenario_rule(c, m, what)
+    return DeclaredFile(
+        match=_text(c, m, "match", what), records=_text(c, m, "records", what),
+        scenario=scenario, scenario_prefix=prefix, metrics=declared, engine=engine,
+        engine_values=values, model=_text(c, m, "model", what, required=False),
+        concurrency=_concurrency(c, m, what), ok=_count_value(c, m, "ok", what),
+        failed=_count_value(c, m, "failed", what),
+        input_tokens=_text(c, m, "input_tokens", what, required=False),
+        output_tokens=_text(c, m, "output_tokens", what, required=False),
+        repeats=_whole(c, m, "repeats", what),
+        warmup_requests=_whole(c, m, "warmup_requests", what))
+
+
+def declared_client(c: _Checker, m: Located, what: str = "client") -> DeclaredClient:
+    """The ``client:`` mapping (of run.yaml, or a mapping file of its own) validated."""
+    c.known(m, CLIENT_KEYS, what)
+    files = c.get(m, "files", list, what)
+    if not files:
+        raise c.fail(m, "files", f"{what}.files is empty; declare at least one kind of file")
+    entries = tuple(_declared_file(c, c.mapping(item, f"{what}.files[]", m, "files"),
+                                   f"{what}.files[{i}]") for i, item in enumerate(files))
+    return DeclaredClient(name=_text(c, m, "name", what).strip(), files=entries)
+
+
+def parse_client_yaml(text: str, path: str) -> DeclaredClient:
+    """A client mapping in a file of its own (``benchreport init --client``): the same keys
+    as run.yaml's ``client:``."""
+    c = _Checker(path)
+    return declared_client(c, c.mapping(load_yaml(text, path), "the client mapping"))

@@ -34,7 +34,8 @@ Tables (one row per what; units in the column names or below):
                  random_range_ratio), arrival, the normalised figures as the file recorded
                  them (duration s, completed, failed, total_input_tokens,
                  total_output_tokens, max_concurrency, request_rate req/s (inf: unbounded),
-                 request_throughput req/s, output_throughput tok/s, requests_asked and
+                 request_throughput req/s, output_throughput tok/s, input_throughput tok/s
+                 (prompt tokens per second, where a declared client records it), requests_asked and
                  duration_asked s (what bounded the run, as the file records it),
                  cancellation_rate % (requests the client was asked to cancel) and
                  cancelled (the failed requests that were those cancellations) and
@@ -95,7 +96,7 @@ POINT_TYPES = {
     "scenario_range_ratio": "DOUBLE",
     "completed": "BIGINT", "failed": "BIGINT", "total_input_tokens": "BIGINT",
     "total_output_tokens": "BIGINT", "max_concurrency": "BIGINT", "request_rate": "DOUBLE",
-    "request_throughput": "DOUBLE", "output_throughput": "DOUBLE",
+    "request_throughput": "DOUBLE", "output_throughput": "DOUBLE", "input_throughput": "DOUBLE",
     "requests_asked": "BIGINT", "duration_asked": "DOUBLE", "cancellation_rate": "DOUBLE",
     "cancelled": "BIGINT",
     **{f"{s}_{m}_ms": "DOUBLE" for m in ("ttft", "tpot", "itl", "e2el")

@@ -20,8 +20,8 @@ from typing import Any
 from ..core.errors import MissingInputError, ParseError, ReportError
 from ..core.records import RawFile, Run
 from ..core.runmeta import Load, Workload
-from .clients import read_points
-from .clients.base import Point
+from .clients import read_declared, read_points
+from .clients.base import DECLARED_CLIENT, Point
 
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv")
 INPUT_TOLERANCE = 0.10        # a file's mean input length within 10% of the workload's
@@ -153,7 +153,26 @@ def _shown(lengths: list[float]) -> str:
     return f"{lengths[0]:.0f} tokens"
 
 
+def _named_workload(p: Point, name: str, workloads: tuple[Workload, ...], where: str
+                    ) -> Workload:
+    """The workload a declared client's record names (its scenario), its input length
+    checked against run.yaml's."""
+    w = next((w for w in workloads if w.id == name), None)
+    if w is None:
+        raise ParseError(f"the record names workload {name!r}, which run.yaml does not "
+                         f"declare (workloads: {', '.join(x.id for x in workloads)})",
+                         path=where, hint="add a workload with that id to run.yaml")
+    mean_in = _mean_input(p)
+    if mean_in and abs(w.input_tokens - mean_in) > INPUT_TOLERANCE * w.input_tokens:
+        raise ParseError(f"the record's input length ({mean_in:.0f} tokens) differs from "
+                         f"workload {name!r}'s input_tokens ({w.input_tokens}) in run.yaml",
+                         path=where)
+    return w
+
+
 def match_workload(p: Point, workloads: tuple[Workload, ...], where: str) -> Workload:
+    if p.scenario.get("workload"):               # a declared client names the workload
+        return _named_workload(p, str(p.scenario["workload"]), workloads, where)
     lengths = _lengths(p, "input")
     if not lengths:
         if len(workloads) == 1:
@@ -305,12 +324,24 @@ def _requests_host(p: Point, hosts: list, raw: RawFile):
 
 
 def result_files(run: Run, engine: str) -> list[RawFile]:
+    """The engine's result files: those of known clients by their suffix, and every file
+    an entry of run.yaml's ``client:`` matches by name."""
     from .io import is_metrics, raw_files
 
+    client = run.meta.client
     return [raw for raw in raw_files(run, engine)
-            if raw.path.suffix.lower() in RESULT_SUFFIXES
-            and raw.path.name != "experiment_metadata.json"
-            and not is_metrics(raw.path)]      # AIPerf's server_metrics_export.jsonl
+            if (client is not None and client.entry(raw.path.name) is not None)
+            or (raw.path.suffix.lower() in RESULT_SUFFIXES
+                and raw.path.name != "experiment_metadata.json"
+                and not is_metrics(raw.path))]      # AIPerf's server_metrics_export.jsonl
+
+
+def read_result(run: Run, raw: RawFile) -> list[Point]:
+    """The points of one result file: by run.yaml's declared client when one of its entries
+    matches the file's name, else by the known client that wrote it."""
+    entry = run.meta.client.entry(raw.path.name) if run.meta.client else None
+    data = raw.path.read_bytes()
+    return read_declared(data, raw.rel, entry) if entry else read_points(data, raw.rel)
 
 
 # Settings a result file records of the server's launch (SGLang's server_info, a vllm bench
@@ -409,7 +440,7 @@ def _read_engine(run: Run, engine, names: dict[str, str], notes: list[str]
                  ) -> list[tuple[Point, RawFile]]:
     found = []
     for raw in result_files(run, engine.id):
-        for p in read_points(raw.path.read_bytes(), raw.rel):
+        for p in read_result(run, raw):
             notes.extend(p.warnings)
             if p.engine and p.engine != engine.id and p.engine in names:
                 raise ParseError(
@@ -426,6 +457,8 @@ def _matched(run: Run, merged: list) -> list[tuple]:
     matched = []
     for p, raw, also in merged:
         where = f"{raw.rel}:{p.line}" if p.line else raw.rel
+        if p.client == DECLARED_CLIENT:                  # name the record, not only its line
+            where = f"{where}: {p.where}"
         w = match_workload(p, run.meta.workloads, where)
         load = match_load(p, w, where)
         sweep = ",".join(x for x in (_variant(p, w, where),

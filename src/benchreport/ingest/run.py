@@ -42,6 +42,14 @@ from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re
 
 
 
+def _a_result(run: Run, raw: RawFile) -> bool:
+    """A result file (a known client's by its suffix, or one run.yaml's declared client
+    matches by name): load_points reads it, never the log and launch parsers."""
+    if run.meta.client is not None and run.meta.client.entry(raw.path.name) is not None:
+        return True
+    return raw.path.name.lower().endswith(POINT_SUFFIXES) and not is_metrics(raw.path)
+
+
 def _log_like(raw: RawFile) -> bool:
     return not raw.path.name.lower().endswith(RESULT_SUFFIXES) and \
         not is_launch(raw.path) and not is_metrics(raw.path)
@@ -59,8 +67,7 @@ def ingest_run(run: Run) -> Ingested:
     year = run.meta.date.year if run.meta.date else dt.date.today().year
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
-            metrics = is_metrics(raw.path)
-            if raw.path.name.lower().endswith(POINT_SUFFIXES) and not metrics:
+            if _a_result(run, raw):
                 continue          # already read, with workload matching, by load_points
             summary = Summary(file=raw.rel, engine="auto")
             wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"

@@ -31,7 +31,7 @@ from ..core.verdicts import (
     TIE_IN_NOISE,
 )
 from .narrative_base import Writer
-from .sections import Section, Table, metric_header
+from .sections import Section, Table, client_name, metric_header
 
 # placeholders the catalogue sentences take from here, not typed into the catalogues
 WORDS = {"level": f"{INTERVAL_LEVEL:.0%}", "one": "1", "median": "p50", "tail": "p99",
@@ -125,7 +125,8 @@ def _setup(w: Writer) -> list[Markup]:
                       if ids.family(fid) == "point" and f.context.get("client")})
     paras = [sentence(t["campaign.setup"], points=w.fig(ids.campaign("points")),
                       series=w.fig(ids.campaign("series")),
-                      repeats=w.fig(ids.campaign("repeats")), clients=", ".join(clients))]
+                      repeats=w.fig(ids.campaign("repeats")),
+                      clients=", ".join(client_name(w, c) for c in clients))]
     repeats = w.registry[ids.campaign("repeats")].value
     paras.append(sentence(t["campaign.with_repeats"] if repeats and repeats >= 2
                           else t["campaign.single_runs"], **WORDS))

@@ -549,6 +549,15 @@ def _curve_legend(fig, styles: dict, p99: bool, seen: set[str], t: dict[str, str
                frameon=False, fontsize=7, bbox_to_anchor=(0.5, 0.0))
 
 
+def _panel_title(run: Run, key: str, t: dict[str, str]) -> str:
+    """A panel's title key: ``metric.tpot_declared`` where the user's own client (run.yaml's
+    ``client:``) defines the metric, for the catalogue's TPOT says "first excluded"."""
+    metric = key.removeprefix("metric.")
+    declared = run.meta.client is not None and any(
+        d.metric == metric for f in run.meta.client.files for d in f.metrics)
+    return f"{key}_declared" if declared and f"{key}_declared" in t else key
+
+
 def _workload_title(run: Run, wid: str) -> str:
     return next((w.label for w in run.meta.workloads if w.id == wid), wid)
 
@@ -575,7 +584,7 @@ def _curve_chart(run: Run, wid: str, per: dict[tuple, dict], t: dict[str, str]) 
             alt += [f"{label} {m}: " + ", ".join(f"{load} {f[m].value:.1f}"
                                                  for load, f in s.items() if m in f)
                     for m in (median, tail) if m and any(m in f for f in s.values())]
-        _dress_axis(ax, axis, t[title] + unit)
+        _dress_axis(ax, axis, t[_panel_title(run, title, t)] + unit)
     fig.supxlabel(axis.label, fontsize=7, y=0.1)
     _curve_legend(fig, styles, p99, seen, t)
     return _svg(fig, t["section.curves"] + ": " + "; ".join(alt + _marked_loads(per, seen, t)))

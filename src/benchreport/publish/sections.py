@@ -16,6 +16,7 @@ from ..core import ids
 from ..core.claims import CONFIRMED, NOT_DERIVABLE, REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
+from ..core.records import DECLARED_CLIENT, declared_text
 from ..core.verdicts import (
     BOTH,
     DECODE,
@@ -271,10 +272,28 @@ def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | 
     return Table(header=[w.t["table.setting"]] + [w.engine_name(e) for e in engines], rows=rows)
 
 
+def client_name(w: Writer, client: str, marked: bool = True) -> str:
+    """How the report names a points' client: as the file's client id, or, for the user's
+    own client, the name run.yaml declares (``marked``: and that the user declared it)."""
+    if client == DECLARED_CLIENT and w.run.meta.client is not None:
+        name = w.run.meta.client.name
+        return str(sentence(w.t["table.client_declared"], name=name)) if marked else name
+    return client
+
+
+def definition_text(w: Writer, code: str) -> str:
+    """A latency definition as the report prints it: the catalogue's words for a code of
+    ``base.DEFINITIONS``, the user's own words (marked as declared) for a declared one."""
+    text = declared_text(code)
+    if text is not None:
+        return str(sentence(w.t["definition.declared"], text=text))
+    return w.t[definition_label(code)]
+
+
 def metric_name(w: Writer, metric: str, code: str | None) -> str:
     """The metric's name as its definition ``code`` has it ("ITL (per token)" for SGLang's
     native client), or its plain name (``metric.<m>`` with HEADER_SUFFIX's suffix)."""
-    suffix = HEADER_SUFFIX.get(code or "")
+    suffix = "declared" if declared_text(code) is not None else HEADER_SUFFIX.get(code or "")
     key = f"metric.{metric}_{suffix}" if suffix else f"metric.{metric}"
     return w.t[key] if key in w.t else w.t[f"metric.{metric}"]
 
@@ -766,7 +785,7 @@ def points_section(w: Writer) -> Section | None:
                 repeat = repeat + Markup(" ") + w.link(
                     check, f"({t['validity.verdict.' + str(w.registry[check].value)]})")
             rows.append([Markup(escape(w.engine_name(ctx["engine"]))), load,
-                         repeat, Markup(escape(ctx["client"])),
+                         repeat, Markup(escape(client_name(w, ctx["client"], marked=False))),
                          _cell(w, fid("completed")), _cell(w, fid("failed")),
                          _cell(w, fid("request_throughput")), _cell(w, fid("output_throughput"))]
                         + [_cell(w, fid(name)) for name, _ in POINT_STATS])
@@ -789,8 +808,9 @@ def points_section(w: Writer) -> Section | None:
     if codes:
         tables.append(Table(
             header=[t["table.client"], t["table.metric"], t["table.definition"]],
-            rows=[[Markup(escape(client)), Markup(escape(metric_name(w, metric, code))),
-                   Markup(escape(t[definition_label(code)]))]
+            rows=[[Markup(escape(client_name(w, client))),
+                   Markup(escape(metric_name(w, metric, code))),
+                   Markup(escape(definition_text(w, code)))]
                   for (client, metric), code in sorted(codes.items())]))
     failed = [pid for pid in mine if w.has(ids.point(pid, "completed"))
               and w.registry[ids.point(pid, "completed")].value == 0]

@@ -112,6 +112,17 @@ def read_points(data: bytes, shown: str) -> list[Point]:
         path=shown, line=first)
 
 
+def read_declared(data: bytes, shown: str, entry) -> list[Point]:
+    """Every point of a file that an entry of run.yaml's ``client:`` matches: read by that
+    mapping (`declared.parse`), never sniffed."""
+    from . import declared
+
+    points = declared.parse(decode(data, shown), entry)
+    for p in points:
+        honest(p)
+    return points
+
+
 def honest(p: Point) -> None:
     """What no client measured is left blank, whatever the file wrote in its place: token
     counts of 0 (unknown, never "0 tokens") and a load the file does not state."""

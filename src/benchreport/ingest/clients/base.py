@@ -18,15 +18,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.records import DECLARED, DECLARED_CLIENT, declared_text  # noqa: F401
 # the one redaction, under the name the client modules import from here
 from ...core.redact import redact  # noqa: F401
 
 CLIENTS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf", "genai-perf",
-           "genai-bench", "llmperf", "vllm-nightly-aggregate")
+           "genai-bench", "llmperf", "vllm-nightly-aggregate", DECLARED_CLIENT)
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
 COUNTS = ("duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
-          "max_concurrency", "request_rate", "request_throughput", "output_throughput")
+          "max_concurrency", "request_rate", "request_throughput", "output_throughput",
+          "input_throughput")
 # what the client was asked (a request count or a duration bounds the run; a share of
 # requests to cancel on purpose, %) and how many requests it cancelled as asked (counted
 # among ``failed`` by the client, never a failure of the server)
@@ -122,6 +124,12 @@ DEFINITIONS = {
                       "inter-token latency)",
     "e2el.request": "time from sending the request to its last token",
 }
+
+
+def declared_code(text: str) -> str:
+    """The definition code of a user's own words (``core.records.DECLARED``; redacted: the
+    code is stored as it is)."""
+    return DECLARED + " ".join(redact(text).split())
 
 
 UNSTATED = {"kind": "unstated", "max_concurrency": None, "request_rate": None,
