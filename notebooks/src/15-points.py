@@ -36,6 +36,7 @@ from benchreport.analyses.curves import (
     validity_table,
 )
 from benchreport.analyses.notebook import Collector, load_run, run_yaml_source
+from benchreport.analyses.pointlog import point_log_figures
 from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
@@ -83,6 +84,14 @@ shown["series"]
 
 # %%
 shown["compare"]
+
+# %% [markdown]
+# What each engine's log says for each point placed in it (a window of its own): the
+# server's generation throughput, the accepted length of speculative decoding and the
+# prefix-cache hits, each on the engine's own basis (see the figures' methods).
+
+# %%
+figs.add(point_log_figures(run, ing))
 
 # %%
 figs.save()

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Speculative decoding
+# # Speculative decoding and caches
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/
@@ -11,6 +11,7 @@ notebook: str = "50-spec.ipynb"  # this notebook's name, stamped on its figures
 from benchreport.analyses.notebook import Collector, load_run
 from benchreport.core.tables import load_ingested
 from benchreport.analyses.spec import spec_figures
+from benchreport.analyses.cache import cache_figures
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)
@@ -22,7 +23,16 @@ figs = Collector(run, notebook)
 # acceptance says little about real traffic.
 
 # %%
-figs.add(spec_figures(run, load_ingested(run)))
+ing = load_ingested(run)
+figs.add(spec_figures(run, ing))
+
+# %% [markdown]
+# Prefix-cache hit rate and peak KV-cache usage per engine and workload window. The engines
+# report different quantities: SGLang the prompt tokens found in the cache per admitted batch
+# (exact for the window), vLLM a rolling rate over its most recent ~1000 requests.
+
+# %%
+figs.add(cache_figures(run, ing))
 
 # %%
 figs.save()

@@ -110,7 +110,7 @@ def _logged(ing: Ingested, engine: str, kind: str) -> list[dict]:
     rows = [r for r in ing.records.get(kind, []) if r["engine"] == engine]
     starts = sorted((r for r in ing.records.get("server_args", []) if r["engine"] == engine),
                     key=lambda r: (r["file"], r["line"]))
-    begins = sorted(w.start for w in ing.windows if w.engine == engine)
+    begins = sorted(w.start for w in ing.windows + ing.point_windows if w.engine == engine)
     if len(starts) < 2 or not begins:
         return rows
     before = [r for r in starts if r.get("ts") and r["ts"] <= begins[0]]
@@ -530,6 +530,7 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
     out.append(Figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
                       value=sum(1 for c in rows if c.kind == "setting"),
                       depends_on=tuple(f.id for f in out), sources=searched,
+                      context={"which": [c.id for c in rows if c.kind == "setting"]},
                       method="settings that differ between the engines: "
                              + (", ".join(c.id for c in rows if c.kind == "setting")
                                 if out else "none compared: the inputs hold no launch "

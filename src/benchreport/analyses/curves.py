@@ -818,7 +818,8 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
     return out
 
 
-COMPARED = {"output_throughput": "higher is better", "median_e2el_ms": "lower is better"}
+COMPARED = {"output_throughput": "higher is better", "median_e2el_ms": "lower is better",
+            "median_ttft_ms": "lower is better"}
 
 
 def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure]:

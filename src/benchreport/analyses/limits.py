@@ -68,7 +68,8 @@ def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     """Engine activity between the server start in effect and the first benchmark."""
     figures, rows = [], []
     for e in run.meta.engines:
-        mine = sorted((w for w in ing.windows if w.engine == e.id), key=lambda w: w.start)
+        mine = sorted((w for w in ing.windows + ing.point_windows if w.engine == e.id),
+                      key=lambda w: w.start)
         starts = sorted((r for r in ing.records.get("server_args", []) if r["engine"] == e.id
                          and r.get("ts") and mine and r["ts"] <= mine[0].start),
                         key=lambda r: r["ts"])

@@ -6,7 +6,9 @@ count, for example), from the log lines inside that window:
 - ``point.<p>.log_gen_tps``: the server's total generation throughput. vLLM prints it per
   stats interval of equal time (the mean of the lines that generated tokens); SGLang per
   fixed number of decode steps (Σ tokens ÷ Σ time, each line's tokens ∝ running requests ×
-  accepted length). Both count every token the engine emitted, accepted drafts included,
+  accepted length; a Decode line that follows a batch line with no running request is
+  left out: SGLang times it from its previous Decode line, so its interval holds the idle
+  time before the request). Both count every token the engine emitted, accepted drafts included,
   so they are comparable to the client's output throughput, not to its per-request rate;
 - ``point.<p>.log_accept_len``: tokens per verify step, bonus token included (vLLM:
   1 + accepted ÷ draft rounds; SGLang: the mean of ``accept len``);
@@ -18,6 +20,8 @@ A point whose window holds no such line has no figure: it is not measured there.
 """
 
 from __future__ import annotations
+
+import bisect
 
 from ..core import ids
 from ..core.figures import Figure, Source
@@ -49,9 +53,24 @@ def _num(r: dict, key: str) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict]) -> list[Figure]:
+def idle_before(ing: Ingested, engine: str):
+    """A test of whether an SGLang Decode record follows, in its file, a batch record with
+    no running request (its interval then spans the engine's idle time)."""
+    rows = sorted((r["file"], int(r["line"]), _num(r, "running_req"))
+                  for k in ("prefill_batch", "decode_batch") for r in ing.records.get(k, [])
+                  if r["engine"] == engine)
+    keys = [(f, n) for f, n, _ in rows]
+
+    def test(r: dict) -> bool:
+        i = bisect.bisect_left(keys, (r["file"], int(r["line"])))
+        return i > 0 and rows[i - 1][0] == r["file"] and rows[i - 1][2] == 0
+
+    return test
+
+
+def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict], idle) -> list[Figure]:
     vllm = [r for r in stats if (_num(r, "gen_tps") or 0) > 0]
-    sglang = [r for r in decodes if (_num(r, "gen_tps") or 0) > 0]
+    sglang = [r for r in decodes if (_num(r, "gen_tps") or 0) > 0 and not idle(r)]
     if vllm:
         value = time_weighted_mean([_num(r, "gen_tps") for r in vllm], basis=TIME)
         how = ("mean of 'Avg generation throughput' over the window's stats lines that "
@@ -62,7 +81,9 @@ def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict]) -> list[Figure]
                    for r in sglang]
         value = time_weighted_mean([_num(r, "gen_tps") for r in sglang], weights, STEPS)
         how = ("Σ tokens ÷ Σ time over the window's Decode lines: each covers the same "
-               "number of decode steps, so its tokens are ∝ running requests × accept len")
+               "number of decode steps, so its tokens are ∝ running requests × accept len; "
+               "a line right after an idle batch line is left out (its time holds the "
+               "idle gap)")
         recs = sglang
     else:
         return []
@@ -119,12 +140,16 @@ def _prefix(fid, ctx: dict, stats: list[dict], fills: list[dict]) -> list[Figure
 def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
     """Generation throughput, accepted length and prefix-cache hits per placed point."""
     rows = {p["point"]: p for p in ing.points}
+    idle = {e.id: idle_before(ing, e.id) for e in run.meta.engines}
     out: list[Figure] = []
-    for w in ing.windows:
+    for w in ing.windows + ing.point_windows:
         if not w.point or w.point not in rows:
             continue
         p = rows[w.point]
+        rate = p.get("request_rate_target")
         ctx = {"engine": w.engine, "workload": w.workload, "load": p.get("load"),
+               "concurrency": p.get("max_concurrency_target"),
+               "rate": None if rate is None or rate == float("inf") else rate,
                "point": w.point, "window": w.method or w.source}
 
         def fid(name: str, pid=w.point) -> str:
@@ -132,7 +157,7 @@ def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
 
         stats = records_in(ing, "engine_stats", w)
         decodes = records_in(ing, "decode_batch", w)
-        out += _gen(fid, ctx, stats, decodes)
+        out += _gen(fid, ctx, stats, decodes, idle[w.engine])
         out += _accept(fid, ctx, records_in(ing, "spec_decode", w), decodes)
         out += _prefix(fid, ctx, stats, records_in(ing, "prefill_batch", w))
     return out

@@ -171,6 +171,9 @@ class BenchWindow:
     first_line: int = 0
     last_line: int = 0
     point: str = ""   # the point's id (PointEntry.id), when the method places points
+    # "workload": the benchmark of a workload that is one point (what the single-point
+    # analyses read); "point": one point of a sweep, placed on its own (request count)
+    level: str = "workload"
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,8 @@ class Ingested:
     points: list[dict[str, Any]] = field(default_factory=list)
     # per-request rows of the points whose files have them (see tables.requests)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # windows of single points of sweeps (level "point"), beside the workload windows
+    point_windows: list[BenchWindow] = field(default_factory=list)
 
     def table(self, kind: str):
         """The records of ``kind`` as a pandas DataFrame, LEAD columns first."""

@@ -297,11 +297,14 @@ def load_ingested(run: Run) -> Ingested:
         if (folder / "requests.parquet").is_file() else []
     summaries = json.loads((run.paths.ingest_json).read_text())["files"]
     windows = [BenchWindow(**w) for w in read_rows(folder / "windows.parquet")]
+    point_windows = [w for w in windows if w.level == "point"]
+    windows = [w for w in windows if w.level != "point"]
     results = single_point_results(run, points, requests)
     excerpts = {(r["file"], int(r["line"])): r["text"]
                 for r in read_rows(folder / "excerpts.parquet")}
     return Ingested(records=records, summaries=summaries, results=results, windows=windows,
-                    excerpts=excerpts, points=points, requests=requests)
+                    excerpts=excerpts, points=points, requests=requests,
+                    point_windows=point_windows)
 
 
 def input_checksum(run: Run, path) -> str:

@@ -55,6 +55,16 @@ def _log_like(raw: RawFile) -> bool:
         not is_launch(raw.path) and not is_metrics(raw.path)
 
 
+def declared_warmup(run: Run) -> int | None:
+    """The requests a declared client sent before its first record (its first file entry
+    that says so, 0 when none does), for placing its points by request count; None for a
+    run without a declared client (its points are placed by time only)."""
+    client = run.meta.client
+    if client is None:
+        return None
+    return next((f.warmup_requests for f in client.files if f.warmup_requests is not None), 0)
+
+
 def ingest_run(run: Run) -> Ingested:
     """Read every raw file of the run. Result files of every client become points (matched
     to the campaign by load_points) and their requests; the single-point results are views
@@ -102,10 +112,12 @@ def ingest_run(run: Run) -> Ingested:
     requests = [request_row(e, i, r) for e in points for i, r in enumerate(e.point.requests)]
     results = single_point_results(run, rows, requests)
     notes: list[str] = []
-    windows = find_windows(run, records, points, notes)
+    found = find_windows(run, records, points, notes, warmup=declared_warmup(run))
     attach_notes(summaries, notes)
     return Ingested(records=records, summaries=summaries, results=results,
-                    windows=windows, excerpts=excerpts, points=rows, requests=requests)
+                    windows=[w for w in found if w.level == "workload"],
+                    excerpts=excerpts, points=rows, requests=requests,
+                    point_windows=[w for w in found if w.level == "point"])
 
 
 def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict[int, str]:
@@ -213,9 +225,10 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     write_points(folder / "points.parquet", ing.points)
     write_rows(folder / "requests.parquet", ing.requests, list(REQUEST_COLUMNS), REQUEST_TYPES)
     written += [folder / "points.parquet", folder / "requests.parquet"]
-    write_rows(folder / "windows.parquet", [w.__dict__ for w in ing.windows],
+    write_rows(folder / "windows.parquet",
+               [w.__dict__ for w in ing.windows + ing.point_windows],
                ["engine", "workload", "start", "end", "source", "method", "file",
-                "first_line", "last_line", "point"])
+                "first_line", "last_line", "point", "level"])
     write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
     write_rows(folder / "excerpts.parquet",
                [{"file": f, "line": n, "text": t} for (f, n), t in sorted(ing.excerpts.items())],
@@ -233,7 +246,7 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
         written.append(copies / path.name)
     write_json(run.paths.ingest_json, {"run_id": run.id, "files": sorted(
         ing.summaries, key=lambda s: s["file"])})
-    write_json(run.paths.windows_json, [w.__dict__ for w in ing.windows])
+    write_json(run.paths.windows_json, [w.__dict__ for w in ing.windows + ing.point_windows])
     return [run.paths.rel(p) for p in written] + [
         run.paths.rel(run.paths.ingest_json),
         run.paths.rel(run.paths.windows_json)]

@@ -235,7 +235,9 @@ def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: lis
     ``warmup``: the requests a declared client sends before its first point (run.yaml's
     ``client: warmup_requests``); given, an engine whose points record no time but count
     their requests is placed by request count (``count_placements``); None keeps the
-    time- and burst-based placement only."""
+    time- and burst-based placement only. Points of sweeps placed by request count follow
+    the workload windows, each a window of its own with ``level="point"`` (ingest keeps them
+    apart: the single-point analyses read the workload windows only)."""
     check_models(run, records, points, notes)
     offsets = engine_offsets(run, records, points)
     out = []
@@ -265,7 +267,9 @@ def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: lis
     if notes is not None:
         notes.extend(unused_logs(run, records, points, out, offsets))
         notes.extend(count_notes(run, records, alone, out))
-    return out
+    alone_ids = {e.id for e in alone}
+    return out + [dataclasses.replace(w, level="point") for w in placed
+                  if w.point not in alone_ids]
 
 
 def _timeless(run: Run, entries: list) -> bool:

@@ -278,6 +278,33 @@ def ratio_sentence(w: Writer, fid: str, a, b) -> Markup:
     return sentence(t[key], **values)
 
 
+SINGLE_RUN_METRICS = ("output_throughput", "median_ttft_ms")
+
+
+def single_run_findings(w: Writer) -> list[Markup]:
+    """Per pair and metric whose every ratio comes from one run each (no interval): the
+    measured range of the ratio and whether it is above one at every load, below at
+    every load, or neither. No winner is named beyond what was measured: the sentence
+    says that no interval tells the gap from the run-to-run noise."""
+    out = []
+    for metric in SINGLE_RUN_METRICS:
+        for p in _pairs(w, metric):
+            fids = p["loads"]
+            if not fids or any(_verdict(w, f) != UNKNOWN for f in fids):
+                continue
+            values = [w.registry[f].value for f in fids]
+            side = ("all_higher" if all(v > 1 for v in values) else
+                    "all_lower" if all(v < 1 for v in values) else "mixed")
+            low = min(fids, key=lambda f: w.registry[f].value)
+            high = max(fids, key=lambda f: w.registry[f].value)
+            out.append(sentence(w.t[f"campaign.single_{side}"],
+                                workload=workload_label(w, p["workload"]),
+                                a=w.name(p["engine_a"]), b=w.name(p["engine_b"]),
+                                metric=w.t[f"campaign.metric.{metric}"], n=str(len(fids)),
+                                low=w.fig(low), high=w.fig(high)))
+    return out
+
+
 def key_findings(w: Writer) -> list[Markup]:
     """The campaign's key finding, chosen from the data: per pair, the largest
     output-throughput ratio outside the noise (with its interval and n) — among the loads
@@ -567,7 +594,8 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
         def seg(i: int, part: str) -> str:
             return ids.pareto(wid, c["a"], c["b"], f"seg{i}.{part}")
         if segments == 1:
-            out.append(sentence(t["campaign.conclusion_front_one"], workload=label,
+            key = "conclusion_front_one" if w.run.meta.slo else "conclusion_front_one_noslo"
+            out.append(sentence(t[f"campaign.{key}"], workload=label,
                                 leader=w.name(str(w.registry[seg(1, "leader")].value)),
                                 low=w.fig(seg(1, "from")), high=w.fig(seg(1, "to"))))
         if segments:

@@ -411,8 +411,18 @@ def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[M
         return [sentence(w.t["headline.server_only"], engines=_engine_list(w))]
     out = _errors(w, shape) + _cancellations(w, shape)
     if shape.kind == ENGINES and (results or campaign):
-        return out + results + campaign
+        return out + results + campaign + _not_controlled(w)
     return out + _per_series(w, shape)
+
+
+def _not_controlled(w: Writer) -> list[Markup]:
+    """Beside an engine comparison: the settings that differed between the engines."""
+    if not w.has(ids.SETTINGS_DIFFERING) or not w.registry[ids.SETTINGS_DIFFERING].value:
+        return []
+    which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
+    names = [w.t[f"setting.{sid}"] for sid in which if f"setting.{sid}" in w.t]
+    return [sentence(w.t["headline.not_controlled"],
+                     n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))]
 
 
 def conclusion(w: Writer) -> list[Markup]:

@@ -18,7 +18,7 @@ from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
 from ..core.records import WINDOW_METHODS, BenchWindow, Run
 from ..core.verdicts import INCONSISTENT
-from .campaign import campaign_conclusion, campaign_sections, key_findings
+from .campaign import campaign_conclusion, campaign_sections, key_findings, single_run_findings
 from .headline import conclusion as one_engine_conclusion
 from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
@@ -37,6 +37,7 @@ from .sections import (
     settings_section,
     spec_section,
     cache_section,
+    point_log_section,
 )
 from .server import server_section
 
@@ -360,12 +361,12 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  dataset=wl.dataset)))
     env += window_cells(w, windows or [])
     headline = run_headline(w, [r.sentence for r in results if r.sentence],
-                            key_findings(w))
+                            key_findings(w) + single_run_findings(w))
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
         points_section(w), *campaign_sections(w), decode_section(w), prefill_section(w), spec_section(w),
-        cache_section(w),
+        cache_section(w), point_log_section(w),
         server_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
         _conclusion(w)) if s is not None]

@@ -244,7 +244,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                                     claims=claims, charts=charts, excerpts=lines,
                                     notebooks=notebook_html,
                                     ingest_notes=ingest_notes,
-                                    windows=ing.windows if ing else None)
+                                    windows=ing.windows + ing.point_windows if ing else None)
             html = render_html(env, article)
             if pdf:
                 pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),

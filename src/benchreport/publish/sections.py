@@ -141,8 +141,12 @@ CHOSEN_BY = {
        for k in ("ratio_higher", "ratio_lower", "ratio_tie", "ratio_unknown", "finding",
                  "finding_tie", "finding_slo", "finding_tie_slo")},
     "campaign.pareto_segment": "pareto.<w>.<a>.<b>.seg<i>.leader",
+    **{f"campaign.single_{k}": "compare.<w>.<a>.<b>.<load>.<metric>"
+       for k in ("all_higher", "all_lower", "mixed")},
+    "headline.not_controlled": "caveats.settings_differing",
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
+                 "conclusion_front_one_noslo",
                  "conclusion_front_cross")},
     **{f"campaign.{k}": "slo.<w>.<s>.capacity"
        for k in ("capacity_interpolated", "capacity_not_reached", "capacity_below",
@@ -496,6 +500,48 @@ def cache_section(w: Writer) -> Section | None:
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.prefix_hit"],
                                   t["table.hit_basis"], t["table.kv_peak"]], rows=rows,
                           numeric=(2, 4))])
+
+
+POINT_LOG = ("log_gen_tps", "log_accept_len", "log_prefix_hit_pct")
+
+
+def _point_log_row(w: Writer, pid: str) -> list[Markup]:
+    ctx = next(w.registry[ids.point(pid, n)].context for n in POINT_LOG
+               if w.has(ids.point(pid, n)))
+    hit = ids.point(pid, "log_prefix_hit_pct")
+    basis = w.registry[hit].context.get("basis") if w.has(hit) else None
+    return [Markup(escape(w.run.meta.workload(ctx["workload"]).label)),
+            Markup(escape(str(ctx.get("load") or ""))),
+            Markup(escape(w.run.meta.engine(ctx["engine"]).name)),
+            _cell(w, ids.point(pid, "output_throughput")),
+            *(_cell(w, ids.point(pid, n)) for n in POINT_LOG),
+            Markup(escape(w.t[f"cache.basis_{basis}"])) if basis else Markup("")]
+
+
+def point_log_section(w: Writer) -> Section | None:
+    """Per point placed in its engine's log: the client's output throughput beside the
+    server's generation throughput, accepted length and prefix-cache hits."""
+    t = w.t
+    pids = sorted({f.context["point"] for f in w.registry.values()
+                   if ids.family(f.id) == "point" and ids.leaf(f.id) in POINT_LOG},
+                  key=lambda p: _point_order(w, p))
+    if not pids:
+        return None
+    table = Table(header=[t["table.workload"], t["table.load"], t["table.engine"],
+                          t["table.out_tok_per_s"], t["table.log_gen_tps"],
+                          t["table.accept_len"], t["table.prefix_hit"], t["table.hit_basis"]],
+                  rows=[_point_log_row(w, p) for p in pids], numeric=(3, 4, 5, 6))
+    return Section("pointlog", t["heading.pointlog"], [sentence(t["pointlog.intro"])], [table])
+
+
+def _point_order(w: Writer, pid: str) -> tuple:
+    ctx = next(w.registry[ids.point(pid, n)].context for n in POINT_LOG
+               if w.has(ids.point(pid, n)))
+    wids = [x.id for x in w.run.meta.workloads]
+    eids = [e.id for e in w.run.meta.engines]
+    return (wids.index(ctx["workload"]) if ctx["workload"] in wids else len(wids),
+            ctx.get("concurrency") or 0, ctx.get("rate") or 0, str(ctx.get("load") or ""),
+            eids.index(ctx["engine"]) if ctx["engine"] in eids else len(eids))
 
 
 def caveats_section(w: Writer, caveats: dict) -> Section:
