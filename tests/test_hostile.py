@@ -38,6 +38,10 @@ def hostile(tmp_path_factory) -> Path:
     text = log.read_text()
     oom = "CUDA out of memory while allocating the MoE workspace"
     assert oom in text
+    # the engine's own account of --moe-backend (its non-default args) is what the report
+    # compares and shows, so the text is planted there as well as in the launch file
+    assert "'moe_backend': 'auto'" in text
+    text = text.replace("'moe_backend': 'auto'", f"'moe_backend': '{PLANTED}'", 1)
     log.write_text(text.replace(oom, f"{oom} {PLANTED}", 1))
     launch = run / "raw/vllm/launch.yaml"
     flags = launch.read_text()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import PurePosixPath
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -598,7 +599,7 @@ def launch_section(w: Writer, differing: list[dict]) -> tuple[list[Markup], Tabl
     paras = [sentence(t["caveats.launch_intro"])]
     for file in dict.fromkeys(c["file"] for c in found):
         passes = next(c["counts"].get("passes_args", 0) for c in found if c["file"] == file)
-        name = file.rsplit("/", 1)[-1]
+        name = PurePosixPath(file).name
         paras.append(sentence(t["caveats.launch_passes"], file=name, line=passes) if passes
                      else sentence(t["caveats.launch_changed"], file=name))
     rows = [[Markup(escape(w.engine_name(c["engine"]))),
