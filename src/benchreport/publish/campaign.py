@@ -279,29 +279,40 @@ def ratio_sentence(w: Writer, fid: str, a, b) -> Markup:
 
 
 SINGLE_RUN_METRICS = ("output_throughput", "median_ttft_ms")
+SINGLE_RUN_MOST = 4          # workloads named in the headline; the curves section has all
+
+
+def _single_part(w: Writer, p: dict[str, Any], metric: str) -> Markup | None:
+    """One metric of one pair: the measured ratio range and whether it is above one at
+    every load, below at every load, or neither; None when any load has an interval."""
+    fids = p["loads"]
+    if not fids or any(_verdict(w, f) != UNKNOWN for f in fids):
+        return None
+    values = [w.registry[f].value for f in fids]
+    side = ("all_higher" if all(v > 1 for v in values) else
+            "all_lower" if all(v < 1 for v in values) else "mixed")
+    low = min(fids, key=lambda f: w.registry[f].value)
+    high = max(fids, key=lambda f: w.registry[f].value)
+    return sentence(w.t[f"campaign.single_{side}"], a=w.name(p["engine_a"]),
+                    b=w.name(p["engine_b"]), metric=w.t[f"campaign.metric.{metric}"],
+                    n=str(len(fids)), low=w.fig(low), high=w.fig(high))
 
 
 def single_run_findings(w: Writer) -> list[Markup]:
-    """Per pair and metric whose every ratio comes from one run each (no interval): the
-    measured range of the ratio and whether it is above one at every load, below at
-    every load, or neither. No winner is named beyond what was measured: the sentence
-    says that no interval tells the gap from the run-to-run noise."""
-    out = []
+    """Per pair of engines and workload whose ratios all come from one run each (no
+    interval): one sentence with each metric's measured ratio range, then one that says
+    no interval comes with them. No winner is named beyond what was measured."""
+    parts: dict[tuple[str, str, str], list[Markup]] = {}
     for metric in SINGLE_RUN_METRICS:
         for p in _pairs(w, metric):
-            fids = p["loads"]
-            if not fids or any(_verdict(w, f) != UNKNOWN for f in fids):
-                continue
-            values = [w.registry[f].value for f in fids]
-            side = ("all_higher" if all(v > 1 for v in values) else
-                    "all_lower" if all(v < 1 for v in values) else "mixed")
-            low = min(fids, key=lambda f: w.registry[f].value)
-            high = max(fids, key=lambda f: w.registry[f].value)
-            out.append(sentence(w.t[f"campaign.single_{side}"],
-                                workload=workload_label(w, p["workload"]),
-                                a=w.name(p["engine_a"]), b=w.name(p["engine_b"]),
-                                metric=w.t[f"campaign.metric.{metric}"], n=str(len(fids)),
-                                low=w.fig(low), high=w.fig(high)))
+            part = _single_part(w, p, metric)
+            if part is not None:
+                parts.setdefault((p["workload"], p["a"], p["b"]), []).append(part)
+    out = [sentence(w.t["campaign.single_pair"], workload=workload_label(w, key[0]),
+                    parts=Markup("; ").join(found))
+           for key, found in sorted(parts.items())][:SINGLE_RUN_MOST]
+    if out and w.has(ids.REPEATS):
+        out.append(sentence(w.t["campaign.single_note"], n=w.fig(ids.REPEATS)))
     return out
 
 

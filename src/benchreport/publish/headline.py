@@ -420,7 +420,7 @@ def _not_controlled(w: Writer) -> list[Markup]:
     if not w.has(ids.SETTINGS_DIFFERING) or not w.registry[ids.SETTINGS_DIFFERING].value:
         return []
     which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
-    names = [w.t[f"setting.{sid}"] for sid in which if f"setting.{sid}" in w.t]
+    names = [w.t["setting." + sid] for sid in which if "setting." + sid in w.t]
     return [sentence(w.t["headline.not_controlled"],
                      n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))]
 
