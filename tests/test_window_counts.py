@@ -305,3 +305,18 @@ def test_find_windows_places_a_declared_clients_points_by_count(tmp_path):
         "2026-08-01T23:30:44", "2026-08-01T23:31:30", 163, 174)
     assert notes == [f"{name}: 3 client requests after the last benchmark's, which no result "
                      "records: line 327 (400), line 328 (400), line 329 (400)"]
+
+
+
+@needs_sample
+def test_the_access_scan_reads_the_same_in_small_blocks(tmp_path, monkeypatch):
+    from benchreport.ingest.parsers import access
+
+    path, _ = _log(tmp_path, "sglang-int4.log")
+    whole = scan_access(path)
+    monkeypatch.setattr(access, "BLOCK", 4096)
+    parts = scan_access(path)
+    assert parts.lines == whole.lines == 397
+    assert [(a.line, a.ts, a.status) for a in parts.accesses] == \
+        [(a.line, a.ts, a.status) for a in whole.accesses]
+    assert parts.markers == whole.markers

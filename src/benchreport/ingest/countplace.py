@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -140,12 +141,16 @@ class Clock:
 
     stamps: tuple[tuple[int, str], ...]
 
+    @functools.cached_property
+    def _lines(self) -> list[int]:
+        return [n for n, _ in self.stamps]
+
     def at_or_before(self, line: int) -> str | None:
-        i = bisect.bisect_right([n for n, _ in self.stamps], line)
+        i = bisect.bisect_right(self._lines, line)
         return self.stamps[i - 1][1] if i else None
 
     def at_or_after(self, line: int) -> str | None:
-        i = bisect.bisect_left([n for n, _ in self.stamps], line)
+        i = bisect.bisect_left(self._lines, line)
         return self.stamps[i][1] if i < len(self.stamps) else None
 
 
@@ -235,11 +240,10 @@ def activity_end(records: Sequence[dict[str, Any]]) -> Callable[[int], int]:
                     if r["kind"] in ("decode_batch", "prefill_batch"))
 
     def end_after(line: int) -> int:
-        idle = [n for n in stats if n > line]
-        if idle:
-            return idle[0]
-        later = [n for n in decode if n > line]
-        return later[-1] if later else line
+        i = bisect.bisect_right(stats, line)
+        if i < len(stats):
+            return stats[i]
+        return decode[-1] if decode and decode[-1] > line else line
     return end_after
 
 
