@@ -1,9 +1,9 @@
 """A user's own benchmark client, declared once in run.yaml (``client:``): its files read by
 that mapping, its mistakes refused in one line, and ``init --client`` drafting the run.
 
-The files are real (bench.py and prefill.py of sostrowsk/dgx-spark-local-llm, MIT: see
-tests/fixtures/declared/dgx-spark-laguna/SOURCES.md); every expected value below is read off
-the files by hand.
+The files are real: the results of bench.py and prefill.py of sostrowsk/dgx-spark-local-llm
+(MIT), as the reference run data/2026-08-dgx-spark-laguna/ holds them (credited in its
+source/SOURCES.md and run.yaml); every expected value below is read off the files by hand.
 """
 
 from __future__ import annotations
@@ -21,11 +21,20 @@ from benchreport.ingest.clients import read_declared
 
 HERE = Path(__file__).parent / "fixtures" / "declared" / "dgx-spark-laguna"
 MAPPING = (HERE / "client.yaml").read_text(encoding="utf-8")
+RUN = Path(__file__).resolve().parents[1] / "data" / "2026-08-dgx-spark-laguna"
+
+
+def src(name: str) -> Path:
+    """A file of the reference run: vLLM's are the author's "int4" files."""
+    if name == "LICENSE":
+        return RUN / "source" / name
+    engine = "vllm" if "int4" in name else "sglang"
+    return RUN / "raw" / engine / "dgx-spark-laguna-vllm-vs-sglang" / name
 
 
 def _points(name: str, mapping: str = MAPPING):
     client = parse_client_yaml(mapping, "client.yaml")
-    return read_declared((HERE / name).read_bytes(), name, client.entry(name))
+    return read_declared(src(name).read_bytes(), name, client.entry(name))
 
 
 def _at(points, workload: str, concurrency: int):
@@ -106,7 +115,7 @@ def test_a_bad_mapping_is_one_line_naming_the_field(old, new, message):
 def _bad_record(tmp_path: Path, key: str, value) -> Path:
     import json
 
-    doc = json.loads((HERE / "ergebnisse_int4.json").read_text(encoding="utf-8"))
+    doc = json.loads((src("ergebnisse_int4.json")).read_text(encoding="utf-8"))
     if value is None:
         del doc["laeufe"][3][key]
     else:
@@ -157,7 +166,7 @@ def test_init_with_the_client_places_files_and_drafts_workloads(tmp_path):
     folder.mkdir()
     for name in ("ergebnisse_int4.json", "ergebnisse_sglang.json", "prefill_int4.json",
                  "prefill_sglang.json", "LICENSE"):
-        shutil.copyfile(HERE / name, folder / name)
+        shutil.copyfile(src(name), folder / name)
     (tmp_path / "client.yaml").write_text(MAPPING, encoding="utf-8")
     said: list[str] = []
     init_run("laguna", [folder], tmp_path / "data", out=said.append, dry_run=True,
@@ -186,7 +195,7 @@ def test_init_with_the_client_places_files_and_drafts_workloads(tmp_path):
 def test_init_without_the_client_still_skips_the_files(tmp_path):
     folder = tmp_path / "given"
     folder.mkdir()
-    shutil.copyfile(HERE / "ergebnisse_int4.json", folder / "ergebnisse_int4.json")
+    shutil.copyfile(src("ergebnisse_int4.json"), folder / "ergebnisse_int4.json")
     said: list[str] = []
     with pytest.raises(Exception, match="no benchmark result"):
         init_run("laguna", [folder], tmp_path / "data", out=said.append, dry_run=True)
@@ -209,7 +218,7 @@ def test_more_bad_mappings(old, new, message):
 
 
 def test_an_engine_value_the_mapping_does_not_know_is_refused(tmp_path):
-    text = (HERE / "prefill_int4.json").read_text(encoding="utf-8").replace(
+    text = (src("prefill_int4.json")).read_text(encoding="utf-8").replace(
         '"engine": "int4"', '"engine": "fp8"')
     client = parse_client_yaml(MAPPING, "client.yaml")
     with pytest.raises(ParseError, match=r"prefill_int4.json: engine: \"fp8\" is none of the "
@@ -250,7 +259,7 @@ def test_the_report_names_the_declared_client_and_its_definitions(project):
 def _run(tmp_path: Path, workloads: str) -> None:
     run = tmp_path / "data" / "laguna"
     (run / "raw" / "vllm").mkdir(parents=True)
-    shutil.copyfile(HERE / "ergebnisse_int4.json", run / "raw" / "vllm" / "ergebnisse_int4.json")
+    shutil.copyfile(src("ergebnisse_int4.json"), run / "raw" / "vllm" / "ergebnisse_int4.json")
     body = "\n".join("  " + line for line in MAPPING.splitlines())
     (run / "run.yaml").write_text(
         "schema: 1\ntitle: {ko: t, en: t}\ndate: 2026-08-03\nhardware: {gpus: 1}\n"

@@ -1,6 +1,7 @@
 """Benchmark windows placed by request count, for a client that records no time.
 
-The real logs are the DGX Spark Laguna pair (MIT, /work/shared/real-samples): its client
+The real logs are the DGX Spark Laguna pair (MIT), as the reference run
+data/2026-08-dgx-spark-laguna/ holds them: its client
 sends one warm-up request, then 12 records of 3 × c requests (four scenarios, c = 1, 2, 4
 in order), then two prefill stages of 3; a third stage failed with three 400s that no
 result file records. Every line number and time below was read from the logs by hand.
@@ -19,9 +20,16 @@ from benchreport.ingest.io import read_raw
 from benchreport.ingest.parsers.access import scan_access
 from benchreport.ingest.windows import count_placements
 
-SAMPLE = Path("/work/shared/real-samples/paired/dgx-spark-laguna-vllm-vs-sglang")
+RAW = Path(__file__).resolve().parents[1] / "data" / "2026-08-dgx-spark-laguna" / "raw"
+
+
+def sample(name: str) -> Path:
+    engine = "vllm" if name.startswith("vllm") else "sglang"
+    return RAW / engine / "dgx-spark-laguna-vllm-vs-sglang" / name
+
+
 SCENARIOS = ("prosa_decode", "code_decode", "prefill_8k", "prefill_8k_wiederholt")
-needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="real sample not present")
+needs_sample = pytest.mark.skipif(not RAW.is_dir(), reason="reference run not present")
 
 
 def _expects(extra_last: int = 0) -> list[tuple[str, int, int]]:
@@ -31,7 +39,7 @@ def _expects(extra_last: int = 0) -> list[tuple[str, int, int]]:
 
 def _log(tmp_path: Path, name: str) -> tuple[Path, list[dict]]:
     copy = tmp_path / name
-    shutil.copyfile(SAMPLE / name, copy)
+    shutil.copyfile(sample(name), copy)
     return copy, list(read_raw(copy, name, "auto", 2026))
 
 
@@ -284,7 +292,7 @@ def test_find_windows_places_a_declared_clients_points_by_count(tmp_path):
 
     name = "raw/vllm/vllm-int4.log"
     (tmp_path / "raw/vllm").mkdir(parents=True)
-    shutil.copyfile(SAMPLE / "vllm-int4.log", tmp_path / name)
+    shutil.copyfile(sample("vllm-int4.log"), tmp_path / name)
     by_kind: dict[str, list] = {}
     for r in read_raw(tmp_path / name, name, "auto", 2026):
         by_kind.setdefault(r["kind"], []).append({**r, "engine": "vllm", "file": name})

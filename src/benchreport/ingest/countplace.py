@@ -282,6 +282,32 @@ class CountWindow:
     requests: tuple[int, ...]
 
 
+def first_token_starts(found: Placement, records: Sequence[dict[str, Any]]) -> list[Placed]:
+    """Windows of a log whose access lines come at each request's first token.
+
+    SGLang writes a streamed request's access line only once its first token is out, so
+    the request's prefill (``Prefill batch`` lines) comes before it. Each point's window
+    then starts at the first prefill line after the previous point's last request line
+    (the warm-up's for the first point), and the previous window ends there. A log with no
+    prefill lines (vLLM, whose access line comes as the request starts) is left as found.
+    """
+    fills = sorted(int(r["line"]) for r in records if r.get("kind") == "prefill_batch")
+    if not fills:
+        return list(found.placed)
+    before = found.warmup[-1] if found.warmup else 0
+    starts = []
+    for p in found.placed:
+        i = bisect.bisect_right(fills, before)
+        starts.append(fills[i] if i < len(fills) and fills[i] < p.start_line else p.start_line)
+        before = p.lines[-1]
+    out = []
+    for k, p in enumerate(found.placed):
+        nxt = found.placed[k + 1] if k + 1 < len(found.placed) else None
+        end = starts[k + 1] if nxt is not None and p.end_line == nxt.start_line else p.end_line
+        out.append(Placed(p.key, p.lines, starts[k], end))
+    return out
+
+
 def count_windows(file: str, log: AccessLog, records: Sequence[dict[str, Any]],
                   entries: Sequence[Any], warmup: int = 0,
                   files: Sequence[str] | None = None
@@ -304,7 +330,7 @@ def count_windows(file: str, log: AccessLog, records: Sequence[dict[str, Any]],
                            activity_end(records), file.rsplit("/", 1)[-1])
     clock = make_clock(records, log.accesses)
     out = []
-    for p in found.placed:
+    for p in first_token_starts(found, records):
         times = window_times(clock, p.start_line, p.end_line)
         if times:
             out.append(CountWindow(p.key, *times, file, p.start_line, p.end_line, p.lines))
