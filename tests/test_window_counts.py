@@ -328,3 +328,15 @@ def test_the_access_scan_reads_the_same_in_small_blocks(tmp_path, monkeypatch):
     assert [(a.line, a.ts, a.status) for a in parts.accesses] == \
         [(a.line, a.ts, a.status) for a in whole.accesses]
     assert parts.markers == whole.markers
+
+
+def test_windows_of_a_first_token_log_start_at_the_prefill_before_the_access_line():
+    """SGLang writes a streamed request's access line at its first token: the window of a
+    point starts at the first prefill line after the previous point's last request, and the
+    previous window ends there; a log without prefill lines keeps its windows."""
+    found = cp.Placement(placed=[cp.Placed("a", (12, 14), 12, 20),
+                                 cp.Placed("b", (20, 22), 20, 30)], warmup=(5,))
+    fills = [{"kind": "prefill_batch", "line": n} for n in (11, 13, 19, 21)]
+    got = cp.first_token_starts(found, fills)
+    assert [(p.key, p.start_line, p.end_line) for p in got] == [("a", 11, 19), ("b", 19, 30)]
+    assert cp.first_token_starts(found, []) == found.placed
