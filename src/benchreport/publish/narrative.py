@@ -338,7 +338,9 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         env.append(Cell(t["env.deployment"], unstated if "deployment" in meta.not_stated
                         else Markup(escape(meta.deployment))))
     for engine in meta.engines:
-        env.append(Cell(t["env.engine"].format(name=engine.name),
+        # the image when run.yaml names one (it fixes the version), else the version
+        key = "env.engine" if engine.image or not engine.version else "env.engine_version"
+        env.append(Cell(t[key].format(name=engine.name),
                         Markup(escape(engine.image or engine.version or "–"))))
     for wl in meta.workloads:
         if wl.is_sweep or not w.has(ids.workload(wl.id, "concurrency"),

@@ -282,7 +282,8 @@ def client_name(w: Writer, client: str, marked: bool = True) -> str:
     own client, the name run.yaml declares (``marked``: and that the user declared it)."""
     if client == DECLARED_CLIENT and w.run.meta.client is not None:
         name = w.run.meta.client.name
-        return str(sentence(w.t["table.client_declared"], name=name)) if marked else name
+        # plain text (the callers escape it once): the template has no particle
+        return w.t["table.client_declared"].format(name=name) if marked else name
     return client
 
 
@@ -291,7 +292,7 @@ def definition_text(w: Writer, code: str) -> str:
     ``base.DEFINITIONS``, the user's own words (marked as declared) for a declared one."""
     text = declared_text(code)
     if text is not None:
-        return str(sentence(w.t["definition.declared"], text=text))
+        return w.t["definition.declared"].format(text=text)   # plain text, escaped once
     return w.t[definition_label(code)]
 
 
