@@ -397,7 +397,11 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
                     evidence.append(where)
         if values:
             compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence)
-        if len(values) >= 2 and (unlike or len({normalise(v) for v in values.values()}) > 1):
+        # a value left to the engine whose choice no log names ("auto") cannot be told
+        # apart from the other: shown side by side, never listed as differing
+        unresolved = any(normalise(v) in ENGINE_CHOOSES for v in values.values())
+        if len(values) >= 2 and (unlike or (not unresolved and
+                                            len({normalise(v) for v in values.values()}) > 1)):
             rows.append(compared[sid])
 
     # The image is the engine itself (what is compared), not a setting that differs; the
