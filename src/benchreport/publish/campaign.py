@@ -309,7 +309,7 @@ def single_run_findings(w: Writer) -> list[Markup]:
             if part is not None:
                 parts.setdefault((p["workload"], p["a"], p["b"]), []).append(part)
     out = [sentence(w.t["campaign.single_pair"], workload=workload_label(w, key[0]),
-                    parts=Markup("; ").join(found))
+                    parts=Markup(escape(w.t["campaign.single_join"])).join(found))
            for key, found in sorted(parts.items())][:SINGLE_RUN_MOST]
     if out and w.has(ids.REPEATS):
         out.append(sentence(w.t["campaign.single_note"], n=w.fig(ids.REPEATS)))

@@ -143,7 +143,7 @@ CHOSEN_BY = {
                  "finding_tie", "finding_slo", "finding_tie_slo")},
     "campaign.pareto_segment": "pareto.<w>.<a>.<b>.seg<i>.leader",
     **{f"campaign.single_{k}": "compare.<w>.<a>.<b>.<load>.<metric>"
-       for k in ("pair", "all_higher", "all_lower", "mixed", "note")},
+       for k in ("pair", "join", "all_higher", "all_lower", "mixed", "note")},
     "headline.not_controlled": "caveats.settings_differing",
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
