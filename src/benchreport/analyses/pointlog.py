@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, listing
 from ..core.records import BenchWindow, Ingested, Run
 from .decode import STEPS, TIME, time_weighted_mean
 
@@ -33,11 +33,15 @@ WINDOW, ROLLING = "window", "rolling"
 
 def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
     """The engine's records of ``kind`` inside window ``w``: by line when the window was
-    placed by its lines (its last line belongs to it), else by time."""
+    placed by its lines (its last line belongs to it, unless the next window starts on it),
+    else by time."""
     rows = [r for r in ing.records.get(kind, []) if r["engine"] == w.engine]
     if w.file and w.first_line:
+        nxt = any(x.engine == w.engine and x.file == w.file and x.first_line == w.last_line
+                  for x in ing.windows + ing.point_windows if x is not w)
+        end = w.last_line - 1 if nxt else w.last_line
         return sorted((r for r in rows if r["file"] == w.file
-                       and w.first_line <= int(r["line"]) <= w.last_line),
+                       and w.first_line <= int(r["line"]) <= end),
                       key=lambda r: int(r["line"]))
     return sorted((r for r in rows if r.get("ts") and w.start <= r["ts"] <= w.end),
                   key=lambda r: (r["file"], int(r["line"])))
@@ -137,6 +141,41 @@ def _prefix(fid, ctx: dict, stats: list[dict], fills: list[dict]) -> list[Figure
     return []
 
 
+def _per_position(recs: list[dict], k: int) -> list[float]:
+    """vLLM's per-position acceptance over several lines, each weighted by its rounds."""
+    rounds = [_num(r, "drafted") / k for r in recs]
+    rows = [list(r.get("per_position_acceptance") or []) for r in recs]
+    return [sum(p[i] * n for p, n in zip(rows, rounds, strict=True) if i < len(p))
+            / sum(rounds) for i in range(k)]
+
+
+def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
+    """Per engine, over the log lines of every placed point window: the accepted length
+    and, for vLLM, the acceptance at each draft position."""
+    out: list[Figure] = []
+    for engine in sorted({w.engine for w in windows}):
+        mine = [w for w in windows if w.engine == engine]
+        seen: dict[tuple, dict] = {}
+        for kind in ("spec_decode", "decode_batch"):
+            for w in mine:
+                for r in records_in(ing, kind, w):
+                    seen[(kind, r["file"], int(r["line"]))] = r
+        specs = [r for (k, *_), r in sorted(seen.items()) if k == "spec_decode"]
+        decodes = [r for (k, *_), r in sorted(seen.items()) if k == "decode_batch"]
+        ctx = {"engine": engine, "windows": len(mine)}
+        out += _accept(lambda name, e=engine: ids.spec_run(e, name), ctx, specs, decodes)
+        drafted = [r for r in specs if _num(r, "drafted")]
+        k = max((len(r.get("per_position_acceptance") or []) for r in drafted), default=0)
+        if k:
+            out.append(Figure(id=ids.spec_run(engine, "per_position"),
+                              value=listing(f"{x:.3f}" for x in _per_position(drafted, k)),
+                              unit="fraction", sources=_src(drafted), context=ctx,
+                              method="per-position acceptance over the SpecDecoding lines of "
+                                     "every placed window, each line weighted by its draft "
+                                     "rounds (Drafted ÷ positions)"))
+    return out
+
+
 def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
     """Generation throughput, accepted length and prefix-cache hits per placed point."""
     rows = {p["point"]: p for p in ing.points}
@@ -160,4 +199,5 @@ def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
         out += _gen(fid, ctx, stats, decodes, idle[w.engine])
         out += _accept(fid, ctx, records_in(ing, "spec_decode", w), decodes)
         out += _prefix(fid, ctx, stats, records_in(ing, "prefill_batch", w))
-    return out
+    return out + run_spec_figures(ing, [w for w in ing.windows + ing.point_windows
+                                        if w.point and w.point in rows])

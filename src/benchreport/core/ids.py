@@ -185,6 +185,11 @@ def cache(w: str, engine: str, name: str) -> str:
     return _join("cache", w, engine, name)
 
 
+def spec_run(engine: str, name: str) -> str:
+    """``specrun.<e>.<name>``: speculative decoding over every placed window of an engine."""
+    return _join("specrun", engine, name)
+
+
 def model_decode(engine: str, name: str) -> str:
     return _join("model", "decode", engine, name)
 
@@ -452,7 +457,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache")
+            "server", "cache", "specrun")
 
 
 def well_formed(fid: str) -> bool:

@@ -533,7 +533,15 @@ def point_log_section(w: Writer) -> Section | None:
                           t["table.out_tok_per_s"], t["table.log_gen_tps"],
                           t["table.accept_len"], t["table.prefix_hit"], t["table.hit_basis"]],
                   rows=[_point_log_row(w, p) for p in pids], numeric=(3, 4, 5, 6))
-    return Section("pointlog", t["heading.pointlog"], [sentence(t["pointlog.intro"])], [table])
+    paras = [sentence(t["pointlog.intro"])]
+    for e in w.run.meta.engines:
+        if w.has(ids.spec_run(e.id, "log_accept_len")):
+            paras.append(sentence(t["pointlog.run_accept"], engine=w.name(e.id),
+                                  value=w.fig(ids.spec_run(e.id, "log_accept_len"))))
+        if w.has(ids.spec_run(e.id, "per_position")):
+            paras.append(sentence(t["pointlog.run_per_position"], engine=w.name(e.id),
+                                  values=w.fig(ids.spec_run(e.id, "per_position"))))
+    return Section("pointlog", t["heading.pointlog"], paras, [table])
 
 
 def _point_order(w: Writer, pid: str) -> tuple:
