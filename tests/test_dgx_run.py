@@ -13,7 +13,8 @@ hand (line numbers of raw/<engine>/dgx-spark-laguna-vllm-vs-sglang/…), not fro
   15 positions: 1 + 1545 ÷ (16635 ÷ 15) = 2.393);
 - sglang-int4.log: line 169 (max_total_num_tokens=185897), Prefill batch lines 374-386 of
   the cold 18K stage (138 cached of 55,976 prompt tokens: 0.2465%), line 186 the first
-  Prefill batch of the first benchmark (its access line, 187, comes at the first token).
+  Prefill batch of the first benchmark (its access line, 187, comes at the first token);
+  Prefill batch lines 290-299 of prefill_8k c=1 (33,861 cached of 50,739 prompt tokens).
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def test_what_the_logs_say_per_point(dgx):
     assert hit.value == pytest.approx(100 * 138 / 55976)
     assert hit.context["basis"] == "window"
     assert f["cache.cold_prefill_8k.vllm.prefix_hit_pct"].context["basis"] == "rolling"
+    # the 17K prompt's first point: lines 290-299 (300 starts the next), the first request
+    # cold and the two after it cached: 33,861 cached of 50,739 prompt tokens
+    hit = f["point.sglang.prefill_8k.c1.r1.log_prefix_hit_pct"]
+    assert (hit.value, hit.sources[0].lines[-1] < 300) == (pytest.approx(100 * 33861 / 50739),
+                                                            True)
 
 
 def test_the_claim_check_finds_which_kv_cache_figure_the_log_supports(dgx):
