@@ -22,37 +22,37 @@ from ..core.records import Ingested, Run
 WINDOW, ROLLING = "window", "rolling"
 
 
-def _src(recs: list[dict]) -> tuple[Source, ...]:
+def source_of(recs: list[dict]) -> tuple[Source, ...]:
     return (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
                    lines=tuple(int(r["line"]) for r in recs)),)
 
 
-def _num(r: dict, key: str) -> float | None:
+def num(r: dict, key: str) -> float | None:
     value = r.get(key)
     return None if value in (None, "") else float(value)
 
 
-def _sglang_hits(fid, ctx: dict, recs: list[dict]) -> list[Figure]:
-    rows = [r for r in recs if _num(r, "new_token") is not None]
-    cached = sum(int(_num(r, "cached_token") or 0) for r in rows)
-    computed = sum(int(_num(r, "new_token") or 0) for r in rows)
+def _sglang_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
+    rows = [r for r in recs if num(r, "new_token") is not None]
+    cached = sum(int(num(r, "cached_token") or 0) for r in rows)
+    computed = sum(int(num(r, "new_token") or 0) for r in rows)
     if not rows or cached + computed == 0:
         return []
-    return [Figure(id=fid("prefix_hit_pct"), value=100 * cached / (cached + computed),
-                   unit="%", decimals=1, sources=_src(rows),
+    return [Figure(id=fid(name), value=100 * cached / (cached + computed),
+                   unit="%", decimals=1, sources=source_of(rows),
                    context={**ctx, "basis": WINDOW, "cached": cached, "computed": computed},
                    method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over the "
                           "window's Prefill batch lines: prompt tokens found in the prefix "
                           "cache over all prompt tokens admitted in the window")]
 
 
-def _vllm_hits(fid, ctx: dict, recs: list[dict]) -> list[Figure]:
-    rows = [r for r in recs if _num(r, "prefix_cache_hit_rate_pct") is not None]
+def _vllm_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
+    rows = [r for r in recs if num(r, "prefix_cache_hit_rate_pct") is not None]
     if not rows:
         return []
     last = max(rows, key=lambda r: int(r["line"]))
-    return [Figure(id=fid("prefix_hit_pct"), value=_num(last, "prefix_cache_hit_rate_pct"),
-                   unit="%", decimals=1, sources=_src([last]),
+    return [Figure(id=fid(name), value=num(last, "prefix_cache_hit_rate_pct"),
+                   unit="%", decimals=1, sources=source_of([last]),
                    context={**ctx, "basis": ROLLING},
                    method="'Prefix cache hit rate' on the window's last Engine stats line: "
                           "vLLM's rolling rate over its most recent ~1000 requests (hit "
@@ -60,14 +60,21 @@ def _vllm_hits(fid, ctx: dict, recs: list[dict]) -> list[Figure]:
                           "window")]
 
 
+def prefix_hits(fid, ctx: dict, stats: list[dict], fills: list[dict],
+                name: str = "prefix_hit_pct") -> list[Figure]:
+    """The window's prefix-cache hit rate from SGLang's Prefill lines, else vLLM's rolling
+    rate on its last stats line (each figure says its ``basis``)."""
+    return _sglang_hits(fid, ctx, fills, name) or _vllm_hits(fid, ctx, stats, name)
+
+
 def _usage(fid, ctx: dict, recs: list[dict], key: str, label: str) -> list[Figure]:
-    rows = [r for r in recs if _num(r, key) is not None]
+    rows = [r for r in recs if num(r, key) is not None]
     if not rows:
         return []
-    top = max(rows, key=lambda r: (_num(r, key), -int(r["line"])))
+    top = max(rows, key=lambda r: (num(r, key), -int(r["line"])))
     scale = 1 if key.endswith("_pct") else 100      # SGLang prints a fraction
-    return [Figure(id=fid("kv_usage_peak_pct"), value=scale * _num(top, key), unit="%",
-                   decimals=1, sources=_src([top]), context=ctx,
+    return [Figure(id=fid("kv_usage_peak_pct"), value=scale * num(top, key), unit="%",
+                   decimals=1, sources=source_of([top]), context=ctx,
                    method=f"the highest '{label}' printed on the window's lines")]
 
 
@@ -84,7 +91,7 @@ def cache_figures(run: Run, ing: Ingested) -> list[Figure]:
             stats = ing.in_window("engine_stats", e.id, w.id)
             fills = ing.in_window("prefill_batch", e.id, w.id)
             decodes = ing.in_window("decode_batch", e.id, w.id)
-            out += _vllm_hits(fid, ctx, stats) or _sglang_hits(fid, ctx, fills)
+            out += prefix_hits(fid, ctx, stats, fills)
             out += (_usage(fid, ctx, stats, "kv_cache_usage_pct", "GPU KV cache usage")
                     or _usage(fid, ctx, fills + decodes, "full_token_usage", "full token usage")
                     or _usage(fid, ctx, fills + decodes, "token_usage", "token usage"))

@@ -24,12 +24,12 @@ from __future__ import annotations
 import bisect
 
 from ..core import ids
-from ..core.figures import Figure, Source, listing
+from ..core.figures import Figure, listing
 from ..core.records import BenchWindow, Ingested, Run
+from .cache import num as _num
+from .cache import prefix_hits
+from .cache import source_of as _src
 from .decode import STEPS, TIME, time_weighted_mean
-
-WINDOW, ROLLING = "window", "rolling"
-
 
 def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
     """The engine's records of ``kind`` inside window ``w``: by line when the window was
@@ -45,16 +45,6 @@ def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
                       key=lambda r: int(r["line"]))
     return sorted((r for r in rows if r.get("ts") and w.start <= r["ts"] <= w.end),
                   key=lambda r: (r["file"], int(r["line"])))
-
-
-def _src(recs: list[dict]) -> tuple[Source, ...]:
-    return (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
-                   lines=tuple(int(r["line"]) for r in recs)),)
-
-
-def _num(r: dict, key: str) -> float | None:
-    value = r.get(key)
-    return None if value in (None, "") else float(value)
 
 
 def idle_before(ing: Ingested, engine: str):
@@ -118,29 +108,6 @@ def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figu
                    method=how + "; tokens per verify step, bonus token included")]
 
 
-def _prefix(fid, ctx: dict, stats: list[dict], fills: list[dict]) -> list[Figure]:
-    rolling = [r for r in stats if _num(r, "prefix_cache_hit_rate_pct") is not None]
-    rows = [r for r in fills if _num(r, "new_token") is not None]
-    cached = sum(int(_num(r, "cached_token") or 0) for r in rows)
-    total = cached + sum(int(_num(r, "new_token")) for r in rows)
-    if rows and total:
-        return [Figure(id=fid("log_prefix_hit_pct"), value=100 * cached / total, unit="%",
-                       decimals=1, sources=_src(rows),
-                       context={**ctx, "basis": WINDOW, "cached": cached,
-                                "computed": total - cached},
-                       method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over "
-                              "the window's Prefill batch lines")]
-    if rolling:
-        last = rolling[-1]
-        return [Figure(id=fid("log_prefix_hit_pct"),
-                       value=_num(last, "prefix_cache_hit_rate_pct"), unit="%", decimals=1,
-                       sources=_src([last]), context={**ctx, "basis": ROLLING},
-                       method="'Prefix cache hit rate' on the window's last stats line: "
-                              "vLLM's rolling rate over its most recent ~1000 requests, "
-                              "earlier points included")]
-    return []
-
-
 def _per_position(recs: list[dict], k: int) -> list[float]:
     """vLLM's per-position acceptance over several lines, each weighted by its rounds."""
     rounds = [_num(r, "drafted") / k for r in recs]
@@ -198,6 +165,7 @@ def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
         decodes = records_in(ing, "decode_batch", w)
         out += _gen(fid, ctx, stats, decodes, idle[w.engine])
         out += _accept(fid, ctx, records_in(ing, "spec_decode", w), decodes)
-        out += _prefix(fid, ctx, stats, records_in(ing, "prefill_batch", w))
+        out += prefix_hits(fid, ctx, stats, records_in(ing, "prefill_batch", w),
+                           "log_prefix_hit_pct")
     return out + run_spec_figures(ing, [w for w in ing.windows + ing.point_windows
                                         if w.point and w.point in rows])
