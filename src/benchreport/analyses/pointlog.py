@@ -143,6 +143,13 @@ def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
     return out
 
 
+def _own(recs: list[dict], w: BenchWindow) -> list[dict]:
+    """vLLM's interval lines of a window placed by its lines, without the first when others
+    follow: it reports the interval before it, which began before the window's first
+    request (the previous point's tail, or the warm-up)."""
+    return recs[1:] if w.first_line and len(recs) > 1 else recs
+
+
 def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
     """Generation throughput, accepted length and prefix-cache hits per placed point."""
     rows = {p["point"]: p for p in ing.points}
@@ -161,10 +168,10 @@ def point_log_figures(run: Run, ing: Ingested) -> list[Figure]:
         def fid(name: str, pid=w.point) -> str:
             return ids.point(pid, name)
 
-        stats = records_in(ing, "engine_stats", w)
+        stats = _own(records_in(ing, "engine_stats", w), w)
         decodes = records_in(ing, "decode_batch", w)
         out += _gen(fid, ctx, stats, decodes, idle[w.engine])
-        out += _accept(fid, ctx, records_in(ing, "spec_decode", w), decodes)
+        out += _accept(fid, ctx, _own(records_in(ing, "spec_decode", w), w), decodes)
         out += prefix_hits(fid, ctx, stats, records_in(ing, "prefill_batch", w),
                            "log_prefix_hit_pct")
     return out + run_spec_figures(ing, [w for w in ing.windows + ing.point_windows

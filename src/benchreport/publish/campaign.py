@@ -606,6 +606,8 @@ def campaign_conclusion(w: Writer) -> list[Markup]:
             return ids.pareto(wid, c["a"], c["b"], f"seg{i}.{part}")
         if segments == 1:
             key = "conclusion_front_one" if w.run.meta.slo else "conclusion_front_one_noslo"
+            if w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+                key += "_single"            # one run each: what was measured, no verdict
             out.append(sentence(t[f"campaign.{key}"], workload=label,
                                 leader=w.name(str(w.registry[seg(1, "leader")].value)),
                                 low=w.fig(seg(1, "from")), high=w.fig(seg(1, "to"))))

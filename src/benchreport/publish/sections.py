@@ -147,7 +147,8 @@ CHOSEN_BY = {
     "headline.not_controlled": "caveats.settings_differing",
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
-                 "conclusion_front_one_noslo",
+                 "conclusion_front_one_noslo", "conclusion_front_one_single",
+                 "conclusion_front_one_noslo_single",
                  "conclusion_front_cross")},
     **{f"campaign.{k}": "slo.<w>.<s>.capacity"
        for k in ("capacity_interpolated", "capacity_not_reached", "capacity_below",
