@@ -30,6 +30,7 @@ from .cache import num as _num
 from .cache import prefix_hits
 from .cache import source_of as _src
 from .decode import STEPS, TIME, time_weighted_mean
+from .spec import per_position
 
 def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
     """The engine's records of ``kind`` inside window ``w``: by line when the window was
@@ -108,14 +109,6 @@ def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figu
                    method=how + "; tokens per verify step, bonus token included")]
 
 
-def _per_position(recs: list[dict], k: int) -> list[float]:
-    """vLLM's per-position acceptance over several lines, each weighted by its rounds."""
-    rounds = [_num(r, "drafted") / k for r in recs]
-    rows = [list(r.get("per_position_acceptance") or []) for r in recs]
-    return [sum(p[i] * n for p, n in zip(rows, rounds, strict=True) if i < len(p))
-            / sum(rounds) for i in range(k)]
-
-
 def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
     """Per engine, over the log lines of every placed point window: the accepted length
     and, for vLLM, the acceptance at each draft position."""
@@ -135,7 +128,7 @@ def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
         k = max((len(r.get("per_position_acceptance") or []) for r in drafted), default=0)
         if k:
             out.append(Figure(id=ids.spec_run(engine, "per_position"),
-                              value=listing(f"{x:.3f}" for x in _per_position(drafted, k)),
+                              value=listing(f"{x:.3f}" for x in per_position(drafted, k)),
                               unit="fraction", sources=_src(drafted), context=ctx,
                               method="per-position acceptance over the SpecDecoding lines of "
                                      "every placed window, each line weighted by its draft "

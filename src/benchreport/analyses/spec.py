@@ -68,13 +68,20 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
                           unit="tokens/step", decimals=2, sources=src, context=ctx,
                           method=f"1 + accepted / draft rounds (rounds = drafted / {k} draft "
                                  "positions): tokens per verify step, bonus token included"))
-        weights = sum(rounds)
-        per_pos = [sum(p[i] * n for p, n in zip(per_pos_rows, rounds, strict=True)
-                       if i < len(p)) / weights for i in range(k)]
+        per_pos = per_position(recs, k)
         out.append(Figure(id=fid("per_position"), value=listing(f"{x:.3f}" for x in per_pos),
                           unit="fraction", sources=src, context=ctx,
                           method="per-position acceptance, weighted by each line's draft rounds"))
     return out
+
+
+def per_position(recs: list[dict], k: int) -> list[float]:
+    """vLLM's per-position acceptance over several SpecDecoding lines, each line weighted
+    by its draft rounds (Drafted ÷ ``k`` positions)."""
+    rounds = [int(r["drafted"]) / k for r in recs]
+    rows = [list(r.get("per_position_acceptance") or []) for r in recs]
+    return [sum(p[i] * n for p, n in zip(rows, rounds, strict=True) if i < len(p))
+            / sum(rounds) for i in range(k)]
 
 
 def speculative_config(flags: dict) -> dict | None:

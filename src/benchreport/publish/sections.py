@@ -508,9 +508,14 @@ def cache_section(w: Writer) -> Section | None:
 POINT_LOG = ("log_gen_tps", "log_accept_len", "log_prefix_hit_pct")
 
 
+def _point_log_context(w: Writer, pid: str) -> dict:
+    """The context of a point's first log figure (workload, load, engine, concurrency)."""
+    return next(w.registry[ids.point(pid, n)].context for n in POINT_LOG
+                if w.has(ids.point(pid, n)))
+
+
 def _point_log_row(w: Writer, pid: str) -> list[Markup]:
-    ctx = next(w.registry[ids.point(pid, n)].context for n in POINT_LOG
-               if w.has(ids.point(pid, n)))
+    ctx = _point_log_context(w, pid)
     hit = ids.point(pid, "log_prefix_hit_pct")
     basis = w.registry[hit].context.get("basis") if w.has(hit) else None
     return [Markup(escape(w.run.meta.workload(ctx["workload"]).label)),
@@ -546,8 +551,7 @@ def point_log_section(w: Writer) -> Section | None:
 
 
 def _point_order(w: Writer, pid: str) -> tuple:
-    ctx = next(w.registry[ids.point(pid, n)].context for n in POINT_LOG
-               if w.has(ids.point(pid, n)))
+    ctx = _point_log_context(w, pid)
     wids = [x.id for x in w.run.meta.workloads]
     eids = [e.id for e in w.run.meta.engines]
     return (wids.index(ctx["workload"]) if ctx["workload"] in wids else len(wids),
