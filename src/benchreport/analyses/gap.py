@@ -86,7 +86,8 @@ def split_figures(workload, entries: list[PointResult],
                    method="largest − smallest TTFT: the span in which prefill and decode "
                           "share the engine"),
             Figure(id=ids.e2e(wid, e, "decode_tail_s"), value=dur - last, unit="s", decimals=1,
-                   sources=_src(entry, "duration, ttfts"), depends_on=dep, context=ctx,
+                   sources=_src(entry, "duration, ttfts"), context=ctx,
+                   depends_on=(*dep, ids.e2e(wid, e, "to_last_first_token_s")),
                    method="duration − largest TTFT: the time after the last first token, "
                           "decode only"),
         ]

@@ -181,6 +181,8 @@ class Caveats:
 def caveats(run: Run, ing) -> Caveats:
     """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
+    from .arrival import arrival
+    from .provenance import generator_figures
     from .caveats import caveat_figures, event_caveats, setting_caveats
     from .consistency import all_checks
     from .consistency import limit_rows as consistency_rows
@@ -200,7 +202,8 @@ def caveats(run: Run, ing) -> Caveats:
     parts = [limits.repeats(run, ing), limits.warmup(run, ing), limits.few_requests(run, ing),
              limits.event_stall(run, ing, spans),
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
-             limits.spec_overhead(run, spec_figures(run, ing), differing)]
+             limits.spec_overhead(run, spec_figures(run, ing), differing),
+             arrival(run, ing)]
     limit_figs = [f for figs, _ in parts for f in figs]
     limit_rows = consistency_rows(all_checks(run, ing)) + \
         [r for _, found in parts for r in found]
@@ -215,7 +218,8 @@ def caveats(run: Run, ing) -> Caveats:
                          + [{"what": r.id, "kind": "limit", "workload": r.workload,
                              "evidence": "; ".join(r.evidence)} for r in limit_rows])
     return Caveats(table=table, record=record,
-                   figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs)
+                   figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs
+                   + generator_figures(run))
 
 
 def _cell(c, engine: str) -> str:
@@ -265,6 +269,7 @@ def claim_check(run: Run) -> ClaimCheck:
     from ..core.figures import merge
     from ..core.files import read_json, read_text
     from .claimcheck import check_claim
+    from .provenance import rules_for, with_provenance
 
     path = run.paths.data / "claims.yaml"
     copy = run.paths.described("claims.yaml")
@@ -274,7 +279,7 @@ def claim_check(run: Run) -> ClaimCheck:
     fragments = {p.name: _json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(run.paths.figure_fragments.glob("*.json"))
                  if not p.name.startswith("80-")}
-    registry = merge(fragments)
+    registry = with_provenance(run, merge(fragments))
     cav = read_json(run.paths.caveats_json)
     differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
     calibrated = _calibration(run)
@@ -282,8 +287,10 @@ def claim_check(run: Run) -> ClaimCheck:
                 for c in claims]
     en = english()
     src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
+    default = rules_for(run)[1]
+    bases = [claim_basis(registry, v, default) for v in verdicts]
     figures = []
-    for c, v in zip(claims, verdicts, strict=True):
+    for c, v, basis in zip(claims, verdicts, bases, strict=True):
         figures.append(Figure(
             id=ids.claim(c.id), value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
@@ -293,21 +300,21 @@ def claim_check(run: Run) -> ClaimCheck:
                      "published": _json.dumps(c.value, ensure_ascii=False),
                      "recomputed": _json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source),
-                     "calibrated": ", ".join(v.calibrated)},
+                     "calibrated": ", ".join(v.calibrated), "basis": basis},
             method="published claim checked against the recomputed figures "
                    f"({v.reason.replace('_', ' ')})"
                    + (f"; those figures rest on what the reconstruction was calibrated to "
                       f"({', '.join(v.calibrated)}), so agreement is by construction"
                       if v.calibrated else "")))
-    figures.append(_informative(claims, verdicts, src))
+    figures.append(_informative(claims, bases, src))
     record = [
-        {"claim": v.claim, "verdict": v.verdict, "published": c.value,
+        {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],
          "scope": c.scope, "why": c.why}
-        for c, v in zip(claims, verdicts, strict=True)]
+        for c, v, basis in zip(claims, verdicts, bases, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
                            "recomputed": v.recomputed, "reason": v.sentence(en),
                            "calibrated": ", ".join(v.calibrated)}
@@ -333,19 +340,31 @@ def _calibration(run: Run) -> dict[str, str]:
     return calibrated_patterns(load_scenario(run.paths.described(run.meta.scenario)))
 
 
-def _informative(claims, verdicts, src) -> Figure:
-    """How many verdicts carry information: those not agreeing by construction."""
-    from .claimcheck import CONFIRMED, NOT_DERIVABLE
+def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
+    """What a verdict's agreement or disagreement tells: the weakest provenance of the
+    figures it rests on (core.provenance), ``default`` (the run's) when it rests on none of
+    them; "" for a claim the data cannot judge."""
+    from ..core.provenance import of
+    from .claimcheck import NOT_DERIVABLE
 
-    telling = [v.claim for v in verdicts if v.verdict != NOT_DERIVABLE
-               and not (v.verdict == CONFIRMED and v.calibrated)]
+    if verdict.verdict == NOT_DERIVABLE:
+        return ""
+    held = [f for f in verdict.figures if f in registry]
+    return of(registry, held) if held else default
+
+
+def _informative(claims, bases: list[str], src) -> Figure:
+    """How many verdicts carry information: those resting on measured figures only."""
+    from ..core.provenance import MEASURED
+
+    telling = [c.id for c, basis in zip(claims, bases, strict=True) if basis == MEASURED]
     return Figure(id=ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
                   sources=(Source(key="claims", **src),),
                   depends_on=tuple(ids.claim(c) for c in telling),
                   context={"claims": telling},
-                  method="claims whose verdict is evidence: every verdict but 'not "
-                         "derivable' and 'confirmed' on figures the reconstruction was "
-                         "calibrated to")
+                  method="claims whose verdict is evidence: it rests on measured figures "
+                         "only (not on figures calibrated to the published text, assumed, "
+                         "or produced by a reconstruction's model or seed)")
 
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------

@@ -58,6 +58,9 @@ class Explainer:
             where = f"notebooks/{fig.notebook}" + (f", cell {fig.cell}" if fig.cell else "")
             out(f"{pad}{fid} = {value}   [{where}]")
             out(f"{pad}  how: {fig.method}")
+            if fig.provenance:
+                out(f"{pad}  provenance: {fig.provenance}"
+                    + (f" ({fig.provenance_why})" if fig.provenance_why else ""))
             if fid in seen:
                 return
             seen.add(fid)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError
 from ..core.figures import load_registry, merge
+from ..analyses.provenance import with_provenance
 from ..core.paths import shown
 from ..ingest.io import Run, load_run, write_json
 from . import checksums, staging, store
@@ -204,7 +205,7 @@ def collect_figures(run: Run) -> dict:
     fragments = {}
     for path in sorted(run.paths.figure_fragments.glob("*.json")):
         fragments[path.name] = json.loads(path.read_text(encoding="utf-8"))
-    registry = merge(fragments)
+    registry = with_provenance(run, merge(fragments))
     write_json(run.paths.figures_json, {
         "run_id": run.id,
         "figures": [f.to_json() for f in registry.values()],

@@ -36,6 +36,10 @@ class Figure:
     context: dict[str, Any] = field(default_factory=dict)  # engine, workload, ...
     decimals: int | None = None     # how many decimals the report prints
     cell: int | None = None         # execution count of the notebook cell that computed it
+    # where the value comes from (core.provenance): measured, calibrated, assumed,
+    # model-derived or free, and what set it; given when the registry is merged
+    provenance: str = ""
+    provenance_why: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -57,7 +61,9 @@ class Figure:
         return cls(id=data["id"], value=data["value"], unit=data["unit"], method=data["method"],
                    sources=sources, depends_on=tuple(data.get("depends_on", ())),
                    notebook=data.get("notebook", ""), context=data.get("context", {}),
-                   decimals=data.get("decimals"), cell=data.get("cell"))
+                   decimals=data.get("decimals"), cell=data.get("cell"),
+                   provenance=data.get("provenance", ""),
+                   provenance_why=data.get("provenance_why", ""))
 
 
 # A figure whose value is several numbers (spec per_position: the acceptance at each draft

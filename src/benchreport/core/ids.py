@@ -219,6 +219,16 @@ def limits_stall(w: str, engine: str, name: str) -> str:
     return _join("limits", w, engine, name)
 
 
+def arrival(w: str, engine: str, name: str) -> str:
+    """How ``engine`` received workload ``w``'s requests, from its log (analyses.arrival)."""
+    return _join("arrival", w, engine, name)
+
+
+def generator(key: str) -> str:
+    """One input of a reconstruction's generator (its scenario), as the report states it."""
+    return _join("generator", key)
+
+
 def kv_capacity_ratio(big: str, small: str) -> str:
     return _join("limits", "kv_capacity_ratio", big, small)
 
@@ -457,7 +467,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache", "specrun")
+            "server", "cache", "specrun", "arrival", "generator")
 
 
 def well_formed(fid: str) -> bool:

@@ -76,6 +76,17 @@ class Assumption:
     # figure ids (or id prefixes ending in ".") whose values rest on this assumption: the
     # article says so where it states them
     figures: tuple[str, ...] = ()
+    # how the value was set: "assumed" (stated without a source) or, in a reconstruction,
+    # "calibrated" (fitted so that the files meet a published figure)
+    provenance: str = "assumed"
+
+
+def _assumption_kind(c, a: Located) -> str:
+    kind = c.get(a, "provenance", str, "assumed[]", required=False, default="assumed")
+    if kind not in ("assumed", "calibrated"):
+        raise c.fail(a, "provenance", f"assumed[].provenance must be assumed or calibrated, "
+                                      f"got {kind!r}")
+    return kind
 
 
 @dataclass(frozen=True)
@@ -353,6 +364,7 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                                                   required=False, default=[])),
             figures=tuple(str(x) for x in c.get(a, "figures", list, "assumed[]",
                                                  required=False, default=[])),
+            provenance=_assumption_kind(c, a),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
     sources = []

@@ -77,6 +77,10 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
     if article.assumed:
         lines += [f"### {plain(t['section.assumed'])}", ""]
         lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.assumed])
+    if article.generator:
+        lines += [f"### {plain(t['section.generator'])}", "", plain(t["section.generator_intro"]),
+                  ""]
+        lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])
     if article.results:        # as the page: no heading over nothing
         lines += [f"## {plain(t['section.results'])}", ""]
         lines += [f"![{plain(alt)}]({p})" for p, alt in images.get("results", [])]

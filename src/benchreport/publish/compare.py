@@ -272,7 +272,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         if derived else None,
         headline=[sentence(t["xrun.intro"], others=", ".join(run_ids[1:]), base=rec["base"],
                            level=_level(lang))] + factor_lines + point_lines,
-        environment=env, assumed=[], results=[],
+        environment=env, assumed=[], generator=[], results=[],
         inputs=[Cell(p, Markup(escape(h))) for p, h in rec["inputs"]],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
         sections=sections,

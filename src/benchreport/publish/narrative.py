@@ -38,6 +38,8 @@ from .sections import (
     spec_section,
     cache_section,
     point_log_section,
+    arrival_sentence,
+    resting_on,
 )
 from .server import server_section
 
@@ -108,6 +110,7 @@ class Article:
     headline: list[Markup]
     environment: list[Cell]
     assumed: list[Cell]
+    generator: list[Cell]           # a reconstruction's generator inputs (else empty)
     results: list[WorkloadResult]
     derivations: list[Derivation]
     inputs: list[Cell]
@@ -164,11 +167,33 @@ def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult 
                     w.t["results.inconsistent"], engine=w.name(e),
                     client=w.fig(ids.consistency(wid, e, "duration", "client")),
                     server=w.fig(ids.consistency(wid, e, "duration", "server")))])
+        text = Markup(" ").join([text, *_rests_on(w, wid)])
         if first and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
             text = Markup(" ").join([text, sentence(w.t["results.single_run"],
                                                     n=w.fig(ids.REPEATS))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
                           latency=latency_table(w, wid), latency_notes=latency_notes(w, wid))
+
+
+def generator_cells(w: Writer) -> list[Cell]:
+    """A reconstruction's generator inputs: what each is and drives, its value, and whether
+    it was copied from the published text, assumed, fitted, modelled or drawn."""
+    figs = sorted((f for fid, f in w.registry.items() if ids.family(fid) == "generator"),
+                  key=lambda f: f.context.get("order", 0))
+    return [Cell(w.t["generator." + str(f.provenance_why)],
+                 Markup("{} ({})").format(w.fig(f.id).html,
+                                          w.t["provtag." + f.provenance.replace("-", "_")]))
+            for f in figs]
+
+
+def _rests_on(w: Writer, wid: str) -> list[Markup]:
+    """After a workload's comparison: that the engines received its requests differently,
+    and the assumptions of run.yaml the comparison rests on."""
+    out = [x for x in (arrival_sentence(w, wid),) if x is not None]
+    assumed = resting_on(w, ids.e2e(wid, None, "speedup"))
+    if assumed:
+        out.append(sentence(w.t["results.rests_on"], assumed="; ".join(assumed)))
+    return out
 
 
 def _conclusion(w: Writer) -> Section:
@@ -381,6 +406,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         environment=env,
         assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value[lang]} — {a.why[lang]}")))
                  for a in meta.assumed],
+        generator=generator_cells(w),
         results=results,
         inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],

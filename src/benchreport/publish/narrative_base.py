@@ -6,7 +6,7 @@ import re
 
 from markupsafe import Markup, escape
 
-from ..core import ids
+from ..core import ids, provenance
 from ..core.figures import Figure, listed
 from ..core.i18n import UNITS, Name, format_number, format_value
 from ..core.metrics import TIE
@@ -126,3 +126,24 @@ class Writer:
 
     def has(self, *ids: str) -> bool:
         return all(i in self.registry for i in ids)
+
+    def provenance(self, *fig_ids: str) -> str:
+        """The weakest provenance of the figures (core.provenance)."""
+        return provenance.of(self.registry, fig_ids)
+
+    def generated(self, *fig_ids: str) -> bool:
+        """Whether the figures come from a reconstruction's model or seed: a sentence that
+        compares, explains or concludes from them would state no finding."""
+        return self.provenance(*fig_ids) in provenance.GENERATED
+
+    def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None
+                       ) -> Markup:
+        """Instead of a finding: ``what`` follows from the reconstruction's model or seed,
+        and which of its inputs set it (``also``: assumptions it rests on besides)."""
+        from ..core.i18n import sentence
+
+        kind = self.provenance(*fig_ids)
+        inputs = provenance.origins(self.registry, fig_ids, kind) + list(also or [])
+        return sentence(self.t["generated.note"], what=what,
+                        kind=self.t["provenance." + kind.replace("-", "_")],
+                        inputs="; ".join(inputs))

@@ -16,6 +16,8 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.claims import CONFIRMED, NOT_DERIVABLE, REASONS
 from ..core.i18n import format_value, sentence
+from ..core.provenance import ASSUMED, CALIBRATED, FREE, MEASURED, MODEL
+from ..core.provenance import origins as provenance_origins
 from ..core.metrics import TIE
 from ..core.records import DECLARED_CLIENT, declared_text
 from ..core.verdicts import (
@@ -97,6 +99,7 @@ CHOSEN_BY = {
     "xrun.largest_improved": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "xrun.largest_regressed": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "results.faster": "e2e.<w>.faster",
+    "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
@@ -120,6 +123,7 @@ CHOSEN_BY = {
     "conclusion.per_workload": "e2e.<w>.faster",
     "conclusion.tie": "e2e.<w>.faster",
     "conclusion.guidance_cross": "e2e.<w>.faster",
+    "conclusion.guidance_reversed": "e2e.<w>.faster",
     "conclusion.guidance_one": "e2e.<w>.faster",
     "conclusion.caveat": "caveats.settings_differing",
     "conclusion.single_run": "limits.repeats",
@@ -129,6 +133,11 @@ CHOSEN_BY = {
     "why.spec_overhead": "limits.spec_max_accept_len",
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "claims.intro_reconstruction": "claims.informative",
+    "claims.intro_reconstruction_none": "claims.informative",
+    # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
+    "generated.cross": "model.crossover.<a>.<b>",
+    "claims.generated_reason": "claim.<id>",
+    "section.generator_intro": "generator.<key>",
     "points.all_failed": "point.<p>.completed",
     # campaigns (publish/campaign.py)
     "campaign.with_repeats": "campaign.repeats",
@@ -167,8 +176,9 @@ CHOSEN_BY = {
 
 
 def gap_sentences(w: Writer) -> list[Markup]:
-    """Per workload: where the duration gap accrued, picked by its split."""
-    t, out = w.t, []
+    """Per workload: where the duration gap accrued, picked by its split; one note for
+    the workloads whose split a reconstruction's model produced."""
+    t, out, generated = w.t, [], []
     for wl in w.run.meta.workloads:
         def g(name: str, wid: str = wl.id) -> str:
             return ids.e2e(wid, None, name)
@@ -192,6 +202,11 @@ def gap_sentences(w: Writer) -> list[Markup]:
         assumed = resting_on(w, g("gap.first_tokens_s"))
         if where == DECODE and w.has(g("gap.first_tokens_lead_s")):
             code = "gap_decode_all"
+        split = (g("gap.first_tokens_s"), g("gap.decode_tail_s"))
+        if w.generated(*split):
+            # a reconstruction's model or seed split the gap: no finding, and what set it
+            generated.append((wl.label, split, assumed))
+            continue
         out.append(sentence(t[f"finding.{code}"], label=wl.label,
                             faster=w.fig(g("faster")),
                             slower=w.fig(g("slower")), gap=w.fig(g("gap_s")),
@@ -204,6 +219,11 @@ def gap_sentences(w: Writer) -> list[Markup]:
         if assumed:
             out.append(sentence(t["finding.gap_assumed"], label=wl.label,
                                 assumed="; ".join(assumed)))
+    if generated:
+        labels = w.and_list([label for label, _, _ in generated])
+        out.append(w.generated_note(sentence(t["generated.gap"], label=labels),
+                                    *(f for _, split, _ in generated for f in split),
+                                    also=[a for *_, also in generated for a in also]))
     return out
 
 
@@ -238,6 +258,10 @@ def finding(w: Writer) -> Markup | None:
     qs, ql = quicker(short), quicker(long_)
     if qs is None or ql is None:
         return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
+    per_token_ids = [ids.decode(x.id, e, "ms_per_token") for x in (short, long_) for e in (a, b)]
+    if w.generated(key, *per_token_ids):
+        return Markup(" ").join(parts + [w.generated_note(t["generated.cross"], key,
+                                                          *per_token_ids)])
     if qs == ql or w.registry[key].value == NO_CROSSING:
         return Markup(" ").join(parts + [sentence(t["finding.same"], engine=w.name(qs))])
     lengths = w.registry[ids.crossover(a, b, "lengths")].value
@@ -260,18 +284,25 @@ def finding(w: Writer) -> Markup | None:
     return Markup(" ").join(parts)
 
 
+def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
+    """A setting's value, marked when it was assumed: run.yaml lists it, or its figure's
+    provenance says so (a reconstruction's scenario filled it in)."""
+    listed = f"{sid}.{engine}" in {s for a in w.run.meta.assumed for s in a.settings}
+    fid = ids.setting(sid, engine)
+    if listed or (w.has(fid) and w.provenance(fid) == ASSUMED):
+        return f"{value} {w.t['words.assumed']}"
+    return value
+
+
 def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | None:
     """Every compared setting per engine; a value run.yaml lists as assumed is marked."""
     engines = [e.id for e in w.run.meta.engines]
-    assumed = {s for a in w.run.meta.assumed for s in a.settings}
     rows = []
     for sid, values in compared.items():
         cells = []
         for e in engines:
             value = w.setting_words(values[e]) if e in values else "–"
-            if f"{sid}.{e}" in assumed:
-                value = f"{value} {w.t['words.assumed']}"
-            cells.append(Markup(escape(value)))
+            cells.append(Markup(escape(marked_assumed(w, sid, e, value))))
         rows.append([Markup(escape(w.t["setting." + sid]))] + cells)
     if not rows:
         return None
@@ -326,12 +357,48 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                 spread = Markup("{}–{}").format(w.fig(stat("min")).html,
                                                 w.fig(stat("max")).html)
             rows.append([Markup(escape(metric_name(w, metric, _definition_of(w, stat("mean"))))),
-                         Markup(escape(w.engine_name(e)))]
+                         _engine_cell(w, workload, e, stat("mean"))]
                         + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
                          w.t["table.median"], "p90", "p99", w.t["table.spread"]], rows=rows,
                  numeric=(2, 3, 4, 5, 6))
+
+
+def _engine_cell(w: Writer, workload: str, engine: str, fid: str) -> Markup:
+    """An engine's name in a latency row, with what its figures rest on besides the
+    measurement: requests that reached it spaced out, and run.yaml's assumptions."""
+    notes = [w.t["results.arrived_spaced"]] if engine in spaced_engines(w, workload) else []
+    notes += resting_on(w, fid)
+    name = Markup(escape(w.engine_name(engine)))
+    if not notes:
+        return name
+    return Markup('{}<br><span class="aside">{}</span>').format(name, "; ".join(notes))
+
+
+def arrival_split(w: Writer, workload: str) -> tuple[list[str], list[str]]:
+    """The engines at which requests of ``workload`` waited, and those at which none ever
+    did (analyses.arrival): both non-empty only when they received the load differently."""
+    waited, never = [], []
+    for e in w.run.meta.engines:
+        fid = ids.arrival(workload, e.id, "max_waiting")
+        if w.has(fid):
+            (waited if w.registry[fid].value > 0 else never).append(e.id)
+    return (waited, never) if waited and never else ([], [])
+
+
+def spaced_engines(w: Writer, workload: str) -> list[str]:
+    return arrival_split(w, workload)[1]
+
+
+def arrival_sentence(w: Writer, workload: str) -> Markup | None:
+    """Beside a comparison of one workload: the engines did not receive its requests alike."""
+    waited, never = arrival_split(w, workload)
+    if not waited:
+        return None
+    return sentence(w.t["results.arrival_differs"],
+                    waited=w.name(waited[0]), never=w.name(never[0]),
+                    queued=w.fig(ids.arrival(workload, waited[0], "max_waiting")))
 
 
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
@@ -348,6 +415,11 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
         if w.registry[itl("mean")].value > w.registry[itl("p99")].value:
             per_token = _definition_of(w, itl("mean")) == "itl.per-token"
             key = "results.itl_tail_per_token" if per_token else "results.itl_tail"
+            if w.generated(itl("mean"), itl("longest")):
+                notes.append(w.generated_note(sentence(
+                    w.t["generated.itl_tail"], engine=w.name(e.id), label=label),
+                    itl("mean"), itl("longest")))
+                continue
             notes.append(sentence(w.t[key], engine=w.name(e.id), label=label,
                                   p="p99", mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
                                   share=w.fig(itl("tail_share")),
@@ -393,6 +465,12 @@ def decode_section(w: Writer) -> Section | None:
             pm = w.registry[ids.degradation(e.id, "peak_over_mean")]
             code = "degradation_over" if pm.value > w.registry[key].value \
                 else "degradation_under"
+            labels = {"engine": w.name(e.id), "short": w.run.meta.workload(ctx["from"]).label,
+                      "long": w.run.meta.workload(ctx["to"]).label}
+            if w.generated(key):
+                paras.append(w.generated_note(sentence(t["generated.degradation"], **labels),
+                                              key))
+                continue
             paras.append(sentence(
                 t["decode." + code], engine=w.name(e.id),
                 short=w.run.meta.workload(ctx["from"]).label,
@@ -429,7 +507,9 @@ def prefill_section(w: Writer) -> Section | None:
             paras.append(sentence(t["prefill." + code], engine=w.name(e.id),
                                   label=longest.label, sequence=w.fig(r1("sequence")),
                                   pct=w.fig(r1("decay_pct"))))
-            if w.has(r1("recovery")):
+            if w.has(r1("recovery")) and w.generated(r1("recovery")):
+                paras.append(w.generated_note(t["generated.recovery"], r1("recovery")))
+            elif w.has(r1("recovery")):
                 mixed = w.registry[r1("recovery")].context.get("batch") == MIXED
                 if mixed and w.has(r1("recovery_clean")):
                     paras.append(sentence(t["prefill.next_mixed"],
@@ -570,7 +650,9 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
         if c.get("workload"):
             label = f"{label} ({w.run.meta.workload(c['workload']).label})"
         rows.append([Markup(escape(label))]
-                    + [Markup(escape(caveat_value(w, c, e))) for e in engines]
+                    + [Markup(escape(marked_assumed(w, c["id"], e, caveat_value(w, c, e))
+                                     if c.get("kind") == "setting" and e in c["values"]
+                                     else caveat_value(w, c, e))) for e in engines]
                     + [Markup(escape(t[f"why.{c['id']}"])),
                        Markup(escape("; ".join(c["evidence"][:2])))])
     limits = [limit_row(w, c) for c in caveats.get("limits", [])]
@@ -674,10 +756,38 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     if c["id"] == "spec_overhead" and p.get("applied_differently") == YES:
         why_key = "why.spec_overhead_differs"
     values = {**figs, **names, **label, **engine, **extra}
-    return [sentence(t[f"limit.{c['id']}.what"], **values),
-            sentence(t[f"limit.{c['id']}.value"], **values),
+    value_key = f"limit.{c['id']}.value" + ("_spaced" if c["id"] == "arrival" and "gap" in p
+                                             else "")
+    value = sentence(t[value_key], **values)
+    if w.provenance(*(p[k] for k in figs)) == ASSUMED:     # e.g. a KV capacity filled in
+        value = Markup("{} {}").format(value, t["words.assumed"])
+    return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[why_key], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
+
+
+# what a verdict tells, by the weakest provenance of the figures it rests on
+BASIS = {MEASURED: "claims.evidence", CALIBRATED: "claims.by_construction",
+         ASSUMED: "claims.by_construction", MODEL: "claims.generated", FREE: "claims.generated"}
+
+
+def claim_reason(w: Writer, c: dict) -> Markup:
+    """Why a claim got its verdict; for one resting on what a reconstruction's model or
+    seed produced, what set the recomputed value instead (the check states no finding)."""
+    t, lang = w.t, w.lang
+    if c.get("basis") in (MODEL, FREE):
+        figs = [f for f in c.get("figures") or [] if w.has(f)]
+        return sentence(t["claims.generated_reason"],
+                        kind=t["provenance." + c["basis"].replace("-", "_")],
+                        inputs="; ".join(provenance_origins(w.registry, figs, c["basis"])))
+    reason = reason_text(w, c["reason"], c.get("params") or {})
+    if c.get("scope"):
+        reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
+    if c.get("why") and c["reason"] != "not_derivable":
+        reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
+    elif c.get("why"):
+        reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
+    return reason
 
 
 def claims_section(w: Writer, claims: list[dict]) -> Section | None:
@@ -688,17 +798,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     t, lang = w.t, w.lang
     rows = []
     for c in claims:
-        reason = reason_text(w, c["reason"], c.get("params") or {})
-        if c.get("scope"):
-            reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
-        if c.get("why") and c["reason"] != "not_derivable":
-            reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
-        elif c.get("why"):
-            reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
+        reason = claim_reason(w, c)
         fid = ids.claim(c["claim"])
-        basis = t["claims.by_construction"] if c.get("calibrated") and \
-            c["verdict"] == CONFIRMED else (None if c["verdict"] == NOT_DERIVABLE
-                                             else t["claims.evidence"])
+        basis = t[BASIS[c["basis"]]] if c.get("basis") else None
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
         if basis:
             verdict = Markup('{}<br><span class="aside">{}</span>').format(verdict, basis)
@@ -712,7 +814,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                      verdict, reason])
     paras = [sentence(t["claims.intro"])]
     if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
-        paras.append(sentence(t["claims.intro_reconstruction"],
+        none = w.registry[ids.CLAIMS_INFORMATIVE].value == 0
+        paras.append(sentence(t["claims.intro_reconstruction_none" if none
+                                else "claims.intro_reconstruction"],
                               n=w.fig(ids.CLAIMS_INFORMATIVE),
                               total=format_value(len(claims), "count", lang)))
     return Section("claims", t["heading.claims"], paras,
@@ -755,8 +859,11 @@ def conclusion_section(w: Writer) -> Section:
     long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster")) if wl else None
     if pair and isinstance(w.registry[ids.crossover(*pair)].value, float | int) and short_w \
             and long_w and short_w.value != long_w.value and TIE not in winners:
-        paras.append(sentence(t["conclusion.guidance_cross"],
-                              rounded=w.fig(ids.crossover(*pair, "rounded")),
+        # a crossover the reconstruction's model or seed placed is no guidance: left out
+        cross = not w.generated(ids.crossover(*pair))
+        paras.append(sentence(t["conclusion.guidance_cross" if cross
+                                else "conclusion.guidance_reversed"],
+                              rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
                               concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
                               short_engine=w.name(str(short_w.value)),
                               long_engine=w.name(str(long_w.value))))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from ..core.errors import ConfigError
 from ..core.files import write_text_atomic
 from .calibrate import Fitted, fit
 from .logs import Lines, VllmProcs, sglang_run, sglang_startup, vllm_run, vllm_startup
@@ -44,8 +45,17 @@ def simulate_scenario(scenario: Scenario) -> list[SimulatedRun]:
                          logging=spec.logging, targets=spec.targets, seed=spec.seed,
                          event_delays=spec.events.delays(), knob=spec.calibrate,
                          knob_value=spec.knob_value, concurrency=spec.concurrency)
+            _check_fitted(spec, fitted.knob_value)
             out.append(SimulatedRun(engine=engine, spec=spec, fitted=fitted))
     return out
+
+
+def _check_fitted(spec: RunSpec, found: float) -> None:
+    """A scenario that states its fitted knob value must state what the fit finds."""
+    if spec.fitted is not None and abs(spec.fitted - found) > 1e-9 * max(1.0, abs(found)):
+        raise ConfigError(f"{spec.engine}/{spec.workload}: the scenario states fitted "
+                          f"{spec.calibrate} {spec.fitted:g}, but the fit finds {found:g}; "
+                          "state the value the fit finds")
 
 
 def spec_summary(tl: Timeline, k: int) -> dict:

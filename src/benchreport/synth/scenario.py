@@ -5,13 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core import ids
 from ..core.errors import ConfigError
+from ..core.provenance import ASSUMED, CALIBRATED, FREE, MODEL, Rule
 from ..core.yamlio import Located, load_yaml
-from .calibrate import Logging, Targets
+from .calibrate import CLIENT_TAIL_S, Logging, Targets
 from .model import EngineModel, PrefillCurve
 
 
@@ -51,6 +53,9 @@ class RunSpec:
     seed: int
     logging: Logging     # with the timer phase of this run (one timer per server)
     knob_value: float | None = None   # start (or, without a duration target, fixed) value
+    # the knob's value the fit finds, as the scenario states it (synth checks it), so that
+    # a report can name what the reconstruction was fitted to without re-running the fit
+    fitted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ class Scenario:
     seed: int
     model_id: str
     engines: tuple[EngineSpec, ...]
+    # the (engine, workload) whose published first-request chunks prefill_knots copies
+    knots_from: tuple[str, str] | None = None
 
 
 def _get(obj: Located, key: str, typ, path: str, default: Any = ...) -> Any:
@@ -166,6 +173,7 @@ def load_scenario(path: Path) -> Scenario:
                                 tolerance=0.04 if logging.kind == "timer" else 0.004),
                 calibrate=_get(r, "calibrate", str, p, "arrival_gap"),
                 knob_value=_get(r, "knob_value", float, p, None),
+                fitted=_get(r, "fitted", float, p, None),
                 events=Events(**{k: ev[k] for k in ev}),
                 seed=run_seed(seed, eid, wid),
                 logging=Logging(logging.kind, logging.interval, logging.every, phase)))
@@ -175,28 +183,177 @@ def load_scenario(path: Path) -> Scenario:
                                   server_start=server_start, ready_after_s=ready_after,
                                   launch=dict(_get(e, "launch", Located, p)),
                                   metrics=_metrics(e, p)))
-    return Scenario(seed=seed, model_id=_get(doc, "model_id", str, p), engines=tuple(engines))
+    return Scenario(seed=seed, model_id=_get(doc, "model_id", str, p), engines=tuple(engines),
+                    knots_from=_knots_from(doc, p))
+
+
+def _knots_from(doc: Located, path: str) -> tuple[str, str] | None:
+    """``prefill_knots_from: {engine: E, workload: W}``: whose published chunks the knots are."""
+    src = _get(doc, "prefill_knots_from", Located, path, None)
+    if src is None:
+        return None
+    return _get(src, "engine", str, path), _get(src, "workload", str, path)
 
 
 def calibrated_patterns(scenario: Scenario) -> dict[str, str]:
-    """Figure-id patterns (fnmatch) whose values the reconstruction was fitted to, or copied
-    from the published text, mapped to what set them. A published claim checked against
-    such a figure agrees by construction: its check is no independent evidence.
+    """Figure-id patterns whose values the reconstruction was fitted to, or copied from the
+    published text, mapped to what set them: the calibrated and assumed rules of
+    ``provenance_rules``. A published claim checked against such a figure agrees by
+    construction: its check is no independent evidence.
 
     >>> from pathlib import Path
     >>> p = calibrated_patterns(load_scenario(Path("data/2024-b300/scenario.yaml")))
-    >>> p["e2e.64k.vllm.duration"], p["prefill.*"]
-    ('target duration', 'prefill_knots')
+    >>> p["e2e.64k.vllm.duration"], p["spec.64k.vllm.*"]
+    ('target duration 100.5 s', 'accept_prob 0.06')
     """
-    # Runtime events, and their absence, are whatever the scenario lists.
-    out = {"prefill.*": "prefill_knots", "events.*": "events"}
+    return {r.pattern: r.why for r in provenance_rules(scenario)
+            if r.kind in (CALIBRATED, ASSUMED) and not r.context}
+
+
+def provenance_rules(scenario: Scenario) -> list[Rule]:
+    """Which of the reconstruction's figures are calibrated, assumed, model-derived or free,
+    from what the scenario fits and states (core.provenance). The first rule that names a
+    figure wins; a figure no rule names follows from its inputs, or from the model."""
+    rules: list[Rule] = [
+        Rule(ids.REPEATS, ASSUMED, "the reconstruction writes one run per engine and workload"),
+        Rule(ids.setting("kv_tokens", "*"), ASSUMED, "KV capacity filled in the start-up log"),
+        Rule(ids.setting("kv_dtype", "*"), ASSUMED, "KV dtype filled in the start-up log"),
+        Rule(ids.limits_engine("*", "kv_capacity_tokens"), ASSUMED,
+             "KV capacity filled in the start-up log"),
+        Rule(ids.limits_engine("*", "warmup_records"), MODEL,
+             "the generator writes no warm-up before the first benchmark"),
+        Rule(ids.setting("*", "*"), CALIBRATED, "the published launch settings"),
+        Rule("events.*", CALIBRATED, "runtime events as the published text counts them"),
+        Rule(ids.workload("*", "input_tokens"), ASSUMED, "input_len"),
+        Rule(ids.workload("*", "output_tokens"), ASSUMED, "output_len"),
+        Rule(ids.workload("*", "*"), CALIBRATED, "the published request count and concurrency"),
+    ]
     for e in scenario.engines:
-        out[ids.setting("*", e.id)] = "launch"
+        m = e.model
+        step = (f"decode_step_fixed_ms {m.step_fixed_s * 1000:g}, decode_ns_per_kv_token "
+                f"{m.step_per_kv_token_s * 1e9:g}")
+        rules.append(Rule(ids.model_decode(e.id, "*"), MODEL, step))
         for r in e.runs:
-            t = r.targets
-            if t.duration is not None:
-                out[ids.e2e(r.workload, e.id, "duration")] = "target duration"
-            if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
-                out[ids.decode(r.workload, e.id, "*")] = "target steady decode"
-            out[ids.spec(r.workload, e.id, "*")] = "accept_prob"
+            rules += _run_rules(e, r, step, scenario.seed)
+    if scenario.knots_from is not None:
+        engine, workload = scenario.knots_from
+        for name in ("sequence", "decay", "decay_pct"):
+            rules.append(Rule(ids.prefill_request(workload, engine, 1, name), CALIBRATED,
+                              "prefill_knots (the published per-chunk sequence)"))
+    return rules
+
+
+def _run_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]:
+    """The rules of one engine's run of one workload: its targets are calibrated, the
+    decode windows between them free, acceptance and event cost set by its inputs."""
+    w, t, out = r.workload, r.targets, []
+    where = (("engine", e.id), ("workload", w))
+    if t.duration is not None:
+        why = f"target duration {t.duration:g} s"
+        tokens = (f"{r.num_prompts} × output_len {r.output_len} over the "
+                  f"target duration {t.duration:g} s")
+        out += [Rule(ids.e2e(w, e.id, "duration"), CALIBRATED, why),
+                Rule(ids.throughput(w, e.id, "*"), ASSUMED, tokens),
+                *(Rule(ids.point("*", n), ASSUMED, tokens, where)
+                  for n in ("output_throughput", "request_throughput")),
+                Rule(ids.consistency(w, e.id, "duration", "client"), CALIBRATED, why),
+                Rule(ids.point("*", "duration"), CALIBRATED, why, where)]
+    out += [Rule(ids.spec(w, e.id, "*"), ASSUMED, f"accept_prob {r.accept_prob:g}"),
+            Rule(ids.point("*", "log_accept_len"), ASSUMED, f"accept_prob {r.accept_prob:g}",
+                 where),
+            Rule(ids.spec_run(e.id, "*"), ASSUMED, "accept_prob of each run"),
+            Rule(ids.limits_stall(w, e.id, "*"), MODEL,
+                 "event_scale" if r.calibrate == "event_scale" else "events")]
+    if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
+        out += _decode_rules(e, r, step, seed)
     return out
+
+
+def _decode_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]:
+    """Steady decode: the targeted extremes and mean are calibrated; every other statistic
+    of the windows between them comes from the seeded noise per window."""
+    w, t = r.workload, r.targets
+    d = partial(ids.decode, w, e.id)
+    out = [Rule(d(n), MODEL, step) for n in ("records", "window", "steady")]
+    if t.steady_max is not None:
+        why = f"target steady_max {t.steady_max:g} tok/s"
+        out += [Rule(d(n), CALIBRATED, why) for n in ("max", "per_request_peak",
+                                                        "ms_per_token_peak")]
+    if t.steady_min is not None:
+        out.append(Rule(d("min"), CALIBRATED, f"target steady_min {t.steady_min:g} tok/s"))
+    if t.steady_mean is not None:
+        # a timer's lines cover equal time, so the mean of its lines is the steady mean;
+        # a line every N steps makes the plain mean of the lines the fitted one
+        names = ("mean", "per_request", "ms_per_token") if e.logging.kind == "timer" else \
+            ("mean_of_lines", "per_request_of_lines", "ms_per_token_of_lines")
+        why = f"target steady_mean {t.steady_mean:g} tok/s (the mean of the log lines)"
+        out += [Rule(d(n), CALIBRATED, why) for n in names]
+    # the step-time factor of each log window is drawn from the seed, within the extremes
+    out.append(Rule(d("*"), FREE, f"seed {seed}"))
+    return out
+
+
+@dataclass(frozen=True)
+class GeneratorInput:
+    """One input of the generator that shapes the reconstruction's figures: its scenario
+    key, its value as the report prints it, and its provenance (core.provenance)."""
+
+    key: str
+    value: str
+    kind: str
+
+
+def _per_engine(scenario: Scenario, value) -> str:
+    return "; ".join(f"{e.id} {value(e)}" for e in scenario.engines)
+
+
+def _per_run(scenario: Scenario, value) -> str:
+    return "; ".join(f"{e.id} {r.workload} {value(r)}" for e in scenario.engines
+                     for r in e.runs if value(r))
+
+
+def _events(r: RunSpec) -> str:
+    ev = r.events
+    parts = ([f"{ev.jit_compiles} × {ev.jit_s:g} s compile"] if ev.jit_compiles else []) + \
+        ([f"{ev.oom_retries} × {ev.oom_retry_s:g} s OOM retry on {ev.workers} workers"]
+         if ev.oom_retries else [])
+    return ", ".join(parts)
+
+
+def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
+    """Every input of the generator that shapes a figure, in the order the report lists
+    them: what was copied from the published text, assumed, fitted, modelled or drawn."""
+    knots = scenario.engines[0].model.prefill.knots if scenario.engines else ()
+    targets = _per_run(scenario, lambda r: ", ".join(
+        f"{k} {v:g}" for k, v in (("duration", r.targets.duration),
+                                  ("steady_min", r.targets.steady_min),
+                                  ("steady_max", r.targets.steady_max),
+                                  ("steady_mean", r.targets.steady_mean)) if v is not None))
+    return [
+        GeneratorInput("targets", targets, CALIBRATED),
+        GeneratorInput("fitted", _per_run(scenario, lambda r: f"{r.calibrate} {r.fitted:g}"
+                                          if r.fitted is not None else r.calibrate), CALIBRATED),
+        GeneratorInput("prefill_knots", " → ".join(f"{v:,.0f}" for _, v in knots)
+                       + f" tok/s at 0–{knots[-1][0]:,} cached tokens" if knots else "",
+                       CALIBRATED),
+        GeneratorInput("prefill_speed", _per_engine(
+            scenario, lambda e: f"{e.model.prefill.knots[0][1] / knots[0][1]:g}"), ASSUMED),
+        GeneratorInput("scheduler", _per_engine(scenario, lambda e: e.model.scheduler),
+                       ASSUMED),
+        GeneratorInput("chunk_budget", _per_engine(scenario, lambda e: e.model.chunk_budget),
+                       CALIBRATED),
+        GeneratorInput("decode_step", _per_engine(
+            scenario, lambda e: f"{e.model.step_fixed_s * 1000:g} ms + "
+                                f"{e.model.step_per_kv_token_s * 1e9:g} ns per KV token, "
+                                f"DCP {e.model.dcp}"), MODEL),
+        GeneratorInput("accept_prob", _per_run(scenario, lambda r: f"{r.accept_prob:g}"),
+                       ASSUMED),
+        GeneratorInput("events", _per_run(scenario, _events) or "–", ASSUMED),
+        GeneratorInput("client_tail", "{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S), ASSUMED),
+        GeneratorInput("logging", _per_engine(
+            scenario, lambda e: f"every {e.logging.interval:g} s" if e.logging.kind == "timer"
+            else f"every {e.logging.every} steps"), ASSUMED),
+        GeneratorInput("startup", _per_engine(
+            scenario, lambda e: f"ready after {e.ready_after_s:g} s"), ASSUMED),
+        GeneratorInput("seed", f"seed {scenario.seed}", FREE),
+    ]

@@ -1,0 +1,231 @@
+"""Every figure knows where it comes from (core.provenance): measured, calibrated, assumed,
+model-derived or free, computed from others as the weakest of its inputs; and the
+reference run's sentences say no more than that."""
+
+import html
+import json
+import re
+from dataclasses import replace
+
+import pytest
+
+from benchreport.build.explain import explain, registry_of
+from benchreport.core.errors import ConfigError
+from benchreport.core.figures import Figure
+from benchreport.core.provenance import (
+    ASSUMED,
+    CALIBRATED,
+    FREE,
+    KINDS,
+    MEASURED,
+    MODEL,
+    Rule,
+    assign,
+    origins,
+    weakest,
+)
+
+
+def _fig(fid: str, *deps: str, **ctx) -> Figure:
+    return Figure(id=fid, value=1.0, unit="s", method="m", depends_on=deps, context=ctx)
+
+
+def test_a_figure_takes_its_rule_else_the_weakest_of_its_inputs_else_the_default():
+    reg = {f.id: f for f in (_fig("e2e.a.duration"), _fig("decode.a.mean"),
+                             _fig("e2e.a.speedup", "e2e.a.duration"),
+                             _fig("model.x", "e2e.a.speedup", "decode.a.mean"),
+                             _fig("latency.a.ttft"))}
+    rules = [Rule("e2e.*.duration", CALIBRATED, "target duration"),
+             Rule("decode.*", FREE, "seed 7")]
+    out = assign(reg, rules, MODEL, "the model")
+    assert out["e2e.a.duration"].provenance == CALIBRATED
+    assert out["e2e.a.speedup"].provenance == CALIBRATED           # from calibrated only
+    assert out["model.x"].provenance == FREE                        # the weakest input
+    assert out["model.x"].provenance_why == "the weakest of its inputs: decode.a.mean"
+    assert out["latency.a.ttft"].provenance == MODEL
+    assert out["latency.a.ttft"].provenance_why == "the model"
+    # a real run: nothing named, everything measured
+    assert {f.provenance for f in assign(reg, [], MEASURED).values()} == {MEASURED}
+    # what set a free figure, followed through the figures it was computed from
+    assert origins(out, ["model.x"], FREE) == ["seed 7"]
+    assert weakest([MEASURED, ASSUMED, CALIBRATED]) == ASSUMED
+
+
+def test_a_floor_weakens_but_never_strengthens_and_context_narrows_a_rule():
+    reg = {f.id: f for f in (_fig("point.p1.duration", engine="vllm"),
+                             _fig("point.p2.duration", engine="sglang"),
+                             _fig("e2e.a.gap", "point.p1.duration"))}
+    rules = [Rule("point.*.duration", CALIBRATED, "target", (("engine", "vllm"),)),
+             Rule("e2e.a.gap", ASSUMED, "arrival spacing", floor=True),
+             Rule("point.*", ASSUMED, "stated", floor=True)]
+    out = assign(reg, rules, MEASURED)
+    assert out["point.p1.duration"].provenance == ASSUMED    # the floor weakens calibrated
+    assert out["point.p2.duration"].provenance == ASSUMED    # no rule: measured, floored
+    assert out["e2e.a.gap"].provenance == ASSUMED
+    # a figure computed with its provenance keeps it (a generator input states its own)
+    given = {"g.x": replace(_fig("g.x"), provenance=FREE, provenance_why="seed")}
+    assert assign(given, [Rule("g.*", CALIBRATED, "no")], MODEL)["g.x"].provenance == FREE
+    with pytest.raises(ValueError, match="unknown provenance"):
+        Rule("x", "guessed", "")
+
+
+def test_every_reference_figure_has_a_provenance_and_explain_prints_it(reference_build):
+    figs = registry_of(reference_build)
+    kinds = {fid: f.provenance for fid, f in figs.items()}
+    assert set(kinds.values()) <= set(KINDS) and all(kinds.values())
+    # what the scenario fitted, copied, assumed, modelled and drew
+    assert kinds["e2e.64k.vllm.duration"] == CALIBRATED           # target duration 100.5
+    assert kinds["e2e.64k.speedup"] == CALIBRATED
+    assert kinds["decode.64k.vllm.min"] == CALIBRATED             # steady_min 439
+    assert kinds["decode.64k.vllm.mean"] == FREE                  # no mean target at 64K
+    assert kinds["decode.200k.vllm.mean"] == CALIBRATED           # steady_mean 163
+    assert kinds["decode.64k.sglang.mean_of_lines"] == CALIBRATED  # steady_mean 335
+    assert kinds["decode.64k.sglang.mean"] == FREE                # token-weighted: seeded
+    assert kinds["decode.degradation.vllm.mean_over_mean"] == FREE
+    assert kinds["model.crossover.sglang.vllm"] == FREE
+    assert kinds["spec.64k.sglang.accept_len"] == ASSUMED         # accept_prob 0.06
+    assert kinds["setting.memory.sglang"] == ASSUMED              # run.yaml: assumed 0.88
+    assert kinds["setting.dcp.sglang"] == CALIBRATED              # the published --dcp-size
+    assert kinds["limits.kv_capacity_ratio.sglang.vllm"] == ASSUMED
+    assert kinds["latency.64k.vllm.ttft.median"] == MODEL
+    assert kinds["generator.decode_step"] == MODEL and kinds["generator.seed"] == FREE
+    assert figs["decode.64k.vllm.mean"].provenance_why == "seed 20261120"
+    lines: list[str] = []
+    explain(reference_build, "e2e.64k.speedup", lines.append)
+    assert "  provenance: calibrated (the weakest of its inputs: e2e.64k.vllm.duration, " \
+        "e2e.64k.sglang.duration)" in lines
+    assert "    provenance: calibrated (target duration 100.5 s)" in lines
+
+
+def test_no_verdict_on_calibrated_or_assumed_inputs_is_evidence(reference_build):
+    claims = json.loads(reference_build.paths.claims_json.read_text(encoding="utf-8"))
+    basis = {c["claim"]: c["basis"] for c in claims}
+    assert basis["e2e-64k-speedup"] == CALIBRATED
+    assert basis["dspark-acceptance-low"] == ASSUMED
+    # a verdict other than "confirmed" on calibrated figures is by construction too
+    assert basis["only-engine-changed"] in (CALIBRATED, ASSUMED)
+    assert basis["decode-degradation-vllm"] == FREE
+    assert basis["dcp-cause"] == ""                              # not derivable
+    assert MEASURED not in basis.values()
+    figs = registry_of(reference_build)
+    assert figs["claims.informative"].value == 0
+    raw = reference_build.paths.html("en").read_text(encoding="utf-8")
+    assert "None of the 31 verdicts rests on a measured figure" in html.unescape(raw)
+    # each verdict's basis, as the claims table marks it
+    asides = re.findall(r'<span class="aside">(evidence|by construction|the reconstruction'
+                        r'&#39;s model)</span>', raw)
+    assert "evidence" not in asides
+    assert asides.count("by construction") == sum(
+        b in (CALIBRATED, ASSUMED) for b in basis.values()) > 0
+
+
+def _page(run, lang: str = "en") -> str:
+    text = run.paths.html(lang).read_text(encoding="utf-8")
+    text = re.sub(r"<(script|style|svg)[^>]*>.*?</\1>", "", text, flags=re.S)
+    text = re.sub(r"</?a\b[^>]*>", "", text)            # a linked number reads inline
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_build):
+    page = _page(reference_build)
+    # the findings the seed and the engine model produced are gone ...
+    for finding in ("Per request, vLLM decodes faster at 64K", "fell by 3.02×",
+                    "even closer to proportional", "Of that gap, 22.2 s",
+                    "their decode speeds are equal at about", "The gaps longer than the p99"):
+        assert finding not in page, finding
+    # ... and say what set them instead
+    assert "Which engine decodes faster per request at each input length, and where the " \
+        "two would be equally fast: in this reconstruction that follows from the " \
+        "generator's random seed (seed 20261120)" in page
+    assert "How far vLLM's steady decode throughput fell from 64K to 200K: in this " \
+        "reconstruction that follows from the generator's random seed" in page
+    # what the published text fixed still reads as a result
+    assert "That makes vLLM 1.50× as fast on this workload." in page
+    ko = _page(reference_build, "ko")
+    assert "생성기의 난수 시드(seed 20261120)에서 나온 것이므로" in ko
+
+
+def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_build):
+    page = _page(reference_build)
+    glance = page.split("At a glance")[2].split("Test setup")[0]
+    assert "The engines did not receive the requests alike: up to 8 waited at once at " \
+        "vLLM, none ever at SGLang" in glance
+    assert "This comparison rests on a value the published text did not state: arrival " \
+        "spacing of SGLang's 64K requests" in glance
+    results_64k = page.split("64K input")[1].split("200K input")[0]
+    assert results_64k.count("SGLang requests arrived spaced out; arrival spacing of " \
+                             "SGLang's 64K requests") == 4          # TTFT, TPOT, ITL, E2E
+    assert "vLLM requests arrived spaced out" not in results_64k
+    caveats = page.split("What was not controlled")[2]
+    assert "How requests reached SGLang, 64K no request waiting on any line (0); a burst " \
+        "of prefill (one arriving request) began every 6.3 s on average" in caveats
+    assert "How requests reached vLLM, 64K at most 8 requests waiting at once" in caveats
+
+
+def test_how_requests_arrived_is_read_off_the_logs(reference_build):
+    """vLLM's 64K window: 'Waiting: 8 reqs' on its first stats line (server.log:43);
+    SGLang's: '#queue-req: 0' on every line, and a burst of prefill after decode lines at
+    14:05:13 (line 11) ... 14:06:10 (the tenth): 57 s over 9 gaps."""
+    figs = registry_of(reference_build)
+    assert figs["arrival.64k.vllm.max_waiting"].value == 8
+    assert 43 in figs["arrival.64k.vllm.max_waiting"].sources[0].lines
+    assert figs["arrival.64k.sglang.max_waiting"].value == 0
+    gap = figs["arrival.64k.sglang.burst_gap_s"]
+    lines = gap.sources[0].lines
+    assert len(lines) == 10 and lines[0] == 11
+    raw = (reference_build.paths.data / "raw" / "sglang" / "server.log").read_text(
+        encoding="utf-8").splitlines()
+    stamp = [re.match(r"\[\S+ (\d\d):(\d\d):(\d\d)", raw[n - 1]).groups() for n in lines]
+    secs = [int(h) * 3600 + int(m) * 60 + int(s) for h, m, s in stamp]
+    assert gap.value == pytest.approx((secs[-1] - secs[0]) / 9)
+    assert all("Prefill batch" in raw[n - 1] and "Decode batch" in raw[n - 2]
+               for n in lines[1:])
+    # at 200K both engines queue requests: no row
+    assert figs["arrival.200k.sglang.max_waiting"].value > 0
+    assert "arrival.200k.sglang.burst_gap_s" not in figs
+
+
+def test_the_assumed_section_lists_every_generator_input(reference_build):
+    from benchreport.synth.scenario import generator_inputs, load_scenario
+
+    scenario = load_scenario(reference_build.paths.data / "scenario.yaml")
+    keys = [g.key for g in generator_inputs(scenario)]
+    assert {"decode_step", "accept_prob", "fitted", "events", "prefill_speed", "scheduler",
+            "client_tail", "seed"} <= set(keys)
+    page = _page(reference_build)
+    part = page.split("What the reconstruction's generator assumed")[1].split(
+        "Results by input length")[0]
+    assert "vllm 1.3 ms + 30.4 ns per KV token, DCP 1; sglang 28.4 ms + 38.7 ns per KV " \
+        "token, DCP 8 (model-derived)" in part
+    assert "sglang 64k arrival_gap 6.3125" in part and "vllm 64k event_scale 1.125" in part
+    assert "vllm 64k 0.06; vllm 200k 0.02; sglang 64k 0.06; sglang 200k 0.02 (assumed)" in part
+    # the caveat tables mark what was assumed
+    caveats = page.split("What was not controlled")[2].split("What the published text")[0]
+    assert "MoE backend FLASHINFER_CUTLASS (auto) (assumed) flashinfer_trtllm (assumed)" in \
+        caveats
+    assert "(8.00×) (assumed)" in caveats
+
+
+def test_a_scenario_must_state_the_fitted_value_the_fit_finds():
+    from benchreport.synth import _check_fitted
+    from benchreport.synth.scenario import RunSpec
+
+    spec = RunSpec.__new__(RunSpec)
+    for k, v in {"engine": "sglang", "workload": "64k", "calibrate": "arrival_gap",
+                 "fitted": 6.3125}.items():
+        object.__setattr__(spec, k, v)
+    _check_fitted(spec, 6.3125)
+    with pytest.raises(ConfigError, match="states fitted arrival_gap 6.3125, but the fit "
+                                          "finds 6.25"):
+        _check_fitted(spec, 6.25)
+
+
+def test_an_assumption_states_assumed_or_calibrated(project):
+    from benchreport.core.runmeta import parse_run_yaml
+
+    src = (project / "data" / "2024-b300" / "run.yaml").read_text(encoding="utf-8")
+    bad = src.replace("    provenance: calibrated\n", "    provenance: guessed\n", 1)
+    with pytest.raises(ConfigError, match="assumed\\[\\].provenance must be assumed or "
+                                          "calibrated, got 'guessed'") as e:
+        parse_run_yaml(bad, "run.yaml")
+    assert e.value.line == bad.splitlines().index("    provenance: guessed") + 1
