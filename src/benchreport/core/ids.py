@@ -54,7 +54,7 @@ Families (id — constructor — example):
 - ``limits.<w>.<name>`` — ``limits_workload(w, name)``; kv_needed_tokens —
   ``limits.200k.kv_needed_tokens``
 - ``limits.<w>.<e>.<name>`` — ``limits_stall(w, e, name)``; first_ttft_s, second_gap_s,
-  typical_gap_s, stall_gaps, stall_s — ``limits.64k.vllm.stall_s``
+  typical_gap_s, stall_gaps, stall_steps, step_s, stall_s — ``limits.64k.vllm.stall_s``
 - ``limits.kv_capacity_ratio.<big>.<small>`` — ``kv_capacity_ratio(big, small)``
 - ``limits.repeats``, ``limits.kv_fits``, ``limits.spec_max_accept_len`` — ``REPEATS``,
   ``KV_FITS``, ``SPEC_MAX_ACCEPT_LEN``
