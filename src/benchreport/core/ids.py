@@ -44,7 +44,7 @@ Families (id — constructor — example):
   itself, or lengths, rounded, beyond — ``model.crossover.sglang.vllm.rounded``; read back
   with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
 - ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
-  oom_errors, jit_compiles, retractions, preemptions — ``events.64k.vllm.jit_compiles``;
+  oom_errors, jit_compiles, jit_loads, retractions, preemptions — ``events.64k.vllm.jit_loads``;
   read back with ``parse_events(fid)``
 - ``setting.<sid>.<e>`` — ``setting(sid, e)`` — ``setting.chunked_prefill.vllm``; read back
   with ``parse_setting(fid)``

@@ -239,6 +239,15 @@ def interval_start(times: list[float], at: float) -> float:
     return at - typical
 
 
+def _split_batches(rows: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """A request's batches: its clean chunks, its other batches with a throughput, and the
+    batches it shared with other requests. A shared batch logs the whole batch's
+    throughput, not this request's chunk: it is marked apart, never drawn as its own."""
+    logged = [r for r in rows if not r["clean"] and r.get("tps")]
+    return ([r for r in rows if r["clean"]], [r for r in logged if not r.get("shared")],
+            [r for r in logged if r.get("shared")])
+
+
 def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | None:
     """The first request's clean chunks (pure, full, interval prefill only) against the
     context cached before each; its other batches (mixed, partial, after decode) hollow.
@@ -251,11 +260,7 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     for e in run.meta.engines:
         mine = sorted((r for r in chunks if r["engine"] == e.id and r["workload"] == longest.id
                        and r["request"] == 1), key=lambda r: r["line"])
-        clean = [r for r in mine if r["clean"]]
-        # a batch shared with other requests logs the whole batch's throughput, not this
-        # request's chunk: marked apart, never drawn as one of its own batches
-        shared = [r for r in mine if not r["clean"] and r.get("tps") and r.get("shared")]
-        own = [r for r in mine if not r["clean"] and r.get("tps") and not r.get("shared")]
+        clean, own, shared = _split_batches(mine)
         if len(clean) >= 2:
             series.append((e, clean, own, shared))
     if not series:
