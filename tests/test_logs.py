@@ -144,9 +144,11 @@ VLLM_OTHER = [
      "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. "
      "total_num_cumulative_preemption=7", "memory_event", dict(event="preemption")),
     ("2026-11-20 10:12:05,050 - INFO - flashinfer.jit: Loading JIT ops: fused_moe_sm100",
-     "jit_event", dict(phase="start", op="fused_moe_sm100", ts="2026-11-20T10:12:05")),
+     "jit_event", dict(phase="start", what="load", op="fused_moe_sm100",
+                       ts="2026-11-20T10:12:05.050")),        # the library's milliseconds kept
     ("2026-11-20 10:12:06,235 - INFO - autotuner.py:12 - flashinfer.jit: Finished loading JIT "
-     "ops: fused_moe_sm100", "jit_event", dict(phase="end", op="fused_moe_sm100")),
+     "ops: fused_moe_sm100", "jit_event", dict(phase="end", what="load", op="fused_moe_sm100",
+                                              ts="2026-11-20T10:12:06.235")),
     ("(APIServer pid=1) INFO 11-29 07:00:00 [v.py:1] JIT kernel warmup finished in 3.20s.",
      "jit_event", dict(phase="warmup_end", seconds=3.2)),
 ]
@@ -228,7 +230,7 @@ SGLANG_OTHER = [
      "max_running_requests=48, context_len=262144, available_gpu_mem=77.17 GB", "capacity",
      dict(kv_tokens=25690112, chunked_prefill_size=32768)),
     (SG + "Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with "
-     "all Ms.", "jit_event", dict(op="<GEMM_NT_F8F8BF16>")),
+     "all Ms.", "jit_event", dict(op="<GEMM_NT_F8F8BF16>", phase="start", what="compile")),
 ]
 
 

@@ -311,7 +311,7 @@ def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
     from benchreport.publish.charts import chunk_chart
 
     t = {"chart.chunks": "chunks", "chart.cached": "cached", "chart.tps": "tok/s",
-         "chart.other_batches": "other batches"}
+         "chart.other_batches": "other batches", "chart.shared_batches": "shared batches"}
     run, _, _, seqs = reference
     svg = str(chunk_chart(run, chunk_rows(seqs), t))
     assert svg.startswith("<svg") and "22265 → 21064 → 19628 → 18475 → 17243 → 16408" in svg

@@ -445,6 +445,99 @@ def _touched_requests(ing: Ingested, engine: str, workload: str, first_ts: str) 
            f"(+{max(offset, 0):.0f} s)"
 
 
+def jit_kinds(recs: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """A window's JIT records by what their lines say: (compiles, loads, every line of the
+    loads). A compile is a line that says it compiles (DeepGEMM) or that kernels fall back
+    to the JIT backend; a load is FlashInfer's "Loading JIT ops" (its "Finished loading"
+    line ends it), which compiles only what no cached build holds and says neither way."""
+    loads = [r for r in recs if r.get("what") == "load"]
+    compiles = [r for r in recs if r.get("what") != "load"
+                and r.get("phase") in ("start", "fallback")]
+    return compiles, [r for r in loads if r.get("phase") == "start"], loads
+
+
+def line_ranges(recs: list[dict]) -> list[str]:
+    """``file:first-last`` (``file:line`` for one line) of each file's records: the whole
+    stretch of the log they come from."""
+    by_file: dict[str, list[int]] = {}
+    for r in recs:
+        by_file.setdefault(r["file"], []).append(int(r["line"]))
+    return [f"{f}:{min(n)}" if min(n) == max(n) else f"{f}:{min(n)}-{max(n)}"
+            for f, n in sorted(by_file.items())]
+
+
+def _window_events(ing: Ingested, engine: str, workload: str) -> dict[str, list[dict]]:
+    """The runtime events of one engine inside one workload's window, by count name."""
+    mem = ing.in_window("memory_event", engine, workload)
+    compiles, loads, load_lines = jit_kinds(ing.in_window("jit_event", engine, workload))
+    stats = ing.in_window("engine_stats", engine, workload)
+    return {"oom_retries": [r for r in mem if r.get("event") == "soft_oom_retry"],
+            "oom_errors": [r for r in mem if r.get("event") != "soft_oom_retry"],
+            "jit_compiles": compiles, "jit_loads": loads, "jit_load_lines": load_lines,
+            "retractions": ing.in_window("retraction", engine, workload), "stats": stats}
+
+
+def _count_figures(ev: dict[str, list[dict]], searched, w: str, e: str) -> list[Figure]:
+    workers = sorted({r.get("proc") for r in ev["oom_retries"] if r.get("proc")})
+    preempt = sum(int(r.get("preemptions") or 0) for r in ev["stats"])
+    counts = {"oom_retries": len(ev["oom_retries"]), "oom_retry_workers": len(workers),
+              "oom_errors": len(ev["oom_errors"]), "jit_compiles": len(ev["jit_compiles"]),
+              "jit_loads": len(ev["jit_loads"]), "retractions": len(ev["retractions"]),
+              "preemptions": preempt}
+    cited = {"oom_retry_workers": ev["oom_retries"], "jit_loads": ev["jit_load_lines"],
+             "preemptions": ev["stats"]}
+    out = []
+    for name, n in counts.items():
+        recs = cited.get(name, ev.get(name, []))
+        how = f"{name.replace('_', ' ')} logged inside the benchmark window"
+        if name == "jit_loads":
+            how += " (FlashInfer's 'Loading JIT ops' lines; they say a load, not a compile)"
+        if recs and n:
+            src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
+                          lines=tuple(int(r["line"]) for r in recs)),)
+        else:     # none found: cite the stretch of the log that was searched
+            src = (searched,) if searched else ()
+            if searched:
+                how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
+                        "the window's first and last record")
+        out.append(Figure(id=ids.events(w, e, name), value=n, unit="count", decimals=0,
+                          sources=src, context={"engine": e, "workload": w}, method=how))
+    return out
+
+
+def _event_rows(ing: Ingested, ev: dict[str, list[dict]], w: str, e: str) -> list[Caveat]:
+    retries = ev["oom_retries"]
+    workers = sorted({r.get("proc") for r in retries if r.get("proc")})
+    preempt = sum(int(r.get("preemptions") or 0) for r in ev["stats"])
+    touched = [ids.latency(w, e, "ttft", "mean"), ids.e2e(w, e, "duration")]
+    rows = []
+    # (row, the records counted, the records whose lines span the event, English value, n)
+    for cid, recs, lines, value, n in (
+            ("event_oom_retry", retries, retries,
+             f"{len(retries)} retries on {len(workers)} workers", len(retries)),
+            ("event_oom", ev["oom_errors"], ev["oom_errors"],
+             f"{len(ev['oom_errors'])} errors", len(ev["oom_errors"])),
+            ("event_jit", ev["jit_compiles"], ev["jit_compiles"],
+             f"{len(ev['jit_compiles'])} kernels compiled", len(ev["jit_compiles"])),
+            ("event_jit_load", ev["jit_loads"], ev["jit_load_lines"],
+             f"{len(ev['jit_loads'])} JIT ops loaded (FlashInfer)", len(ev["jit_loads"])),
+            ("event_retraction", ev["retractions"], ev["retractions"],
+             f"{len(ev['retractions'])} retractions", len(ev["retractions"])),
+            ("event_preemption", ev["stats"] if preempt else [],
+             ev["stats"] if preempt else [], f"{preempt} preemptions", preempt)):
+        if not recs:
+            continue
+        # the span runs from the first line to the last: a load ends at its "Finished" line
+        first = min(r.get("ts") or "" for r in lines)
+        last = max(r.get("ts") or "" for r in lines)
+        rows.append(Caveat(
+            id=cid, kind="event", workload=w, touches=touched, engine=e, span=(first, last),
+            requests=_touched_requests(ing, e, w, first),
+            values={e: f"{value}, {first[11:]}–{last[11:]}"},
+            counts={"n": int(n), "workers": len(workers)}, evidence=line_ranges(lines)))
+    return rows
+
+
 def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
     """Runtime events inside each benchmark window, and their counts as figures."""
     rows: list[Caveat] = []
@@ -457,56 +550,9 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
                           for r in ing.records.get(k, []))
             if not has_log:
                 continue
-            mem = ing.in_window("memory_event", e.id, w.id)
-            jit = [r for r in ing.in_window("jit_event", e.id, w.id)
-                   if r.get("phase") in ("start", "fallback")]
-            retract = ing.in_window("retraction", e.id, w.id)
-            stats = ing.in_window("engine_stats", e.id, w.id)
-            preempt = sum(int(r.get("preemptions") or 0) for r in stats)
-            retries = [r for r in mem if r.get("event") == "soft_oom_retry"]
-            ooms = [r for r in mem if r.get("event") != "soft_oom_retry"]
-            workers = sorted({r.get("proc") for r in retries if r.get("proc")})
-            counts = {"oom_retries": len(retries), "oom_retry_workers": len(workers),
-                      "oom_errors": len(ooms), "jit_compiles": len(jit),
-                      "retractions": len(retract), "preemptions": preempt}
-            ctx = {"engine": e.id, "workload": w.id}
-            searched = _searched(ing, e.id, w.id)
-            for name, n in counts.items():
-                recs = {"oom_retries": retries, "oom_retry_workers": retries,
-                        "oom_errors": ooms, "jit_compiles": jit,
-                        "retractions": retract, "preemptions": stats}[name]
-                how = f"{name.replace('_', ' ')} logged inside the benchmark window"
-                if recs and n:
-                    src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
-                                  lines=tuple(int(r["line"]) for r in recs)),)
-                else:     # none found: cite the stretch of the log that was searched
-                    src = (searched,) if searched else ()
-                    if searched:
-                        how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
-                                "the window's first and last record")
-                figures.append(Figure(id=ids.events(w.id, e.id, name), value=n,
-                                      unit="count", decimals=0, sources=src, context=ctx,
-                                      method=how))
-            touched = [ids.latency(w.id, e.id, "ttft", "mean"), ids.e2e(w.id, e.id, "duration")]
-            for cid, recs, value, n in (
-                    ("event_oom_retry", retries,
-                     f"{len(retries)} retries on {len(workers)} workers", len(retries)),
-                    ("event_oom", ooms, f"{len(ooms)} errors", len(ooms)),
-                    ("event_jit", jit, f"{len(jit)} kernels compiled", len(jit)),
-                    ("event_retraction", retract, f"{len(retract)} retractions",
-                     len(retract)),
-                    ("event_preemption", stats if preempt else [], f"{preempt} preemptions",
-                     preempt)):
-                if recs:
-                    first = min(r.get("ts") or "" for r in recs)
-                    last = max(r.get("ts") or "" for r in recs)
-                    rows.append(Caveat(
-                        id=cid, kind="event", workload=w.id, touches=touched,
-                        engine=e.id, span=(first, last),
-                        requests=_touched_requests(ing, e.id, w.id, first),
-                        values={e.id: f"{value}, {first[11:]}–{last[11:]}"},
-                        counts={"n": int(n), "workers": len(workers)},
-                        evidence=[f"{recs[0]['file']}:{r['line']}" for r in recs[:3]]))
+            ev = _window_events(ing, e.id, w.id)
+            figures += _count_figures(ev, _searched(ing, e.id, w.id), w.id, e.id)
+            rows += _event_rows(ing, ev, w.id, e.id)
     return rows, figures
 
 

@@ -115,10 +115,95 @@ def few_requests(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
                       evidence=[f"{e.file.rel}:{e.line}" for e in small[:2]])]
 
 
+def prompt_steps(n: int, input_len: int, budget: int, per_running: int) -> list[int] | None:
+    """The engine step (counted from 1) that completes each of ``n`` equal prompts, served
+    first come first served in chunks of a ``budget`` of tokens per step, from which every
+    request already past its prompt takes ``per_running`` tokens (vLLM V1 schedules running
+    requests' decode tokens, speculative drafts included, before waiting prefills; SGLang's
+    chunked prefill runs before decode resumes: 0). None when no prefill token fits a step.
+
+    >>> prompt_steps(3, 65536, 32768, 8)      # the second prompt spills into a third step
+    [2, 5, 7]
+    >>> prompt_steps(3, 65536, 32768, 0)
+    [2, 4, 6]
+    """
+    done: list[int] = []
+    left, step = input_len, 0
+    while len(done) < n:
+        step += 1
+        room = budget - per_running * len(done)
+        if room <= 0:
+            return None
+        while room > 0 and len(done) < n:
+            take = min(room, left)
+            room, left = room - take, left - take
+            if left == 0:
+                done.append(step)
+                left = input_len
+    return done
+
+
+@dataclass(frozen=True)
+class Stall:
+    """What the first tokens say about the time runtime events cost (``stall_estimate``)."""
+
+    hit: int              # gaps between successive first tokens that overlap the events
+    hit_steps: int        # engine steps those gaps span
+    typical_gap: float    # median of the other gaps
+    step_s: float         # median time per engine step over the other gaps
+    lost: float           # the overlapping gaps' time beyond their steps at ``step_s``
+
+
+def stall_estimate(ttfts: list[float], lo: float, hi: float,
+                   steps: list[int] | None) -> Stall | None:
+    """The time events from ``lo`` to ``hi`` seconds into the run cost, from the sorted
+    first-token times ``ttfts`` of requests all sent at the start.
+
+    Each gap between successive first tokens spans the engine steps ``steps`` says (the
+    step completing each prompt, ``prompt_steps``); without them, one step per gap. The
+    gaps that overlap the events are set against the time the same steps take in the other
+    gaps (median per step): a prompt that decode tokens pushed into one more step of the
+    budget costs that step, and the step is the scheduler's, not the events'."""
+    if steps is None or len(steps) != len(ttfts):
+        steps = list(range(1, len(ttfts) + 1))
+    bounds = [0.0] + list(ttfts)
+    counts = [b - a for a, b in zip([0] + steps, steps, strict=False)]
+    gaps = list(zip(bounds, bounds[1:], counts, strict=False))
+    hit = [g for g in gaps if g[0] <= hi and g[1] >= lo]
+    rest = [g for g in gaps if not (g[0] <= hi and g[1] >= lo)]
+    per_step = [(b - a) / s for a, b, s in rest if s > 0]
+    if not hit or len(rest) < 2 or not per_step:
+        return None
+    step_s = statistics.median(per_step)
+    lost = sum((b - a) - s * step_s for a, b, s in hit)
+    return Stall(hit=len(hit), hit_steps=sum(s for _, _, s in hit),
+                 typical_gap=statistics.median(b - a for a, b, _ in rest), step_s=step_s,
+                 lost=max(0.0, lost))
+
+
+def _budget(ing: Ingested, engine: str) -> tuple[int, int, dict] | None:
+    """The engine's token budget per step and what each running request takes from it, with
+    the record that says so: vLLM's max_num_batched_tokens, which running requests' decode
+    tokens (one plus the drafts) share; SGLang's chunked_prefill_size, for prefill alone."""
+    from .spec import draft_tokens
+
+    for rec in reversed(ing.records.get("server_args", [])):
+        if rec["engine"] != engine:
+            continue
+        args = rec.get("args") or {}
+        if args.get("max_num_batched_tokens"):
+            drafts = draft_tokens(ing, engine)
+            return int(args["max_num_batched_tokens"]), 1 + (drafts[0] if drafts else 0), rec
+        if args.get("chunked_prefill_size"):
+            return int(args["chunked_prefill_size"]), 0, rec
+    return None
+
+
 def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tuple[str, str]]
                 ) -> tuple[list[Figure], list[Limit]]:
     """Time the first requests lost while runtime events ran, from the gaps between
-    successive first tokens: gaps that overlap the events, against the median of the rest.
+    successive first tokens that overlap the events, against the time the same engine steps
+    take in the other gaps (``stall_estimate``).
 
     ``event_windows`` maps (engine, workload) to the first and last event's timestamp.
     Only workloads whose requests were all sent at the start are measured (the gaps are
@@ -136,42 +221,66 @@ def event_stall(run: Run, ing: Ingested, event_windows: dict[tuple[str, str], tu
         t0 = dt.datetime.fromisoformat(window.start)
         lo = (dt.datetime.fromisoformat(first_ts) - t0).total_seconds()
         hi = (dt.datetime.fromisoformat(last_ts) - t0).total_seconds()
-        bounds = [0.0] + ttfts
-        gaps = [(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
-        hit = [(a, b) for a, b in gaps if a <= hi and b >= lo]
-        rest = [b - a for a, b in gaps if (a, b) not in hit]
-        if not hit or len(rest) < 2:
+        budget = _budget(ing, engine)
+        steps = prompt_steps(len(ttfts), w.input_tokens, *budget[:2]) if budget else None
+        est = stall_estimate(ttfts, lo, hi, steps)
+        if est is None:
             continue
-        typical = statistics.median(rest)
-        lost = sum(max(0.0, (b - a) - typical) for a, b in hit)
-        src = (Source(path=entry.file.rel, sha256=entry.file.sha256, key="ttfts",
-                      lines=(entry.line,)),)
-        ctx = {"engine": engine, "workload": workload}
+        figures += _stall_figures(entry, budget, steps, est, lo, hi, ttfts,
+                                  {"engine": engine, "workload": workload})
         stall = partial(ids.limits_stall, workload, engine)
-        figures += [
-            _fig(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
-                 "run (smallest TTFT)", src, 1, **ctx),
-            _fig(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
-                 "first token to the second", src, 1, **ctx),
-            _fig(stall("typical_gap_s"), typical, "s", "median time between successive "
-                 "first tokens, over the gaps that do not overlap the runtime events", src, 1,
-                 **ctx),
-            _fig(stall("stall_gaps"), len(hit), "count", "gaps between successive first "
-                 "tokens that overlap the runtime events", src, 0, **ctx),
-            _fig(stall("stall_s"), lost, "s",
-                 f"sum over the {len(hit)} gaps between first tokens that overlap the runtime "
-                 f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) of their excess over the "
-                 "median gap: an estimate of the time the events cost the first requests",
-                 src, 1, depends_on=(stall("typical_gap_s"), stall("stall_gaps")), **ctx),
-        ]
         rows.append(Limit("event_stall", {"first": stall("first_ttft_s"),
                                           "second": stall("second_gap_s"),
                                           "typical": stall("typical_gap_s"),
                                           "gaps": stall("stall_gaps"),
+                                          "steps": stall("stall_steps"),
+                                          "step": stall("step_s"),
                                           "lost": stall("stall_s")},
                           workload=workload, engine=engine,
                           evidence=[f"{entry.file.rel}:{entry.line}"]))
     return figures, rows
+
+
+def _stall_figures(entry, budget, steps, est: Stall, lo: float, hi: float,
+                   ttfts: list[float], ctx: dict) -> list[Figure]:
+    stall = partial(ids.limits_stall, ctx["workload"], ctx["engine"])
+    src = (Source(path=entry.file.rel, sha256=entry.file.sha256, key="ttfts",
+                  lines=(entry.line,)),)
+    if steps is not None and budget is not None:
+        rec = budget[2]
+        how_steps = (f"engine steps spanned by the gaps between first tokens that overlap the "
+                     f"runtime events: each prompt of the workload's input length served in "
+                     f"turn, {budget[0]} tokens per step, of which every request past its "
+                     f"prompt takes {budget[1]} (the launch settings)")
+        step_src = src + (Source(path=rec["file"], sha256=rec["sha256"],
+                                 lines=(int(rec["line"]),)),)
+    else:
+        how_steps = ("gaps between first tokens that overlap the runtime events, one engine "
+                     "step each: the engine's token budget per step is not known")
+        step_src = src
+    return [
+        _fig(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
+             "run (smallest TTFT)", src, 1, **ctx),
+        _fig(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
+             "first token to the second", src, 1, **ctx),
+        _fig(stall("typical_gap_s"), est.typical_gap, "s", "median time between successive "
+             "first tokens, over the gaps that do not overlap the runtime events", src, 1,
+             **ctx),
+        _fig(stall("stall_gaps"), est.hit, "count", "gaps between successive first "
+             "tokens that overlap the runtime events", src, 0, **ctx),
+        _fig(stall("stall_steps"), est.hit_steps, "count", how_steps, step_src, 0, **ctx),
+        _fig(stall("step_s"), est.step_s, "s", "median time per engine step over the gaps "
+             "between first tokens that do not overlap the runtime events", step_src, 2,
+             **ctx),
+        _fig(stall("stall_s"), est.lost, "s",
+             f"time of the {est.hit} gaps between first tokens that overlap the runtime "
+             f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) beyond what their "
+             f"{est.hit_steps} engine steps take at the median time per step of the other "
+             "gaps: an estimate of the time the events cost the first requests, without the "
+             "step a prompt needs when decode tokens share the budget",
+             src, 1, depends_on=(stall("step_s"), stall("stall_steps"), stall("stall_gaps")),
+             **ctx),
+    ]
 
 
 def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figure],

@@ -680,7 +680,7 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
 
 
 CHUNK_COLUMNS = ["engine", "workload", "request", "line", "cached", "tokens", "tps", "clean",
-                 "why_not"]
+                 "why_not", "shared"]
 
 
 def chunk_rows(sequences: dict[tuple[str, str], list[Chunks]]) -> list[dict]:
@@ -695,5 +695,8 @@ def chunk_rows(sequences: dict[tuple[str, str], list[Chunks]]) -> list[dict]:
                              "line": b.line, "cached": c.cached_before(b),
                              "tokens": share.tokens if share else b.new_token,
                              "tps": b.tps, "clean": b.clean,
-                             "why_not": "; ".join(b.reasons())})
+                             "why_not": "; ".join(b.reasons()),
+                             # the batch carries other requests' tokens too: its throughput
+                             # is the batch's, not this request's chunk's
+                             "shared": b.mixed})
     return rows

@@ -44,7 +44,7 @@ Families (id — constructor — example):
   itself, or lengths, rounded, beyond — ``model.crossover.sglang.vllm.rounded``; read back
   with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
 - ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
-  oom_errors, jit_compiles, retractions, preemptions — ``events.64k.vllm.jit_compiles``;
+  oom_errors, jit_compiles, jit_loads, retractions, preemptions — ``events.64k.vllm.jit_loads``;
   read back with ``parse_events(fid)``
 - ``setting.<sid>.<e>`` — ``setting(sid, e)`` — ``setting.chunked_prefill.vllm``; read back
   with ``parse_setting(fid)``
@@ -54,7 +54,7 @@ Families (id — constructor — example):
 - ``limits.<w>.<name>`` — ``limits_workload(w, name)``; kv_needed_tokens —
   ``limits.200k.kv_needed_tokens``
 - ``limits.<w>.<e>.<name>`` — ``limits_stall(w, e, name)``; first_ttft_s, second_gap_s,
-  typical_gap_s, stall_gaps, stall_s — ``limits.64k.vllm.stall_s``
+  typical_gap_s, stall_gaps, stall_steps, step_s, stall_s — ``limits.64k.vllm.stall_s``
 - ``limits.kv_capacity_ratio.<big>.<small>`` — ``kv_capacity_ratio(big, small)``
 - ``limits.repeats``, ``limits.kv_fits``, ``limits.spec_max_accept_len`` — ``REPEATS``,
   ``KV_FITS``, ``SPEC_MAX_ACCEPT_LEN``

@@ -110,8 +110,9 @@ def _grouped_ticks(axis) -> None:
     axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
-def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
-    """One group of bars per workload, one bar per engine in its colour, values on top."""
+def _grouped_bars(ax, run: Run, rows: list, fmt: str, base: float = 0.0) -> None:
+    """One group of bars per workload, one bar per engine in its colour, values on top;
+    the bars rise from ``base`` (the quantity's floor)."""
     colours = palette(run)
     n = len(run.meta.engines)
     width = 0.8 / n
@@ -119,9 +120,9 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
         pts = [(j + (i - (n - 1) / 2) * width, v) for j, w in enumerate(run.meta.workloads)
                for ww, ee, v in rows if ww.id == w.id and ee.id == e.id]
         if pts:
-            bars = ax.bar([p[0] for p in pts], [p[1] for p in pts], width=width,
-                          color=colours[e.id], label=e.name)
-            ax.bar_label(bars, fmt=fmt, fontsize=8)
+            bars = ax.bar([p[0] for p in pts], [p[1] - base for p in pts], width=width,
+                          bottom=base, color=colours[e.id], label=e.name)
+            ax.bar_label(bars, labels=[fmt % p[1] for p in pts], fontsize=8)
     ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
     ax.spines[["top", "right"]].set_visible(False)
     # beside the bars, not over them
@@ -129,7 +130,7 @@ def _grouped_bars(ax, run: Run, rows: list, fmt: str) -> None:
 
 
 def _bar_chart(run: Run, registry: dict[str, Figure], fid: Callable[[str, str], str],
-               fmt: str, height: float):
+               fmt: str, height: float, base: float = 0.0):
     """(figure, axes, rows) for a grouped bar chart of the figure ``fid(workload, engine)``
     (e.g. ``lambda w, e: ids.e2e(w, e, "duration")``) per workload and engine, or None when
     no such figure exists."""
@@ -143,7 +144,7 @@ def _bar_chart(run: Run, registry: dict[str, Figure], fid: Callable[[str, str], 
 
     fig = MplFigure(figsize=(6.4, height))
     ax = fig.subplots()
-    _grouped_bars(ax, run, rows, fmt)
+    _grouped_bars(ax, run, rows, fmt, base)
     return fig, ax, rows
 
 
@@ -195,7 +196,10 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
                     markersize=2.5)
             span = registry.get(ids.decode(w.id, e.id, "window"))
             if span is not None and span.context.get("start"):
-                a = (dt.datetime.fromisoformat(span.context["start"]) - t0).total_seconds()
+                # a record's time is the end of the interval it reports: the phase begins
+                # where its first steady record's interval does
+                a = interval_start(
+                    xs, (dt.datetime.fromisoformat(span.context["start"]) - t0).total_seconds())
                 b = (dt.datetime.fromisoformat(span.context["end"]) - t0).total_seconds()
                 # hatched and outlined in the engine's colour: where two spans overlap,
                 # both stay visible
@@ -215,6 +219,35 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
     return _svg(fig, title + ". " + "; ".join(summary))
 
 
+def interval_start(times: list[float], at: float) -> float:
+    """Where the interval that the record logged at ``at`` reports begins. vLLM's stats line
+    and SGLang's Decode line each report the time since the line before: the previous
+    record's time; for the first record, or after a gap of unlogged idle time (vLLM prints
+    one idle line only), one typical interval (the median between records) earlier.
+
+    >>> interval_start([5.0, 15.0, 25.0, 35.0], 25.0), interval_start([5.0, 15.0], 5.0)
+    (15.0, -5.0)
+    """
+    import statistics
+
+    ordered = sorted(times)
+    steps = [b - a for a, b in zip(ordered, ordered[1:], strict=False) if b > a]
+    typical = statistics.median(steps) if steps else 0.0
+    before = [x for x in ordered if x < at]
+    if before and at - before[-1] <= 1.5 * typical:
+        return before[-1]
+    return at - typical
+
+
+def _split_batches(rows: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """A request's batches: its clean chunks, its other batches with a throughput, and the
+    batches it shared with other requests. A shared batch logs the whole batch's
+    throughput, not this request's chunk: it is marked apart, never drawn as its own."""
+    logged = [r for r in rows if not r["clean"] and r.get("tps")]
+    return ([r for r in rows if r["clean"]], [r for r in logged if not r.get("shared")],
+            [r for r in logged if r.get("shared")])
+
+
 def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | None:
     """The first request's clean chunks (pure, full, interval prefill only) against the
     context cached before each; its other batches (mixed, partial, after decode) hollow.
@@ -227,9 +260,9 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     for e in run.meta.engines:
         mine = sorted((r for r in chunks if r["engine"] == e.id and r["workload"] == longest.id
                        and r["request"] == 1), key=lambda r: r["line"])
-        clean = [r for r in mine if r["clean"]]
+        clean, own, shared = _split_batches(mine)
         if len(clean) >= 2:
-            series.append((e, clean, [r for r in mine if not r["clean"] and r.get("tps")]))
+            series.append((e, clean, own, shared))
     if not series:
         return None
     _mpl()
@@ -237,13 +270,17 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
 
     fig = MplFigure(figsize=(6.4, 2.6))
     ax = fig.subplots()
-    for e, clean, left in series:
+    for e, clean, left, shared in series:
         ax.plot([r["cached"] for r in clean], [r["tps"] for r in clean], marker="o",
                 color=colours[e.id], label=e.name)
         if left:
             ax.plot([r["cached"] for r in left], [r["tps"] for r in left], marker="o",
                     linestyle="none", markerfacecolor="white", color=colours[e.id],
                     label=f"{e.name}: {t['chart.other_batches']}")
+        if shared:
+            ax.plot([r["cached"] for r in shared], [r["tps"] for r in shared], marker="x",
+                    linestyle="none", color=colours[e.id],
+                    label=f"{e.name}: {t['chart.shared_batches']}")
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(5))      # six-digit labels need room
@@ -255,7 +292,7 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     ax.spines[["top", "right"]].set_visible(False)
     _legend(ax, frameon=False, fontsize=7)
     alt = t["chart.chunks"] + ": " + "; ".join(
-        f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, _ in series)
+        f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, *_ in series)
     return _svg(fig, alt)
 
 
@@ -301,13 +338,17 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
 
 
 def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:
+    # the accepted length counts the verified token: 1 is its floor (no draft accepted),
+    # and the bars rise from there
+    floor = 1.0
     made = _bar_chart(run, registry, lambda w, e: ids.spec(w, e, "accept_len"), "%.2f",
-                      2.2)
+                      2.2, base=floor)
     if made is None:
         return None
     fig, ax, rows = made
     ax.set_ylabel(t["table.accept_len"], fontsize=8)
-    ax.set_ylim(0, max(v for _, _, v in rows) * 1.25)
+    rise = max(v for _, _, v in rows) - floor
+    ax.set_ylim(floor, floor + (rise * 1.25 if rise > 0 else 1.0))
     return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
         f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))
 

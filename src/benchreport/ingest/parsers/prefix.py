@@ -96,7 +96,9 @@ def split_vllm(line: str) -> list[tuple[Prefix | None, str]]:
     if not matches:
         lib = LIB_PREFIX.search(line)
         if lib:
-            return [(Prefix(date=lib["date"], time=lib["time"], level=lib["level"]),
+            # the library's milliseconds are kept: its lines bracket events a second long
+            return [(Prefix(date=lib["date"], time=f"{lib['time']}.{lib['ms']}",
+                            level=lib["level"]),
                      line[lib.end():])]
         return [(None, line)]
     out = []

@@ -253,5 +253,7 @@ def parse_message(msg: str, level: str | None = None) -> tuple[str, dict[str, An
                 if k not in ("model_class", "op", "kv_dtype", "reason", "attention_backend",
                              "moe_method"):
                     fields[k] = float(v) if "." in v else int(v)
+            if kind == "jit_event" and "op" in fields:     # this line says it compiles
+                fields.update(phase="start", what="compile")
             return kind, fields
     return None

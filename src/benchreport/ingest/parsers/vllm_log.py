@@ -246,13 +246,17 @@ _STARTUP = [
     (re.compile(r"^FlashInfer resolved query dtypes: .*?kv_cache_dtype=(?:torch\.)?(?P<kv_dtype>\w+)"), "kv_dtype"),
     (re.compile(r"^Profiling CUDA graph memory: (?P<graphs>.*?\(largest=(?P<largest>\d+)\).*)$"), "cuda_graph_sizes"),
 ]
+# (pattern, phase, what the line says happened). FlashInfer's "Loading JIT ops" /
+# "Finished loading JIT ops" bracket torch's cpp_extension.load, which builds only what is
+# missing or stale and otherwise loads the library already compiled: the pair says a load,
+# not a compile (flashinfer/jit/core.py, load_cuda_ops). DeepGEMM's line says it compiles.
 _JIT = [
-    (re.compile(r"flashinfer\.jit: Loading JIT ops: (?P<op>\S+)"), "start"),
-    (re.compile(r"flashinfer\.jit: Finished loading JIT ops: (?P<op>\S+)"), "end"),
-    (re.compile(r"^JIT kernel warmup starting"), "warmup_start"),
-    (re.compile(r"^JIT kernel warmup finished in (?P<seconds>[\d.]+)s"), "warmup_end"),
-    (re.compile(r"Prebuilt kernels not found, using JIT backend"), "fallback"),
-    (re.compile(r"DeepGEMM JIT Compiling for (?P<op>\S+)"), "start"),
+    (re.compile(r"flashinfer\.jit: Loading JIT ops: (?P<op>\S+)"), "start", "load"),
+    (re.compile(r"flashinfer\.jit: Finished loading JIT ops: (?P<op>\S+)"), "end", "load"),
+    (re.compile(r"^JIT kernel warmup starting"), "warmup_start", "warmup"),
+    (re.compile(r"^JIT kernel warmup finished in (?P<seconds>[\d.]+)s"), "warmup_end", "warmup"),
+    (re.compile(r"Prebuilt kernels not found, using JIT backend"), "fallback", "fallback"),
+    (re.compile(r"DeepGEMM JIT Compiling for (?P<op>\S+)"), "start", "compile"),
 ]
 _MEMORY = [
     (re.compile(r"is preempted by PreemptionMode\.(?P<mode>\w+).*total_num_cumulative_preemption=(?P<cumulative>\d+)"), "preemption"),
@@ -346,9 +350,9 @@ def parse_message(msg: str, level: str | None) -> tuple[str, dict[str, Any]] | N
         return "prefix_cache_v0", {f"{d.lower()}_hit_rate_pct": float(v) for d, v in parts}
     if "non-default args:" in m:
         return parse_non_default_args(m)
-    for rx, phase in _JIT:
+    for rx, phase, what in _JIT:
         if mm := rx.search(m):
-            return "jit_event", {"phase": phase, **_convert(mm.groupdict())}
+            return "jit_event", {"phase": phase, "what": what, **_convert(mm.groupdict())}
     if level in ("WARNING", "ERROR", "CRITICAL") or "out of memory" in m.lower() or \
             "OutOfMemory" in m or "preempted" in m:
         for rx, what in _MEMORY:
