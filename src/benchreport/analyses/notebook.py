@@ -299,14 +299,15 @@ def claim_check(run: Run) -> ClaimCheck:
                    + (f"; those figures rest on what the reconstruction was calibrated to "
                       f"({', '.join(v.calibrated)}), so agreement is by construction"
                       if v.calibrated else "")))
-    figures.append(_informative(claims, verdicts, src))
+    figures += [_informative(claims, verdicts, src), _indistinguishable(verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],
-         "scope": c.scope, "why": c.why}
+         "scope": c.scope, "why": c.why, "noise_floor": c.noise_floor,
+         "noise_why": c.noise_why}
         for c, v in zip(claims, verdicts, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
                            "recomputed": v.recomputed, "reason": v.sentence(en),
@@ -335,17 +336,31 @@ def _calibration(run: Run) -> dict[str, str]:
 
 def _informative(claims, verdicts, src) -> Figure:
     """How many verdicts carry information: those not agreeing by construction."""
-    from .claimcheck import CONFIRMED, NOT_DERIVABLE
+    from ..core.claims import AGREES
+    from .claimcheck import NOT_DERIVABLE
 
     telling = [v.claim for v in verdicts if v.verdict != NOT_DERIVABLE
-               and not (v.verdict == CONFIRMED and v.calibrated)]
+               and not (v.verdict in AGREES and v.calibrated)]
     return Figure(id=ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
                   sources=(Source(key="claims", **src),),
                   depends_on=tuple(ids.claim(c) for c in telling),
                   context={"claims": telling},
                   method="claims whose verdict is evidence: every verdict but 'not "
-                         "derivable' and 'confirmed' on figures the reconstruction was "
-                         "calibrated to")
+                         "derivable', and 'confirmed' or 'indistinguishable' on figures the "
+                         "reconstruction was calibrated to")
+
+
+def _indistinguishable(verdicts, src) -> Figure:
+    """How many verdicts found a difference below a stated noise floor."""
+    from .claimcheck import INDISTINGUISHABLE
+
+    quiet = [v.claim for v in verdicts if v.verdict == INDISTINGUISHABLE]
+    return Figure(id=ids.CLAIMS_INDISTINGUISHABLE, value=len(quiet), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(ids.claim(c) for c in quiet), context={"claims": quiet},
+                  method="claims whose published value is outside half its rounding but "
+                         "below a stated noise floor (the figure's own interval, else the "
+                         "floor claims.yaml declares)")
 
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------

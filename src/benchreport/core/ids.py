@@ -102,7 +102,8 @@ Families (id — constructor — example):
   spec_accept_len, kv_usage_{min,mean,max}, running_*, waiting_*, ttft_p50_ms, … —
   ``server.64k.vllm.throughput``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
-- ``claims.informative`` — ``CLAIMS_INFORMATIVE``
+- ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
+  ``CLAIMS_INDISTINGUISHABLE``
 
 ``well_formed(fid)`` says whether an id is spelled as one of these families.
 
@@ -119,6 +120,7 @@ REPEATS = "limits.repeats"
 KV_FITS = "limits.kv_fits"
 SPEC_MAX_ACCEPT_LEN = "limits.spec_max_accept_len"
 CLAIMS_INFORMATIVE = "claims.informative"
+CLAIMS_INDISTINGUISHABLE = "claims.indistinguishable"
 
 
 def _join(*parts: object) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core import ids
-from ..core.claims import CONFIRMED, NOT_DERIVABLE, REASONS
+from ..core.claims import AGREES, NOT_DERIVABLE, REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
 from ..core.records import DECLARED_CLIENT, declared_text
@@ -695,9 +695,11 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
             reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
         elif c.get("why"):
             reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
+        if c.get("noise_why") and c["reason"] in ("below_noise_declared", "below_noise_mixed"):
+            reason = sentence(t["claims.noise_why"], reason=reason, why=c["noise_why"][lang])
         fid = ids.claim(c["claim"])
         basis = t["claims.by_construction"] if c.get("calibrated") and \
-            c["verdict"] == CONFIRMED else (None if c["verdict"] == NOT_DERIVABLE
+            c["verdict"] in AGREES else (None if c["verdict"] == NOT_DERIVABLE
                                              else t["claims.evidence"])
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
         if basis:
@@ -715,6 +717,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         paras.append(sentence(t["claims.intro_reconstruction"],
                               n=w.fig(ids.CLAIMS_INFORMATIVE),
                               total=format_value(len(claims), "count", lang)))
+    quiet = ids.CLAIMS_INDISTINGUISHABLE
+    if w.has(quiet) and w.registry[quiet].value:
+        paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
     return Section("claims", t["heading.claims"], paras,
                    [Table(header=[t["table.claim"], t["table.published"],
                                   t["table.recomputed"], t["table.verdict"],
