@@ -216,7 +216,8 @@ def test_a_gap_below_a_declared_floor_is_indistinguishable_not_another_method():
     assert (v.verdict, v.reason) == (INDISTINGUISHABLE, "below_noise_declared")
     assert v.params == {"keys": ["value"], "declared_keys": ["value"], "floor": 0.01,
                         "gap": round(0.0075 / 1.2425, 4)}
-    assert "0.6% apart at most, below the noise floor of 1.0% declared" in v.sentence(english())
+    assert v.sentence(english()) == ("At most 0.6% apart (value): below the noise floor of 1.0% "
+                                     "declared in claims.yaml.")
     # a floor smaller than the gap leaves the alternative basis as the explanation
     assert check_claim(_noisy(1.25, 0.01, floor=0.005), reg, {}, set()).verdict == METHOD
     # within the rounding it is confirmed whatever the floor

@@ -41,7 +41,9 @@ Families (id — constructor — example):
 - ``model.decode.<e>.<name>`` — ``model_decode(e, name)``; intercept_ms, slope_ms_per_1k,
   max_residual_pct — ``model.decode.vllm.slope_ms_per_1k``
 - ``model.crossover.<a>.<b>[.<part>]`` — ``crossover(a, b, part=None)``; the crossover
-  itself, or lengths, rounded, beyond — ``model.crossover.sglang.vllm.rounded``; read back
+  itself (the point estimate), or lengths, rounded (the band over every interpolation),
+  beyond, and the crossover under the other interpolations, tok_per_s and log_context —
+  ``model.crossover.sglang.vllm.rounded``; read back
   with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
 - ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
   oom_errors, jit_compiles, retractions, preemptions — ``events.64k.vllm.jit_compiles``;

@@ -253,11 +253,28 @@ def finding(w: Writer) -> Markup | None:
                           short_label=short.label, long_label=long_.label,
                           x=w.fig(key), rounded=w.fig(ids.crossover(a, b, "rounded")),
                           n=w.fig(ids.crossover(a, b, "lengths")),
+                          how=t["crossover.how." + w.registry[key].context["interpolation"]],
+                          others=other_crossings(w, a, b),
                           concurrency=w.fig(ids.workload(long_.id, "concurrency"))))
     beyond = ids.crossover(a, b, "beyond")
     if w.has(beyond) and w.registry[beyond].value == YES:
         parts.append(sentence(t["finding.extrapolated"]))
     return Markup(" ").join(parts)
+
+
+def other_crossings(w: Writer, a: str, b: str) -> Markup:
+    """Where the crossover of ``a`` and ``b`` lies under each interpolation but the point
+    estimate's (its figure's context names them), one sentence each."""
+    t, out = w.t, []
+    for name in w.registry[ids.crossover(a, b)].context.get("others", {}):
+        fid = ids.crossover(a, b, name)
+        if not w.has(fid):
+            continue
+        how = t["crossover.how." + name]
+        out.append(sentence(t["crossover.other_none"], how=how)
+                   if w.registry[fid].value == NO_CROSSING
+                   else sentence(t["crossover.other_at"], how=how, x=w.fig(fid)))
+    return Markup(" ").join(out)
 
 
 def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | None:
