@@ -153,6 +153,16 @@ def _how(e1: str, e2: str, lengths: dict[str, int]) -> str:
             "per engine (a fitted model)")
 
 
+def _other(e1: str, e2: str, name: str, x: float | None, deps: tuple[str, ...],
+           how: str) -> Figure:
+    """The crossover under interpolation ``name`` (not the point estimate's)."""
+    return Figure(id=ids.crossover(e1, e2, name), value=NO_CROSSING if x is None else x,
+                  unit="verdict" if x is None else "tokens", decimals=None if x is None else 0,
+                  depends_on=deps, context={"engines": [e1, e2], "interpolation": name},
+                  method=f"the crossover taking {_WORDS[name]} instead, {how}: another "
+                         "interpolation of the same points")
+
+
 def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
                   lengths: dict[str, int]) -> list[Figure]:
     """The crossover of two engines under each interpolation, the band over them, how many
@@ -185,13 +195,7 @@ def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
                       method="input length at which the two engines' per-token decode "
                              f"times are equal, {how}, taking {_WORDS[POINT_ESTIMATE]} "
                              f"(the point estimate); the other interpolations give {shown}"))
-    for k in others:
-        out.append(Figure(id=ids.crossover(e1, e2, k), value=NO_CROSSING if xs[k] is None
-                          else xs[k], unit="verdict" if xs[k] is None else "tokens",
-                          decimals=None if xs[k] is None else 0, depends_on=deps,
-                          context={**ctx, "interpolation": k},
-                          method=f"the crossover taking {_WORDS[k]} instead, {how}: another "
-                                 "interpolation of the same points"))
+    out += [_other(e1, e2, k, xs[k], deps, how) for k in others]
     crossed = [v for v in xs.values() if v is not None]
     out.append(Figure(id=ids.crossover(e1, e2, "rounded"), value=band(crossed), unit="tokens",
                       depends_on=(key, *(ids.crossover(e1, e2, k) for k in others)),

@@ -433,9 +433,10 @@ def prefill_section(w: Writer) -> Section | None:
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
             base = partial(ids.prefill, wl.id, e.id)
-            if w.has(base("mean")):
+            if w.has(base("mean")):       # one interval: no min or max, its value only
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                            + [_cell(w, base(k)) for k in ("min", "max", "mean")])
+                            + [_cell(w, base(k)) for k in ("intervals", "min", "max",
+                                                           "mean")])
     longest = w.run.meta.workloads[-1]
     for e in w.run.meta.engines:
         base = partial(ids.prefill, longest.id, e.id)
@@ -471,8 +472,9 @@ def prefill_section(w: Writer) -> Section | None:
                 (nolog if no_log else paras).append(sentence(
                     t["decode.nosteady"], engine=w.name(e.id), label=wl.label,
                     why=t["decode.why_nolog" if no_log else "prefill.why_none"]))
-    table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
-                          t["table.mean"]], rows=rows, numeric=(2, 3, 4))
+    table = Table(header=[t["table.workload"], t["table.engine"], t["table.intervals"],
+                          t["table.min"], t["table.max"], t["table.mean"]], rows=rows,
+                  numeric=(2, 3, 4, 5))
     if not rows and len(paras) == 1:
         return None                 # nothing measured (no log at all): no section
     return Section("prefill", t["heading.prefill"], paras + nolog, [table] if rows else [])
