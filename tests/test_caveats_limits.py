@@ -98,12 +98,11 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "by construction" in en and "보정으로 맞춤" in ko
     # the crossover as a rounded range with its caveat, never as the old fixed sentence
     # the point estimate, the other two interpolations, and the band over all three
-    assert "at 104,503 tokens of input, the point estimate" in en
-    assert "Taking the per-request speed (tok/s) as linear in the context instead gives " \
-           "146,908 tokens." in en
-    assert "logarithm of the context instead gives 90,553 tokens." in en
+    assert "at 104,503 tokens of input (the point estimate)" in en
+    assert "Taking the speed (tok/s) as linear instead: 146,908 tokens." in en
+    assert "Taking the time as linear in log context instead: 90,553 tokens." in en
     assert "the point lies within about 90K–150K tokens of input" in en
-    assert "입력 104,503 토큰이며, 이것이 점 추정입니다" in ko and "입력 약 90K–150K 토큰" in ko
+    assert "입력 104,503 토큰입니다(점 추정)" in ko and "입력 약 90K–150K 토큰" in ko
     assert "100K–110K" not in en
     assert "holds for 10 requests in flight and this speculative-decoding setup only" in en
     assert "Decode speed decides" not in en and "승부를 가르는 것은" not in ko

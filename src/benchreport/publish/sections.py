@@ -705,7 +705,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     if not claims:
         return None
     t, lang = w.t, w.lang
-    rows = []
+    rows, floors = [], set()
     for c in claims:
         reason = reason_text(w, c["reason"], c.get("params") or {})
         if c.get("scope"):
@@ -714,8 +714,11 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
             reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
         elif c.get("why"):
             reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
-        if c.get("noise_why") and c["reason"] in ("below_noise_declared", "below_noise_mixed"):
-            reason = sentence(t["claims.noise_why"], reason=reason, why=c["noise_why"][lang])
+        why = (c.get("noise_why") or {}).get(lang)
+        if why and why not in floors and c["reason"] in ("below_noise_declared",
+                                                         "below_noise_mixed"):
+            floors.add(why)           # a floor's why once, at its first row
+            reason = sentence(t["claims.noise_why"], reason=reason, why=why)
         fid = ids.claim(c["claim"])
         basis = t["claims.by_construction"] if c.get("calibrated") and \
             c["verdict"] in AGREES else (None if c["verdict"] == NOT_DERIVABLE
