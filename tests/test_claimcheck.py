@@ -194,3 +194,88 @@ def test_exceeds_checks_an_order_the_claim_states():
     v = check_claim(_claim({"exceeds": [["b", "a"]]}), reg, {}, set())
     assert (v.verdict, v.params["which"]) == (CONTRADICTED, ["b 39.5 ≤ a 70.6"])
     assert check_claim(_claim({"exceeds": [["x", "a"]]}), reg, {}, set()).reason == "missing"
+
+
+# --- differences below the noise ---------------------------------------------------------------
+
+def _noisy(value, rounding, floor=None) -> Claim:
+    return Claim(id="c", source=("a",), kind="figure", text={"ko": "k", "en": "e"},
+                 value=value, rounding=rounding, check={"figure": ["d.mean", "d.lines"]},
+                 noise_floor=floor, noise_why={"ko": "k", "en": "e"} if floor else None)
+
+
+def test_a_gap_below_a_declared_floor_is_indistinguishable_not_another_method():
+    from benchreport.analyses.claimcheck import INDISTINGUISHABLE
+    from benchreport.analyses.notebook import english
+
+    # published 1.25 (to 0.01), like-for-like 1.2425: 0.0075 apart, outside ±0.005; the
+    # per-line basis matches exactly
+    reg = _reg(d__mean=1.2425, d__lines=1.25)
+    assert check_claim(_noisy(1.25, 0.01), reg, {}, set()).verdict == METHOD
+    v = check_claim(_noisy(1.25, 0.01, floor=0.01), reg, {}, set())
+    assert (v.verdict, v.reason) == (INDISTINGUISHABLE, "below_noise_declared")
+    assert v.params == {"keys": ["value"], "declared_keys": ["value"], "floor": 0.01,
+                        "gap": round(0.0075 / 1.2425, 4)}
+    assert v.sentence(english()) == ("At most 0.6% apart (value): below the noise floor of 1.0% "
+                                     "declared in claims.yaml.")
+    # a floor smaller than the gap leaves the alternative basis as the explanation
+    assert check_claim(_noisy(1.25, 0.01, floor=0.005), reg, {}, set()).verdict == METHOD
+    # within the rounding it is confirmed whatever the floor
+    v = check_claim(_noisy(1.24, 0.01, floor=0.01), reg, {}, set())
+    assert v.verdict == CONFIRMED
+    # a gap above the floor with no alternative that matches differs
+    v = check_claim(_noisy(1.27, 0.01, floor=0.01), _reg(d__mean=1.2425, d__lines=1.2425),
+                    {}, set())
+    assert v.verdict == DIFFERS
+
+
+def test_the_figures_own_interval_is_the_floor_where_it_has_one():
+    from benchreport.analyses.claimcheck import INDISTINGUISHABLE
+
+    reg = _reg(d__mean=1.2425, d__lines=1.25, d__mean__low=1.21, d__mean__high=1.27)
+    v = check_claim(_noisy(1.25, 0.01), reg, {}, set())
+    assert (v.verdict, v.reason, v.params) == (INDISTINGUISHABLE, "below_noise_interval",
+                                               {"keys": ["value"]})
+    # the interval, measured, overrides a declared floor: outside it, not below the noise
+    reg = _reg(d__mean=1.2425, d__lines=1.25, d__mean__low=1.24, d__mean__high=1.245)
+    assert check_claim(_noisy(1.25, 0.01, floor=0.01), reg, {}, set()).verdict == METHOD
+
+
+def test_keys_below_different_floors_and_the_worst_part_decides():
+    from benchreport.analyses.claimcheck import INDISTINGUISHABLE
+
+    reg = _reg(a=100.0, a__low=95.0, a__high=105.0, b=200.0)
+    claim = Claim(id="c", source=("x",), kind="figure", text={"ko": "k", "en": "e"},
+                  value={"a": 103, "b": 201}, rounding=1, check={"figures": {"a": "a", "b": "b"}},
+                  noise_floor=0.01, noise_why={"ko": "k", "en": "e"})
+    v = check_claim(claim, reg, {}, set())
+    assert (v.verdict, v.reason) == (INDISTINGUISHABLE, "below_noise_mixed")
+    assert v.params == {"keys": ["a"], "declared_keys": ["b"], "floor": 0.01, "gap": 0.005}
+    # an indistinguishable part makes a claim whose other part is confirmed indistinguishable
+    both = Claim(id="c", source=("x",), kind="figure", text={"ko": "k", "en": "e"},
+                 value=201, rounding=1, noise_floor=0.01, noise_why={"ko": "k", "en": "e"},
+                 check={"figure": "b", "equals": {"v": "yes"}})
+    reg["v"] = Figure(id="v", value="yes", unit="verdict", method="t")
+    assert check_claim(both, reg, {}, set()).verdict == INDISTINGUISHABLE
+    # and a causal claim within the noise stays indistinguishable, not "consistent"
+    causal = Claim(id="c", source=("x",), kind="figure", text={"ko": "k", "en": "e"},
+                   value=201, rounding=1, noise_floor=0.01, noise_why={"ko": "k", "en": "e"},
+                   check={"figure": "b"}, causal=True)
+    assert check_claim(causal, reg, {}, set()).verdict == INDISTINGUISHABLE
+
+
+def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
+    from types import SimpleNamespace
+
+    from benchreport.analyses.claimcheck import INDISTINGUISHABLE
+    from benchreport.analyses.notebook import _indistinguishable, _informative
+
+    src = {"path": "claims.yaml", "sha256": "0" * 64}
+    verdicts = [SimpleNamespace(claim="a", verdict=INDISTINGUISHABLE, calibrated=["t"]),
+                SimpleNamespace(claim="b", verdict=INDISTINGUISHABLE, calibrated=[]),
+                SimpleNamespace(claim="c", verdict=CONFIRMED, calibrated=["t"]),
+                SimpleNamespace(claim="d", verdict=METHOD, calibrated=["t"])]
+    informative = _informative([], verdicts, src)
+    assert (informative.value, informative.context["claims"]) == (2, ["b", "d"])
+    quiet = _indistinguishable(verdicts, src)
+    assert (quiet.value, quiet.depends_on) == (2, ("claim.a", "claim.b"))

@@ -40,3 +40,24 @@ def test_bad_claims_are_refused_with_the_line(text, message):
     with pytest.raises(ConfigError, match=message) as info:
         parse_claims(text, "claims.yaml")
     assert info.value.line >= 4
+
+
+@pytest.mark.parametrize("floor, message", [
+    ("{share: 2, why: {ko: a, en: b}}", "noise_floor.share must be a share"),
+    ("{share: 0.01}", "noise_floor.why needs ko and en"),
+    ("0.01", "noise_floor.share must be a share"),
+])
+def test_a_declared_noise_floor_needs_a_share_and_why(floor, message):
+    text = ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: figure, "
+            f"text: {{ko: a, en: b}}, noise_floor: {floor}}}\n")
+    with pytest.raises(ConfigError, match=message):
+        parse_claims(text, "claims.yaml")
+
+
+def test_the_reference_declares_its_decode_floor_with_why(reference):
+    _, claims = reference
+    floors = {c.id: c.noise_floor for c in claims if c.noise_floor}
+    assert floors == {k: 0.01 for k in ("decode-degradation-vllm", "decode-degradation-sglang",
+                                        "decode-vllm-64k", "decode-vllm-200k",
+                                        "decode-sglang-64k", "decode-sglang-200k")}
+    assert all(c.noise_why["ko"] and c.noise_why["en"] for c in claims if c.noise_floor)

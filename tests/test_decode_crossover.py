@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchreport.analyses.crossover import crossover_figures, rounded
+from benchreport.analyses.crossover import band, crossover_figures, rounded
 from benchreport.analyses.decode import FOUND, STEPS, TIME, Steady, steady_phase, time_weighted_mean
 from benchreport.build.explain import registry_of
 
@@ -127,8 +127,17 @@ def test_reference_crossover_is_an_interpolation_rounded_to_what_two_points_supp
     assert "unvalidated" in f[key].method
     assert not any(k.startswith("model.decode.") for k in f)     # no fitted intercept/slope
     assert f"{key}.range" not in f
-    assert f[f"{key}.rounded"].value == "100K–110K" and f[f"{key}.rounded"].unit == "tokens"
+    # the other interpolations of the same four points: linear in tok/s and in log context
+    assert f[key].context["interpolation"] == "ms_per_token"
+    assert "linear in the context (the point estimate)" in f[key].method
+    assert round(f[f"{key}.tok_per_s"].value) == 146_908
+    assert round(f[f"{key}.log_context"].value) == 90_553
+    assert set(f[key].context["others"]) == {"tok_per_s", "log_context"}
+    # the band covers all three (90,553 … 146,908), not the point estimate's step only
+    assert f[f"{key}.rounded"].value == "90K–150K" and f[f"{key}.rounded"].unit == "tokens"
     assert "not an interval" in f[f"{key}.rounded"].method
+    assert (f[f"{key}.rounded"].context["low"], f[f"{key}.rounded"].context["high"]) == (
+        f[f"{key}.log_context"].value, f[f"{key}.tok_per_s"].value)
     assert f[f"{key}.lengths"].value == 2 and f[f"{key}.lengths"].unit == "count"
     assert f[f"{key}.beyond"].value == "no" and f[f"{key}.beyond"].unit == "verdict"
     for k, fig in f.items():
@@ -139,6 +148,9 @@ def test_reference_crossover_is_an_interpolation_rounded_to_what_two_points_supp
 
 
 def test_rounded_brackets_whole_10k_steps():
+    assert band([90_552.8, 104_503.4, 146_907.7]) == "90K–150K"
+    assert band([101_000, 104_000]) == "100K–110K"
+    assert band([19_999.9999999, 35_714.3]) == "20K–40K"      # float noise at a step
     assert rounded(103_788) == "100K–110K"
     assert rounded(104_503.4) == "100K–110K"
     assert rounded(99_999) == "90K–100K"
@@ -192,8 +204,62 @@ def test_two_lengths_interpolate_exactly_and_say_when_extrapolated():
     assert not any(k.startswith("model.decode.") for k in f)
     key = "model.crossover.a.b"
     assert f[key].value == pytest.approx(200_000)
-    assert f[f"{key}.rounded"].value == "200K–210K"
+    # far outside the lengths the interpolations part ways: in log context a's 10.8 → 13.2
+    # and b's 20.4 → 21.6 ms meet where 2.4 L = 9.6 + 1.2 L, L = log4(x/8,000) = 8; in tok/s
+    # where the speeds' straight lines meet
+    assert f[f"{key}.log_context"].value == pytest.approx(8_000 * 4 ** 8)
+    sa, sb = (1000 / 10.8, 1000 / 13.2), (1000 / 20.4, 1000 / 21.6)
+    slope = [(hi - lo) / 24_000 for lo, hi in (sa, sb)]
+    x_speed = 8_000 + (sb[0] - sa[0]) / (slope[0] - slope[1])
+    assert f[f"{key}.tok_per_s"].value == pytest.approx(x_speed)
+    assert 80_000 < x_speed < 90_000
+    assert f[f"{key}.rounded"].value == "80K–524,290K"       # 524,288,000 rounded up
     assert f[f"{key}.beyond"].value == "yes" and f[f"{key}.lengths"].value == 2
+
+
+def test_the_band_covers_the_crossover_of_every_interpolation():
+    """Two lengths, hand-computed. ms/token: a 10 → 40, b 20 → 30 at 10K → 40K.
+    Linear in ms/token: x/1000 = 20 + (x − 10,000)/3,000, so x = 25,000.
+    Linear in tok/s: a 100 → 25, b 50 → 33.3…: 100 − (x − 10,000)/400 = 50 − (x − 10,000)/1,800,
+    so x = 10,000 + 50 · 720,000/1,400 = 250,000/7 = 35,714.29.
+    Linear in ln(context): 10 + 30 L = 20 + 10 L with L = ln(x/10,000)/ln 4, so L = ½, x = 20,000.
+    """
+    lengths = {"10k": 10_000, "40k": 40_000}
+    ms = {("a", "10k"): 10.0, ("a", "40k"): 40.0, ("b", "10k"): 20.0, ("b", "40k"): 30.0}
+    phases = [Steady(e, w, 1, FOUND, values=(1000 / m,)) for (e, w), m in ms.items()]
+    f = {x.id: x for x in crossover_figures(_meta(lengths), phases)}
+    key = "model.crossover.a.b"
+    assert f[key].value == pytest.approx(25_000)
+    assert f[f"{key}.tok_per_s"].value == pytest.approx(250_000 / 7)
+    assert f[f"{key}.log_context"].value == pytest.approx(20_000)
+    assert f[f"{key}.rounded"].value == "20K–40K"          # 20,000 … 35,714, outward
+    assert f[key].context["others"] == pytest.approx({"tok_per_s": 250_000 / 7,
+                                                       "log_context": 20_000})
+    # the point estimate's method names its interpolation and gives the others
+    assert "taking the time per output token linear in the context (the point estimate)" \
+        in f[key].method
+    assert "linear in the context: 35,714" in f[key].method
+    assert "logarithm of the context: 20,000" in f[key].method
+    assert f[f"{key}.rounded"].depends_on == (key, f"{key}.tok_per_s", f"{key}.log_context")
+    assert f[f"{key}.beyond"].value == "no"
+
+
+def test_an_interpolation_that_does_not_cross_is_said_and_left_out_of_the_band():
+    """ms/token a 10 → 40, b 20 → 60 never cross when extended (b stays above a); in tok/s
+    a 100 → 25 and b 50 → 16.7 cross where 100 − (x − 10,000)/400 = 50 − (x − 10,000)/900:
+    x = 10,000 + 50 · 360,000/500 = 46,000. Only a crossing of the point estimate's lines
+    gives figures at all."""
+    lengths = {"10k": 10_000, "40k": 40_000}
+    ms = {("a", "10k"): 10.0, ("a", "40k"): 40.0, ("b", "10k"): 20.0, ("b", "40k"): 60.0}
+    phases = [Steady(e, w, 1, FOUND, values=(1000 / m,)) for (e, w), m in ms.items()]
+    f = {x.id: x for x in crossover_figures(_meta(lengths), phases)}
+    assert f["model.crossover.a.b"].value == "none"
+    assert "model.crossover.a.b.tok_per_s" not in f
+    from benchreport.analyses.crossover import crossings
+    pts = {e: sorted((lengths[w], m, w) for (e2, w), m in ms.items() if e2 == e)
+           for e in ("a", "b")}
+    got = crossings(pts["a"], pts["b"])
+    assert got["ms_per_token"] is None and got["tok_per_s"] == pytest.approx(46_000)
 
 
 def test_lines_that_do_not_cross_at_positive_context_keep_the_none_verdict():

@@ -303,7 +303,18 @@ def test_reference_prefill_range_leaves_out_the_partial_tail(reference):
     assert lo.sources[0].lines == (197,)              # not 198, the 1,152-token tail (14,311)
     assert f["prefill.200k.sglang.min"].value == lo.value
     assert f["prefill.range.max"].value == 22265.0
-    assert "partial, 1,152 of 32,768 tokens" in f["prefill.200k.sglang.mean"].method
+    # the phase table's one rule: the tail is the only line it leaves out; the nine mixed
+    # batches count (total throughput), as vLLM's intervals of several requests do
+    assert f["prefill.200k.sglang.left_out"].context["lines"] == [198]
+    assert "line 198 (partial: 1,152 of 32,768 tokens)" in f["prefill.200k.sglang.left_out"].method
+    assert f["prefill.200k.sglang.intervals"].value == 61
+    assert f["prefill.200k.sglang.mixed_batches"].value == 9
+    # vLLM at 64K: the partial first and last intervals and one with an OOM retry left out
+    assert f["prefill.64k.vllm.left_out"].context["lines"] == [43, 67, 71]
+    assert f["prefill.64k.vllm.intervals"].value == 1 and "prefill.64k.vllm.min" not in f
+    assert f["prefill.64k.vllm.mean"].value == 21499.2
+    assert f["prefill.200k.vllm.left_out"].context["lines"] == [98, 119]
+    assert f["prefill.200k.vllm.intervals"].value == 10
 
 
 def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
@@ -321,3 +332,87 @@ def test_chunk_chart_draws_the_clean_chunks(reference, tmp_path):
     assert run.meta.workloads[-1].id == "32k"
     svg = str(chunk_chart(run, chunk_rows(prefill_figures(run, ing)[1]), t))
     assert 'aria-label="chunks: beta 20000 → 19250"' in svg
+
+
+# --- the phase table: one basis, one rule for every engine -------------------------------------
+
+def _stats_ing(lines: list[tuple[float, int]], events_at: tuple[int, ...] = ()) -> Ingested:
+    """Stats lines (prompt_tps, waiting) every 10 s from line 1, and a runtime event logged
+    just before each line number in ``events_at``."""
+    rows = [{"kind": "engine_stats", "line": i, "prompt_tps": tps, "gen_tps": 1.0,
+             "running": 1, "waiting": waiting, "engine": "v", "file": "raw/v/server.log",
+             "sha256": "1" * 64, "ts": f"2026-01-01T00:{i:02d}:00"}
+            for i, (tps, waiting) in enumerate(lines, start=1)]
+    events = [{"kind": "memory_event", "line": 100 + i, "engine": "v", "file": "raw/v/server.log",
+               "sha256": "1" * 64, "ts": f"2026-01-01T00:{i - 1:02d}:30"} for i in events_at]
+    return Ingested(records={"engine_stats": rows, "memory_event": events}, summaries=[],
+                    results=[], windows=[BenchWindow("v", "w", "2026-01-01T00:00:00",
+                                                     "2026-01-01T01:00:00", "test")])
+
+
+def test_stats_intervals_follow_the_one_rule_partial_idle_and_event_left_out():
+    from benchreport.analyses.prefill import phase_intervals, phase_values
+
+    # line 1 idle; 2 the first busy one (partial); 3 kept; 4 an event ran in it; 5 kept,
+    # nobody left waiting; 6 no prompt throughput (not an interval of prefill); 7 follows it
+    # (decode or idle time before its prefill); 8 kept; 9 the last busy one (partial)
+    ing = _stats_ing([(0.0, 0), (9000.0, 5), (20000.0, 4), (15000.0, 3), (19000.0, 0),
+                      (0.0, 0), (18000.0, 2), (17000.0, 1), (4000.0, 0)], events_at=(4,))
+    got = {iv.line: iv.why for iv in phase_intervals(ing, "v", "w")}
+    assert sorted(got) == [2, 3, 4, 5, 7, 8, 9]              # lines with prompt throughput
+    assert got[2] == ("partial: the first stats interval of the prefill phase",)
+    assert got[9] == ("partial: the last stats interval of the prefill phase",)
+    assert got[4] == ("a runtime event ran in it",)
+    assert got[7] == ("its time may include decode or idle time (the stats line before it "
+                      "shows no prompt work)",)
+    assert got[3] == got[5] == got[8] == ()
+    values, recs = phase_values(ing, "v", "w")
+    assert values == [20000.0, 19000.0, 17000.0] and [r["line"] for r in recs] == [3, 5, 8]
+
+
+def test_batches_follow_the_same_rule_and_mixed_batches_count():
+    from benchreport.analyses.prefill import phase_intervals, phase_values
+
+    # r1 (10,000): 4,096 + 4,096 + 1,808 sharing line 3 with r2 (7,384: 2,288 + 4,096 +
+    # 1,000): line 3 is mixed; r2 ends in a partial
+    # batch after a Decode line (line 6); an event inside the interval of line 3
+    ing = _ing([(1, 4096, 0, 8192, 20000.0), (0, 4096, 0, 4096, 19000.0),
+                (1, 4096, 0, 4096, 18500.0), (0, 4096, 0, 1000, 18000.0),
+                (0, 1000, 0, 0, 9000.0)], decode_at=(5,))
+    ing.records["jit_event"] = [{"kind": "jit_event", "line": 99, "engine": "e",
+                                 "ts": "2026-01-01T00:00:03"}]
+    acc = window_accounting(ing, "e", "w", lengths=[10_000, 7_384])
+    assert [b.mixed for b in acc.batches] == [False, False, True, False, False]
+    got = {iv.line: iv.why for iv in phase_intervals(ing, "e", "w", acc)}
+    assert got[1] == got[2] == ()
+    assert got[3] == ("a runtime event ran in it",)            # event at :03, line 3 at :03
+    assert got[4] == ()                                         # pure, full, after prefill
+    assert got[6] == ("partial: 1,000 of 4,096 tokens",
+                      "its time includes decode time (a Decode line comes before it)")
+    # the mixed batch (line 3) would count if no event had run in it
+    del ing.records["jit_event"]
+    got = {iv.line: iv.why for iv in phase_intervals(ing, "e", "w", acc)}
+    assert got[3] == ()
+    values, recs = phase_values(ing, "e", "w", acc)
+    assert [r["line"] for r in recs] == [1, 2, 3, 4] and values[2] == 18500.0
+
+
+def test_a_row_of_one_interval_has_its_value_and_n_not_min_equal_max():
+    from benchreport.analyses.prefill import _phase_figures, phase_intervals
+
+    ing = _stats_ing([(9000.0, 5), (21000.0, 3), (15000.0, 0)])
+    ivs = phase_intervals(ing, "v", "w")
+    f = {x.id: x for x in _phase_figures(("w", "v"), {}, ivs, ())}
+    assert f["prefill.w.v.intervals"].value == 1
+    assert f["prefill.w.v.mean"].value == 21000.0
+    assert "the one interval kept" in f["prefill.w.v.mean"].method
+    assert "prefill.w.v.min" not in f and "prefill.w.v.max" not in f
+    assert (f["prefill.w.v.left_out"].value, f["prefill.w.v.left_out"].context["lines"]) == \
+        (2, [1, 3])
+    assert f["prefill.w.v.interval_s"].value == 60.0          # stats lines a minute apart
+    # two or more: min and max, and the mean of equal intervals
+    ing = _stats_ing([(9000.0, 5), (21000.0, 3), (19000.0, 3), (15000.0, 0)])
+    f = {x.id: x for x in _phase_figures(("w", "v"), {}, phase_intervals(ing, "v", "w"), ())}
+    assert (f["prefill.w.v.intervals"].value, f["prefill.w.v.min"].value,
+            f["prefill.w.v.max"].value, f["prefill.w.v.mean"].value) == (2, 19000.0, 21000.0,
+                                                                         20000.0)

@@ -14,7 +14,10 @@ import pytest
 from benchreport.core.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_BUDGET = 25
+# the article with its ledger (one row per number shown); 26 since the prefill table gives
+# each row's number of intervals and the crossover its other interpolations: five more rows
+# in a ledger that had filled its 25th page
+PAGE_BUDGET = 26
 SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 

@@ -16,8 +16,11 @@ run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)
 
 # %% [markdown]
-# Total prefill throughput while prefill runs back to back, per engine and input length;
-# and, where the engine logs each prefill chunk, every request's chunk sequence: throughput
+# Total prefill throughput per logged interval (a stats interval, or one batch since the
+# previous Prefill line), per engine and input length, with how many intervals each row
+# keeps: one rule for every engine leaves out partial intervals, intervals whose time may
+# include decode or idle time and intervals in which a runtime event ran; intervals holding
+# several requests' prompts count (total throughput). And, where the engine logs each prefill chunk, every request's chunk sequence: throughput
 # against the context already cached, the decay from first to last chunk, and whether the
 # next request starts fast again.
 

@@ -20,7 +20,11 @@ figs = Collector(run, notebook)
 # Where the engines' steady per-token decode times would be equal. With two context lengths
 # this is a linear interpolation between them, and the straight-line form is an assumption
 # that two points cannot test; a fitted model (intercept, slope) is registered only with
-# three or more lengths. The crossover is also given rounded to what the data supports.
+# three or more lengths. Which quantity is taken as straight is a choice too: the point
+# estimate takes the time per output token linear in the context; the same points taken as
+# linear in per-request speed (tok/s) or in the logarithm of the context cross elsewhere.
+# All three are registered, and the band (`rounded`) covers them, rounded outward to what
+# the data supports.
 
 # %%
 _, phases = decode_figures(run, load_ingested(run))

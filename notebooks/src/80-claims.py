@@ -16,8 +16,10 @@ figs = Collector(run, notebook)
 # %% [markdown]
 # Each claim of data/<run>/claims.yaml against the recomputed figures: published value,
 # recomputed value, the tolerance its rounding allows, and a verdict: confirmed, consistent
-# with the data (a causal claim the data agree with), differs, different method, contradicted
-# by the data, or not derivable. For a reconstruction, a claim whose figures rest on what the
+# with the data (a causal claim the data agree with), indistinguishable (outside the rounding
+# but below a stated noise floor: the figure's own interval of repeats, else the floor the
+# claim declares in claims.yaml), differs, different method, contradicted by the data, or
+# not derivable. For a reconstruction, a claim whose figures rest on what the
 # generator was calibrated to agrees by construction; the "calibrated" column says so.
 
 # %%

@@ -5,7 +5,11 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
 - ``figures: {key: id | [id, alternative ids…]}`` (or ``figure: id``): compare the published
   value(s) within half the published rounding; a match on an alternative only is
   "different method" (for example a ratio on a mixed peak/mean basis). The first id is the
-  like-for-like basis, always.
+  like-for-like basis, always. A value outside the rounding but below a stated noise floor
+  is "indistinguishable", whether or not an alternative matches: the published value lies
+  inside the figure's own interval (``<id>.low`` … ``<id>.high``, from repeats) where it has
+  one, else within the claim's declared ``noise_floor`` (a share of the recomputed value,
+  with why). The reason names which floor it was.
 - ``sequence: id``: a published list against a figure holding a list.
 - ``settings: {setting: {engine: value}}``: launch settings as recorded.
 - ``differs: [setting…]``: the caveats table lists these as differing.
@@ -42,9 +46,11 @@ from ..core.claims import (  # noqa: F401 (verdicts re-exported)
     CONSISTENT,
     CONTRADICTED,
     DIFFERS,
+    INDISTINGUISHABLE,
     METHOD,
     NOT_DERIVABLE,
     REASONS,
+    SHARE_PARAMS,
     Claim,
 )
 from ..core.figures import Figure
@@ -65,7 +71,7 @@ class Verdict:
 
     def sentence(self, t: dict[str, str]) -> str:
         """The reason in the words of catalogue ``t``."""
-        params = {k: (f"{float(v):.0%}" if k == "within" else v)
+        params = {k: (SHARE_PARAMS[k].format(float(v)) if k in SHARE_PARAMS else v)
                   for k, v in self.flat_params().items()}
         params.setdefault("alternatives", "")
         return t[f"reason.{self.reason}"].format(**params)
@@ -152,11 +158,38 @@ def _lookup(cx: Context, v: Verdict, ids) -> dict[str, Any]:
     return got
 
 
+def _noise(cx: Context, fid: str, published: Any, value: Any) -> tuple[str, float] | None:
+    """Whether ``published`` is below the noise of figure ``fid`` (``value``): ("interval",
+    0) when it lies inside the figure's own interval, ("declared", gap share) within the
+    claim's declared floor; None otherwise. A figure with an interval is judged by it only."""
+    a, b = _num(published), _num(value)
+    if a is None or b is None:
+        return None
+    low, high = _num(cx.fig(fid + ".low")), _num(cx.fig(fid + ".high"))
+    if low is not None and high is not None:
+        return ("interval", 0.0) if low <= a <= high else None
+    floor = cx.claim.noise_floor
+    gap = abs(a - b) / abs(b) if b else None
+    return ("declared", gap) if floor and gap is not None and gap <= floor else None
+
+
+def _in_noise(v: Verdict, cx: Context, quiet: list[tuple[str, str, float]]) -> None:
+    """The verdict of keys that differ by less than the noise: which floor, and by how much."""
+    by = {src: [k for k, s, _ in quiet if s == src] for src in ("interval", "declared")}
+    v.verdict = INDISTINGUISHABLE
+    v.reason = "below_noise_mixed" if all(by.values()) else \
+        ("below_noise_interval" if by["interval"] else "below_noise_declared")
+    v.params = {"keys": by["interval"] or by["declared"]}
+    if by["declared"]:
+        v.params.update({"declared_keys": by["declared"], "floor": cx.claim.noise_floor,
+                         "gap": round(max(g for _, s, g in quiet if s == "declared"), 4)})
+
+
 def check_figures(cx: Context, check: dict) -> Verdict:
     v = _new(cx)
     spec = check.get("figures") or {"value": check["figure"]}
     published = cx.claim.value if isinstance(cx.claim.value, dict) else {"value": cx.claim.value}
-    got, method_only, missing, wrong = {}, [], [], []
+    got, method_only, missing, wrong, quiet = {}, [], [], [], []
     for key, ids in spec.items():
         ids = [ids] if isinstance(ids, str) else list(ids)
         v.figures += ids
@@ -166,6 +199,10 @@ def check_figures(cx: Context, check: dict) -> Verdict:
         got[key] = cx.fig(ids[0])
         k_tol = _tolerance(cx.claim, key)
         if key not in published or _close(published[key], got[key], k_tol):
+            continue
+        noise = _noise(cx, ids[0], published[key], got[key])
+        if noise:
+            quiet.append((key, *noise))
             continue
         alt = next((a for a in ids[1:] if cx.fig(a) is not None
                     and _close(published[key], cx.fig(a), k_tol)), None)
@@ -180,6 +217,8 @@ def check_figures(cx: Context, check: dict) -> Verdict:
         v.verdict, v.reason = METHOD, "other_basis"
         v.params = {"alternatives": [a for _, a in method_only],
                     "keys": [k for k, _ in method_only]}
+    elif quiet:
+        _in_noise(v, cx, quiet)
     else:
         v.verdict, v.reason = CONFIRMED, "within_rounding"
     return v
@@ -436,7 +475,8 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("lowest", "highest"): check_extreme,
     ("exceeds",): check_exceeds,
 }
-ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, CONSISTENT, CONFIRMED)
+# worst first: the worst verdict of a claim's parts is its verdict
+ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, INDISTINGUISHABLE, CONSISTENT, CONFIRMED)
 
 
 def check_claim(claim: Claim, registry: dict[str, Figure],

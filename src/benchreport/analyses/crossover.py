@@ -10,9 +10,13 @@ Two lines cross at context = (a2 − a1) ÷ (b1 − b2).
 - With three or more, the line is a least-squares fit; its intercept, slope and the largest
   relative residual are reported, as a model with N points.
 
-The crossover is also given rounded outward to whole 10,000-token steps (what a handful of
-points supports; not an interval), with the number of context lengths it rests on and
-whether it lies outside the measured range (extrapolated).
+Where the lines cross depends on what is taken as straight. The point estimate takes the
+time per output token as linear in the context (above); the same points taken as linear in
+per-request speed (tok/s, ``tok_per_s``) or the time per token as linear in the logarithm of
+the context (``log_context``) cross elsewhere. Each is a figure of its own, and the band
+(``rounded``) covers all three that cross, rounded outward to whole 10,000-token steps (what
+a handful of points supports; not an interval), with the number of context lengths it rests
+on and whether the point estimate lies outside the measured range (extrapolated).
 """
 
 from __future__ import annotations
@@ -31,24 +35,63 @@ from .decode import FOUND, Steady
 STEP = 10_000   # tokens: the crossover is rounded outward to whole steps of this size
 
 
+# The interpolations, the point estimate's first: how a point's (context, ms/token) is
+# mapped before the straight line, and how a crossing x of the mapped context maps back.
+POINT_ESTIMATE = "ms_per_token"
+INTERPOLATIONS = {
+    "ms_per_token": (lambda x, ms: (x, ms), lambda u: u),
+    "tok_per_s": (lambda x, ms: (x, 1000 / ms), lambda u: u),
+    "log_context": (lambda x, ms: (math.log(x), ms), math.exp),
+}
+_WORDS = {"ms_per_token": "the time per output token linear in the context",
+          "tok_per_s": "the per-request speed (tok/s) linear in the context",
+          "log_context": "the time per output token linear in the logarithm of the context"}
+
+
 def _fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     b, a = np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)
     return float(a), float(b)
 
 
-def _cross(l1: tuple[float, float], l2: tuple[float, float]) -> float | None:
+def rounded(x: float, step: int = STEP) -> str:
+    """The whole ``step``-token bracket around ``x``, e.g. 103,788 → "100K–110K"."""
+    return band([x], step)
+
+
+def band(xs: list[float], step: int = STEP) -> str:
+    """The whole ``step``-token steps covering every ``xs``: 90,600 and 147,000 →
+    "90K–150K"; one value (or values within one step) gives its one step."""
+    low, high = round(min(xs), 6), round(max(xs), 6)     # 19,999.999… is 20,000
+    lo = math.floor(low / step) * step
+    hi = max(lo + step, math.ceil(high / step) * step)
+    return f"{lo // 1000:,}K–{hi // 1000:,}K"
+
+
+def crossings(p1: list[tuple[int, float, str]], p2: list[tuple[int, float, str]]
+              ) -> dict[str, float | None]:
+    """Per interpolation: the context at which the two engines' lines (each a straight line
+    through, or fitted to, its points once mapped) cross; None where they do not cross at a
+    positive context."""
+    out: dict[str, float | None] = {}
+    for name, (fwd, back) in INTERPOLATIONS.items():
+        lines = []
+        for pts in (p1, p2):
+            mapped = [fwd(x, ms) for x, ms, _ in pts]
+            lines.append(_fit([u for u, _ in mapped], [v for _, v in mapped]))
+        out[name] = _back(name, back, *lines)
+    return out
+
+
+def _back(name: str, back, l1: tuple[float, float], l2: tuple[float, float]) -> float | None:
+    """Where two mapped lines cross, as a context length; None if nowhere positive (or, in
+    log context, beyond any length a float holds)."""
     (a1, b1), (a2, b2) = l1, l2
     if b1 == b2:
         return None
-    x = (a2 - a1) / (b1 - b2)
-    return x if x > 0 else None
-
-
-def rounded(x: float, step: int = STEP) -> str:
-    """The whole ``step``-token bracket around ``x``, e.g. 103,788 → "100K–110K"."""
-    lo = math.floor(x / step) * step
-    hi = lo + step
-    return f"{lo // 1000:,}K–{hi // 1000:,}K"
+    u = (a2 - a1) / (b1 - b2)
+    if name != "log_context":
+        return back(u) if u > 0 else None
+    return back(u) if u < 700 else None
 
 
 def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
@@ -89,49 +132,85 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
                               "fitted| ÷ measured ms/token over the points (how far the "
                               "straight line misses them)")]
     for e1, e2 in itertools.combinations(sorted(engines), 2):
-        p1, p2 = points[e1], points[e2]
-        n = min(lengths[e1], lengths[e2])
-        key = ids.crossover(e1, e2)
-        ctx = {"engines": [e1, e2]}
-        deps = tuple(ids.decode(pt[2], e, "ms_per_token") for e, pts in ((e1, p1), (e2, p2))
-                     for pt in pts)
-        few = [e for e in (e1, e2) if lengths[e] < 3]
-        if len(few) == 2:
-            how = ("by linear interpolation between two context lengths per engine (two "
-                   "points always lie on a straight line, so the straight-line form is "
-                   "unvalidated)")
-        elif few:
-            other = e2 if few[0] == e1 else e1
-            how = (f"with {few[0]}'s line by linear interpolation between two context lengths "
-                   "(the straight-line form is unvalidated with two points) and "
-                   f"{other}'s a least-squares fit to {lengths[other]} context lengths")
-        else:
-            how = (f"from least-squares straight lines fitted to at least {n} context lengths "
-                   "per engine (a fitted model)")
-        x = _cross(lines[e1], lines[e2])
-        out.append(Figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
-                          depends_on=deps, context=ctx,
-                          method="number of context lengths the crossover rests on (the "
-                                 "fewer of the two engines')"))
-        if x is None:
-            out.append(Figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
-                              context=ctx, method="the two engines' per-token decode times, "
-                                                  f"taken {how}, are not equal at any "
-                                                  "positive context length"))
-            continue
-        out.append(Figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
-                          context=ctx, method="input length at which the two engines' "
-                                              f"per-token decode times are equal, {how}"))
-        out.append(Figure(id=ids.crossover(e1, e2, "rounded"), value=rounded(x), unit="tokens",
-                          depends_on=(key,), context=ctx,
-                          method=f"the crossover rounded outward to {STEP:,} tokens: the "
-                                 f"precision {n} context lengths support; not an interval"))
-        lo = max(p1[0][0], p2[0][0])
-        hi = min(p1[-1][0], p2[-1][0])
-        out.append(Figure(id=ids.crossover(e1, e2, "beyond"),
-                          value=YES if not lo <= x <= hi else NO,
-                          unit="verdict", depends_on=(key,), context=ctx,
-                          method=f"whether the crossover lies outside the context range "
-                                 f"measured for both engines ({lo:,}–{hi:,} tokens), i.e. is "
-                                 "extrapolated"))
+        out += _pair_figures((e1, e2), (points[e1], points[e2]), lengths)
+    return out
+
+
+def _how(e1: str, e2: str, lengths: dict[str, int]) -> str:
+    """What the engines' lines are: interpolations between two lengths, or fitted."""
+    n = min(lengths[e1], lengths[e2])
+    few = [e for e in (e1, e2) if lengths[e] < 3]
+    if len(few) == 2:
+        return ("by linear interpolation between two context lengths per engine (two "
+                "points always lie on a straight line, so the straight-line form is "
+                "unvalidated)")
+    if few:
+        other = e2 if few[0] == e1 else e1
+        return (f"with {few[0]}'s line by linear interpolation between two context lengths "
+                "(the straight-line form is unvalidated with two points) and "
+                f"{other}'s a least-squares fit to {lengths[other]} context lengths")
+    return (f"from least-squares straight lines fitted to at least {n} context lengths "
+            "per engine (a fitted model)")
+
+
+def _other(e1: str, e2: str, name: str, x: float | None, deps: tuple[str, ...],
+           how: str) -> Figure:
+    """The crossover under interpolation ``name`` (not the point estimate's)."""
+    return Figure(id=ids.crossover(e1, e2, name), value=NO_CROSSING if x is None else x,
+                  unit="verdict" if x is None else "tokens", decimals=None if x is None else 0,
+                  depends_on=deps, context={"engines": [e1, e2], "interpolation": name},
+                  method=f"the crossover taking {_WORDS[name]} instead, {how}: another "
+                         "interpolation of the same points")
+
+
+def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
+                  lengths: dict[str, int]) -> list[Figure]:
+    """The crossover of two engines under each interpolation, the band over them, how many
+    lengths it rests on and whether the point estimate is extrapolated."""
+    (e1, e2), (p1, p2) = pair, pts
+    n = min(lengths[e1], lengths[e2])
+    key = ids.crossover(e1, e2)
+    deps = tuple(ids.decode(pt[2], e, "ms_per_token") for e, ps in ((e1, p1), (e2, p2))
+                 for pt in ps)
+    how = _how(e1, e2, lengths)
+    xs = crossings(p1, p2)
+    x = xs[POINT_ESTIMATE]
+    others = [k for k in INTERPOLATIONS if k != POINT_ESTIMATE]
+    ctx = {"engines": [e1, e2]}
+    out = [Figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
+                  depends_on=deps, context=ctx,
+                  method="number of context lengths the crossover rests on (the "
+                         "fewer of the two engines')")]
+    if x is None:
+        out.append(Figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
+                          context={**ctx, "interpolation": POINT_ESTIMATE},
+                          method="the two engines' per-token decode times, "
+                                 f"taken {how}, are not equal at any positive context length"))
+        return out
+    shown = ", ".join(f"{_WORDS[k]}: " + (f"{xs[k]:,.0f}" if xs[k] else "no crossing")
+                      for k in others)
+    out.append(Figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
+                      context={**ctx, "interpolation": POINT_ESTIMATE,
+                               "others": {k: xs[k] for k in others}},
+                      method="input length at which the two engines' per-token decode "
+                             f"times are equal, {how}, taking {_WORDS[POINT_ESTIMATE]} "
+                             f"(the point estimate); the other interpolations give {shown}"))
+    out += [_other(e1, e2, k, xs[k], deps, how) for k in others]
+    crossed = [v for v in xs.values() if v is not None]
+    out.append(Figure(id=ids.crossover(e1, e2, "rounded"), value=band(crossed), unit="tokens",
+                      depends_on=(key, *(ids.crossover(e1, e2, k) for k in others)),
+                      context={**ctx, "low": min(crossed), "high": max(crossed),
+                               "interpolations": [k for k, v in xs.items() if v is not None]},
+                      method="the band covering the crossover under every interpolation that "
+                             f"crosses ({', '.join(_WORDS[k] for k, v in xs.items() if v)}), "
+                             f"from {min(crossed):,.0f} to {max(crossed):,.0f} tokens, rounded "
+                             f"outward to {STEP:,} tokens: the precision {n} context lengths "
+                             "and the choice of interpolation support; not an interval"))
+    lo = max(p1[0][0], p2[0][0])
+    hi = min(p1[-1][0], p2[-1][0])
+    out.append(Figure(id=ids.crossover(e1, e2, "beyond"), value=YES if not lo <= x <= hi else NO,
+                      unit="verdict", depends_on=(key,), context=ctx,
+                      method=f"whether the crossover lies outside the context range "
+                             f"measured for both engines ({lo:,}–{hi:,} tokens), i.e. is "
+                             "extrapolated"))
     return out

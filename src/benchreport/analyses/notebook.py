@@ -306,14 +306,15 @@ def claim_check(run: Run) -> ClaimCheck:
                    + (f"; those figures rest on what the reconstruction was calibrated to "
                       f"({', '.join(v.calibrated)}), so agreement is by construction"
                       if v.calibrated else "")))
-    figures.append(_informative(claims, bases, src))
+    figures += [_informative(claims, bases, src), _indistinguishable(verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],
-         "scope": c.scope, "why": c.why}
+         "scope": c.scope, "why": c.why, "noise_floor": c.noise_floor,
+         "noise_why": c.noise_why}
         for c, v, basis in zip(claims, verdicts, bases, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
                            "recomputed": v.recomputed, "reason": v.sentence(en),
@@ -365,6 +366,19 @@ def _informative(claims, bases: list[str], src) -> Figure:
                   method="claims whose verdict is evidence: it rests on measured figures "
                          "only (not on figures calibrated to the published text, assumed, "
                          "or produced by a reconstruction's model or seed)")
+
+
+def _indistinguishable(verdicts, src) -> Figure:
+    """How many verdicts found a difference below a stated noise floor."""
+    from .claimcheck import INDISTINGUISHABLE
+
+    quiet = [v.claim for v in verdicts if v.verdict == INDISTINGUISHABLE]
+    return Figure(id=ids.CLAIMS_INDISTINGUISHABLE, value=len(quiet), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(ids.claim(c) for c in quiet), context={"claims": quiet},
+                  method="claims whose published value is outside half its rounding but "
+                         "below a stated noise floor (the figure's own interval, else the "
+                         "floor claims.yaml declares)")
 
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------

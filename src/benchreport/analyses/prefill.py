@@ -450,33 +450,115 @@ def chunk_sequences(ing: Ingested, engine: str, workload: str,
     return sequences_of(acc)
 
 
-def phase_values(ing: Ingested, engine: str, workload: str,
-                 accounting: Accounting | None = None) -> tuple[list[float], list[dict]]:
-    """Prefill throughput values while prefilling runs back to back, and their records.
+@dataclass(frozen=True)
+class Interval:
+    """One logged interval of prompt throughput: a stats interval (vLLM), or the time since
+    the previous Prefill line, one batch (SGLang); with why the phase table leaves it out."""
 
-    vLLM: the stats intervals with prompt throughput, first and last (partial) left out.
-    SGLang: full Prefill lines whose interval is prefill only (mixed batches count: the
-    value is total prefill throughput)."""
+    record: dict
+    tps: float | None
+    tokens: float | None        # prompt tokens it covers, where the log gives them
+    seconds: float | None       # its length
+    why: tuple[str, ...]        # empty: kept
+
+    @property
+    def line(self) -> int:
+        return int(self.record["line"])
+
+
+# The one rule of the phase table, for every engine: a logged interval is left out when it
+# is partial, when its time may include decode or idle time, or when a runtime event ran in
+# it. Intervals holding several requests' prompts count: the value is total throughput.
+PHASE_RULE = ("partial intervals (the first and last stats interval of the prefill phase, "
+              "or a batch below the prefill budget), intervals whose time may include decode "
+              "or idle time (the line before left no prompt work pending, or a Decode line "
+              "comes between) and intervals in which a runtime event (OOM retry, kernel "
+              "compile) ran are left out, for every engine; intervals holding several "
+              "requests' prompts count (total throughput)")
+
+
+def _seconds(a: str | None, b: str | None) -> float | None:
+    from datetime import datetime
+
+    if not a or not b:
+        return None
+    return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+
+
+def _events(ing: Ingested, engine: str, workload: str) -> list[str]:
+    return sorted(r["ts"] for k in EVENTS for r in ing.in_window(k, engine, workload)
+                  if r.get("ts"))
+
+
+def _event_in(events: list[str], after: str | None, until: str | None) -> bool:
+    return bool(until) and any((after or "") < t <= until for t in events)
+
+
+def _stats_intervals(stats: list[dict], events: list[str]) -> list[Interval]:
+    """Each stats interval with prompt throughput; the phase's first and last are partial."""
+    busy = [i for i, r in enumerate(stats) if float(r["prompt_tps"]) > 0]
+    out = []
+    for i in busy:
+        r, prev = stats[i], stats[i - 1] if i else None
+        why = []
+        if i in (busy[0], busy[-1]):
+            why.append("partial: the " + ("first" if i == busy[0] else "last")
+                       + " stats interval of the prefill phase")
+        elif not (float(prev["prompt_tps"]) > 0 or (prev.get("waiting") or 0) > 0):
+            why.append("its time may include decode or idle time (the stats line before it "
+                       "shows no prompt work)")
+        if _event_in(events, prev["ts"] if prev else None, r.get("ts")):
+            why.append("a runtime event ran in it")
+        sec = _seconds(prev.get("ts") if prev else None, r.get("ts"))
+        out.append(Interval(r, float(r["prompt_tps"]),
+                            float(r["prompt_tps"]) * sec if sec else None, sec, tuple(why)))
+    return out
+
+
+def _batch_intervals(rows: list[dict], acc: Accounting, events: list[str]) -> list[Interval]:
+    """Each Prefill line as the interval since the line before it (one batch)."""
+    by_line = {(b.file, b.line): b for b in acc.batches}
+    out, prev_ts = [], None
+    for r in rows:
+        b = by_line[(str(r.get("file", "")), int(r["line"]))]
+        why = []
+        if b.partial:
+            why.append(f"partial: {b.new_token:,} of {b.budget:,} tokens")
+        if not b.prefill_only:
+            why.append("its time includes decode time (a Decode line comes before it)"
+                       if b.interval == DECODE else "its time may include decode or idle "
+                       "time (the Prefill line before it left no prompt work pending)")
+        if _event_in(events, prev_ts, r.get("ts")):
+            why.append("a runtime event ran in it")
+        if b.tps is None:
+            why.append("no throughput logged")
+        out.append(Interval(r, b.tps, float(b.new_token),
+                            b.new_token / b.tps if b.tps else None, tuple(why)))
+        prev_ts = r.get("ts")
+    return out
+
+
+def phase_intervals(ing: Ingested, engine: str, workload: str,
+                    accounting: Accounting | None = None) -> list[Interval]:
+    """Every logged interval of prompt throughput in the window, with why the phase table
+    leaves it out (``PHASE_RULE``, the same for every engine)."""
+    events = _events(ing, engine, workload)
     stats = sorted(ing.in_window("engine_stats", engine, workload), key=lambda r: r["line"])
     if stats:
-        busy = [r for r in stats if float(r["prompt_tps"]) > 0]
-        interior = busy[1:-1] if len(busy) >= 3 else busy
-        # an interval in which a runtime event ran (OOM retry, kernel compile) measures the
-        # stall as well as prefill: left out (the caveats table counts the events)
-        events = sorted(r["ts"] for k in EVENTS for r in ing.in_window(k, engine, workload)
-                        if r.get("ts"))
-        before = {r["line"]: p["ts"] for p, r in zip(stats, stats[1:], strict=False)}
-        clean = [r for r in interior
-                 if not any(before.get(r["line"], "") < t <= r["ts"] for t in events)]
-        return [float(r["prompt_tps"]) for r in clean], clean
+        return _stats_intervals(stats, events)
     acc = accounting or window_accounting(ing, engine, workload)
     if acc is None:
-        return [], []
-    keep = {(b.file, b.line) for b in acc.batches
-            if b.tps is not None and not b.partial and b.prefill_only}
-    recs = [r for r in sorted(ing.in_window("prefill_batch", engine, workload), key=_order)
-            if (str(r.get("file", "")), int(r["line"])) in keep]
-    return [float(r["input_tps"]) for r in recs], recs
+        return []
+    rows = sorted(ing.in_window("prefill_batch", engine, workload), key=_order)
+    return _batch_intervals(rows, acc, events)
+
+
+def phase_values(ing: Ingested, engine: str, workload: str,
+                 accounting: Accounting | None = None) -> tuple[list[float], list[dict]]:
+    """Prefill throughput of the intervals the phase table keeps (``PHASE_RULE``), and their
+    records."""
+    kept = [iv for iv in phase_intervals(ing, engine, workload, accounting) if not iv.why]
+    return [float(iv.tps) for iv in kept], [iv.record for iv in kept]
 
 
 # --- figures ----------------------------------------------------------------------------
@@ -496,47 +578,19 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
                 continue
             we, ctx = (w.id, e.id), {"engine": e.id, "workload": w.id}
             acc = window_accounting(ing, e.id, w.id, default_len=w.input_tokens)
-            values, recs = phase_values(ing, e.id, w.id, acc)
-            if not values:
-                none = acc is not None and not ing.in_window("engine_stats", e.id, w.id)
-                figures.append(Figure(
-                    id=ids.prefill(*we, "phase"), value=NONE if none else NO_LOG,
-                    unit="verdict",
-                    context=ctx,
-                    sources=(Source(path=acc.batches[0].file, sha256=acc.batches[0].sha256,
-                                    lines=tuple(b.line for b in acc.batches)),) if none else (),
-                    method="no Prefill line in the benchmark window is a full batch whose "
-                           "interval is prefill only" if none else
-                           "no prefill records in the benchmark window"))
+            intervals = phase_intervals(ing, e.id, w.id, acc)
+            kept = [iv for iv in intervals if not iv.why]
+            if not kept:
+                figures.append(_no_phase(we, ctx, intervals))
                 continue
+            recs = [iv.record for iv in kept]
             src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
                           lines=tuple(int(r["line"]) for r in recs)),)
-            all_values += [(v, Source(path=r["file"], sha256=r["sha256"], lines=(int(r["line"]),)),
-                            f"{e.id}, {w.id}, line {r['line']}")
-                           for v, r in zip(values, recs, strict=True)]
-            if recs[0]["kind"] == "engine_stats":
-                how = ("10-s stats intervals while prefilling, first and last (partial) left "
-                       "out, and any in which a runtime event (OOM retry, kernel compile) ran")
-            else:
-                how = (f"Prefill lines of full batches ({acc.budget:,} tokens, the window's "
-                       "largest #new-token) whose interval is prefill only: the line before is "
-                       "a Prefill line that left prompt work pending (the window's first line "
-                       "counts if no Decode line precedes it). Mixed batches count (total "
-                       "throughput); left out: "
-                       + _left_out(acc))
-            timer = recs[0]["kind"] == "engine_stats"
-            if timer:       # fixed-time intervals: the plain mean is tokens over time
-                mean, basis = statistics.fmean(values), "mean"
-            else:           # each line covers its own tokens: weight by them
-                tokens = [int(r["new_token"]) for r in recs]
-                mean = sum(tokens) / sum(n / v for n, v in zip(tokens, values, strict=True))
-                basis = ("mean as total tokens over total time (each line's #new-token over "
-                         "its throughput gives its time): the token-weighted harmonic mean")
-            for name, value, what in (("min", min(values), "min"), ("max", max(values), "max"),
-                                      ("mean", mean, basis)):
-                figures.append(Figure(id=ids.prefill(*we, name), value=value, unit="tok/s",
-                                      decimals=0, sources=src, context=ctx,
-                                      method=f"{what} total prefill throughput: {how}"))
+            all_values += [(float(iv.tps), Source(path=iv.record["file"],
+                                                  sha256=iv.record["sha256"],
+                                                  lines=(iv.line,)),
+                            f"{e.id}, {w.id}, line {iv.line}") for iv in kept]
+            figures += _phase_figures(we, ctx, intervals, src)
             seqs = sequences_of(acc) if acc is not None and any(
                 b.tps is not None for b in acc.batches) else []
             sequences[(e.id, w.id)] = seqs
@@ -551,8 +605,7 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
     if all_values:
         lo = min(all_values, key=lambda x: x[0])
         hi = max(all_values, key=lambda x: x[0])
-        which = ("(vLLM: stats intervals inside the prefill phase; SGLang: full batches "
-                 "whose interval is prefill only)")
+        which = f"(per logged interval; {PHASE_RULE})"
         figures += [
             Figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
                    sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
@@ -563,20 +616,80 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
     return figures, sequences
 
 
-def _left_out(acc: Accounting) -> str:
-    out = []
-    for b in acc.batches:
-        why = []
-        if b.partial:
-            why.append(f"partial, {b.new_token:,} of {b.budget:,} tokens")
-        if not b.prefill_only:
-            why.append("interval includes decode time" if b.interval == DECODE
-                       else "interval may include decode or idle time")
-        if b.tps is None:
-            why.append("no throughput")
-        if why:
-            out.append(f"line {b.line} ({'; '.join(why)})")
-    return "; ".join(out) if out else "none"
+def _lines_of(intervals: list[Interval]) -> tuple[Source, ...]:
+    """The log lines of ``intervals``, per file."""
+    files: dict[tuple[str, str], list[int]] = {}
+    for iv in intervals:
+        files.setdefault((iv.record["file"], iv.record["sha256"]), []).append(iv.line)
+    return tuple(Source(path=f, sha256=h, lines=tuple(ls)) for (f, h), ls in files.items())
+
+
+def _no_phase(we: tuple[str, str], ctx, intervals: list[Interval]) -> Figure:
+    """No interval kept: every one the log has is left out by the rule, or there is none."""
+    if not intervals:
+        return Figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
+                      method="no prefill records in the benchmark window")
+    why = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in intervals)
+    return Figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
+                  sources=_lines_of(intervals),
+                  method=f"every logged interval of prompt throughput in the window is left "
+                         f"out: {why} ({PHASE_RULE})")
+
+
+def _phase_mean(kept: list[Interval], stats: bool) -> tuple[float, str]:
+    """Tokens over time of the intervals kept, and how."""
+    values = [float(iv.tps) for iv in kept]
+    if stats:       # fixed-time intervals: the plain mean is tokens over time
+        return statistics.fmean(values), "mean of equal-length intervals"
+    tokens = [float(iv.tokens or 0) for iv in kept]     # each line covers its own tokens
+    return (sum(tokens) / sum(n / v for n, v in zip(tokens, values, strict=True)),
+            "total tokens over total time (each line's #new-token over its throughput gives "
+            "its time): the token-weighted harmonic mean")
+
+
+def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
+                   src: tuple[Source, ...]) -> list[Figure]:
+    """The phase table's row: how many logged intervals it keeps and leaves out (which, and
+    why), their mean length, the mean as tokens over time, and min and max when it keeps
+    more than one (a single interval is its one value)."""
+    kept = [iv for iv in intervals if not iv.why]
+    left = [iv for iv in intervals if iv.why]
+    values = [float(iv.tps) for iv in kept]
+    stats = kept[0].record["kind"] == "engine_stats"
+    basis = ("per logged interval: each stats line's prompt tokens of one "
+             "fixed-length interval over its time" if stats else
+             "per logged interval: each Prefill line's batch tokens over the time since the "
+             "line before it")
+    left_how = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in left) or "none"
+    secs = [iv.seconds for iv in kept if iv.seconds]
+    mean, how_mean = _phase_mean(kept, stats)
+    rule = f"{basis}; {PHASE_RULE}"
+    out = [Figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
+                  sources=src, context=ctx,
+                  method=f"logged intervals the phase table keeps, of {len(intervals)} with "
+                         f"prompt throughput in the window ({rule})"),
+           Figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
+                  sources=_lines_of(left) or src, context={**ctx, "lines": [iv.line for iv in left]},
+                  method=f"logged intervals the phase table leaves out, of {len(intervals)}: "
+                         f"{left_how} ({PHASE_RULE})"),
+           Figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
+                  sources=src, context={**ctx, "n": len(kept)},
+                  method=(f"total prefill throughput, {how_mean}, over {len(kept)} logged "
+                          f"intervals ({rule})" if len(kept) > 1 else
+                          f"total prefill throughput of the one interval kept ({rule})"))]
+    if secs:
+        out.append(Figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
+                          unit="s", decimals=1, sources=src, context=ctx,
+                          method="mean length of the logged intervals kept" + (
+                              " (time between consecutive stats lines)" if stats else
+                              " (each line's #new-token over its throughput)")))
+    if len(kept) > 1:
+        out += [Figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
+                       sources=src, context=ctx,
+                       method=f"{name} total prefill throughput over {len(kept)} logged "
+                              f"intervals ({rule})")
+                for name, fn in (("min", min), ("max", max))]
+    return out
 
 
 def _sources(acc: Accounting, batches) -> tuple[Source, ...]:

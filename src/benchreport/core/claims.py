@@ -14,6 +14,15 @@ KINDS = ("figure", "qualitative", "setting")
 CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
     "confirmed", "consistent with the data", "differs", "different method",
     "contradicted by the data", "not derivable")
+# A difference outside half the published rounding but below a stated noise floor (the
+# figure's own interval of repeats, or a floor claims.yaml declares): the data cannot tell
+# the published value from the recomputed one, so neither "confirmed" nor another basis.
+INDISTINGUISHABLE = "indistinguishable"
+# The verdicts that agree with the published value: on a figure the reconstruction was
+# calibrated to, they agree by construction and carry no information.
+AGREES = (CONFIRMED, INDISTINGUISHABLE)
+# Reason params that are shares, and how a sentence prints them.
+SHARE_PARAMS = {"within": "{:.0%}", "gap": "{:.1%}", "floor": "{:.1%}"}
 # Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
 REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_differs",
            "settings_match", "differs_listed", "not_all_differ", "settings_differ",
@@ -22,8 +31,24 @@ REASONS = ("within_rounding", "other_basis", "differs", "missing", "setting_diff
            "at_least", "below", "cold_start", "cause_not_measured", "not_derivable",
            "sources_disagree", "winner_differs", "winner_same", "lowest_within",
            "lowest_differs", "highest_within", "highest_differs", "order_same",
-           "order_differs")
+           "order_differs", "below_noise_interval", "below_noise_declared",
+           "below_noise_mixed")
 
+
+
+def _noise_floor(item: Located, cid: str, path: str, line: int) -> dict[str, Any]:
+    """``noise_floor: {share: 0.01, why: {ko: …, en: …}}``: a declared floor must say why."""
+    if "noise_floor" not in item:
+        return {}
+    nf = item["noise_floor"]
+    share = nf.get("share") if isinstance(nf, dict) else None
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+        raise ConfigError(f"claim {cid}: noise_floor.share must be a share between 0 and 1",
+                          path=path, line=line)
+    why = nf.get("why")
+    if not isinstance(why, dict) or set(why) != {"ko", "en"}:
+        raise ConfigError(f"claim {cid}: noise_floor.why needs ko and en", path=path, line=line)
+    return {"noise_floor": float(share), "noise_why": dict(why)}
 
 
 @dataclass(frozen=True)
@@ -41,6 +66,10 @@ class Claim:
     why: dict[str, str] | None = None   # ko/en: why the data cannot tell (all or the rest)
     scope: dict[str, str] | None = None  # ko/en: the part of the claim the check covers
     causal: bool = False           # states a cause: agreeing data make it "consistent"
+    # a declared noise floor (a share of the recomputed value) and, ko/en, why it is that;
+    # used only where the figure has no interval of its own
+    noise_floor: float | None = None
+    noise_why: dict[str, str] | None = None
 
     def why_text(self, lang: str) -> str:
         return (self.why or {}).get(lang, "")
@@ -88,6 +117,7 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[
                                 or set(item[key]) != {"ko", "en"}):
                 raise ConfigError(f"claim {cid}: {key} needs ko and en", path=path, line=line)
             extras[key] = dict(item[key]) if key in item else None
+        extras.update(_noise_floor(item, cid, path, line))
         if not isinstance(item.get("causal", False), bool):
             raise ConfigError(f"claim {cid}: causal must be true or false", path=path, line=line)
         claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],

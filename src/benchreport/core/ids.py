@@ -41,7 +41,9 @@ Families (id — constructor — example):
 - ``model.decode.<e>.<name>`` — ``model_decode(e, name)``; intercept_ms, slope_ms_per_1k,
   max_residual_pct — ``model.decode.vllm.slope_ms_per_1k``
 - ``model.crossover.<a>.<b>[.<part>]`` — ``crossover(a, b, part=None)``; the crossover
-  itself, or lengths, rounded, beyond — ``model.crossover.sglang.vllm.rounded``; read back
+  itself (the point estimate), or lengths, rounded (the band over every interpolation),
+  beyond, and the crossover under the other interpolations, tok_per_s and log_context —
+  ``model.crossover.sglang.vllm.rounded``; read back
   with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
 - ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
   oom_errors, jit_compiles, jit_loads, retractions, preemptions — ``events.64k.vllm.jit_loads``;
@@ -102,7 +104,8 @@ Families (id — constructor — example):
   spec_accept_len, kv_usage_{min,mean,max}, running_*, waiting_*, ttft_p50_ms, … —
   ``server.64k.vllm.throughput``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
-- ``claims.informative`` — ``CLAIMS_INFORMATIVE``
+- ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
+  ``CLAIMS_INDISTINGUISHABLE``
 
 ``well_formed(fid)`` says whether an id is spelled as one of these families.
 
@@ -119,6 +122,7 @@ REPEATS = "limits.repeats"
 KV_FITS = "limits.kv_fits"
 SPEC_MAX_ACCEPT_LEN = "limits.spec_max_accept_len"
 CLAIMS_INFORMATIVE = "claims.informative"
+CLAIMS_INDISTINGUISHABLE = "claims.indistinguishable"
 
 
 def _join(*parts: object) -> str:

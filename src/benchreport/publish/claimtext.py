@@ -13,6 +13,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core import ids
+from ..core.claims import SHARE_PARAMS
 from ..core.i18n import format_number, format_value, sentence
 from .narrative_base import Writer
 
@@ -155,10 +156,12 @@ def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, A
     out.setdefault("alternatives", "")
     if params.get("alternatives"):
         out["alternatives"] = _figures(w, params["alternatives"])
-    if "keys" in params:
-        out["keys"] = ", ".join(key_label(w, k) for k in params["keys"] if k)
-    if "within" in params:
-        out["within"] = f"{float(params['within']):.0%}"
+    for name in ("keys", "declared_keys"):
+        if name in params:
+            out[name] = ", ".join(key_label(w, k) for k in params[name] if k)
+    for name, form in SHARE_PARAMS.items():
+        if name in params:
+            out[name] = form.format(float(params[name]))
     for name in ("which", "missing"):
         if isinstance(params.get(name), list):
             out[name] = _list_words(w, reason, params[name]) if params[name] else ""

@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core import ids
-from ..core.claims import CONFIRMED, NOT_DERIVABLE, REASONS
+from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
 from ..core.provenance import ASSUMED, CALIBRATED, FREE, MEASURED, MODEL
 from ..core.provenance import origins as provenance_origins
@@ -277,6 +277,8 @@ def finding(w: Writer) -> Markup | None:
                           short_label=short.label, long_label=long_.label,
                           x=w.fig(key), rounded=w.fig(ids.crossover(a, b, "rounded")),
                           n=w.fig(ids.crossover(a, b, "lengths")),
+                          how=t["crossover.how." + w.registry[key].context["interpolation"]],
+                          others=other_crossings(w, a, b),
                           concurrency=w.fig(ids.workload(long_.id, "concurrency"))))
     beyond = ids.crossover(a, b, "beyond")
     if w.has(beyond) and w.registry[beyond].value == YES:
@@ -292,6 +294,21 @@ def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
     if listed or (w.has(fid) and w.provenance(fid) == ASSUMED):
         return f"{value} {w.t['words.assumed']}"
     return value
+
+
+def other_crossings(w: Writer, a: str, b: str) -> Markup:
+    """Where the crossover of ``a`` and ``b`` lies under each interpolation but the point
+    estimate's (its figure's context names them), one sentence each."""
+    t, out = w.t, []
+    for name in w.registry[ids.crossover(a, b)].context.get("others", {}):
+        fid = ids.crossover(a, b, name)
+        if not w.has(fid):
+            continue
+        how = t["crossover.how." + name]
+        out.append(sentence(t["crossover.other_none"], how=how)
+                   if w.registry[fid].value == NO_CROSSING
+                   else sentence(t["crossover.other_at"], how=how, x=w.fig(fid)))
+    return Markup(" ").join(out)
 
 
 def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | None:
@@ -494,9 +511,10 @@ def prefill_section(w: Writer) -> Section | None:
     for wl in w.run.meta.workloads:
         for e in w.run.meta.engines:
             base = partial(ids.prefill, wl.id, e.id)
-            if w.has(base("mean")):
+            if w.has(base("mean")):       # one interval: no min or max, its value only
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                            + [_cell(w, base(k)) for k in ("min", "max", "mean")])
+                            + [_cell(w, base(k)) for k in ("intervals", "min", "max",
+                                                           "mean")])
     longest = w.run.meta.workloads[-1]
     for e in w.run.meta.engines:
         base = partial(ids.prefill, longest.id, e.id)
@@ -534,8 +552,9 @@ def prefill_section(w: Writer) -> Section | None:
                 (nolog if no_log else paras).append(sentence(
                     t["decode.nosteady"], engine=w.name(e.id), label=wl.label,
                     why=t["decode.why_nolog" if no_log else "prefill.why_none"]))
-    table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
-                          t["table.mean"]], rows=rows, numeric=(2, 3, 4))
+    table = Table(header=[t["table.workload"], t["table.engine"], t["table.intervals"],
+                          t["table.min"], t["table.max"], t["table.mean"]], rows=rows,
+                  numeric=(2, 3, 4, 5))
     if not rows and len(paras) == 1:
         return None                 # nothing measured (no log at all): no section
     return Section("prefill", t["heading.prefill"], paras + nolog, [table] if rows else [])
@@ -771,9 +790,10 @@ BASIS = {MEASURED: "claims.evidence", CALIBRATED: "claims.by_construction",
          ASSUMED: "claims.by_construction", MODEL: "claims.generated", FREE: "claims.generated"}
 
 
-def claim_reason(w: Writer, c: dict) -> Markup:
+def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     """Why a claim got its verdict; for one resting on what a reconstruction's model or
-    seed produced, what set the recomputed value instead (the check states no finding)."""
+    seed produced, what set the recomputed value instead (the check states no finding).
+    A declared noise floor's reason is given once, at its first row (``floors``: seen)."""
     t, lang = w.t, w.lang
     if c.get("basis") in (MODEL, FREE):
         figs = [f for f in c.get("figures") or [] if w.has(f)]
@@ -787,6 +807,11 @@ def claim_reason(w: Writer, c: dict) -> Markup:
         reason = sentence(t["claims.rest"], reason=reason, why=c["why"][lang])
     elif c.get("why"):
         reason = sentence(t["claims.not_derivable"], why=c["why"][lang])
+    why = (c.get("noise_why") or {}).get(lang)
+    if why and why not in floors and c["reason"] in ("below_noise_declared",
+                                                     "below_noise_mixed"):
+        floors.add(why)
+        reason = sentence(t["claims.noise_why"], reason=reason, why=why)
     return reason
 
 
@@ -796,9 +821,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     if not claims:
         return None
     t, lang = w.t, w.lang
-    rows = []
+    rows, floors = [], set()
     for c in claims:
-        reason = claim_reason(w, c)
+        reason = claim_reason(w, c, floors)
         fid = ids.claim(c["claim"])
         basis = t[BASIS[c["basis"]]] if c.get("basis") else None
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
@@ -819,6 +844,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                                 else "claims.intro_reconstruction"],
                               n=w.fig(ids.CLAIMS_INFORMATIVE),
                               total=format_value(len(claims), "count", lang)))
+    quiet = ids.CLAIMS_INDISTINGUISHABLE
+    if w.has(quiet) and w.registry[quiet].value:
+        paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
     return Section("claims", t["heading.claims"], paras,
                    [Table(header=[t["table.claim"], t["table.published"],
                                   t["table.recomputed"], t["table.verdict"],
