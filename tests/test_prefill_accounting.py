@@ -272,6 +272,19 @@ def test_the_fallback_follows_sglangs_own_new_seq_counting(grow):
     assert [b.line for b in seqs[1].batches] == [3, 4, 5]
 
 
+def test_the_fallback_reads_a_real_sglang_chunked_prompt():
+    """Lines 290-292 of data/2026-08-dgx-spark-laguna's sglang-int4.log (SGLang writing
+    them): one 16,913-token prompt (37 prefix-cache hits) in chunks of 8,192, 8,192 and 492
+    tokens, each logged #new-seq 1, the continuations with #cached-token 0. No prompt
+    lengths: the fallback must give all three to one request, its context growing."""
+    ing = _ing([(1, 8192, 37, 8684, 1000.0), (1, 8192, 0, 492, 1000.0),
+                (1, 492, 0, 0, 1000.0)])
+    acc = window_accounting(ing, "e", "w", lengths=[])
+    assert not acc.exact
+    assert [[(s.request, s.cached, s.starts) for s in b.shares] for b in acc.batches] == [
+        [(1, 37, True)], [(1, 8229, False)], [(1, 16421, False)]]
+
+
 # --- the reference run --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
