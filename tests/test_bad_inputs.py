@@ -181,7 +181,7 @@ ERRORS = [
      "'INFO 11-29 07:14:57 [loggers.py:271] …' or '[2026-11-29 07:14:57 TP0] Prefill batch, "
      "…')"),
     ("result JSON cut in half", edit(V64, lambda b: b[: len(b) // 2]),
-     f"data/r/{V64}:1: the JSON stops before the record is complete (after 143864 "
+     f"data/r/{V64}:1: the JSON stops before the record is complete (after 143862 "
      "characters; the file looks cut off); expected a benchmark result"),
     ("SGLang result in vLLM's folder", move(S64, "raw/vllm/sglang_1120_10_65536_3072.jsonl"),
      "data/r/raw/vllm/sglang_1120_10_65536_3072.jsonl:1: a result of SGLang (backend "

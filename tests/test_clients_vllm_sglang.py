@@ -212,14 +212,14 @@ def test_reference_vllm_save_detailed_65k():
     assert p.fields["failed"] == 0 and p.fields["max_concurrency"] == 10
     assert p.fields["request_rate"] == "inf"
     assert p.fields["p90_ttft_ms"] == 36227.2266           # "p90_ttft_ms"
-    assert p.fields["median_e2el_ms"] == 100439.425        # "median_e2el_ms"
+    assert p.fields["median_e2el_ms"] == 99805.541         # "median_e2el_ms"
     assert p.engine == "vllm" and p.model == "moonshotai/Kimi-K3"
     assert p.date == "2026-11-20T10:13:45"                 # "date": "20261120-101345"
     # the per-request lists hold 10 entries each
     assert len(p.requests) == 10
     first = p.requests[0]
     assert first["ttft_ms"] == pytest.approx(6177.367, rel=1e-12)    # ttfts[0] 6.177367 s
-    assert first["e2el_ms"] == pytest.approx(99993.154, rel=1e-12)   # latencies[0] 99.993154 s
+    assert first["e2el_ms"] == pytest.approx(99359.27, rel=1e-12)    # latencies[0] 99.35927 s
     assert first["input_tokens"] == 65536 and first["output_tokens"] == 3072
     assert first["error"] is None                          # errors[0] == ""
     assert p.requests[9]["ttft_ms"] == pytest.approx(37687.464, rel=1e-12)  # ttfts[9]
@@ -238,7 +238,8 @@ def test_reference_vllm_save_detailed_200k():
     assert p.fields["mean_itl_ms"] == 77.67950777958399
     assert len(p.requests) == 10
     assert p.requests[0]["ttft_ms"] == pytest.approx(11905.092, rel=1e-12)  # 11.905092 s
-    assert p.requests[9]["e2el_ms"] == pytest.approx(295200.0, rel=1e-12)   # 295.2 s
+    # its last streamed chunk, before the run's 295.2 s duration ends
+    assert p.requests[9]["e2el_ms"] == pytest.approx(294504.409, rel=1e-12)  # 294.504409 s
     assert p.scenario["input_tokens"] == 200000
 
 

@@ -233,6 +233,58 @@ def test_lengths_that_do_not_fit_fall_back_to_the_new_seq_rule_marked_approximat
     assert [c.tps for c in seqs] == [(20000.0, 19000.0, 18000.0), (20000.0, 19000.0)]
 
 
+@pytest.mark.parametrize("grow", [0, 1], ids=["cached-0", "cached-growing"])
+def test_the_fallback_follows_sglangs_own_new_seq_counting(grow):
+    """SGLang logs #new-seq as len(can_run_list), the chunked request being continued
+    included: a continuation chunk logs 1, a batch with one request's tail and the next
+    one's head logs 2. Lengths that do not fit ([5,000, 5,000]) force the fallback; it must
+    still give every line to the requests it holds. Real SGLang logs #cached-token 0 on a
+    continuation (the chunked request's prefix is not counted as a hit); ``grow`` writes
+    the request's context there instead, which must change nothing.
+
+    Apart: two 8,192-token prompts, two full 4,096 chunks each; the first request's second
+    chunk leaves nothing pending (#pending-token 0), so the third line starts request 2."""
+    apart = _ing([(1, 4096, 0, 4096, 20000.0), (1, 4096, 4096 * grow, 0, 19000.0),
+                  (1, 4096, 0, 4096, 20000.0), (1, 4096, 4096 * grow, 0, 19000.0)])
+    acc = window_accounting(apart, "e", "w", lengths=[5000, 5000])
+    assert [[s.request for s in b.shares] for b in acc.batches] == [[1], [1], [2], [2]]
+    assert not acc.exact and "counts the in-progress request too" in acc.note
+    assert [b.interval for b in acc.batches] == [FIRST, PREFILL, IDLE, PREFILL]
+    seqs = chunk_sequences(apart, "e", "w", lengths=[5000, 5000])
+    assert [(c.request, c.tps, c.cached) for c in seqs] == [
+        (1, (20000.0, 19000.0), (0, 4096)), (2, (19000.0,), (4096,))]
+    # Together: two 10,000-token prompts queued at once. Line 3 holds request 1's last
+    # 1,808 tokens and request 2's first 2,288 (#new-seq 2); #pending-token is the queue
+    # plus the chunked request's rest after each line.
+    together = _ing([(1, 4096, 0, 15904, 20000.0), (1, 4096, 4096 * grow, 11808, 19000.0),
+                     (2, 4096, 0, 7712, 18000.0), (1, 4096, 2288 * grow, 3616, 19500.0),
+                     (1, 3616, 6384 * grow, 0, 18500.0)])
+    acc = window_accounting(together, "e", "w", lengths=[5000, 5000])
+    assert not acc.exact
+    assert [[s.request for s in b.shares] for b in acc.batches] == [[1], [1], [1, 2], [2], [2]]
+    assert [b.mixed for b in acc.batches] == [False, False, True, False, False]
+    assert [b.interval for b in acc.batches] == [FIRST] + [PREFILL] * 4
+    assert acc.batches[2].split() == ("4,096 tokens of request 1, request 2 (the split "
+                                      "between them is unknown: approximate accounting)")
+    seqs = chunk_sequences(together, "e", "w", lengths=[5000, 5000])
+    assert [(c.request, c.tps) for c in seqs] == [(1, (20000.0, 19000.0)), (2, (19500.0,))]
+    assert seqs[0].next_start.line == 3 and seqs[0].next_start.mixed
+    assert [b.line for b in seqs[1].batches] == [3, 4, 5]
+
+
+def test_the_fallback_reads_a_real_sglang_chunked_prompt():
+    """Lines 290-292 of data/2026-08-dgx-spark-laguna's sglang-int4.log (SGLang writing
+    them): one 16,913-token prompt (37 prefix-cache hits) in chunks of 8,192, 8,192 and 492
+    tokens, each logged #new-seq 1, the continuations with #cached-token 0. No prompt
+    lengths: the fallback must give all three to one request, its context growing."""
+    ing = _ing([(1, 8192, 37, 8684, 1000.0), (1, 8192, 0, 492, 1000.0),
+                (1, 492, 0, 0, 1000.0)])
+    acc = window_accounting(ing, "e", "w", lengths=[])
+    assert not acc.exact
+    assert [[(s.request, s.cached, s.starts) for s in b.shares] for b in acc.batches] == [
+        [(1, 37, True)], [(1, 8229, False)], [(1, 16421, False)]]
+
+
 # --- the reference run --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

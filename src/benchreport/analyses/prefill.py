@@ -22,8 +22,11 @@ lengths (the result file's ``input_lens`` in order, else the workload's input le
 
 A request's chunk sequence uses only clean chunks: pure, full, interval prefill only. When
 the tokens cannot be accounted (lengths that do not fit the log, lines from before the
-window) every line with #new-seq >= 1 is taken as a request's start, and the figures say
-the accounting is approximate.
+window) the requests are followed from #new-seq alone, and the figures say the accounting
+is approximate. SGLang's #new-seq is len(can_run_list), which holds the chunked request
+being continued: a continuation chunk logs #new-seq 1, a batch with the tail of request k
+and the head of k+1 logs 2 (#cached-token counts only the admitted requests' prefix-cache
+hits). Logs that count only newly admitted requests (continuations at 0) are read too.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class Share:
     cached: int           # its context before this batch: prefix-cache hits + earlier chunks
     starts: bool          # the request's prompt begins in this batch
     completes: bool       # ... and ends in it
+    known: bool = True    # tokens known (else: approximate accounting of a batch holding
+                          # several requests, whose split the log does not give)
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,10 @@ class Batch:
         """How the batch's tokens divide between requests, in words."""
         if not self.shares:
             return f"{self.new_token:,} tokens of a request that began before the window"
+        if not all(s.known for s in self.shares):
+            return (f"{self.new_token:,} tokens of "
+                    + ", ".join(f"request {s.request}" for s in self.shares)
+                    + " (the split between them is unknown: approximate accounting)")
         parts = []
         for i, s in enumerate(self.shares):
             at = f" at {s.cached:,} cached" if i == 0 or s.cached else ""
@@ -319,19 +328,60 @@ def account(rows: list[dict], lengths: list[int], default_len: int | None = None
     return out, remaining_after, guessed
 
 
-def _by_rule(rows: list[dict]) -> tuple[list[tuple[Share, ...]], list[int]]:
-    """Approximate shares: each line with #new-seq >= 1 starts a request, which holds the
-    whole line and the #new-seq 0 lines after it."""
+def _counts_in_progress(rows: list[dict]) -> bool:
+    """Whether the log's #new-seq counts the chunked request being continued, as SGLang
+    does (len(can_run_list)): then no Prefill line has #new-seq 0."""
+    return bool(rows) and all((_int(r, "new_seq", 0) or 0) >= 1 for r in rows)
+
+
+def _continues(prev: dict, cur: dict, budget: int) -> bool:
+    """With #new-seq counting the in-progress request: whether a chunked request left by
+    line ``prev`` continues in line ``cur``. SGLang cuts only the last request of a full
+    batch, so ``prev`` is full; its #pending-token (queued prompts plus the chunked
+    request's rest) is above 0; and #queue-req (logged with #pending-token: the waiting
+    queue after admission) did not fall by all of ``cur``'s #new-seq (every request of
+    ``cur`` from the queue)."""
+    if (_int(prev, "new_token", 0) or 0) < budget:
+        return False
+    pending = _int(prev, "pending_token", None)
+    if pending is None:
+        return True
+    q0, q1 = _int(prev, "queue_req", None), _int(cur, "queue_req", None)
+    fell = q0 - q1 if q0 is not None and q1 is not None else 0
+    return pending > 0 and fell < (_int(cur, "new_seq", 0) or 0)
+
+
+def _line_shares(r: dict, req: int, ctx: int, cont: bool, in_progress: bool
+                 ) -> tuple[tuple[Share, ...], int, int]:
+    """One line's approximate shares, and the last request and its context after it."""
+    n = _int(r, "new_token", 0) or 0
+    new = (_int(r, "new_seq", 0) or 0) - (1 if cont and in_progress else 0)
+    if new <= 0:           # the request in progress goes on (none known: before the window)
+        return ((Share(req, n, ctx, False, False),) if req else ()), req, ctx + n
+    tail = [Share(req, 0, ctx, False, True, known=False)] if cont and in_progress and req else []
+    whole = [Share(k, 0, 0, True, True, known=False) for k in range(req + 1, req + new)]
+    hits = _int(r, "cached_token", 0) or 0
+    last = Share(req + new, n, hits, True, False, known=not (tail or whole))
+    return tuple(tail + whole + [last]), req + new, hits + n
+
+
+def _by_rule(rows: list[dict], budget: int) -> tuple[list[tuple[Share, ...]], list[int]]:
+    """Approximate shares, from #new-seq alone: a line holds the request in progress (if
+    one is) and the requests its #new-seq admits; the last one admitted holds the line's
+    tokens. Where #new-seq counts the in-progress request too (SGLang: no line has
+    #new-seq 0), a chunked request is taken to continue after a full batch that left
+    prompt tokens pending (``_continues``); otherwise a #new-seq 0 line continues it. The
+    window's first line is taken to start a request unless its #new-seq is 0. The second
+    list: 1 where a request is taken to be in progress after the line, else 0."""
+    in_progress = _counts_in_progress(rows)
+    cont = [(_int(r, "new_seq", 0) or 0) == 0 if i == 0 or not in_progress
+            else _continues(rows[i - 1], r, budget) for i, r in enumerate(rows)]
     out: list[tuple[Share, ...]] = []
     req, ctx = 0, 0
-    for r in rows:
-        n = _int(r, "new_token", 0) or 0
-        starts = (_int(r, "new_seq", 0) or 0) >= 1
-        if starts:
-            req, ctx = req + 1, _int(r, "cached_token", 0) or 0
-        out.append((Share(req, n, ctx, starts, False),) if req else ())
-        ctx += n
-    return out, [0] * len(rows)
+    for i, r in enumerate(rows):
+        shares, req, ctx = _line_shares(r, req, ctx, cont[i], in_progress)
+        out.append(shares)
+    return out, [int(c) for c in cont[1:]] + [0]
 
 
 def window_accounting(ing: Ingested, engine: str, workload: str,
@@ -360,7 +410,7 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
             also = ", this log's #new-seq counting the in-progress request too"
         except Unaccountable:
             exact = False
-            shares, remaining = _by_rule(rows)
+            shares, remaining = _by_rule(rows, budget)
             why = str(first)
     n = max((s.request for row in shares for s in row), default=0)
     how_long = (f"prompt lengths from {src.path} input_lens in order" if src else
@@ -375,9 +425,14 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
                 "then newly admitted ones")
     else:
         note = ("approximate: the tokens could not be accounted per request "
-                f"({why}; {how_long or 'no prompt lengths'}), so each Prefill line with "
-                "#new-seq >= 1 is taken as a request's start and whether a batch also holds "
-                "the previous request's tail is unknown")
+                f"({why}; {how_long or 'no prompt lengths'}), so each Prefill line is taken "
+                "to hold the request in progress, if any, and the requests its #new-seq "
+                "admits, the last one admitted holding its tokens"
+                + (" (this log's #new-seq counts the in-progress request too: a chunked "
+                   "request is taken to continue after a full batch that left prompt "
+                   "tokens pending)" if _counts_in_progress(rows) else
+                   " (a #new-seq 0 line continues the request in progress; whether a line "
+                   "that admits one also holds the previous request's tail is unknown)"))
     if guessed:
         note += ("; where several requests were admitted together with prefix-cache hits, "
                  "the hits were split evenly between them (the line gives only the total)")
@@ -400,8 +455,6 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
         else:
             j = p[1]
             pending = remaining[j] > 0 or _queued(rows[j])
-            if not exact:     # no accounting: a line that continues a request had work pending
-                pending = pending or (_int(r, "new_seq", 0) or 0) == 0
             interval = PREFILL if pending else IDLE
         n = _int(r, "new_token", 0) or 0
         batches.append(Batch(line=int(r["line"]), file=str(r.get("file", "")),
@@ -806,7 +859,8 @@ def chunk_rows(sequences: dict[tuple[str, str], list[Chunks]]) -> list[dict]:
                 share = b.share(c.request)
                 rows.append({"engine": engine, "workload": workload, "request": c.request,
                              "line": b.line, "cached": c.cached_before(b),
-                             "tokens": share.tokens if share else b.new_token,
+                             "tokens": (share.tokens if share.known else None) if share
+                             else b.new_token,
                              "tps": b.tps, "clean": b.clean,
                              "why_not": "; ".join(b.reasons()),
                              # the batch carries other requests' tokens too: its throughput

@@ -213,7 +213,9 @@ def sglang_run(lines: Lines, base: dt.datetime, tl: Timeline, every: int, n: int
         # Throughput since the previous prefill line of this run (the first: its own batch).
         since = step.end - (prev_prefill_end if prev_prefill_end is not None else step.start)
         prev_prefill_end = step.end
-        new_seq = sum(1 for g in step.prefill if g.cached == 0)
+        # SGLang logs len(can_run_list): the chunked request being continued counts too;
+        # #cached-token is prefix-cache hits of the admitted requests only (none here)
+        new_seq = len(step.prefill)
         running = step.running - sum(1 for g in step.prefill if g.completes)
         _s(lines, _at(base, step.end - tl.start),
            f"Prefill batch, #new-seq: {new_seq}, #new-token: {tokens}, #cached-token: 0, "

@@ -21,10 +21,15 @@ class ClientView:
     output_lens: list[int]
     ttfts: list[float]
     itls: list[list[float]]          # gaps between streamed chunks (vLLM's `itls`)
+    # vLLM: from the send to the last streamed chunk (`most_recent_timestamp - st`), so
+    # latency == ttft + sum(itls) up to rounding
     latencies: list[float]
     # each chunk's gap split evenly over the tokens it carries, one entry per token:
     # what sglang.bench_serving's native backend records as `itls`
     token_itls: list[list[float]]
+    # SGLang: to the stream's end (`latency` is taken at every chunk, [DONE] included): the
+    # last chunk plus ``tail``
+    stream_latencies: list[float]
 
 
 def _us(x: float) -> float:
@@ -32,19 +37,22 @@ def _us(x: float) -> float:
 
 
 def client_view(tl: Timeline, duration: float) -> ClientView:
-    """Times from each request's send; the client sees each stream end ``tail`` later."""
+    """Times from each request's send. vLLM's latency ends at the last streamed chunk;
+    SGLang's at the stream's end, ``tail`` later (the run's duration minus the simulated
+    span: the client's own overhead, kept for the calibrated duration)."""
     tail = duration - (tl.end - tl.start)
-    ttfts, itls, lat, per_token = [], [], [], []
+    ttfts, itls, lat, stream, per_token = [], [], [], [], []
     for r in tl.requests:
         ct = [c - r.sent for c in r.chunk_times]
         ttfts.append(_us(ct[0]))
         itls.append([_us(b - a) for a, b in zip(ct, ct[1:], strict=False)])
         per_token.append([_us((b - a) / k) for a, b, k in
                           zip(ct, ct[1:], r.chunk_tokens[1:], strict=False) for _ in range(k)])
-        lat.append(_us(r.finish - r.sent + tail))
+        lat.append(_us(ct[-1]))
+        stream.append(_us(r.finish - r.sent + tail))
     return ClientView(duration=_us(duration), input_lens=[r.input_len for r in tl.requests],
                       output_lens=[r.generated for r in tl.requests], ttfts=ttfts, itls=itls,
-                      latencies=lat, token_itls=per_token)
+                      latencies=lat, token_itls=per_token, stream_latencies=stream)
 
 
 def _stats(values_s: list[float], metric: str, percentiles: tuple[float, ...],
@@ -60,9 +68,9 @@ def _stats(values_s: list[float], metric: str, percentiles: tuple[float, ...],
     return out
 
 
-def _tpots(v: ClientView) -> list[float]:
+def _tpots(v: ClientView, latencies: list[float]) -> list[float]:
     return [(lat - ttft) / (n - 1) for lat, ttft, n in
-            zip(v.latencies, v.ttfts, v.output_lens, strict=True) if n > 1]
+            zip(latencies, v.ttfts, v.output_lens, strict=True) if n > 1]
 
 
 def _peak_output_rate(tl: Timeline) -> float:
@@ -98,8 +106,8 @@ def vllm_result(tl: Timeline, v: ClientView, *, model_id: str, date: dt.datetime
     if spec:
         result.update(spec)
     pooled = [x for row in v.itls for x in row]
-    for metric, values in (("ttft", v.ttfts), ("tpot", _tpots(v)), ("itl", pooled),
-                           ("e2el", v.latencies)):
+    for metric, values in (("ttft", v.ttfts), ("tpot", _tpots(v, v.latencies)),
+                           ("itl", pooled), ("e2el", v.latencies)):
         result.update(_stats(values, metric, percentiles))
     return json.dumps(result)
 
@@ -107,7 +115,8 @@ def vllm_result(tl: Timeline, v: ClientView, *, model_id: str, date: dt.datetime
 def sglang_result(tl: Timeline, v: ClientView, *, input_len: int, output_len: int,
                   max_concurrency: int, server_info: dict, accept_length: float | None) -> str:
     """`python -m sglang.bench_serving --output-file F --output-details` (0.5.23): one line."""
-    n = len(v.latencies)
+    lat = v.stream_latencies
+    n = len(lat)
     total_in, total_out = sum(v.input_lens), sum(v.output_lens)
     record = {
         "tag": None, "backend": "sglang", "dataset_name": "random",
@@ -124,11 +133,11 @@ def sglang_result(tl: Timeline, v: ClientView, *, input_len: int, output_len: in
     }
     # the native backend splits each chunk's gap over its tokens (`adjust_itl`)
     pooled = [x for row in v.token_itls for x in row]
-    for metric, values in (("e2e_latency", v.latencies), ("ttft", v.ttfts),
-                           ("tpot", _tpots(v)), ("itl", pooled)):
+    for metric, values in (("e2e_latency", lat), ("ttft", v.ttfts),
+                           ("tpot", _tpots(v, lat)), ("itl", pooled)):
         record.update(_stats(values, metric, (90.0, 95.0, 99.0)))
     record.update({
-        "concurrency": sum(v.latencies) / v.duration, "accept_length": accept_length,
+        "concurrency": sum(lat) / v.duration, "accept_length": accept_length,
         "max_output_tokens_per_s": _peak_output_rate(tl),
         "max_concurrent_requests": min(max_concurrency, n),
         "input_lens": v.input_lens, "output_lens": v.output_lens, "ttfts": v.ttfts,
