@@ -265,6 +265,8 @@ def test_keys_below_different_floors_and_the_worst_part_decides():
 
 
 def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
+    """Evidence is a verdict on measured figures only, whatever the verdict: an
+    indistinguishable or different-method verdict on calibrated figures is not."""
     from types import SimpleNamespace
 
     from benchreport.analyses.claimcheck import INDISTINGUISHABLE
@@ -275,7 +277,9 @@ def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
                 SimpleNamespace(claim="b", verdict=INDISTINGUISHABLE, calibrated=[]),
                 SimpleNamespace(claim="c", verdict=CONFIRMED, calibrated=["t"]),
                 SimpleNamespace(claim="d", verdict=METHOD, calibrated=["t"])]
-    informative = _informative([], verdicts, src)
-    assert (informative.value, informative.context["claims"]) == (2, ["b", "d"])
+    claims = [SimpleNamespace(id=v.claim) for v in verdicts]
+    bases = ["calibrated", "measured", "calibrated", "calibrated"]
+    informative = _informative(claims, bases, src)
+    assert (informative.value, informative.context["claims"]) == (1, ["b"])
     quiet = _indistinguishable(verdicts, src)
     assert (quiet.value, quiet.depends_on) == (2, ("claim.a", "claim.b"))

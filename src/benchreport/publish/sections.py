@@ -576,6 +576,11 @@ def spec_section(w: Writer) -> Section | None:
                                       label=wl.label, values=w.fig(base("per_position"))))
     if not rows:
         return None
+    lengths = [ids.spec(wl.id, e.id, "accept_len") for wl in w.run.meta.workloads
+               for e in w.run.meta.engines if w.has(ids.spec(wl.id, e.id, "accept_len"))]
+    if w.provenance(*lengths) == ASSUMED:       # a reconstruction's input, not a reading
+        paras.append(sentence(t["spec.assumed"], inputs="; ".join(
+            provenance_origins(w.registry, lengths, ASSUMED))))
     return Section("spec", t["heading.spec"], paras,
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
                                   t["table.acceptance"]], rows=rows, numeric=(2, 3))])
