@@ -206,17 +206,20 @@ def _fit_figures(engine: str, points: list[StepPoint]) -> list[Figure]:
     ]
 
 
+# what the bound lacks, by code (the article words each: stepmodel.missing_<code>)
+MISSING = {"hbm": "hardware.hbm_tb_s in run.yaml", "architecture": "model.architecture in "
+           "run.yaml", "kv_bytes": "model.architecture.kv_bytes_per_token_per_layer for the "
+           "engine", "tensor_parallel": "the tensor-parallel size (launch settings)",
+           "steady": "a steady decode phase (the batch)"}
+
+
 def _missing(run: Run, setup: Setup | None, engine: str, points: list[StepPoint]) -> list[str]:
     arch = run.meta.architecture
-    missing = [k for k, ok in (("hardware.hbm_tb_s", run.meta.hbm_tb_s is not None),
-                               ("model.architecture", arch is not None)) if not ok]
-    if arch is not None and arch.kv_bytes_per_token_per_layer(engine) is None:
-        missing.append(f"model.architecture.kv_bytes_per_token_per_layer.{engine}")
-    if setup is None or setup.tp is None:
-        missing.append("tensor-parallel size (launch settings)")
-    if not points:
-        missing.append("a steady decode phase (the batch)")
-    return missing
+    lacking = {"hbm": run.meta.hbm_tb_s is None, "architecture": arch is None,
+               "kv_bytes": arch is not None
+               and arch.kv_bytes_per_token_per_layer(engine) is None,
+               "tensor_parallel": setup is None or setup.tp is None, "steady": not points}
+    return [code for code in MISSING if lacking[code]]
 
 
 def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[StepPoint],
@@ -228,7 +231,7 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
         return [Figure(id=fid(engine, "bound"), value=NOT_EVALUABLE, unit="verdict",
                        context={"engine": engine, "missing": missing}, depends_on=deps,
                        method="memory-bandwidth lower bound per step: not evaluable without "
-                              + ", ".join(missing))], None
+                              + ", ".join(MISSING[m] for m in missing))], None
     arch, batch = run.meta.architecture, min(p.batch for p in points)
     b = bound(arch, run.meta.hbm_tb_s, setup, arch.kv_bytes_per_token_per_layer(engine), batch)
     ctx = {"engine": engine, "batch": batch, "tokens_per_step": b.tokens_per_step,
