@@ -298,8 +298,9 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
         sec = stepmodel_section(Writer(run, reg, lang, t))
         rows = [[c.striptags() for c in r] for r in sec.tables[0].rows]
         assert [r[0] for r in rows] == ["vLLM", "SGLang"]
-        assert rows[0][2] == f"{reg['stepmodel.vllm.fixed_ms'].value:.2f} ms"
-        assert rows[1][4] == f"{reg['stepmodel.sglang.generator_fixed_ms'].value:.2f} ms"
+        assert rows[0][1] == f"{reg['stepmodel.vllm.fixed_ms'].value:.2f} ms"
+        assert rows[1][3] == f"{reg['stepmodel.sglang.generator_fixed_ms'].value:.2f} ms"
+        assert rows[0][6] == f"{reg['stepmodel.vllm.bound_ns_per_kv_token'].value:.2f} ns"
         text = " ".join(p.striptags() for p in sec.paragraphs)
         if lang == "en":
             assert "vLLM: the fitted fixed cost" in text and "physically implausible" in text

@@ -64,7 +64,8 @@ class StepPoint:
     tps: float                 # aggregate output tok/s in the steady phase
     input_tokens: int
     output_tokens: int
-    deps: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()     # the decode, workload and spec figures it comes from
+    speculative: bool = False      # accept_len is the spec figure's (else 1: no drafts)
 
     @property
     def step_s(self) -> float:
@@ -149,26 +150,29 @@ def points_of(run: Run, registry: dict[str, Figure], engine: str,
             continue               # speculation ran, its accepted length is not known
         deps = (steady, mean, ids.workload(w.id, "input_tokens"),
                 ids.workload(w.id, "output_tokens"))
+        spec = accept in registry
         out.append(StepPoint(
             workload=w.id, batch=int(registry[steady].context.get("requests") or 0),
-            accept_len=float(registry[accept].value) if accept in registry else 1.0,
+            accept_len=float(registry[accept].value) if spec else 1.0,
             tps=float(registry[mean].value), input_tokens=w.input_tokens,
-            output_tokens=w.output_tokens,
-            deps=deps + ((accept,) if accept in registry else ())))
+            output_tokens=w.output_tokens, deps=deps + ((accept,) if spec else ()),
+            speculative=spec))
     return [p for p in out if p.batch > 0 and p.tps > 0]
 
 
 def _point_figures(engine: str, p: StepPoint) -> list[Figure]:
     ctx = {"engine": engine, "workload": p.workload, "batch": p.batch}
-    per = "accepted length (spec figures)" if len(p.deps) > 4 else \
+    per = "accepted length (spec figures)" if p.speculative else \
         "1 token (no speculative decoding)"
+    kv_deps = (ids.decode(p.workload, engine, "steady"), ids.workload(p.workload, "input_tokens"),
+               ids.workload(p.workload, "output_tokens"))
     return [
         Figure(id=ids.step_point(engine, p.workload, "step_ms"), value=1e3 * p.step_s,
                unit="ms", decimals=2, context=ctx, depends_on=p.deps,
                method=f"time of one decode step in the steady phase: {p.batch} requests × "
                       f"{per} ÷ the steady time-weighted mean aggregate output throughput"),
         Figure(id=ids.step_point(engine, p.workload, "kv_tokens"), value=p.kv_tokens,
-               unit="tokens", decimals=0, context=ctx, depends_on=p.deps[2:4] + p.deps[:1],
+               unit="tokens", decimals=0, context=ctx, depends_on=kv_deps,
                method=APPROXIMATION),
     ]
 

@@ -14,11 +14,10 @@ from ..core.verdicts import BELOW_BOUND, NOT_EVALUABLE
 from .narrative_base import Writer
 from .sections import Section, Table
 
-COLUMNS = ("points", "fixed_ms", "ns_per_kv_token", "generator_fixed_ms",
-           "generator_ns_per_kv_token", "bound_weights_ms", "bound_ns_per_kv_token",
-           "fixed_over_bound")
-HEADERS = ("col_points", "col_fixed", "col_per_kv", "col_generator_fixed",
-           "col_generator_per_kv", "col_bound_fixed", "col_bound_per_kv", "col_ratio")
+COLUMNS = ("fixed_ms", "ns_per_kv_token", "generator_fixed_ms", "generator_ns_per_kv_token",
+           "bound_weights_ms", "bound_ns_per_kv_token")
+HEADERS = ("col_fixed", "col_per_kv", "col_generator_fixed", "col_generator_per_kv",
+           "col_bound_fixed", "col_bound_per_kv")
 GENERATOR = ("generator_fixed_ms", "generator_ns_per_kv_token")
 
 
