@@ -93,7 +93,11 @@ class Generator:
     fixed_ms: float
     ns_per_kv_token: float     # as the scenario states it, before DCP
     dcp: int
-    source: Source | None = None
+    path: str = ""             # the scenario (repo-relative) and its sha256
+    sha256: str = ""
+
+    def source(self, key: str) -> tuple[Source, ...]:
+        return (Source(path=self.path, sha256=self.sha256, key=key),) if self.path else ()
 
 
 @dataclass(frozen=True)
@@ -289,15 +293,15 @@ def _comparison(engine: str, fixed_ms: float, b: Bound) -> list[Figure]:
 
 def _generator_figures(engine: str, g: Generator) -> list[Figure]:
     fid = ids.step_model
-    src = (g.source,) if g.source else ()
     ctx = {"engine": engine, "dcp": g.dcp}
     return [
         Figure(id=fid(engine, "generator_fixed_ms"), value=g.fixed_ms, unit="ms", decimals=2,
-               context=ctx, sources=src,
+               context=ctx, sources=g.source(f"engines.{engine}.decode_step_fixed_ms"),
                method="the reconstruction's generator input decode_step_fixed_ms "
                       "(scenario.yaml): the fixed step time it assumed, not a measurement"),
         Figure(id=fid(engine, "generator_ns_per_kv_token"), value=g.ns_per_kv_token / g.dcp,
-               unit="ns", decimals=1, context=ctx, sources=src,
+               unit="ns", decimals=1, context=ctx,
+               sources=g.source(f"engines.{engine}.decode_ns_per_kv_token"),
                method=f"the reconstruction's generator input decode_ns_per_kv_token ÷ its dcp "
                       f"{g.dcp} (scenario.yaml): the step time it assumed per KV token of "
                       "the step, on the fit's basis; not a measurement"),
@@ -370,9 +374,7 @@ def generators_of(run: Run) -> dict[str, Generator]:
     sha = input_checksum(run, run.paths.data / run.meta.scenario)
     return {e.id: Generator(fixed_ms=1e3 * e.model.step_fixed_s,
                             ns_per_kv_token=1e9 * e.model.step_per_kv_token_s,
-                            dcp=e.model.dcp,
-                            source=Source(path=rel, sha256=sha,
-                                          key=f"engines.{e.id}.decode_step_fixed_ms"))
+                            dcp=e.model.dcp, path=rel, sha256=sha)
             for e in load_scenario(path).engines}
 
 
@@ -384,7 +386,7 @@ def declared_source(run: Run) -> tuple[Source, ...]:
 
     return (Source(path=run.paths.rel(run.paths.run_yaml),
                    sha256=input_checksum(run, run.paths.run_yaml),
-                   key="hardware.hbm_tb_s, model.architecture"),)
+                   key="hbm_tb_s, architecture"),)
 
 
 def stepmodel_figures(run: Run, ing, figures: list[Figure]) -> list[Figure]:
