@@ -14,7 +14,9 @@ import pytest
 from benchreport.core.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_BUDGET = 25
+# main's English print edition was 25 pages; the step-model section (what limits decode), its
+# ledger rows and assumptions add two (measured: 27, the last page four lines of the package list)
+PAGE_BUDGET = 27
 SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
