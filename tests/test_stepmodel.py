@@ -209,6 +209,30 @@ def test_the_generator_is_shown_on_the_fits_basis():
     assert figs["stepmodel.vllm.generator_ns_per_kv_token"].value == pytest.approx(38.7 / 8)
 
 
+def test_the_section_says_what_is_not_evaluable_and_shows_no_table_of_dashes():
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.stepmodel import stepmodel_section
+
+    labels = Path(__file__).parent.parent / "templates" / "labels"
+    run = _run(_yaml(TWO[:1], arch="", hbm=""))
+    reg = _registry(run, "vllm", 5e-3, 20e-9, None)
+    reg.update(_by_id(sm.step_figures(run, reg, {"vllm": sm.Setup(tp=None)})))
+    sec = stepmodel_section(Writer(run, reg, "en", load_catalogue(labels, "en")))
+    text = " ".join(p.striptags() for p in sec.paragraphs)
+    assert "vLLM: the step model is not evaluable" in text and "and has 1." in text
+    assert "without the HBM bandwidth per GPU" in text and "tensor-parallel size" in text
+    assert "fitted fixed cost" not in text and sec.tables == []
+    # with two lengths the fit is there: a table, and no "not evaluable" for the fit
+    run = _run(_yaml(TWO, arch="", hbm=""))
+    reg = _registry(run, "vllm", 5e-3, 20e-9, None)
+    reg.update(_by_id(sm.step_figures(run, reg, {"vllm": sm.Setup(tp=None)})))
+    sec = stepmodel_section(Writer(run, reg, "ko", load_catalogue(labels, "ko")))
+    (table,) = sec.tables
+    assert [c.striptags() for c in table.rows[0]] == ["vLLM", "5.00 ms", "20.0 ns", "–", "–"]
+    assert not any("스텝 모델을 평가할 수 없습니다" in p for p in sec.paragraphs)
+
+
 # --- run.yaml --------------------------------------------------------------------------
 
 def test_the_bound_inputs_are_read_from_run_yaml():

@@ -75,5 +75,8 @@ def stepmodel_section(w: Writer) -> Section | None:
     paras = [sentence(t["stepmodel.intro"]), sentence(t["stepmodel.bound"])]
     if generated:
         paras.append(sentence(t["stepmodel.model_derived"]))
+    # a table of dashes says nothing the sentences do not: shown when one number is there
+    shown = any(w.has(ids.step_model(e.id, c)) for e in engines for c in columns)
     table = Table(header=header, rows=rows, numeric=tuple(range(1, len(header))))
-    return Section("stepmodel", t["stepmodel.heading"], paras + notes, [table])
+    return Section("stepmodel", t["stepmodel.heading"], paras + notes,
+                   [table] if shown else [])
