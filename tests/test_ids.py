@@ -9,7 +9,7 @@ from benchreport.core import ids
 SRC = Path(__file__).resolve().parent.parent / "src" / "benchreport"
 LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
 FSTRING_ID = re.compile(r'f"(e2e|latency|throughput|decode|prefill|spec|model|events|setting|'
-                        r'limits|claim|caveats|workload)\.')
+                        r'limits|claim|caveats|workload|stepmodel)\.')
 
 
 def test_no_figure_id_is_an_fstring_outside_ids():

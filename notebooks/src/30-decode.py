@@ -10,6 +10,7 @@ notebook: str = "30-decode.ipynb"  # this notebook's name, stamped on its figure
 # %%
 from benchreport.analyses.notebook import Collector, load_run
 from benchreport.analyses.decode import decode_figures
+from benchreport.analyses.stepmodel import stepmodel_figures
 from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
@@ -23,8 +24,19 @@ figs = Collector(run, notebook)
 # and, separately flagged, on the mixed basis a published ratio used (peak over mean).
 
 # %%
-decode, phases = decode_figures(run, load_ingested(run))
+ing = load_ingested(run)
+decode, phases = decode_figures(run, ing)
 figs.add(decode)
+
+# %% [markdown]
+# What limits decode: each engine's step time split into a fixed cost and a cost per KV
+# token (from the steady throughput, the batch and the accepted length; KV tokens per step
+# ≈ batch × (input + output ÷ 2)), against a memory-bandwidth lower bound from the inputs
+# run.yaml declares (HBM bandwidth, the model's architecture). For a reconstruction the
+# generator's step model is shown beside the fit: the fit recovers what it assumed.
+
+# %%
+figs.add(stepmodel_figures(run, ing, decode))
 
 # %%
 figs.save()

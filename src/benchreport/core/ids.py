@@ -45,6 +45,13 @@ Families (id — constructor — example):
   beyond, and the crossover under the other interpolations, tok_per_s and log_context —
   ``model.crossover.sglang.vllm.rounded``; read back
   with ``parse_crossover(fid)``, found with ``first_crossover(registry)``
+- ``stepmodel.<e>.<name>`` — ``step_model(e, name)``; the decode step model and its
+  memory-bandwidth lower bound (``analyses.stepmodel``): fit, fixed_ms, ns_per_kv_token,
+  points, bound, bound_weights_ms, bound_ns_per_kv_token, experts_per_layer,
+  fixed_vs_bound, fixed_over_bound, generator_fixed_ms, generator_ns_per_kv_token —
+  ``stepmodel.vllm.fixed_ms``
+- ``stepmodel.<e>.<w>.<name>`` — ``step_point(e, w, name)``; step_ms, kv_tokens — one
+  point of the step model — ``stepmodel.vllm.64k.step_ms``
 - ``events.<w>.<e>.<name>`` — ``events(w, e, name)``; oom_retries, oom_retry_workers,
   oom_errors, jit_compiles, jit_loads, retractions, preemptions — ``events.64k.vllm.jit_loads``;
   read back with ``parse_events(fid)``
@@ -196,6 +203,16 @@ def spec_run(engine: str, name: str) -> str:
 
 def model_decode(engine: str, name: str) -> str:
     return _join("model", "decode", engine, name)
+
+
+def step_model(engine: str, name: str) -> str:
+    """``stepmodel.<e>.<name>``: the decode step model of one engine and its bound."""
+    return _join("stepmodel", engine, name)
+
+
+def step_point(engine: str, w: str, name: str) -> str:
+    """``stepmodel.<e>.<w>.<name>``: one workload's point of an engine's step model."""
+    return _join("stepmodel", engine, w, name)
 
 
 def crossover(a: str, b: str, part: str | None = None) -> str:
@@ -471,7 +488,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache", "specrun", "arrival", "generator")
+            "server", "cache", "specrun", "arrival", "generator", "stepmodel")
 
 
 def well_formed(fid: str) -> bool:

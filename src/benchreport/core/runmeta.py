@@ -112,6 +112,31 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class Architecture:
+    """``model.architecture``: what a decode step of the model must read from memory, for
+    the memory-bandwidth lower bound of the step model (analyses/stepmodel.py)."""
+
+    layers: int                  # transformer layers (each holds KV)
+    moe_layers: int              # layers with routed experts
+    routed_experts: int          # routed experts per MoE layer (E)
+    experts_per_token: int       # routed experts each token activates (k)
+    expert_params: float         # parameters of one routed expert in one layer
+    dense_params: float          # parameters every step reads whatever the routing
+    bytes_per_param: float       # bytes per parameter as quantized (scales included)
+    # bytes of KV cache per token per layer: one for every engine, or per engine id
+    kv_bytes: tuple[tuple[str, float], ...] = ()
+    kv_bytes_all: float | None = None
+
+    def kv_bytes_per_token_per_layer(self, engine: str) -> float | None:
+        return dict(self.kv_bytes).get(engine, self.kv_bytes_all)
+
+
+ARCH_INTS = ("layers", "moe_layers", "routed_experts", "experts_per_token")
+ARCH_NUMBERS = ("expert_params", "dense_params", "bytes_per_param")
+ARCH_KV = "kv_bytes_per_token_per_layer"
+
+
+@dataclass(frozen=True)
 class RunMeta:
     title: dict[str, str]
     date: dt.date | None          # None: not stated (left as TODO by `benchreport init`)
@@ -139,6 +164,10 @@ class RunMeta:
     server_only: bool = False
     # ``client:``: the user's own benchmark client, its result files mapped onto the contract
     client: DeclaredClient | None = None
+    # ``hardware.hbm_tb_s``: HBM bandwidth per GPU (TB/s), and ``model.architecture``: the
+    # inputs of the step model's memory-bandwidth bound (None: not declared)
+    hbm_tb_s: float | None = None
+    architecture: Architecture | None = None
 
     @property
     def gpus(self) -> int | None:
@@ -402,7 +431,60 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
                    slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,
                    client=declared_client(c, c.get(doc, "client", Located, "run"))
-                   if "client" in doc else None)
+                   if "client" in doc else None,
+                   hbm_tb_s=_hbm(c, doc), architecture=_architecture(c, doc, ids))
+
+
+def _hbm(c: _Checker, doc: Located) -> float | None:
+    """``hardware.hbm_tb_s``: HBM bandwidth of one GPU in TB/s (10^12 bytes per second)."""
+    hw = doc.get("hardware")
+    if not isinstance(hw, Located) or "hbm_tb_s" not in hw:
+        return None
+    return _positive(c, hw, "hbm_tb_s", "hardware")
+
+
+def _whole_positive(c: _Checker, m: Located, key: str, what: str) -> int:
+    value = m[key]
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise c.fail(m, key, f"{what}.{key} must be an integer > 0, got {value!r}")
+
+
+def _architecture(c: _Checker, doc: Located, engine_ids: list[str]) -> Architecture | None:
+    """``model.architecture``: layer, expert and parameter counts, bytes per parameter and
+    KV bytes per token per layer (a number, or ``{<engine>: <bytes>}``)."""
+    model = doc.get("model")
+    if not isinstance(model, Located) or "architecture" not in model:
+        return None
+    what = "model.architecture"
+    m = c.get(model, "architecture", Located, "model")
+    c.known(m, set(ARCH_INTS) | set(ARCH_NUMBERS) | {ARCH_KV}, what)
+    for key in (*ARCH_INTS, *ARCH_NUMBERS, ARCH_KV):
+        if key not in m:
+            raise c.fail(m, None, f"{what}: missing key {key!r}")
+    counts = {k: _whole_positive(c, m, k, what) for k in ARCH_INTS}
+    numbers = {k: _positive(c, m, k, what) for k in ARCH_NUMBERS}
+    if counts["moe_layers"] > counts["layers"]:
+        raise c.fail(m, "moe_layers", f"{what}.moe_layers ({counts['moe_layers']}) exceeds "
+                                      f"{what}.layers ({counts['layers']})")
+    if counts["experts_per_token"] > counts["routed_experts"]:
+        raise c.fail(m, "experts_per_token", f"{what}.experts_per_token "
+                     f"({counts['experts_per_token']}) exceeds {what}.routed_experts "
+                     f"({counts['routed_experts']})")
+    per, every = [], None
+    if isinstance(m[ARCH_KV], Located):
+        kv = m[ARCH_KV]
+        for eid in kv:
+            if eid not in engine_ids:
+                raise c.fail(kv, eid, f"{what}.{ARCH_KV} names unknown engine {eid!r}; "
+                                      f"engines are {', '.join(engine_ids)}")
+            per.append((str(eid), _positive(c, kv, eid, f"{what}.{ARCH_KV}")))
+        if not per:
+            raise c.fail(m, ARCH_KV, f"{what}.{ARCH_KV} is empty; give a number or "
+                                     "{<engine>: <bytes>}")
+    else:
+        every = _positive(c, m, ARCH_KV, what)
+    return Architecture(**counts, **numbers, kv_bytes=tuple(per), kv_bytes_all=every)
 
 
 def _server_only(c: _Checker, doc: Located) -> bool:

@@ -44,3 +44,9 @@ UNVERIFIED = "unverified"
 # the outcome of a check whose question does not arise for the point (a run bound by a
 # duration was asked no request count): neither passed nor lacking an input
 NOT_APPLICABLE = "not applicable"
+# stepmodel.<e>.fit (analyses.stepmodel): the step model solved exactly (two points) or by
+# least squares (more), else NOT_EVALUABLE; stepmodel.<e>.bound: EVALUATED or NOT_EVALUABLE
+FIT_EXACT, FIT_LEAST_SQUARES, EVALUATED = "exact", "least squares", "evaluated"
+# stepmodel.<e>.fixed_vs_bound: the fitted fixed cost per step against its memory-bandwidth
+# lower bound
+BELOW_BOUND, ABOVE_BOUND = "below the bound", "above the bound"

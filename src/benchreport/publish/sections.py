@@ -168,6 +168,12 @@ CHOSEN_BY = {
     **{f"validity.{k}": "point.<p>.validity"
        for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "few_for_p90",
                  "short_output", "short_run", "short_run_slots", "warmup")},
+    # the step model of decode against its bound (publish/stepmodel.py)
+    "stepmodel.below": "stepmodel.<e>.fixed_vs_bound",
+    "stepmodel.above": "stepmodel.<e>.fixed_vs_bound",
+    "stepmodel.not_fitted": "stepmodel.<e>.fit",
+    "stepmodel.no_bound": "stepmodel.<e>.bound",
+    "stepmodel.model_derived": "stepmodel.<e>.generator_fixed_ms",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }
