@@ -122,7 +122,7 @@ def test_no_verdict_on_calibrated_or_assumed_inputs_is_evidence(reference_build)
 def _page(run, lang: str = "en") -> str:
     text = run.paths.html(lang).read_text(encoding="utf-8")
     text = re.sub(r"<(script|style|svg)[^>]*>.*?</\1>", "", text, flags=re.S)
-    text = re.sub(r"</?a\b[^>]*>", "", text)            # a linked number reads inline
+    text = re.sub(r"</?(a|code)\b[^>]*>", "", text)     # links and code read inline
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
 
 
@@ -195,10 +195,15 @@ def test_the_assumed_section_lists_every_generator_input(reference_build):
     page = _page(reference_build)
     part = page.split("What the reconstruction's generator assumed")[1].split(
         "Results by input length")[0]
-    assert "vllm 1.3 ms + 30.4 ns per KV token, DCP 1; sglang 28.4 ms + 38.7 ns per KV " \
-        "token, DCP 8 (model-derived)" in part
-    assert "sglang 64k arrival_gap 6.3125" in part and "vllm 64k event_scale 1.125" in part
-    assert "vllm 64k 0.06; vllm 200k 0.02; sglang 64k 0.06; sglang 200k 0.02 (assumed)" in part
+    assert "vLLM decode_step_fixed_ms 1.3, decode_ns_per_kv_token 30.4, dcp 1; SGLang " \
+        "decode_step_fixed_ms 28.4, decode_ns_per_kv_token 38.7, dcp 8 (model-derived)" in part
+    assert "SGLang 64K arrival_gap 6.3125" in part and "vLLM 64K event_scale 1.125" in part
+    assert "vLLM 64K 0.06; vLLM 200K 0.02; SGLang 64K 0.06; SGLang 200K 0.02 (assumed)" in part
+    # the step model fitted to the decode figures is the generator's: marked so
+    figs = registry_of(reference_build)
+    assert figs["stepmodel.vllm.fixed_ms"].provenance == MODEL
+    assert figs["stepmodel.vllm.fixed_ms"].provenance_why == \
+        "decode_step_fixed_ms 1.3, decode_ns_per_kv_token 30.4"
     # the caveat tables mark what was assumed
     caveats = page.split("What was not controlled")[2].split("What the published text")[0]
     assert "MoE backend FLASHINFER_CUTLASS (auto) (assumed) flashinfer_trtllm (assumed)" in \

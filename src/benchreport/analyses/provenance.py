@@ -58,7 +58,8 @@ def generator_figures(run: Run) -> list[Figure]:
     path = run.paths.described(run.meta.scenario)
     src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
     return [Figure(id=ids.generator(g.key), value=g.value, unit="setting",
-                   sources=(Source(key=g.key, **src),), context={"order": i, "kind": g.kind},
+                   sources=(Source(key=g.key, **src),),
+                   context={"order": i, "parts": [list(x) for x in g.parts]},
                    method="an input of the reconstruction's generator, as its scenario "
                           "states it (or, for the fitted knobs, as the fit found and synth "
                           "checks)", provenance=g.kind, provenance_why=g.key)

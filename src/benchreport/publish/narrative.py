@@ -182,9 +182,22 @@ def generator_cells(w: Writer) -> list[Cell]:
     figs = sorted((f for fid, f in w.registry.items() if ids.family(fid) == "generator"),
                   key=lambda f: f.context.get("order", 0))
     return [Cell(w.t["generator." + str(f.provenance_why)],
-                 Markup("{} ({})").format(w.fig(f.id).html,
+                 Markup("{} ({})").format(_generator_value(w, f),
                                           w.t["provtag." + f.provenance.replace("-", "_")]))
             for f in figs]
+
+
+def _generator_value(w: Writer, fig: Figure) -> Markup:
+    """A generator input's value: per engine (and workload) where it has one each, the
+    engine's name and the scenario's own text in a code face."""
+    parts = []
+    for engine, workload, text in fig.context.get("parts") or [["", "", str(fig.value)]]:
+        who = " ".join(x for x in (w.engine_name(engine) if engine else "",
+                                   w.run.meta.workload(workload).label if workload else "")
+                       if x)
+        parts.append(Markup("{} <code>{}</code>").format(who, text) if who
+                     else Markup("<code>{}</code>").format(text))
+    return Markup("; ").join(parts)
 
 
 def _rests_on(w: Writer, wid: str) -> list[Markup]:
@@ -239,7 +252,7 @@ def _grouped(w: Writer, figs: list) -> Derivation:
         for s in f.sources:
             common.setdefault((s.path, s.sha256))
     members = [Member(anchor=anchor(f.id), id=ids.leaf(f.id), value=w.text(f),
-                      method=f.method, where="; ".join(where(s) for s in f.sources
+                      method=_with_provenance(w, f), where="; ".join(where(s) for s in f.sources
                                                        if where(s)),
                       depends_on=[(anchor(d), d) for d in f.depends_on]) for f in figs]
     prefix = ids.parent(figs[0].id)
@@ -248,6 +261,15 @@ def _grouped(w: Writer, figs: list) -> Derivation:
                       sources=[{"path": p, "sha256": h, "key": None, "lines": "",
                                 "excerpt": None} for p, h in common],
                       members=members)
+
+
+def _with_provenance(w: Writer, fig: Figure) -> str:
+    """A figure's method, and, unless it was measured, where its value comes from."""
+    if not fig.provenance or fig.provenance == "measured":
+        return fig.method
+    return w.t["derivation.provenance"].format(
+        method=fig.method, kind=w.t["provtag." + fig.provenance.replace("-", "_")],
+        why=fig.provenance_why)
 
 
 def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
@@ -271,7 +293,8 @@ def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Deriva
             sources.append({"path": s.path, "sha256": s.sha256, "key": s.key, "lines": shown,
                             "excerpt": excerpts.get((s.path, s.lines[0])) if s.lines else None})
         out.append(Derivation(anchor=anchor(fig.id), id=fig.id, value=w.text(fig),
-                              method=fig.method, notebook=fig.notebook, sources=sources,
+                              method=_with_provenance(w, fig), notebook=fig.notebook,
+                              sources=sources,
                               depends_on=[(anchor(d), d) for d in fig.depends_on],
                               cell=fig.cell))
     return [_grouped(w, groups[d]) if isinstance(d, str) else d for d in out]

@@ -143,7 +143,16 @@ class Writer:
         from ..core.i18n import sentence
 
         kind = self.provenance(*fig_ids)
-        inputs = provenance.origins(self.registry, fig_ids, kind) + list(also or [])
         return sentence(self.t["generated.note"], what=what,
                         kind=self.t["provenance." + kind.replace("-", "_")],
-                        inputs="; ".join(inputs))
+                        inputs=self.inputs_text(provenance.origins(self.registry, fig_ids,
+                                                                   kind), also))
+
+    def inputs_text(self, origins: list[str], also: list[str] | None = None) -> Markup:
+        """What set a figure, as the report names it: the scenario's own words (its keys
+        and values) in a code face, then the run.yaml assumptions in the reader's words."""
+        from ..core.i18n import sentence
+
+        parts = [Markup("<code>{}</code>").format(o) for o in origins]
+        parts += [Markup(escape(a)) for a in also or []]
+        return Markup("; ").join(parts) if parts else sentence("–")

@@ -585,7 +585,7 @@ def spec_section(w: Writer) -> Section | None:
     lengths = [ids.spec(wl.id, e.id, "accept_len") for wl in w.run.meta.workloads
                for e in w.run.meta.engines if w.has(ids.spec(wl.id, e.id, "accept_len"))]
     if w.provenance(*lengths) == ASSUMED:       # a reconstruction's input, not a reading
-        paras.append(sentence(t["spec.assumed"], inputs="; ".join(
+        paras.append(sentence(t["spec.assumed"], inputs=w.inputs_text(
             provenance_origins(w.registry, lengths, ASSUMED))))
     return Section("spec", t["heading.spec"], paras,
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
@@ -810,7 +810,7 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
         figs = [f for f in c.get("figures") or [] if w.has(f)]
         return sentence(t["claims.generated_reason"],
                         kind=t["provenance." + c["basis"].replace("-", "_")],
-                        inputs="; ".join(provenance_origins(w.registry, figs, c["basis"])))
+                        inputs=w.inputs_text(provenance_origins(w.registry, figs, c["basis"])))
     reason = reason_text(w, c["reason"], c.get("params") or {})
     if c.get("scope"):
         reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)

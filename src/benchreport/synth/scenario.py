@@ -233,6 +233,12 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         step = (f"decode_step_fixed_ms {m.step_fixed_s * 1000:g}, decode_ns_per_kv_token "
                 f"{m.step_per_kv_token_s * 1e9:g}")
         rules.append(Rule(ids.model_decode(e.id, "*"), MODEL, step))
+        # the step model fitted to the decode figures recovers the generator's own: its
+        # fit and what is compared with the bound are the model, not a finding
+        rules += [Rule(ids.step_model(e.id, n), MODEL, step)
+                  for n in ("fit", "points", "fixed_ms", "ns_per_kv_token", "fixed_vs_bound",
+                            "fixed_over_bound", "fixed_minus_bound_ms", "generator_fixed_ms",
+                            "generator_ns_per_kv_token")]
         for r in e.runs:
             rules += _run_rules(e, r, step, scenario.seed)
     if scenario.knots_from is not None:
@@ -296,64 +302,76 @@ def _decode_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]
 @dataclass(frozen=True)
 class GeneratorInput:
     """One input of the generator that shapes the reconstruction's figures: its scenario
-    key, its value as the report prints it, and its provenance (core.provenance)."""
+    key, its value as (engine, workload, text) parts (either may be "": the whole run),
+    and its provenance (core.provenance)."""
 
     key: str
-    value: str
+    parts: tuple[tuple[str, str, str], ...]
     kind: str
 
+    @property
+    def value(self) -> str:
+        return "; ".join(" ".join(x for x in p if x) for p in self.parts)
 
-def _per_engine(scenario: Scenario, value) -> str:
-    return "; ".join(f"{e.id} {value(e)}" for e in scenario.engines)
+
+def _per_engine(scenario: Scenario, value) -> tuple[tuple[str, str, str], ...]:
+    return tuple((e.id, "", str(value(e))) for e in scenario.engines)
 
 
-def _per_run(scenario: Scenario, value) -> str:
-    return "; ".join(f"{e.id} {r.workload} {value(r)}" for e in scenario.engines
-                     for r in e.runs if value(r))
+def _per_run(scenario: Scenario, value) -> tuple[tuple[str, str, str], ...]:
+    return tuple((e.id, r.workload, value(r)) for e in scenario.engines
+                 for r in e.runs if value(r))
+
+
+def _whole(text: str) -> tuple[tuple[str, str, str], ...]:
+    return (("", "", text),)
 
 
 def _events(r: RunSpec) -> str:
     ev = r.events
-    parts = ([f"{ev.jit_compiles} × {ev.jit_s:g} s compile"] if ev.jit_compiles else []) + \
-        ([f"{ev.oom_retries} × {ev.oom_retry_s:g} s OOM retry on {ev.workers} workers"]
-         if ev.oom_retries else [])
+    parts = ([f"jit_compiles {ev.jit_compiles} × jit_s {ev.jit_s:g}"] if ev.jit_compiles
+             else []) + ([f"oom_retries {ev.oom_retries} × oom_retry_s {ev.oom_retry_s:g} / "
+                          f"workers {ev.workers}"] if ev.oom_retries else [])
     return ", ".join(parts)
+
+
+def _targets(r: RunSpec) -> str:
+    t = r.targets
+    return ", ".join(f"{k} {v:g}" for k, v in (
+        ("duration", t.duration), ("steady_min", t.steady_min),
+        ("steady_max", t.steady_max), ("steady_mean", t.steady_mean)) if v is not None)
 
 
 def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
     """Every input of the generator that shapes a figure, in the order the report lists
     them: what was copied from the published text, assumed, fitted, modelled or drawn."""
     knots = scenario.engines[0].model.prefill.knots if scenario.engines else ()
-    targets = _per_run(scenario, lambda r: ", ".join(
-        f"{k} {v:g}" for k, v in (("duration", r.targets.duration),
-                                  ("steady_min", r.targets.steady_min),
-                                  ("steady_max", r.targets.steady_max),
-                                  ("steady_mean", r.targets.steady_mean)) if v is not None))
     return [
-        GeneratorInput("targets", targets, CALIBRATED),
+        GeneratorInput("targets", _per_run(scenario, _targets), CALIBRATED),
         GeneratorInput("fitted", _per_run(scenario, lambda r: f"{r.calibrate} {r.fitted:g}"
                                           if r.fitted is not None else r.calibrate), CALIBRATED),
-        GeneratorInput("prefill_knots", " → ".join(f"{v:,.0f}" for _, v in knots)
-                       + f" tok/s at 0–{knots[-1][0]:,} cached tokens" if knots else "",
+        GeneratorInput("prefill_knots", _whole(" → ".join(f"{v:,.0f}" for _, v in knots)
+                                               + f" @ 0–{knots[-1][0]:,}") if knots else (),
                        CALIBRATED),
         GeneratorInput("prefill_speed", _per_engine(
             scenario, lambda e: f"{e.model.prefill.knots[0][1] / knots[0][1]:g}"), ASSUMED),
         GeneratorInput("scheduler", _per_engine(scenario, lambda e: e.model.scheduler),
                        ASSUMED),
-        GeneratorInput("chunk_budget", _per_engine(scenario, lambda e: e.model.chunk_budget),
-                       CALIBRATED),
+        GeneratorInput("chunk_budget", _per_engine(
+            scenario, lambda e: f"{e.model.chunk_budget:,}"), CALIBRATED),
         GeneratorInput("decode_step", _per_engine(
-            scenario, lambda e: f"{e.model.step_fixed_s * 1000:g} ms + "
-                                f"{e.model.step_per_kv_token_s * 1e9:g} ns per KV token, "
-                                f"DCP {e.model.dcp}"), MODEL),
+            scenario, lambda e: f"decode_step_fixed_ms {e.model.step_fixed_s * 1000:g}, "
+                                f"decode_ns_per_kv_token {e.model.step_per_kv_token_s * 1e9:g}, "
+                                f"dcp {e.model.dcp}"), MODEL),
         GeneratorInput("accept_prob", _per_run(scenario, lambda r: f"{r.accept_prob:g}"),
                        ASSUMED),
-        GeneratorInput("events", _per_run(scenario, _events) or "–", ASSUMED),
-        GeneratorInput("client_tail", "{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S), ASSUMED),
+        GeneratorInput("events", _per_run(scenario, _events) or _whole("–"), ASSUMED),
+        GeneratorInput("client_tail", _whole("{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S)),
+                       ASSUMED),
         GeneratorInput("logging", _per_engine(
-            scenario, lambda e: f"every {e.logging.interval:g} s" if e.logging.kind == "timer"
-            else f"every {e.logging.every} steps"), ASSUMED),
+            scenario, lambda e: f"interval_s {e.logging.interval:g}"
+            if e.logging.kind == "timer" else f"every {e.logging.every}"), ASSUMED),
         GeneratorInput("startup", _per_engine(
-            scenario, lambda e: f"ready after {e.ready_after_s:g} s"), ASSUMED),
-        GeneratorInput("seed", f"seed {scenario.seed}", FREE),
+            scenario, lambda e: f"ready_after_s {e.ready_after_s:g}"), ASSUMED),
+        GeneratorInput("seed", _whole(f"seed {scenario.seed}"), FREE),
     ]
