@@ -112,13 +112,13 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "Of that gap, 22.2 s (44%)" not in en
     assert "Where the duration gap at 64K and 200K accrued: in this reconstruction that " \
            "follows from the generator" in en
-    assert "64K 및 200K에서 소요 시간 차이가 생긴 구간: 이 재구성본에서 이 값은 측정이 아니라 " \
+    assert "64K 및 200K에서 소요 시간 차이가 생긴 구간은 측정값이 아니라 이 재구성본의 " \
            "생성기의 엔진 모형" in ko
     # the single-run limitation beside the speedups
     assert en.count("This is one run per engine, so it gives no estimate of run-to-run noise") >= 2
     assert ko.count("엔진마다 한 번씩만 실행했으므로") >= 2
     # calibrated claims marked
-    assert "by construction" in en and "보정으로 맞춤" in ko
+    assert "by construction" in en and "설계상 정해짐" in ko
     # the crossover rests on seeded decode means: no crossing is stated, and the
     # conclusion keeps what the published durations fix
     assert "100K–110K" not in en and "100K–110K" not in ko

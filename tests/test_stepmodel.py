@@ -330,4 +330,4 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
             assert "vLLM: the fitted fixed cost" in text and "physically implausible" in text
             assert "not a measurement" in text
         else:
-            assert "물리적으로 불가능한 값입니다" in text
+            assert "물리적으로 있을 법하지 않은 값입니다" in text

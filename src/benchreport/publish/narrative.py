@@ -39,7 +39,8 @@ from .sections import (
     cache_section,
     point_log_section,
     arrival_sentence,
-    resting_on,
+    calibrated_durations,
+    resting_on_values,
 )
 from .server import server_section
 from .stepmodel import stepmodel_section
@@ -204,9 +205,11 @@ def _rests_on(w: Writer, wid: str) -> list[Markup]:
     """After a workload's comparison: that the engines received its requests differently,
     and the assumptions of run.yaml the comparison rests on."""
     out = [x for x in (arrival_sentence(w, wid),) if x is not None]
-    assumed = resting_on(w, ids.e2e(wid, None, "speedup"))
+    assumed = resting_on_values(w, ids.e2e(wid, None, "speedup"))
     if assumed:
         out.append(sentence(w.t["results.rests_on"], assumed="; ".join(assumed)))
+    if calibrated_durations(w, [w.run.meta.workload(wid)]):
+        out.append(sentence(w.t["results.calibrated"]))
     return out
 
 

@@ -100,6 +100,9 @@ CHOSEN_BY = {
     "xrun.largest_regressed": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "results.faster": "e2e.<w>.faster",
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
+    "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
+    "results.calibrated": "e2e.<w>.<e>.duration",
+    "conclusion.calibrated": "e2e.<w>.<e>.duration",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
@@ -231,6 +234,20 @@ def gap_sentences(w: Writer) -> list[Markup]:
                                     *(f for _, split, _ in generated for f in split),
                                     also=[a for *_, also in generated for a in also]))
     return out
+
+
+def resting_on_values(w: Writer, fig_id: str) -> list[str]:
+    """As ``resting_on``, each assumption with its value: "arrival spacing …, about 6.3 s"."""
+    return [f"{a.setting[w.lang]}, {a.value[w.lang]}" for a in w.run.meta.assumed
+            if any(ids.named_by(fig_id, f) for f in a.figures)]
+
+
+def calibrated_durations(w: Writer, workloads) -> bool:
+    """A reconstruction whose durations at ``workloads`` are all published targets."""
+    durations = [ids.e2e(wl.id, e.id, "duration") for wl in workloads
+                 for e in w.run.meta.engines if w.has(ids.e2e(wl.id, e.id, "duration"))]
+    return bool(w.run.meta.reconstruction and durations) and all(
+        w.registry[d].provenance == CALIBRATED for d in durations)
 
 
 def resting_on(w: Writer, fig_id: str) -> list[str]:
@@ -419,9 +436,12 @@ def arrival_sentence(w: Writer, workload: str) -> Markup | None:
     waited, never = arrival_split(w, workload)
     if not waited:
         return None
-    return sentence(w.t["results.arrival_differs"],
+    gap = ids.arrival(workload, never[0], "burst_gap_s")
+    return sentence(w.t["results.arrival_differs" if w.has(gap)
+                        else "results.arrival_differs_nogap"],
                     waited=w.name(waited[0]), never=w.name(never[0]),
-                    queued=w.fig(ids.arrival(workload, waited[0], "max_waiting")))
+                    queued=w.fig(ids.arrival(workload, waited[0], "max_waiting")),
+                    gap=w.fig(gap) if w.has(gap) else "")
 
 
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
@@ -789,8 +809,11 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     value_key = f"limit.{c['id']}.value" + ("_spaced" if c["id"] == "arrival" and "gap" in p
                                              else "")
     value = sentence(t[value_key], **values)
-    if w.provenance(*(p[k] for k in figs)) == ASSUMED:     # e.g. a KV capacity filled in
+    kind = w.provenance(*(p[k] for k in figs))
+    if kind == ASSUMED:                                    # e.g. a KV capacity filled in
         value = Markup("{} {}").format(value, t["words.assumed"])
+    elif kind in (MODEL, FREE):                            # what a generator produced
+        value = Markup("{} {}").format(value, t["words.generated"])
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[why_key], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
@@ -912,6 +935,8 @@ def conclusion_section(w: Writer) -> Section:
     # gaps need two engines measured on a workload they share
     compared = any(w.has(ids.e2e(x.id, None, "faster")) for x in w.run.meta.workloads) or \
         any(ids.family(fid) == "compare" for fid in w.registry)
+    if calibrated_durations(w, w.run.meta.workloads):
+        paras.append(sentence(t["conclusion.calibrated"]))
     if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
         paras.append(sentence(t["conclusion.single_run"]))
     elif not compared and len(w.measured_engines()) > 1:

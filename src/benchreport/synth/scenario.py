@@ -13,7 +13,9 @@ from ..core import ids
 from ..core.errors import ConfigError
 from ..core.provenance import ASSUMED, CALIBRATED, FREE, MODEL, Rule
 from ..core.yamlio import Located, load_yaml
-from .calibrate import CLIENT_TAIL_S, Logging, Targets
+from .calibrate import CLIENT_TAIL_S, PRINT_DELAY, Logging, Targets
+from .logs import SGLANG_KV_CAPACITY as SGLANG_KV
+from .logs import VLLM_KV_CAPACITY as VLLM_KV
 from .model import EngineModel, PrefillCurve
 
 
@@ -246,6 +248,9 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         for name in ("sequence", "decay", "decay_pct"):
             rules.append(Rule(ids.prefill_request(workload, engine, 1, name), CALIBRATED,
                               "prefill_knots (the published per-chunk sequence)"))
+    # every engine prefills on the one published curve (times its prefill_speed, then each
+    # run's fitted prefill_decay): the engines' prefill agrees or differs by design
+    rules.append(Rule("prefill.*", ASSUMED, "prefill_knots × prefill_speed, prefill_decay"))
     return rules
 
 
@@ -373,5 +378,14 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
             if e.logging.kind == "timer" else f"every {e.logging.every}"), ASSUMED),
         GeneratorInput("startup", _per_engine(
             scenario, lambda e: f"ready_after_s {e.ready_after_s:g}"), ASSUMED),
+        GeneratorInput("client_send", _whole("sent 0 s"), ASSUMED),
+        GeneratorInput("acceptance_model", _whole("P(draft i | draft i-1) = accept_prob"),
+                       ASSUMED),
+        GeneratorInput("event_steps", _whole("steps 0–7"), ASSUMED),
+        GeneratorInput("print_delay", _whole(f"PRINT_DELAY {PRINT_DELAY:g} × interval"),
+                       ASSUMED),
+        GeneratorInput("prefix_cache", _whole("0 cached tokens"), ASSUMED),
+        GeneratorInput("kv_capacity", _whole(f"VLLM_KV_CAPACITY {VLLM_KV:,}; "
+                                             f"SGLANG_KV_CAPACITY {SGLANG_KV:,}"), ASSUMED),
         GeneratorInput("seed", _whole(f"seed {scenario.seed}"), FREE),
     ]
