@@ -139,6 +139,12 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
         "generator's random seed (seed 20261120)" in page
     assert "How far vLLM's steady decode throughput fell from 64K to 200K: in this " \
         "reconstruction that follows from the generator's random seed" in page
+    # one assumed prefill curve for both engines: their prefill agrees by design
+    assert "In this reconstruction every engine prefills on one assumed curve " \
+        "(prefill_knots × prefill_speed, prefill_decay)" in page
+    figs = registry_of(reference_build)
+    assert figs["prefill.200k.vllm.mean"].provenance == ASSUMED
+    assert figs["cache.64k.vllm.kv_usage_peak_pct"].provenance == ASSUMED   # KV capacity
     # what the published text fixed still reads as a result
     assert "That makes vLLM 1.50× as fast on this workload." in page
     ko = _page(reference_build, "ko")
@@ -156,13 +162,17 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     # the durations are the published targets: restated, not tested
     assert glance.count("Both durations are the published ones, which the reconstruction "
                         "was fitted to") == 2
-    results_64k = page.split("64K input")[1].split("200K input")[0]
+    results_64k = page.split("Results by input length")[2].split("200K input")[0]
     assert results_64k.count("SGLang requests arrived spaced out; arrival spacing of " \
                              "SGLang's 64K requests") == 4          # TTFT, TPOT, ITL, E2E
     assert "vLLM requests arrived spaced out" not in results_64k
     caveats = page.split("What was not controlled")[2]
     assert "How requests reached SGLang, 64K no request waiting on any line (0); the " \
-        "prefill of one newly arrived request began every 6.3 s on average" in caveats
+        "prefill of one newly arrived request began every 6.3 s on average (calibrated)" in \
+        caveats
+    figs = registry_of(reference_build)
+    assert figs["arrival.64k.sglang.burst_gap_s"].provenance == CALIBRATED    # arrival_gap
+    assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == "arrival_gap 6.3125 s"
     assert "How requests reached vLLM, 64K at most 8 requests waiting at once" in caveats
 
 

@@ -541,6 +541,11 @@ def prefill_section(w: Writer) -> Section | None:
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
                             + [_cell(w, base(k)) for k in ("intervals", "min", "max",
                                                            "mean")])
+    means = [ids.prefill(wl.id, e.id, "mean") for wl in w.run.meta.workloads
+             for e in w.run.meta.engines if w.has(ids.prefill(wl.id, e.id, "mean"))]
+    if means and w.provenance(*means) == ASSUMED:    # one assumed curve for every engine
+        paras.append(sentence(t["prefill.assumed"], inputs=w.inputs_text(
+            provenance_origins(w.registry, means, ASSUMED))))
     longest = w.run.meta.workloads[-1]
     for e in w.run.meta.engines:
         base = partial(ids.prefill, longest.id, e.id)
@@ -814,6 +819,8 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
         value = Markup("{} {}").format(value, t["words.assumed"])
     elif kind in (MODEL, FREE):                            # what a generator produced
         value = Markup("{} {}").format(value, t["words.generated"])
+    elif kind == CALIBRATED and w.run.meta.reconstruction:  # fitted to a published figure
+        value = Markup("{} {}").format(value, t["words.calibrated"])
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[why_key], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]

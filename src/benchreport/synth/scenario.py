@@ -225,6 +225,11 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         Rule(ids.limits_engine("*", "warmup_records"), MODEL,
              "the generator writes no warm-up before the first benchmark"),
         Rule(ids.setting("*", "*"), CALIBRATED, "the published launch settings"),
+        # the start-up lines' KV capacities and no cached prefixes: filled in, not modelled
+        Rule(ids.cache("*", "*", "kv_usage_peak_pct"), ASSUMED, "VLLM_KV_CAPACITY, "
+             "SGLANG_KV_CAPACITY"),
+        Rule(ids.cache("*", "*", "prefix_hit_pct"), ASSUMED, "0 cached tokens"),
+        Rule(ids.point("*", "log_prefix_hit_pct"), ASSUMED, "0 cached tokens"),
         Rule("events.*", CALIBRATED, "runtime events as the published text counts them"),
         Rule(ids.workload("*", "input_tokens"), ASSUMED, "input_len"),
         Rule(ids.workload("*", "output_tokens"), ASSUMED, "output_len"),
@@ -275,6 +280,10 @@ def _run_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]:
             Rule(ids.spec_run(e.id, "*"), ASSUMED, "accept_prob of each run"),
             Rule(ids.limits_stall(w, e.id, "*"), MODEL,
                  "event_scale" if r.calibrate == "event_scale" else "events")]
+    if r.calibrate == "arrival_gap":
+        # how the requests reached the engine is the knob fitted to the duration
+        fitted = f"arrival_gap {r.fitted:g} s" if r.fitted is not None else "arrival_gap"
+        out.append(Rule(ids.arrival(w, e.id, "*"), CALIBRATED, fitted))
     if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
         out += _decode_rules(e, r, step, seed)
     return out
@@ -378,6 +387,14 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
             if e.logging.kind == "timer" else f"every {e.logging.every}"), ASSUMED),
         GeneratorInput("startup", _per_engine(
             scenario, lambda e: f"ready_after_s {e.ready_after_s:g}"), ASSUMED),
+        GeneratorInput("workload", _per_run(scenario, lambda r: f"input_len {r.input_len:,}, "
+                                            f"output_len {r.output_len:,}, num_prompts "
+                                            f"{r.num_prompts}, concurrency {r.concurrency}"),
+                       ASSUMED),
+        GeneratorInput("spec_tokens", _per_engine(scenario, lambda e: e.model.spec_tokens),
+                       CALIBRATED),
+        GeneratorInput("window_factors", _whole("steady_min, steady_max, steady_mean"),
+                       CALIBRATED),
         GeneratorInput("client_send", _whole("sent 0 s"), ASSUMED),
         GeneratorInput("acceptance_model", _whole("P(draft i | draft i-1) = accept_prob"),
                        ASSUMED),
