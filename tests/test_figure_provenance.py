@@ -139,6 +139,12 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
         "generator's random seed (seed 20261120)" in page
     assert "How far vLLM's steady decode throughput fell from 64K to 200K: in this " \
         "reconstruction that follows from the generator's random seed" in page
+    # SGLang's fixed step above the bandwidth bound is the generator's constant, not an
+    # overhead found; the acceptance in the per-point log section is an input too
+    assert "in this reconstruction that excess is the generator's decode_step_fixed_ms, " \
+        "not a measured cost of compute or communication" in page
+    assert "the time left after the weight reads goes to" not in page
+    assert page.count("In this reconstruction the acceptance is an input of the generator") == 2
     # one assumed prefill curve for both engines: their prefill agrees by design
     assert "In this reconstruction every engine prefills on one assumed curve " \
         "(prefill_knots × prefill_speed, prefill_decay)" in page

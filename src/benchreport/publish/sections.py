@@ -174,6 +174,7 @@ CHOSEN_BY = {
     # the step model of decode against its bound (publish/stepmodel.py)
     "stepmodel.below": "stepmodel.<e>.fixed_vs_bound",
     "stepmodel.above": "stepmodel.<e>.fixed_vs_bound",
+    "stepmodel.above_generated": "stepmodel.<e>.fixed_vs_bound",
     "stepmodel.not_fitted": "stepmodel.<e>.fit",
     "stepmodel.no_bound": "stepmodel.<e>.bound",
     "stepmodel.model_derived": "stepmodel.<e>.generator_fixed_ms",
@@ -682,6 +683,11 @@ def point_log_section(w: Writer) -> Section | None:
         if w.has(ids.spec_run(e.id, "per_position")):
             paras.append(sentence(t["pointlog.run_per_position"], engine=w.name(e.id),
                                   values=w.fig(ids.spec_run(e.id, "per_position"))))
+    runs = [ids.spec_run(e.id, "log_accept_len") for e in w.run.meta.engines
+            if w.has(ids.spec_run(e.id, "log_accept_len"))]
+    if runs and w.provenance(*runs) == ASSUMED:      # a reconstruction's acceptance input
+        paras.append(sentence(t["spec.assumed"], inputs=w.inputs_text(
+            provenance_origins(w.registry, runs, ASSUMED))))
     return Section("pointlog", t["heading.pointlog"], paras, [table])
 
 

@@ -31,7 +31,10 @@ def _verdict(w: Writer, engine: str) -> Markup | None:
     if not w.has(fid("fixed_vs_bound")):
         return None
     below = w.registry[fid("fixed_vs_bound")].value == BELOW_BOUND
-    return sentence(w.t["stepmodel." + ("below" if below else "above")], engine=w.name(engine),
+    # above the bound, the excess reads as compute and communication, unless a
+    # reconstruction's generator set the fixed cost: then it is that input, said so
+    key = "below" if below else "above_generated" if w.generated(fid("fixed_ms")) else "above"
+    return sentence(w.t["stepmodel." + key], engine=w.name(engine),
                     fixed=w.fig(fid("fixed_ms")), bound=w.fig(fid("bound_weights_ms")),
                     experts=w.fig(fid("experts_per_layer")),
                     ratio=w.fig(fid("fixed_over_bound")),
