@@ -140,6 +140,7 @@ CHOSEN_BY = {
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
+    "generated.table": "latency.<w>.<e>.<metric>.median",
     "section.generator_intro": "generator.<key>",
     "points.all_failed": "point.<p>.completed",
     # campaigns (publish/campaign.py)
@@ -445,11 +446,24 @@ def arrival_sentence(w: Writer, workload: str) -> Markup | None:
                     gap=w.fig(gap) if w.has(gap) else "")
 
 
+def table_note(w: Writer, fig_ids: list[str]) -> list[Markup]:
+    """Beside a table of a reconstruction whose values its generator's model or seed
+    produced: one sentence saying so, and what set them (none for measured values)."""
+    held = [f for f in fig_ids if w.has(f)]
+    if not held or not w.generated(*held):
+        return []
+    kind = w.provenance(*held)
+    return [sentence(w.t["generated.table"],
+                     kind=w.t["provenance." + kind.replace("-", "_")],
+                     inputs=w.inputs_text(provenance_origins(w.registry, held, kind)))]
+
+
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
     """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
     from (the few long gaps, their share of the time, the longest)."""
-    notes = []
     label = w.run.meta.workload(workload).label
+    notes = table_note(w, [ids.latency(workload, e.id, m, "median") for e in w.run.meta.engines
+                           for m in ("ttft", "tpot", "itl", "e2el")])
     for e in w.run.meta.engines:
         def itl(stat: str, e: str = e.id) -> str:
             return ids.latency(workload, e, "itl", stat)
@@ -526,6 +540,8 @@ def decode_section(w: Writer) -> Section | None:
                   rows=rows, numeric=(2, 3, 4, 5, 6, 7, 8))
     if not rows and not notes and len(paras) == 1:
         return None                 # nothing measured (no log at all): no section
+    notes = table_note(w, [ids.decode(wl.id, e.id, "mean") for wl in w.run.meta.workloads
+                           for e in w.run.meta.engines]) + notes
     return Section("decode", t["heading.decode"], paras + notes + nolog,
                    [table] if rows else [])
 
@@ -635,7 +651,12 @@ def cache_section(w: Writer) -> Section | None:
                          _cell(w, base("kv_usage_peak_pct"))])
     if not rows:
         return None
-    return Section("cache", t["heading.cache"], [sentence(t["cache.intro"])],
+    cached = [ids.cache(wl.id, e.id, n) for wl in w.run.meta.workloads
+              for e in w.run.meta.engines for n in ("prefix_hit_pct", "kv_usage_peak_pct")]
+    held = [f for f in cached if w.has(f)]
+    extra = [sentence(t["cache.assumed"], inputs=w.inputs_text(provenance_origins(
+        w.registry, held, ASSUMED)))] if held and w.provenance(*held) == ASSUMED else []
+    return Section("cache", t["heading.cache"], [sentence(t["cache.intro"]), *extra],
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.prefix_hit"],
                                   t["table.hit_basis"], t["table.kv_peak"]], rows=rows,
                           numeric=(2, 4))])
@@ -683,6 +704,8 @@ def point_log_section(w: Writer) -> Section | None:
         if w.has(ids.spec_run(e.id, "per_position")):
             paras.append(sentence(t["pointlog.run_per_position"], engine=w.name(e.id),
                                   values=w.fig(ids.spec_run(e.id, "per_position"))))
+    paras += table_note(w, [f for f in w.registry if ids.family(f) == "point"
+                            and ids.leaf(f) == "log_gen_tps"])
     runs = [ids.spec_run(e.id, "log_accept_len") for e in w.run.meta.engines
             if w.has(ids.spec_run(e.id, "log_accept_len"))]
     if runs and w.provenance(*runs) == ASSUMED:      # a reconstruction's acceptance input
