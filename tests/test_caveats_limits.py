@@ -112,8 +112,8 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "Of that gap, 22.2 s (44%)" not in en
     assert "Where the duration gap at 64K and 200K accrued: in this reconstruction that " \
            "follows from the generator" in en
-    assert "64K 및 200K에서 소요 시간 차이가 생긴 구간은 측정값이 아니라 이 재구성본의 " \
-           "생성기의 엔진 모형" in ko
+    assert "64K 및 200K에서 소요 시간 차이가 어느 구간에서 생겼는지는 측정으로 알아낸 것이 " \
+           "아니라 이 재구성본에서 생성기의 엔진 모형" in ko
     # the single-run limitation beside the speedups
     assert en.count("This is one run per engine, so it gives no estimate of run-to-run noise") >= 2
     assert ko.count("엔진마다 한 번씩만 실행했으므로") >= 2
@@ -122,8 +122,8 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     # the crossover rests on seeded decode means: no crossing is stated, and the
     # conclusion keeps what the published durations fix
     assert "100K–110K" not in en and "100K–110K" not in ko
-    assert "vLLM finished first at the shorter input and SGLang at the longer one; where " \
-           "the total benchmark time changes sides was not measured" in en
+    assert "vLLM completed the benchmark faster at the shorter input and SGLang at the " \
+           "longer one; where the total benchmark time changes sides was not measured" in en
     assert "Decode speed decides" not in en and "승부를 가르는 것은" not in ko
     # acceptance: SGLang's rate is shown, and vLLM's per-position acceptance
     assert "6.0%, 0.3%, 0.0%" in en and "6.0%, 0.3%, 0.0%" in ko       # shares as percentages

@@ -92,7 +92,7 @@ def test_a_disagreeing_duration_is_a_caveat_and_withholds_the_explanation(pertur
     assert "The result file does not hold together: vLLM, 64K" in en
     # the conclusion qualifies 64K and draws no general conclusion from it
     assert "This rests on vLLM&#39;s duration, which the run&#39;s other sources contradict" in en
-    assert "finished first at every measured input length" not in en
+    assert "faster at every measured input length" not in en
     # the published claims that rest on the 64K durations are not judged on them
     claims = {c["claim"]: c for c in json.loads(run.paths.claims_json.read_text())}
     assert claims["e2e-64k-speedup"]["verdict"] == "not derivable"

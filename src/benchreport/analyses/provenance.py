@@ -35,11 +35,15 @@ def rules_for(run: Run) -> tuple[list[Rule], str, str]:
     rules = assumption_rules(run.meta.assumed)
     if not run.meta.reconstruction:
         return rules, MEASURED, ""
-    if run.meta.scenario:
-        from ..synth.scenario import load_scenario, provenance_rules
+    if not run.meta.scenario:
+        return rules, MODEL, GENERATED
+    from ..synth.scenario import load_scenario, provenance_rules
 
-        rules += provenance_rules(load_scenario(run.paths.described(run.meta.scenario)))
-    return rules, MODEL, GENERATED
+    scenario = load_scenario(run.paths.described(run.meta.scenario))
+    rules += provenance_rules(scenario)
+    # the knobs fitted to the published durations shape what the model produced too
+    knobs = sorted({r.calibrate for e in scenario.engines for r in e.runs if r.calibrate})
+    return rules, MODEL, ", ".join([GENERATED, *knobs])
 
 
 def with_provenance(run: Run, registry: dict[str, Figure]) -> dict[str, Figure]:

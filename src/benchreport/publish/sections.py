@@ -101,6 +101,7 @@ CHOSEN_BY = {
     "results.faster": "e2e.<w>.faster",
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
+    "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "results.calibrated": "e2e.<w>.<e>.duration",
     "conclusion.calibrated": "e2e.<w>.<e>.duration",
     "results.tie": "e2e.<w>.faster",
@@ -121,6 +122,7 @@ CHOSEN_BY = {
     "decode.mean_basis": "decode.<w>.<e>.mean_of_lines",
     "prefill.chunks_decay": "prefill.<w>.<e>.r1.decay_pct",
     "prefill.chunks_rise": "prefill.<w>.<e>.r1.decay_pct",
+    "prefill.chunks_calibrated": "prefill.<w>.<e>.r1.sequence",
     "prefill.next_mixed": "prefill.<w>.<e>.r1.recovery",
     "prefill.next_pure": "prefill.<w>.<e>.r1.recovery",
     "conclusion.per_workload": "e2e.<w>.faster",
@@ -129,10 +131,13 @@ CHOSEN_BY = {
     "conclusion.guidance_reversed": "e2e.<w>.faster",
     "conclusion.guidance_one": "e2e.<w>.faster",
     "conclusion.caveat": "caveats.settings_differing",
+    "conclusion.arrival": "arrival.<w>.<e>.max_waiting",
     "conclusion.single_run": "limits.repeats",
     "conclusion.not_compared": "campaign.series",
     "limit.kv_fits_yes": "limits.kv_fits",
     "limit.kv_fits_no": "limits.kv_fits",
+    "limit.kv_fits_yes_assumed": "limits.kv_fits",
+    "limit.kv_fits_no_assumed": "limits.kv_fits",
     "why.spec_overhead": "limits.spec_max_accept_len",
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "claims.intro_reconstruction": "claims.informative",
@@ -141,6 +146,7 @@ CHOSEN_BY = {
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
     "generated.table": "latency.<w>.<e>.<metric>.median",
+    "generated.table_targets": "decode.<w>.<e>.min",
     "section.generator_intro": "generator.<key>",
     "points.all_failed": "point.<p>.completed",
     # campaigns (publish/campaign.py)
@@ -439,8 +445,10 @@ def arrival_sentence(w: Writer, workload: str) -> Markup | None:
     if not waited:
         return None
     gap = ids.arrival(workload, never[0], "burst_gap_s")
-    return sentence(w.t["results.arrival_differs" if w.has(gap)
-                        else "results.arrival_differs_nogap"],
+    key = "results.arrival_differs" if w.has(gap) else "results.arrival_differs_nogap"
+    if w.has(gap) and w.provenance(gap) != MEASURED:   # a reconstruction's fitted spacing
+        key = "results.arrival_reconstructed"
+    return sentence(w.t[key],
                     waited=w.name(waited[0]), never=w.name(never[0]),
                     queued=w.fig(ids.arrival(workload, waited[0], "max_waiting")),
                     gap=w.fig(gap) if w.has(gap) else "")
@@ -458,12 +466,48 @@ def table_note(w: Writer, fig_ids: list[str]) -> list[Markup]:
                      inputs=w.inputs_text(provenance_origins(w.registry, held, kind)))]
 
 
+def _mean_basis(w: Writer, engine: str) -> Markup | None:
+    """One sentence per engine whose steady mean (Σ tokens ÷ Σ time) differs from the plain
+    mean of its lines, with both at every workload where they differ."""
+    pairs = []
+    for wl in w.run.meta.workloads:
+        base = partial(ids.decode, wl.id, engine)
+        if w.has(base("mean_of_lines"), base("mean")) and w.text(w.registry[base("mean")]) \
+                != w.text(w.registry[base("mean_of_lines")]):
+            pairs.append((wl.label, base("mean"), base("mean_of_lines")))
+    if not pairs:
+        return None
+    at = Markup(escape(w.t["decode.at_label"]))
+    return sentence(w.t["decode.mean_basis"], engine=w.name(engine),
+                    mean=Markup(", ").join(at.format(value=w.fig(m).html, label=lb)
+                                           for lb, m, _ in pairs),
+                    lines=Markup(", ").join(at.format(value=w.fig(x).html, label=lb)
+                                            for lb, _, x in pairs))
+
+
+def decode_table_note(w: Writer) -> list[Markup]:
+    """The decode table's note in a reconstruction: the extremes (and a mean) it was fitted
+    to are the published targets; the rest its model or seed produced."""
+    cells = [ids.decode(wl.id, e.id, n) for wl in w.run.meta.workloads
+             for e in w.run.meta.engines for n in ("min", "max", "mean", "median")]
+    held = [f for f in cells if w.has(f)]
+    targets = [f for f in held if w.provenance(f) == CALIBRATED]
+    rest = [f for f in held if f not in targets]
+    if not targets or not rest or not w.generated(*rest):
+        return table_note(w, held)
+    kind = w.provenance(*rest)
+    return [sentence(w.t["generated.table_targets"],
+                     kind=w.t["provenance." + kind.replace("-", "_")],
+                     inputs=w.inputs_text(provenance_origins(w.registry, rest, kind)))]
+
+
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
     """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
     from (the few long gaps, their share of the time, the longest)."""
     label = w.run.meta.workload(workload).label
-    notes = table_note(w, [ids.latency(workload, e.id, m, "median") for e in w.run.meta.engines
+    table = table_note(w, [ids.latency(workload, e.id, m, "median") for e in w.run.meta.engines
                            for m in ("ttft", "tpot", "itl", "e2el")])
+    notes = list(table)
     for e in w.run.meta.engines:
         def itl(stat: str, e: str = e.id) -> str:
             return ids.latency(workload, e, "itl", stat)
@@ -474,6 +518,8 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
             per_token = _definition_of(w, itl("mean")) == "itl.per-token"
             key = "results.itl_tail_per_token" if per_token else "results.itl_tail"
             if w.generated(itl("mean"), itl("longest")):
+                if table:           # the table's note already says what set them
+                    continue
                 notes.append(w.generated_note(sentence(
                     w.t["generated.itl_tail"], engine=w.name(e.id), label=label),
                     itl("mean"), itl("longest")))
@@ -508,14 +554,8 @@ def decode_section(w: Writer) -> Section | None:
                                                              "per_request", "ms_per_token",
                                                              "records")])
     paras = [sentence(t["decode.intro"])]
-    for wl in w.run.meta.workloads:
-        for e in w.run.meta.engines:
-            base = partial(ids.decode, wl.id, e.id)
-            if w.has(base("mean_of_lines")) and w.text(w.registry[base("mean")]) != \
-                    w.text(w.registry[base("mean_of_lines")]):
-                paras.append(sentence(t["decode.mean_basis"], engine=w.name(e.id),
-                                      label=wl.label, mean=w.fig(base("mean")),
-                                      lines=w.fig(base("mean_of_lines"))))
+    paras += [p for e in w.run.meta.engines if (p := _mean_basis(w, e.id)) is not None]
+    fell: list[tuple[str, dict, str]] = []
     for e in w.run.meta.engines:
         key = ids.degradation(e.id, "mean_over_mean")
         if w.has(key):
@@ -525,23 +565,25 @@ def decode_section(w: Writer) -> Section | None:
                 else "degradation_under"
             labels = {"engine": w.name(e.id), "short": w.run.meta.workload(ctx["from"]).label,
                       "long": w.run.meta.workload(ctx["to"]).label}
-            if w.generated(key):
-                paras.append(w.generated_note(sentence(t["generated.degradation"], **labels),
-                                              key))
+            if w.generated(key):        # one note for every engine, after the loop
+                fell.append((e.id, labels, key))
                 continue
             paras.append(sentence(
                 t["decode." + code], engine=w.name(e.id),
                 short=w.run.meta.workload(ctx["from"]).label,
                 long=w.run.meta.workload(ctx["to"]).label, mm=w.fig(key),
                 pm=w.fig(pm.id)))
+    if fell:
+        labels = {**fell[0][1], "engine": w.and_list([w.engine_name(e) for e, _, _ in fell])}
+        paras.append(w.generated_note(sentence(t["generated.degradation"], **labels),
+                                      *[k for _, _, k in fell]))
     table = Table(header=[t["table.workload"], t["table.engine"], t["table.min"], t["table.max"],
                           t["table.mean"], t["table.median"], t["table.per_request"],
                           t["table.ms_per_token"], t["table.records"]],
                   rows=rows, numeric=(2, 3, 4, 5, 6, 7, 8))
     if not rows and not notes and len(paras) == 1:
         return None                 # nothing measured (no log at all): no section
-    notes = table_note(w, [ids.decode(wl.id, e.id, "mean") for wl in w.run.meta.workloads
-                           for e in w.run.meta.engines]) + notes
+    notes = decode_table_note(w) + notes
     return Section("decode", t["heading.decode"], paras + notes + nolog,
                    [table] if rows else [])
 
@@ -570,10 +612,12 @@ def prefill_section(w: Writer) -> Section | None:
         if w.has(r1("sequence")):
             code = "chunks_decay" if w.registry[r1("decay_pct")].value > 0 \
                 else "chunks_rise"
+            if w.provenance(r1("sequence")) == CALIBRATED:   # the generator's input curve
+                code = "chunks_calibrated"
             paras.append(sentence(t["prefill." + code], engine=w.name(e.id),
                                   label=longest.label, sequence=w.fig(r1("sequence")),
                                   pct=w.fig(r1("decay_pct"))))
-            if w.has(r1("recovery")) and w.generated(r1("recovery")):
+            if w.has(r1("recovery")) and w.provenance(r1("recovery")) != MEASURED:
                 paras.append(w.generated_note(t["generated.recovery"], r1("recovery")))
             elif w.has(r1("recovery")):
                 mixed = w.registry[r1("recovery")].context.get("batch") == MIXED
@@ -836,7 +880,10 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     why_key = f"why.{c['id']}"
     extra: dict[str, Markup] = {}
     if c["id"] == "kv_capacity":
-        extra["fits"] = sentence(t["limit.kv_fits_" + w.registry[p["fits"]].value])
+        fits = "limit.kv_fits_" + w.registry[p["fits"]].value
+        if w.provenance(p["fits"]) == ASSUMED:      # capacities a reconstruction filled in
+            fits += "_assumed"
+        extra["fits"] = sentence(t[fits])
     if c["id"] == "spec_overhead" and p.get("applied_differently") == YES:
         why_key = "why.spec_overhead_differs"
     values = {**figs, **names, **label, **engine, **extra}
@@ -944,6 +991,8 @@ def conclusion_section(w: Writer) -> Section:
             paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
                                   engine=w.fig(key),
                                   ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
+        if arrival_split(w, wl.id)[0]:    # the engines received its requests differently
+            paras[-1] = Markup(" ").join([paras[-1], sentence(t["conclusion.arrival"])])
         if doubtful(w, wl.id):       # a duration the other sources contradict
             paras[-1] = Markup(" ").join([paras[-1], sentence(
                 t["conclusion.doubtful"], engine=w.name(doubtful(w, wl.id)[0]))])
