@@ -309,8 +309,9 @@ def _comparison(engine: str, fixed_ms: float, b: Bound) -> list[Figure]:
         Figure(id=fid(engine, "fixed_vs_bound"),
                value=BELOW_BOUND if fixed_ms < b.weights_ms else ABOVE_BOUND, unit="verdict",
                context=ctx, depends_on=deps,
-               method="whether the fitted fixed cost per step lies below the memory-bandwidth "
-                      "lower bound for the weights (physically implausible) or above it"),
+               method="whether the fitted fixed cost per step (the step at zero KV tokens) "
+                      "lies below the memory-bandwidth lower bound for the weights or above "
+                      "it; the whole step: line_vs_bound"),
         Figure(id=fid(engine, "fixed_over_bound"), value=fixed_ms / b.weights_ms, unit="x",
                decimals=2, context=ctx, depends_on=deps,
                method="fitted fixed cost per step ÷ its memory-bandwidth lower bound"),
