@@ -326,8 +326,129 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
         assert rows[1][3] == f"{reg['stepmodel.sglang.generator_fixed_ms'].value:.2f} ms"
         assert rows[0][6] == f"{reg['stepmodel.vllm.bound_ns_per_kv_token'].value:.2f} ns"
         text = " ".join(p.striptags() for p in sec.paragraphs)
+        # the bound columns rest on run.yaml's assumed hardware and architecture; the fit
+        # and the generator are the reconstruction's model
+        header = sec.tables[0].header
+        assert header[1].endswith(t["words.generated"]) and header[3].endswith(
+            t["words.generated"]) and header[5].endswith(t["words.assumed"])
         if lang == "en":
-            assert "vLLM: the fitted fixed cost" in text and "physically implausible" in text
-            assert "not a measurement" in text
+            # only the zero-context intercept is below the bound: the whole vLLM step is under
+            # it below ~222K KV tokens per step, and both points lie above it
+            assert "only below 221,982 tokens of KV cache per step" in text
+            assert "about 22,198 tokens of context per request at batch 10" in text
+            assert "(64K: 21.58 ms against 9.89 ms; 200K: 62.50 ms against 15.80 ms)" in text
+            assert "decode_step_fixed_ms (1.30 ms), not a property of the engine" in text
+            assert "gives 25.4 ms at 64K (418 tok/s)" in text
+            assert "physically implausible" not in text
         else:
-            assert "물리적으로 있을 법하지 않은 값입니다" in text
+            assert "221,982 토큰 미만일 때" in text and "물리적으로" not in text
+    assert reg["stepmodel.vllm.line_vs_bound"].value == "below the bound up to the crossover"
+    assert reg["stepmodel.vllm.crossover_kv_tokens"].value == pytest.approx(222_000, rel=0.01)
+    assert reg["stepmodel.vllm.points_above_bound"].value == 2
+    assert reg["stepmodel.vllm.64k.bound_ms"].value == pytest.approx(9.89, abs=0.01)
+    assert reg["stepmodel.vllm.200k.bound_ms"].value == pytest.approx(15.80, abs=0.01)
+    assert reg["stepmodel.vllm.bound_fixed_fits"].value == "no"
+    assert reg["stepmodel.sglang.line_vs_bound"].value == "never below the bound"
+    assert reg["stepmodel.vllm.crossover_kv_tokens"].provenance == "model-derived"
+
+
+# --- the whole step line against the whole bound ------------------------------------------
+
+@pytest.mark.parametrize("fixed, per_kv, where, kv", [
+    (1.0, 30.0, "below the bound up to the crossover", 6e6 / 26),     # 230,769 tokens
+    (1.0, 3.0, "always below the bound", None),
+    (9.0, 30.0, "never below the bound", None),
+    (9.0, 2.0, "below the bound beyond the crossover", 2e6 / 2),      # 1,000,000 tokens
+])
+def test_where_the_step_line_crosses_its_bound(fixed, per_kv, where, kv):
+    got, at = sm.crossover(fixed, per_kv, 7.0, 4.0)
+    assert got == where
+    assert at == (None if kv is None else pytest.approx(kv))
+    if kv is not None:          # the two lines meet there
+        assert fixed + per_kv * at / 1e6 == pytest.approx(7.0 + 4.0 * at / 1e6)
+    assert round(sm.crossover(1.0, 30.0, 7.0, 4.0)[1]) == 230_769
+
+
+def _section_text(run, reg, lang):
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.stepmodel import stepmodel_section
+
+    t = load_catalogue(Path(__file__).parent.parent / "templates" / "labels", lang)
+    sec = stepmodel_section(Writer(run, reg, lang, t))
+    return " ".join(p.striptags() for p in sec.paragraphs), sec
+
+
+def test_a_fixed_cost_below_the_bound_is_bounded_only_up_to_the_crossover():
+    run = _run(_yaml(TWO))
+    setup = {"vllm": sm.Setup(tp=1)}
+    # bound: 4.484 ms + 20,000 ns per KV token (10 bytes × 2 layers at 10^6 bytes/s); the
+    # fit: 1 ms + 30,000 ns → crossover (4.484375 − 1) ÷ (30,000 − 20,000) ns = 348.4 tokens
+    bound_ms = (500 + 1000 * 4 * (1 - 0.5 ** 8)) / 1e3
+    reg = _registry(run, "vllm", 1e-3, 30e-6, None)
+    figs = _by_id(sm.step_figures(run, reg, setup))
+    assert figs["stepmodel.vllm.fixed_vs_bound"].value == BELOW_BOUND
+    assert figs["stepmodel.vllm.line_vs_bound"].value == "below the bound up to the crossover"
+    kv = (bound_ms - 1.0) * 1e6 / (30_000 - 20_000)
+    assert figs["stepmodel.vllm.crossover_kv_tokens"].value == pytest.approx(kv)
+    assert figs["stepmodel.vllm.crossover_context"].value == pytest.approx(kv / 8)
+    # both points (8,800 and 128,800 KV tokens) lie far beyond it: above their bound
+    assert figs["stepmodel.vllm.1k.bound_ms"].value == pytest.approx(bound_ms + 0.02 * 8800)
+    assert figs["stepmodel.vllm.1k.vs_bound"].value == ABOVE_BOUND
+    assert figs["stepmodel.vllm.points_above_bound"].value == 2
+    # pinned at the bound's 4.48 ms, the line through the 16k step gives at 1k a step of
+    # 4.484 + (1 + 0.03 × 128,800 − 4.484) × 8,800 ÷ 128,800 ms: slower than the fitted one
+    far, near = 1 + 0.03 * 128_800, 1 + 0.03 * 8_800
+    pinned = bound_ms + (far - bound_ms) * 8_800 / 128_800
+    assert figs["stepmodel.vllm.pinned_step_ms"].value == pytest.approx(pinned)
+    assert pinned > near and figs["stepmodel.vllm.bound_fixed_fits"].value == "no"
+    assert figs["stepmodel.vllm.pinned_tps"].value == pytest.approx(8 / (pinned / 1e3))
+    reg.update(figs)
+    en, _ = _section_text(run, reg, "en")
+    assert "only below 348 tokens of KV cache per step" in en
+    assert "about 44 tokens of context per request at batch 8" in en
+    assert "Every benchmark point lies above its bound (1K:" in en
+    assert "physically implausible" not in en and "No fixed cost at or above" in en
+    ko, _ = _section_text(run, reg, "ko")
+    assert "348 토큰 미만일 때" in ko and "모두 각자의 하한보다 위에 있습니다" in ko
+    assert "두 지점을 함께 맞추지 못합니다" in ko
+
+
+def test_a_line_below_the_bound_everywhere_is_implausible_and_above_it_is_not():
+    run = _run(_yaml(TWO))
+    setup = {"vllm": sm.Setup(tp=1)}
+    low = _by_id(sm.step_figures(run, _registry(run, "vllm", 1e-3, 10e-6, None), setup))
+    assert low["stepmodel.vllm.line_vs_bound"].value == "always below the bound"
+    assert "stepmodel.vllm.crossover_kv_tokens" not in low
+    assert low["stepmodel.vllm.points_above_bound"].value == 0
+    reg = _registry(run, "vllm", 1e-3, 10e-6, None) | low
+    en, _ = _section_text(run, reg, "en")
+    assert "at every context" in en and "Every benchmark point lies below its bound" in en
+    ko, _ = _section_text(run, reg, "ko")
+    assert "어떤 컨텍스트에서든" in ko and "모두 각자의 하한보다 아래에" in ko
+    high = _by_id(sm.step_figures(run, _registry(run, "vllm", 9e-3, 30e-6, None), setup))
+    assert high["stepmodel.vllm.line_vs_bound"].value == "never below the bound"
+    assert "stepmodel.vllm.pinned_step_ms" not in high      # the fixed cost is above it
+    en, _ = _section_text(run, _registry(run, "vllm", 9e-3, 30e-6, None) | high, "en")
+    assert "compute, communication and overheads" in en and "KV cache per step" not in en
+    beyond = _by_id(sm.step_figures(run, _registry(run, "vllm", 9e-3, 10e-6, None), setup))
+    assert beyond["stepmodel.vllm.line_vs_bound"].value == "below the bound beyond the crossover"
+    en, _ = _section_text(run, _registry(run, "vllm", 9e-3, 10e-6, None) | beyond, "en")
+    assert "the whole step would be under the bound" in en
+
+
+def test_the_table_marks_its_columns_by_the_figures_provenance():
+    from dataclasses import replace
+
+    run = _run(_yaml(TWO))
+    reg = _registry(run, "vllm", 1e-3, 30e-6, None)
+    reg.update(_by_id(sm.step_figures(run, reg, {"vllm": sm.Setup(tp=1)})))
+    _, sec = _section_text(run, reg, "en")
+    assert not any("(" in h and "assumed" in h for h in sec.tables[0].header)   # measured
+    marked = {k: replace(f, provenance="assumed" if "bound" in k else "model-derived")
+              for k, f in reg.items()}
+    _, sec = _section_text(run, marked, "en")
+    assert sec.tables[0].header[1] == "Fitted fixed cost (per step) (the reconstruction's model)"
+    assert sec.tables[0].header[-1] == "Bound: per KV token (assumed)"
+    _, sec = _section_text(run, marked, "ko")
+    assert sec.tables[0].header[-1] == "하한: KV 토큰당 (가정)"

@@ -41,12 +41,18 @@ from ..core.records import Run
 from ..core.runmeta import Architecture
 from ..core.verdicts import (
     ABOVE_BOUND,
+    ALWAYS_BELOW,
+    BELOW_BEYOND,
     BELOW_BOUND,
+    BELOW_UNTIL,
     EVALUATED,
     FIT_EXACT,
     FIT_LEAST_SQUARES,
     FOUND,
+    NEVER_BELOW,
+    NO,
     NOT_EVALUABLE,
+    YES,
 )
 
 APPROXIMATION = ("KV tokens per step ≈ batch × (input tokens + output tokens ÷ 2): the mean "
@@ -122,6 +128,29 @@ def expected_experts(experts: int, per_token: int, tokens: int) -> float:
     """Distinct experts ``tokens`` tokens activate, each picking ``per_token`` of ``experts``
     uniformly: E·(1 − (1 − k/E)^T)."""
     return experts * (1 - (1 - per_token / experts) ** tokens)
+
+
+def crossover(fixed_ms: float, ns_per_kv: float, bound_ms: float,
+              bound_ns_per_kv: float) -> tuple[str, float | None]:
+    """Where the step line fixed + ns_per_kv × KV lies under the bound line bound_ms +
+    bound_ns_per_kv × KV (KV ≥ 0): (BELOW_UNTIL, the KV tokens per step where they cross),
+    (BELOW_BEYOND, those tokens), (ALWAYS_BELOW, None) or (NEVER_BELOW, None).
+
+    >>> crossover(1.0, 30.0, 7.0, 4.0)
+    ('below the bound up to the crossover', 230769.23076923078)
+    """
+    fixed_below, steeper = fixed_ms < bound_ms, ns_per_kv > bound_ns_per_kv
+    if fixed_below != steeper:
+        return (ALWAYS_BELOW if fixed_below else NEVER_BELOW), None
+    kv = 1e6 * (bound_ms - fixed_ms) / (ns_per_kv - bound_ns_per_kv)
+    return (BELOW_UNTIL if fixed_below else BELOW_BEYOND), kv
+
+
+def pinned_step_s(fixed_s: float, near: StepPoint, far: StepPoint) -> float:
+    """The step at ``near``'s KV tokens of the straight line from ``fixed_s`` at zero KV
+    through ``far``'s step: with a fixed cost no lower than ``fixed_s``, the fastest step a
+    linear KV cost that meets ``far`` allows at ``near`` (when near has fewer KV tokens)."""
+    return fixed_s + (far.step_s - fixed_s) * near.kv_tokens / far.kv_tokens
 
 
 def bound(arch: Architecture, hbm_tb_s: float, setup: Setup, kv_bytes: float,
@@ -280,14 +309,105 @@ def _comparison(engine: str, fixed_ms: float, b: Bound) -> list[Figure]:
         Figure(id=fid(engine, "fixed_vs_bound"),
                value=BELOW_BOUND if fixed_ms < b.weights_ms else ABOVE_BOUND, unit="verdict",
                context=ctx, depends_on=deps,
-               method="whether the fitted fixed cost per step lies below the memory-bandwidth "
-                      "lower bound for the weights (physically implausible) or above it"),
+               method="whether the fitted fixed cost per step (the step at zero KV tokens) "
+                      "lies below the memory-bandwidth lower bound for the weights or above "
+                      "it; the whole step: line_vs_bound"),
         Figure(id=fid(engine, "fixed_over_bound"), value=fixed_ms / b.weights_ms, unit="x",
                decimals=2, context=ctx, depends_on=deps,
                method="fitted fixed cost per step ÷ its memory-bandwidth lower bound"),
         Figure(id=fid(engine, "fixed_minus_bound_ms"), value=fixed_ms - b.weights_ms,
                unit="ms", decimals=2, context=ctx, depends_on=deps,
                method="fitted fixed cost per step − its memory-bandwidth lower bound"),
+    ]
+
+
+def _line_figures(engine: str, fixed_ms: float, per_kv_ns: float, b: Bound,
+                  batch: int) -> list[Figure]:
+    """Where the whole fitted step (fixed + per KV token) lies under the whole bound."""
+    fid = ids.step_model
+    deps = tuple(fid(engine, n) for n in ("fixed_ms", "ns_per_kv_token", "bound_weights_ms",
+                                          "bound_ns_per_kv_token"))
+    where, kv = crossover(fixed_ms, per_kv_ns, b.weights_ms, b.ns_per_kv_token)
+    ctx = {"engine": engine, "batch": batch}
+    out = [Figure(id=fid(engine, "line_vs_bound"), value=where, unit="verdict", context=ctx,
+                  depends_on=deps,
+                  method="where the fitted step time (fixed + per KV token × KV tokens) lies "
+                         "under its memory-bandwidth lower bound (weights + per KV token × KV "
+                         "tokens): the fixed parts and the costs per KV token compared")]
+    if kv is None:
+        return out
+    line = (f"({fid(engine, 'bound_weights_ms')} − {fid(engine, 'fixed_ms')}) ÷ "
+            f"({fid(engine, 'ns_per_kv_token')} − {fid(engine, 'bound_ns_per_kv_token')})")
+    return out + [
+        Figure(id=fid(engine, "crossover_kv_tokens"), value=kv, unit="tokens", decimals=0,
+               context=ctx, depends_on=deps,
+               method=f"KV tokens per step where the fitted step line meets its bound: {line}"),
+        Figure(id=fid(engine, "crossover_context"), value=kv / batch, unit="tokens",
+               decimals=0, context=ctx, depends_on=(fid(engine, "crossover_kv_tokens"),),
+               method=f"context per request at that crossover: its KV tokens per step ÷ the "
+                      f"batch {batch} (KV tokens per step ≈ batch × context)"),
+    ]
+
+
+def _points_vs_bound(engine: str, points: list[StepPoint], b: Bound) -> list[Figure]:
+    """Each point's step time against its whole bound, and how many lie above it."""
+    fid, pid = ids.step_model, ids.step_point
+    out, above = [], 0
+    for p in points:
+        bound_ms = b.weights_ms + b.ns_per_kv_token * p.kv_tokens / 1e6
+        above += 1e3 * p.step_s >= bound_ms
+        ctx = {"engine": engine, "workload": p.workload, "batch": p.batch}
+        bdeps = (fid(engine, "bound_weights_ms"), fid(engine, "bound_ns_per_kv_token"),
+                 pid(engine, p.workload, "kv_tokens"))
+        out += [
+            Figure(id=pid(engine, p.workload, "bound_ms"), value=bound_ms, unit="ms",
+                   decimals=2, context=ctx, depends_on=bdeps,
+                   method="memory-bandwidth lower bound of this point's step: the weights "
+                          "part + the bound per KV token × its KV tokens per step"),
+            Figure(id=pid(engine, p.workload, "vs_bound"), unit="verdict", context=ctx,
+                   value=ABOVE_BOUND if 1e3 * p.step_s >= bound_ms else BELOW_BOUND,
+                   depends_on=(pid(engine, p.workload, "step_ms"),
+                               pid(engine, p.workload, "bound_ms")),
+                   method="whether this point's step time lies at or above its bound or below "
+                          "it (physically implausible)")]
+    return out + [Figure(
+        id=fid(engine, "points_above_bound"), value=above, unit="count", decimals=0,
+        context={"engine": engine, "points": len(points)},
+        depends_on=tuple(pid(engine, p.workload, "vs_bound") for p in points),
+        method="steady decode points whose step time lies at or above their bound")]
+
+
+def _pinned_figures(engine: str, points: list[StepPoint], b: Bound) -> list[Figure]:
+    """With the fixed cost raised to the bound's weights part, the straight line through the
+    point with the most KV tokens: the step it gives at the point with the fewest, and
+    whether that is no slower than the fitted one (else no fixed cost at or above the bound
+    meets both points with a linear KV cost)."""
+    fid, pid = ids.step_model, ids.step_point
+    near = min(points, key=lambda p: p.kv_tokens)
+    far = max(points, key=lambda p: p.kv_tokens)
+    step = pinned_step_s(b.weights_ms / 1e3, near, far)
+    ctx = {"engine": engine, "workload": near.workload, "through": far.workload,
+           "batch": near.batch}
+    deps = (fid(engine, "bound_weights_ms"), pid(engine, far.workload, "step_ms"),
+            pid(engine, far.workload, "kv_tokens"), pid(engine, near.workload, "kv_tokens"))
+    line = (f"the straight line from the bound's weights part at zero KV tokens through the "
+            f"{far.workload} step")
+    return [
+        Figure(id=fid(engine, "pinned_step_ms"), value=1e3 * step, unit="ms", decimals=1,
+               context=ctx, depends_on=deps,
+               method=f"step time at the {near.workload} point's KV tokens on {line}: the "
+                      "fastest a fixed cost at or above the bound allows there"),
+        Figure(id=fid(engine, "pinned_tps"), value=near.batch * near.accept_len / step,
+               unit="tok/s", decimals=0, context=ctx,
+               depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
+               method=f"aggregate output tok/s that step gives: {near.batch} requests × the "
+                      f"{near.workload} point's tokens per request per step ÷ the step"),
+        Figure(id=fid(engine, "bound_fixed_fits"), unit="verdict", context=ctx,
+               value=YES if step <= near.step_s else NO,
+               depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
+               method=f"whether {line} is no slower at the {near.workload} point than its "
+                      "step: if not, no fixed cost at or above the bound meets both points "
+                      "with a linear KV cost"),
     ]
 
 
@@ -306,6 +426,20 @@ def _generator_figures(engine: str, g: Generator) -> list[Figure]:
                       f"{g.dcp} (scenario.yaml): the step time it assumed per KV token of "
                       "the step, on the fit's basis; not a measurement"),
     ]
+
+
+def _against_bound(engine: str, fitted: dict[str, float], b: Bound,
+                   points: list[StepPoint]) -> list[Figure]:
+    """The fit set against the bound: its fixed part, its whole line, each point, and (the
+    fixed part below the bound) whether a fixed cost at the bound could meet the points."""
+    fixed = fitted[ids.step_model(engine, "fixed_ms")]
+    per_kv = fitted[ids.step_model(engine, "ns_per_kv_token")]
+    out = _comparison(engine, fixed, b)
+    out += _line_figures(engine, fixed, per_kv, b, min(p.batch for p in points))
+    out += _points_vs_bound(engine, points, b)
+    if fixed < b.weights_ms:
+        out += _pinned_figures(engine, points, b)
+    return out
 
 
 def step_figures(run: Run, registry: dict[str, Figure], setups: dict[str, Setup],
@@ -327,9 +461,8 @@ def step_figures(run: Run, registry: dict[str, Figure], setups: dict[str, Setup]
         out += fitted
         figs, b = _bound_figures(run, e.id, setup, points, declared)
         out += figs
-        fixed = next((f.value for f in fitted if f.id == ids.step_model(e.id, "fixed_ms")), None)
-        if b is not None and fixed is not None:
-            out += _comparison(e.id, fixed, b)
+        if b is not None and len(fitted) > 1:
+            out += _against_bound(e.id, {f.id: f.value for f in fitted}, b, points)
         if generators and e.id in generators:
             out += _generator_figures(e.id, generators[e.id])
     return out

@@ -50,3 +50,9 @@ FIT_EXACT, FIT_LEAST_SQUARES, EVALUATED = "exact", "least squares", "evaluated"
 # stepmodel.<e>.fixed_vs_bound: the fitted fixed cost per step against its memory-bandwidth
 # lower bound
 BELOW_BOUND, ABOVE_BOUND = "below the bound", "above the bound"
+# stepmodel.<e>.line_vs_bound: where the fitted step line (fixed + per KV token × KV tokens)
+# lies under its whole memory-bandwidth bound (weights + KV): below it up to a crossover,
+# beyond one, at every KV count, or at none
+BELOW_UNTIL, BELOW_BEYOND = "below the bound up to the crossover", \
+    "below the bound beyond the crossover"
+ALWAYS_BELOW, NEVER_BELOW = "always below the bound", "never below the bound"

@@ -179,12 +179,18 @@ CHOSEN_BY = {
        for k in ("all_failed", "failed", "load_not_driven", "few_for_p99", "few_for_p90",
                  "short_output", "short_run", "short_run_slots", "warmup")},
     # the step model of decode against its bound (publish/stepmodel.py)
-    "stepmodel.below": "stepmodel.<e>.fixed_vs_bound",
+    "stepmodel.below": "stepmodel.<e>.line_vs_bound",
     "stepmodel.above": "stepmodel.<e>.fixed_vs_bound",
     "stepmodel.above_generated": "stepmodel.<e>.fixed_vs_bound",
     "stepmodel.not_fitted": "stepmodel.<e>.fit",
     "stepmodel.no_bound": "stepmodel.<e>.bound",
     "stepmodel.model_derived": "stepmodel.<e>.generator_fixed_ms",
+    **{f"stepmodel.{k}": "stepmodel.<e>.line_vs_bound"
+       for k in ("below_until", "below_beyond")},
+    **{f"stepmodel.{k}": "stepmodel.<e>.points_above_bound"
+       for k in ("points_above", "points_below", "points_mixed", "point_vs_bound")},
+    "stepmodel.fixed_generated": "stepmodel.<e>.generator_fixed_ms",
+    "stepmodel.pinned": "stepmodel.<e>.bound_fixed_fits",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
 }

@@ -10,7 +10,15 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.i18n import format_value, sentence
-from ..core.verdicts import BELOW_BOUND, NOT_EVALUABLE
+from ..core.provenance import ASSUMED, CALIBRATED, GENERATED
+from ..core.verdicts import (
+    ALWAYS_BELOW,
+    BELOW_BEYOND,
+    BELOW_BOUND,
+    BELOW_UNTIL,
+    NO,
+    NOT_EVALUABLE,
+)
 from .narrative_base import Writer
 from .sections import Section, Table
 
@@ -25,20 +33,92 @@ def _cell(w: Writer, fid: str) -> Markup:
     return w.fig(fid).html if w.has(fid) else Markup("–")
 
 
+# the sentence the whole fitted line against the whole bound picks (else the fixed part's)
+LINE_KEYS = {BELOW_UNTIL: "below_until", BELOW_BEYOND: "below_beyond",
+             ALWAYS_BELOW: "below"}
+
+
+def _points(w: Writer, engine: str) -> Markup | None:
+    """Each point's step against its bound, the sentence picked by how many lie above."""
+    fid = ids.step_model(engine, "points_above_bound")
+    if not w.has(fid):
+        return None
+    above, n = w.registry[fid].value, w.registry[fid].context["points"]
+    pairs = [sentence(w.t["stepmodel.point_vs_bound"], label=wl.label,
+                      step=w.fig(ids.step_point(engine, wl.id, "step_ms")),
+                      bound=w.fig(ids.step_point(engine, wl.id, "bound_ms")))
+             for wl in w.run.meta.workloads
+             if w.has(ids.step_point(engine, wl.id, "vs_bound"))]
+    key = "points_above" if above == n else "points_below" if above == 0 else "points_mixed"
+    return sentence(w.t["stepmodel." + key], points=Markup("; ").join(pairs),
+                    n=w.fig(fid))
+
+
+def _pinned(w: Writer, engine: str) -> Markup | None:
+    """When no fixed cost at or above the bound meets both points: what pinning it gives."""
+    fid = partial(ids.step_model, engine)
+    if not w.has(fid("bound_fixed_fits")) or w.registry[fid("bound_fixed_fits")].value != NO:
+        return None
+    ctx = w.registry[fid("pinned_step_ms")].context
+    label = {wl.id: wl.label for wl in w.run.meta.workloads}
+    return sentence(w.t["stepmodel.pinned"], bound=w.fig(fid("bound_weights_ms")),
+                    far=label[ctx["through"]], near=label[ctx["workload"]],
+                    far_step=w.fig(ids.step_point(engine, ctx["through"], "step_ms")),
+                    pinned=w.fig(fid("pinned_step_ms")), tps=w.fig(fid("pinned_tps")),
+                    step=w.fig(ids.step_point(engine, ctx["workload"], "step_ms")))
+
+
 def _verdict(w: Writer, engine: str) -> Markup | None:
-    """The sentence the comparison of the fitted fixed cost with its bound picks."""
+    """The sentences the comparison of the fitted step with its bound picks: the whole line
+    against the whole bound, each point against its own, and what a reconstruction set."""
     fid = partial(ids.step_model, engine)
     if not w.has(fid("fixed_vs_bound")):
         return None
     below = w.registry[fid("fixed_vs_bound")].value == BELOW_BOUND
+    generated = w.generated(fid("fixed_ms"))
+    line = w.registry[fid("line_vs_bound")].value if w.has(fid("line_vs_bound")) else None
     # above the bound, the excess reads as compute and communication, unless a
     # reconstruction's generator set the fixed cost: then it is that input, said so
-    key = "below" if below else "above_generated" if w.generated(fid("fixed_ms")) else "above"
-    return sentence(w.t["stepmodel." + key], engine=w.name(engine),
+    key = LINE_KEYS.get(line) or ("below" if below else "above_generated" if generated
+                                  else "above")
+    out = [sentence(w.t["stepmodel." + key], engine=w.name(engine),
                     fixed=w.fig(fid("fixed_ms")), bound=w.fig(fid("bound_weights_ms")),
                     experts=w.fig(fid("experts_per_layer")),
                     ratio=w.fig(fid("fixed_over_bound")),
-                    diff=w.fig(fid("fixed_minus_bound_ms")))
+                    diff=w.fig(fid("fixed_minus_bound_ms")),
+                    **_crossing(w, engine, key))]
+    if key in LINE_KEYS.values():
+        out += [_points(w, engine)]
+        if generated and w.has(fid("generator_fixed_ms")):
+            out.append(sentence(w.t["stepmodel.fixed_generated"],
+                                generator=w.fig(fid("generator_fixed_ms"))))
+        out.append(_pinned(w, engine))
+    return Markup(" ").join(m for m in out if m is not None)
+
+
+def _crossing(w: Writer, engine: str, key: str) -> dict:
+    """The line sentences' own values: the costs per KV token and where the lines cross."""
+    fid = partial(ids.step_model, engine)
+    if key not in LINE_KEYS.values():
+        return {}
+    out = {"per_kv": w.fig(fid("ns_per_kv_token")),
+           "bound_per_kv": w.fig(fid("bound_ns_per_kv_token"))}
+    if w.has(fid("crossover_kv_tokens")):
+        out |= {"kv": w.fig(fid("crossover_kv_tokens")),
+                "context": w.fig(fid("crossover_context")),
+                "batch": format_value(w.registry[fid("crossover_context")].context["batch"],
+                                      "count", w.lang)}
+    return out
+
+
+def _mark(w: Writer, column: str, engines: list[str]) -> str:
+    """A column header's provenance mark, from its figures' provenance: assumed, the
+    reconstruction's model or seed, calibrated (a reconstruction), else none."""
+    held = [ids.step_model(e, column) for e in engines if w.has(ids.step_model(e, column))]
+    kind = w.provenance(*held) if held else None
+    word = "assumed" if kind == ASSUMED else "generated" if kind in GENERATED else \
+        "calibrated" if kind == CALIBRATED and w.run.meta.reconstruction else None
+    return f" {w.t['words.' + word]}" if word else ""
 
 
 def _not_evaluable(w: Writer, engine: str) -> list[Markup]:
@@ -64,8 +144,9 @@ def stepmodel_section(w: Writer) -> Section | None:
         return None
     generated = any(w.has(ids.step_model(e.id, GENERATOR[0])) for e in engines)
     columns = [c for c in COLUMNS if generated or c not in GENERATOR]
-    header = [t["table.engine"]] + [t["stepmodel." + h] for c, h in zip(COLUMNS, HEADERS,
-                                                                           strict=True)
+    ids_ = [e.id for e in engines]
+    header = [t["table.engine"]] + [t["stepmodel." + h] + _mark(w, c, ids_)
+                                    for c, h in zip(COLUMNS, HEADERS, strict=True)
                                     if c in columns]
     rows, notes = [], []
     for e in engines:
