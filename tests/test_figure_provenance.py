@@ -254,3 +254,34 @@ def test_an_assumption_states_assumed_or_calibrated(project):
                                           "calibrated, got 'guessed'") as e:
         parse_run_yaml(bad, "run.yaml")
     assert e.value.line == bad.splitlines().index("    provenance: guessed") + 1
+
+
+def test_the_generator_list_holds_the_clock_the_prefill_and_step_rules_and_each_runs_tail(
+        reference_build):
+    """The review's missing inputs, each with its value from the scenario or the fit."""
+    from benchreport.synth.scenario import generator_inputs, load_scenario
+
+    scenario = load_scenario(reference_build.paths.data / "scenario.yaml")
+    got = {g.key: g for g in generator_inputs(scenario)}
+    clock = dict(((e, w), text) for e, w, text in got["clock"].parts)
+    assert clock["vllm", ""] == "server_start 09:49:31"
+    # the timer starts 552.4 s after 09:49:31 and ticks every 10 s: 10:12:05 is 8.4 s early
+    assert clock["vllm", "64k"] == "start 10:12:05, phase 8.4 s"
+    assert clock["sglang", "200k"] == "start 14:10:31"
+    assert got["prefill_rule"].value == "tps = max(22,265 / 3 = 7,422, lerp(prefill_knots, " \
+        "cached₀)); index ≥ 1: tps × max(0.2, 1 − prefill_decay × cached₀ / 200,000)"
+    assert got["mixed_step"].value == "vllm step = prefill_s + decode_s + event_s; sglang " \
+        "step = (prefill_s or decode_s) + event_s"
+    # what the fits left beyond the engine's last token, not the 0.3 s they aimed at
+    assert got["client_tail"].value == "vllm 64k 0.63 s; vllm 200k 0.70 s; sglang 64k " \
+        "0.37 s; sglang 200k 0.69 s; 0.3 s (0.02–0.8 s)"
+    # (4 × 1.2 s + 32 × 0.4 s ÷ 8) × the fitted event_scale 1.125 = 7.2 s
+    assert got["event_time"].value == "vllm 64k (4 × jit_s 1.2 + 32 × oom_retry_s 0.4 / 8) " \
+        "× event_scale 1.125 = 7.2 s"
+    kinds = {k: g.kind for k, g in got.items()}
+    assert (kinds["clock"], kinds["prefill_rule"], kinds["mixed_step"], kinds["event_time"],
+            kinds["client_tail"]) == (ASSUMED, MODEL, MODEL, CALIBRATED, ASSUMED)
+    part = _page(reference_build).split("What the reconstruction's generator assumed")[1]
+    assert "vLLM 64K 0.63 s; vLLM 200K 0.70 s; SGLang 64K 0.37 s; SGLang 200K 0.69 s; " \
+        "0.3 s (0.02–0.8 s) (assumed)" in part
+    assert "vLLM 64K start 10:12:05, phase 8.4 s" in part

@@ -16,7 +16,7 @@ from ..core.yamlio import Located, load_yaml
 from .calibrate import CLIENT_TAIL_S, PRINT_DELAY, Logging, Targets
 from .logs import SGLANG_KV_CAPACITY as SGLANG_KV
 from .logs import VLLM_KV_CAPACITY as VLLM_KV
-from .model import EngineModel, PrefillCurve
+from .model import DECAY_CONTEXT, DECAY_FLOOR, FLOOR_DIVISOR, EngineModel, PrefillCurve
 
 
 @dataclass(frozen=True)
@@ -367,6 +367,8 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
         GeneratorInput("prefill_knots", _whole(" → ".join(f"{v:,.0f}" for _, v in knots)
                                                + f" @ 0–{knots[-1][0]:,}") if knots else (),
                        CALIBRATED),
+        GeneratorInput("prefill_rule", _whole(_prefill_rule(knots)) if knots else (), MODEL),
+        GeneratorInput("mixed_step", _per_engine(scenario, _step_rule), MODEL),
         GeneratorInput("prefill_speed", _per_engine(
             scenario, lambda e: f"{e.model.prefill.knots[0][1] / knots[0][1]:g}"), ASSUMED),
         GeneratorInput("scheduler", _per_engine(scenario, lambda e: e.model.scheduler),
@@ -380,13 +382,14 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
         GeneratorInput("accept_prob", _per_run(scenario, lambda r: f"{r.accept_prob:g}"),
                        ASSUMED),
         GeneratorInput("events", _per_run(scenario, _events) or _whole("–"), ASSUMED),
-        GeneratorInput("client_tail", _whole("{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S)),
-                       ASSUMED),
+        GeneratorInput("client_tail", _client_tails(scenario), ASSUMED),
+        GeneratorInput("event_time", _per_run(scenario, _event_time), CALIBRATED),
         GeneratorInput("logging", _per_engine(
             scenario, lambda e: f"interval_s {e.logging.interval:g}"
             if e.logging.kind == "timer" else f"every {e.logging.every}"), ASSUMED),
         GeneratorInput("startup", _per_engine(
             scenario, lambda e: f"ready_after_s {e.ready_after_s:g}"), ASSUMED),
+        GeneratorInput("clock", _clock(scenario), ASSUMED),
         GeneratorInput("workload", _per_run(scenario, lambda r: f"input_len {r.input_len:,}, "
                                             f"output_len {r.output_len:,}, num_prompts "
                                             f"{r.num_prompts}, concurrency {r.concurrency}"),
@@ -406,3 +409,56 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
                                              f"SGLANG_KV_CAPACITY {SGLANG_KV:,}"), ASSUMED),
         GeneratorInput("seed", _whole(f"seed {scenario.seed}"), FREE),
     ]
+
+
+def _clock(scenario: Scenario) -> tuple[tuple[str, str, str], ...]:
+    """Each server's start and each run's: with ready_after_s they set where vLLM's stats
+    timer ticks within a run (``phase``) and every clock time a log prints."""
+    out: list[tuple[str, str, str]] = []
+    for e in scenario.engines:
+        out.append((e.id, "", f"server_start {e.server_start:%H:%M:%S}"))
+        out += [(e.id, r.workload, f"start {r.start:%H:%M:%S}" + (
+            f", phase {r.logging.phase:g} s" if r.logging.kind == "timer" else ""))
+            for r in e.runs]
+    return tuple(out)
+
+
+def _prefill_rule(knots: tuple[tuple[int, float], ...]) -> str:
+    """The curve between and beyond the knots, and how prefill_decay bends it (synth.model)."""
+    first = knots[0][1]
+    return (f"tps = max({first:,.0f} / {FLOOR_DIVISOR:g} = {first / FLOOR_DIVISOR:,.0f}, "
+            f"lerp(prefill_knots, cached₀)); index ≥ 1: tps × max({DECAY_FLOOR:g}, "
+            f"1 − prefill_decay × cached₀ / {DECAY_CONTEXT:,})")
+
+
+def _step_rule(e: EngineSpec) -> str:
+    """How long one step takes (synth.model.simulate): a mixed step adds its prefill and
+    its decode, with no overlap; a prefill-first step runs one or the other."""
+    if e.model.scheduler == "mixed":
+        return "step = prefill_s + decode_s + event_s"
+    return "step = (prefill_s or decode_s) + event_s"
+
+
+def _event_time(r: RunSpec) -> str:
+    """The seconds the run's events add in all, as the fit scaled them; a JIT compilation's
+    log span stays the unscaled jit_s."""
+    total = sum(r.events.delays().values())
+    if not total:
+        return ""
+    scale = r.fitted if r.calibrate == "event_scale" and r.fitted is not None else 1.0
+    ev = r.events
+    terms = " + ".join(t for t in (
+        f"{ev.jit_compiles} × jit_s {ev.jit_s:g}" if ev.jit_compiles else "",
+        f"{ev.oom_retries} × oom_retry_s {ev.oom_retry_s:g} / {ev.workers}"
+        if ev.oom_retries else "") if t)
+    return f"({terms}) × event_scale {scale:g} = {total * scale:.4g} s"
+
+
+def _client_tails(scenario: Scenario) -> tuple[tuple[str, str, str], ...]:
+    """The client tail each run's fit left (its duration beyond the engine's last token),
+    then what the fit aimed at and allowed (synth.calibrate.CLIENT_TAIL_S)."""
+    from . import client_tails     # the simulation imports this module
+
+    tails = client_tails(scenario)
+    return tuple((e, w, f"{tails[e, w]:.2f} s") for e, w in tails) + _whole(
+        "{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S))
