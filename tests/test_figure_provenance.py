@@ -285,3 +285,18 @@ def test_the_generator_list_holds_the_clock_the_prefill_and_step_rules_and_each_
     assert "vLLM 64K 0.63 s; vLLM 200K 0.70 s; SGLang 64K 0.37 s; SGLang 200K 0.69 s; " \
         "0.3 s (0.02–0.8 s) (assumed)" in part
     assert "vLLM 64K start 10:12:05, phase 8.4 s" in part
+
+
+def test_the_request_count_is_assumed_everywhere_and_the_concurrency_calibrated(
+        reference_build):
+    """The seed article gives the requests in flight only: num_prompts is assumed in the
+    figures, the generator list and the per-point rows alike."""
+    figs = registry_of(reference_build)
+    for w in ("64k", "200k"):
+        assert figs[f"workload.{w}.num_prompts"].provenance == ASSUMED
+        assert figs[f"workload.{w}.num_prompts"].provenance_why == "num_prompts"
+        assert figs[f"workload.{w}.concurrency"].provenance == CALIBRATED
+        assert figs[f"latency.{w}.vllm.requests"].provenance == ASSUMED
+    asked = [f for f in figs.values() if f.id.endswith(".requests_asked")]
+    assert asked and {f.provenance for f in asked} == {ASSUMED}
+    assert figs["generator.workload"].provenance == ASSUMED

@@ -233,7 +233,11 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         Rule("events.*", CALIBRATED, "runtime events as the published text counts them"),
         Rule(ids.workload("*", "input_tokens"), ASSUMED, "input_len"),
         Rule(ids.workload("*", "output_tokens"), ASSUMED, "output_len"),
-        Rule(ids.workload("*", "*"), CALIBRATED, "the published request count and concurrency"),
+        # the seed article gives the requests in flight, not how many were sent
+        Rule(ids.workload("*", "num_prompts"), ASSUMED, "num_prompts"),
+        Rule(ids.point("*", "requests_asked"), ASSUMED, "num_prompts"),
+        Rule(ids.latency_run("*", "*", "requests"), ASSUMED, "num_prompts"),
+        Rule(ids.workload("*", "*"), CALIBRATED, "the published concurrency"),
     ]
     for e in scenario.engines:
         m = e.model
