@@ -41,7 +41,7 @@ def test_a_figure_takes_its_rule_else_the_weakest_of_its_inputs_else_the_default
     assert out["e2e.a.duration"].provenance == CALIBRATED
     assert out["e2e.a.speedup"].provenance == CALIBRATED           # from calibrated only
     assert out["model.x"].provenance == FREE                        # the weakest input
-    assert out["model.x"].provenance_why == "the weakest of its inputs: decode.a.mean"
+    assert out["model.x"].provenance_why == "@weakest | figures=decode.a.mean"
     assert out["latency.a.ttft"].provenance == MODEL
     assert out["latency.a.ttft"].provenance_why == "the model"
     # a real run: nothing named, everything measured
@@ -178,7 +178,8 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
         caveats
     figs = registry_of(reference_build)
     assert figs["arrival.64k.sglang.burst_gap_s"].provenance == CALIBRATED    # arrival_gap
-    assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == "arrival_gap 6.3125 s"
+    assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == \
+        "@fitted_duration | knob=arrival_gap 6.3125 s"
     assert "How requests reached vLLM, 64K at most 8 requests waiting at once" in caveats
 
 
@@ -300,3 +301,23 @@ def test_the_request_count_is_assumed_everywhere_and_the_concurrency_calibrated(
     asked = [f for f in figs.values() if f.id.endswith(".requests_asked")]
     assert asked and {f.provenance for f in asked} == {ASSUMED}
     assert figs["generator.workload"].provenance == ASSUMED
+
+
+def test_the_korean_appendix_gives_every_reason_in_korean(reference_build):
+    """A provenance reason is the scenario's own keys and values (in a code face) or words
+    in the reader's language: no run of three English words outside code."""
+    text = reference_build.paths.html("ko").read_text(encoding="utf-8")
+    reasons = re.findall(r"출처: (.*?)</(?:li|p)>", text)
+    assert len(reasons) > 300
+    english = [r for r in (html.unescape(re.sub(r"<[^>]+>", "", re.sub(
+        r"<code>.*?</code>", "", x))) for x in reasons)
+        if re.search(r"\b(?:[A-Za-z][a-z]+[\s,:;]+){2}[A-Za-z][a-z]+\b", r)]
+    assert english == []          # (names such as vLLM, MoE or trtllm_mla are no prose)
+    assert "보정값(공개된 실행 설정)" in text
+    assert "보정값(목표 소요 시간 <code>100.5</code>초)" in text
+    assert "입력 중 근거가 가장 약한 것: <code>e2e.64k.vllm.duration" in text
+    # figures.json keeps the reason in a stable form; the English edition words it
+    figs = registry_of(reference_build)
+    assert figs["e2e.64k.vllm.duration"].provenance_why == "@target_duration | duration=100.5"
+    assert "calibrated (target duration <code>100.5</code> s)" in \
+        reference_build.paths.html("en").read_text(encoding="utf-8")
