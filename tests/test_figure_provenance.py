@@ -41,7 +41,7 @@ def test_a_figure_takes_its_rule_else_the_weakest_of_its_inputs_else_the_default
     assert out["e2e.a.duration"].provenance == CALIBRATED
     assert out["e2e.a.speedup"].provenance == CALIBRATED           # from calibrated only
     assert out["model.x"].provenance == FREE                        # the weakest input
-    assert out["model.x"].provenance_why == "the weakest of its inputs: decode.a.mean"
+    assert out["model.x"].provenance_why == "@weakest | figures=decode.a.mean"
     assert out["latency.a.ttft"].provenance == MODEL
     assert out["latency.a.ttft"].provenance_why == "the model"
     # a real run: nothing named, everything measured
@@ -191,7 +191,8 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
         caveats
     figs = registry_of(reference_build)
     assert figs["arrival.64k.sglang.burst_gap_s"].provenance == CALIBRATED    # arrival_gap
-    assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == "arrival_gap 6.3125 s"
+    assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == \
+        "@fitted_duration | knob=arrival_gap 6.3125 s"
     assert "How requests reached vLLM, 64K at most 8 requests waiting at once" in caveats
     # the conclusion carries it at 64K, where the engines received the load differently,
     # and not at 200K, where they did not
@@ -272,3 +273,69 @@ def test_an_assumption_states_assumed_or_calibrated(project):
                                           "calibrated, got 'guessed'") as e:
         parse_run_yaml(bad, "run.yaml")
     assert e.value.line == bad.splitlines().index("    provenance: guessed") + 1
+
+
+def test_the_generator_list_holds_the_clock_the_prefill_and_step_rules_and_each_runs_tail(
+        reference_build):
+    """The review's missing inputs, each with its value from the scenario or the fit."""
+    from benchreport.synth.scenario import generator_inputs, load_scenario
+
+    scenario = load_scenario(reference_build.paths.data / "scenario.yaml")
+    got = {g.key: g for g in generator_inputs(scenario)}
+    clock = dict(((e, w), text) for e, w, text in got["clock"].parts)
+    assert clock["vllm", ""] == "server_start 09:49:31"
+    # the timer starts 552.4 s after 09:49:31 and ticks every 10 s: 10:12:05 is 8.4 s early
+    assert clock["vllm", "64k"] == "start 10:12:05, phase 8.4 s"
+    assert clock["sglang", "200k"] == "start 14:10:31"
+    assert got["prefill_rule"].value == "tps = max(22,265 / 3 = 7,422, lerp(prefill_knots, " \
+        "cached₀)); index ≥ 1: tps × max(0.2, 1 − prefill_decay × cached₀ / 200,000)"
+    assert got["mixed_step"].value == "vllm step = prefill_s + decode_s + event_s; sglang " \
+        "step = (prefill_s or decode_s) + event_s"
+    # what the fits left beyond the engine's last token, not the 0.3 s they aimed at
+    assert got["client_tail"].value == "vllm 64k 0.63 s; vllm 200k 0.70 s; sglang 64k " \
+        "0.37 s; sglang 200k 0.69 s; 0.3 s (0.02–0.8 s)"
+    # (4 × 1.2 s + 32 × 0.4 s ÷ 8) × the fitted event_scale 1.125 = 7.2 s
+    assert got["event_time"].value == "vllm 64k (4 × jit_s 1.2 + 32 × oom_retry_s 0.4 / 8) " \
+        "× event_scale 1.125 = 7.2 s"
+    kinds = {k: g.kind for k, g in got.items()}
+    assert (kinds["clock"], kinds["prefill_rule"], kinds["mixed_step"], kinds["event_time"],
+            kinds["client_tail"]) == (ASSUMED, MODEL, MODEL, CALIBRATED, ASSUMED)
+    part = _page(reference_build).split("What the reconstruction's generator assumed")[1]
+    assert "vLLM 64K 0.63 s; vLLM 200K 0.70 s; SGLang 64K 0.37 s; SGLang 200K 0.69 s; " \
+        "0.3 s (0.02–0.8 s) (assumed)" in part
+    assert "vLLM 64K start 10:12:05, phase 8.4 s" in part
+
+
+def test_the_request_count_is_assumed_everywhere_and_the_concurrency_calibrated(
+        reference_build):
+    """The seed article gives the requests in flight only: num_prompts is assumed in the
+    figures, the generator list and the per-point rows alike."""
+    figs = registry_of(reference_build)
+    for w in ("64k", "200k"):
+        assert figs[f"workload.{w}.num_prompts"].provenance == ASSUMED
+        assert figs[f"workload.{w}.num_prompts"].provenance_why == "num_prompts"
+        assert figs[f"workload.{w}.concurrency"].provenance == CALIBRATED
+        assert figs[f"latency.{w}.vllm.requests"].provenance == ASSUMED
+    asked = [f for f in figs.values() if f.id.endswith(".requests_asked")]
+    assert asked and {f.provenance for f in asked} == {ASSUMED}
+    assert figs["generator.workload"].provenance == ASSUMED
+
+
+def test_the_korean_appendix_gives_every_reason_in_korean(reference_build):
+    """A provenance reason is the scenario's own keys and values (in a code face) or words
+    in the reader's language: no run of three English words outside code."""
+    text = reference_build.paths.html("ko").read_text(encoding="utf-8")
+    reasons = re.findall(r"출처: (.*?)</(?:li|p)>", text)
+    assert len(reasons) > 300
+    english = [r for r in (html.unescape(re.sub(r"<[^>]+>", "", re.sub(
+        r"<code>.*?</code>", "", x))) for x in reasons)
+        if re.search(r"\b(?:[A-Za-z][a-z]+[\s,:;]+){2}[A-Za-z][a-z]+\b", r)]
+    assert english == []          # (names such as vLLM, MoE or trtllm_mla are no prose)
+    assert "보정값(공개된 실행 설정)" in text
+    assert "보정값(목표 소요 시간 <code>100.5</code>초)" in text
+    assert "입력 중 근거가 가장 약한 것: <code>e2e.64k.vllm.duration" in text
+    # figures.json keeps the reason in a stable form; the English edition words it
+    figs = registry_of(reference_build)
+    assert figs["e2e.64k.vllm.duration"].provenance_why == "@target_duration | duration=100.5"
+    assert "calibrated (target duration <code>100.5</code> s)" in \
+        reference_build.paths.html("en").read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ from ..core import ids
 from ..core.figures import Figure, Source, fragment
 from ..core.files import write_json
 from ..core.metrics import compare_lower_is_better
+from ..core.provenance import reason_words
 from ..core.records import PointResult, Run
 from ..core.runmeta import load_run as _load_run
 from ..core.tables import input_checksum
@@ -290,6 +291,8 @@ def claim_check(run: Run) -> ClaimCheck:
     default = rules_for(run)[1]
     bases = [claim_basis(registry, v, default) for v in verdicts]
     figures = []
+    for v in verdicts:       # what set the figures, in words (core.provenance.reason)
+        v.calibrated = [reason_words(x, en, "en", run.meta.assumed) for x in v.calibrated]
     for c, v, basis in zip(claims, verdicts, bases, strict=True):
         figures.append(Figure(
             id=ids.claim(c.id), value=v.verdict, unit="verdict",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source
-from ..core.provenance import MEASURED, MODEL, Rule, assign
+from ..core.provenance import MEASURED, MODEL, Rule, assign, reason
 from ..core.records import Run
 from ..core.runmeta import Assumption
 from ..core.tables import input_checksum
@@ -18,8 +18,8 @@ def assumption_rules(assumed: tuple[Assumption, ...]) -> list[Rule]:
     """run.yaml's ``assumed``: the settings it names were assumed (or calibrated), and the
     figures it names rest on the assumption (no stronger than it)."""
     rules = []
-    for a in assumed:
-        why = f"{a.setting['en']}: {a.value['en']}"
+    for i, a in enumerate(assumed):
+        why = reason("assumption", index=i)     # its words, in both languages: run.yaml
         for key in a.settings:
             pair = ids.parse_setting_pair(key)
             if pair is not None:

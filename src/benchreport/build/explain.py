@@ -38,6 +38,13 @@ class Explainer:
         self.registry = registry_of(run)
         self.excerpts = excerpts_of(run)
 
+    def why(self, why: str) -> str:
+        """What set a figure, in English words (core.provenance.reason)."""
+        from ..analyses.notebook import english
+        from ..core.provenance import reason_words
+
+        return reason_words(why, english(), "en", self.run.meta.assumed)
+
     def show(self, figure_id: str, out: Callable[[str], None] = print) -> None:
         """The figure, how it was computed, its inputs with their raw lines, and the same
         for every figure it depends on."""
@@ -60,7 +67,7 @@ class Explainer:
             out(f"{pad}  how: {fig.method}")
             if fig.provenance:
                 out(f"{pad}  provenance: {fig.provenance}"
-                    + (f" ({fig.provenance_why})" if fig.provenance_why else ""))
+                    + (f" ({self.why(fig.provenance_why)})" if fig.provenance_why else ""))
             if fid in seen:
                 return
             seen.add(fid)

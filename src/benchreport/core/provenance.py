@@ -29,7 +29,49 @@ ASSUMED = "assumed"
 MODEL = "model-derived"
 FREE = "free"
 KINDS = (MEASURED, CALIBRATED, ASSUMED, MODEL, FREE)      # strongest first
-PROPAGATED = "the weakest of its inputs: "    # a why that names figures, not an input
+# A why in words is stored (figures.json) in a stable form: "@<key>", then " | name=value"
+# per parameter; the report renders catalogue key provwhy.<key> in the reader's language, its
+# parameters (scenario keys and values, figure ids) as they are. Any other why is the
+# scenario's own text (keys and values), shown as it is.
+KEYED = "@"
+_PARAM = " | "
+
+
+def reason(key: str, /, **params: object) -> str:
+    """A why in words: catalogue key ``provwhy.<key>`` with its parameters, in a stable form.
+
+    >>> reason("target_duration", duration=100.5)
+    '@target_duration | duration=100.5'
+    """
+    return KEYED + key + "".join(f"{_PARAM}{k}={v}" for k, v in params.items())
+
+
+def parse_reason(why: str) -> tuple[str, dict[str, str]] | None:
+    """``(key, parameters)`` of a why in words; None for the scenario's own text.
+
+    >>> parse_reason("@target_duration | duration=100.5"), parse_reason("seed 7")
+    (('target_duration', {'duration': '100.5'}), None)
+    """
+    if not why.startswith(KEYED):
+        return None
+    key, *params = why[len(KEYED):].split(_PARAM)
+    return key, dict(p.split("=", 1) for p in params)
+
+
+def reason_words(why: str, t: Mapping[str, str], lang: str = "en", assumed=()) -> str:
+    """A why as plain text in ``lang`` (``t``: its catalogue; ``assumed``: run.yaml's
+    assumptions, which a why may name by index); the scenario's own text as it is."""
+    parsed = parse_reason(why)
+    if parsed is None:
+        return why
+    key, params = parsed
+    if key == "assumption":
+        a = assumed[int(params["index"])]
+        return f"{a.setting.get(lang, a.setting['en'])}: {a.value.get(lang, a.value['en'])}"
+    return t["provwhy." + key].format(**params)
+
+
+PROPAGATED = KEYED + "weakest"    # a why that names figures, not an input
 GENERATED = (MODEL, FREE)          # what a reconstruction's generator produced, not a finding
 BY_CONSTRUCTION = (CALIBRATED, ASSUMED)   # agreement with the published text is by design
 
@@ -86,8 +128,8 @@ def assign(registry: Mapping[str, Figure], rules: Sequence[Rule],
                       if dep in registry]
             kind = weakest(k for _, (k, _w) in inputs)
             which = [dep for dep, (k, _w) in inputs if k == kind]
-            why = (PROPAGATED + ", ".join(which)
-                   if kind != MEASURED else "computed from measured figures")
+            why = (reason("weakest", figures=", ".join(which))
+                   if kind != MEASURED else reason("measured_inputs"))
         else:
             kind, why = default, default_why
         for floor in (r for r in rules if r.floor and r.matches(fig)):

@@ -266,13 +266,13 @@ def _grouped(w: Writer, figs: list) -> Derivation:
                       members=members)
 
 
-def _with_provenance(w: Writer, fig: Figure) -> str:
+def _with_provenance(w: Writer, fig: Figure) -> str | Markup:
     """A figure's method, and, unless it was measured, where its value comes from."""
     if not fig.provenance or fig.provenance == "measured":
         return fig.method
-    return w.t["derivation.provenance"].format(
-        method=fig.method, kind=w.t["provtag." + fig.provenance.replace("-", "_")],
-        why=fig.provenance_why)
+    return sentence(w.t["derivation.provenance"], method=fig.method,
+                    kind=w.t["provtag." + fig.provenance.replace("-", "_")],
+                    why=w.why_text(fig.provenance_why))
 
 
 def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:

@@ -22,6 +22,22 @@ _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 SECONDS_FROM_MS = 10_000
 
 
+def why_text(why: str, t: dict[str, str], lang: str, assumed=()) -> Markup:
+    """What set a figure, in the reader's language: a why in words (core.provenance.reason)
+    from the catalogue, its parameters (scenario keys and values, figure ids) as they are in
+    a code face; run.yaml's assumption in its own words; the scenario's text in a code face."""
+    from ..core.i18n import sentence
+
+    parsed = provenance.parse_reason(why)
+    if parsed is None:
+        return Markup("<code>{}</code>").format(why) if why else Markup("")
+    key, params = parsed
+    if key == "assumption":          # run.yaml's own words, no scenario text
+        return Markup(escape(provenance.reason_words(why, t, lang, assumed)))
+    return sentence(t["provwhy." + key], **{k: Markup("<code>{}</code>").format(v)
+                                        for k, v in params.items()})
+
+
 def anchor(fig_id: str) -> str:
     return "fig-" + fig_id.replace(".", "-")
 
@@ -148,11 +164,15 @@ class Writer:
                         inputs=self.inputs_text(provenance.origins(self.registry, fig_ids,
                                                                    kind), also))
 
+    def why_text(self, why: str) -> Markup:
+        """What set a figure (its provenance_why), in the reader's language."""
+        return why_text(why, self.t, self.lang, self.run.meta.assumed)
+
     def inputs_text(self, origins: list[str], also: list[str] | None = None) -> Markup:
         """What set a figure, as the report names it: the scenario's own words (its keys
         and values) in a code face, then the run.yaml assumptions in the reader's words."""
         from ..core.i18n import sentence
 
-        parts = [Markup("<code>{}</code>").format(o) for o in origins]
+        parts = [self.why_text(o) for o in origins]
         parts += [Markup(escape(a)) for a in also or []]
         return Markup("; ").join(parts) if parts else sentence("–")

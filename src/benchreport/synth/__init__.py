@@ -19,7 +19,8 @@ from .model import Timeline
 from .results import client_view, sglang_result, vllm_result
 from .scenario import EngineSpec, RunSpec, Scenario, load_scenario
 
-__all__ = ["BenchmarkTruth", "SimulatedRun", "benchmark_truth", "generate", "load_scenario",
+__all__ = ["BenchmarkTruth", "SimulatedRun", "benchmark_truth", "client_tails", "generate",
+           "load_scenario",
            "make_run", "metrics_truth", "simulate_scenario"]
 
 
@@ -48,6 +49,14 @@ def simulate_scenario(scenario: Scenario) -> list[SimulatedRun]:
             _check_fitted(spec, fitted.knob_value)
             out.append(SimulatedRun(engine=engine, spec=spec, fitted=fitted))
     return out
+
+
+def client_tails(scenario: Scenario) -> dict[tuple[str, str], float]:
+    """Per (engine, workload): the seconds of the run's duration after the engine's last
+    token, as the fit left them (the client's stream close and final detokenization)."""
+    return {(s.spec.engine, s.spec.workload):
+            s.fitted.duration - (s.timeline.end - s.timeline.start)
+            for s in simulate_scenario(scenario)}
 
 
 def _check_fitted(spec: RunSpec, found: float) -> None:

@@ -14,6 +14,13 @@ import bisect
 import random
 from dataclasses import dataclass, field
 
+# Prefill beyond the last knot extends the last segment, never below the first knot's speed
+# over FLOOR_DIVISOR; prefill_decay slows a request in proportion to its cached context over
+# DECAY_CONTEXT tokens, never below DECAY_FLOOR of the curve (synth.scenario lists both).
+FLOOR_DIVISOR = 3      # the floor: the first knot's speed divided by this
+DECAY_CONTEXT = 200_000
+DECAY_FLOOR = 0.2
+
 
 @dataclass(frozen=True)
 class PrefillCurve:
@@ -30,7 +37,7 @@ class PrefillCurve:
         if i >= len(xs) - 1:   # extrapolate the last segment, but never below a third of the start
             i = len(xs) - 2
         x0, x1, y0, y1 = xs[i], xs[i + 1], ys[i], ys[i + 1]
-        return max(ys[0] / 3, y0 + (y1 - y0) * (cached - x0) / (x1 - x0))
+        return max(ys[0] / FLOOR_DIVISOR, y0 + (y1 - y0) * (cached - x0) / (x1 - x0))
 
 
 @dataclass(frozen=True)
@@ -154,8 +161,8 @@ def simulate(model: EngineModel, *, n_requests: int, input_len: int, output_len:
             take = min(budget, r.input_len - r.prefilled)
             segments.append(PrefillSegment(r.index, take, r.prefilled,
                                             r.prefilled + take >= r.input_len))
-            slow = prefill_decay * r.prefilled / 200_000 if r.index else 0.0
-            speed = model.prefill.tps(r.prefilled) * max(0.2, 1.0 - slow)
+            slow = prefill_decay * r.prefilled / DECAY_CONTEXT if r.index else 0.0
+            speed = model.prefill.tps(r.prefilled) * max(DECAY_FLOOR, 1.0 - slow)
             prefill_s += take / speed
             budget -= take
         decode_s = 0.0

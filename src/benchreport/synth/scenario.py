@@ -11,12 +11,12 @@ from typing import Any
 
 from ..core import ids
 from ..core.errors import ConfigError
-from ..core.provenance import ASSUMED, CALIBRATED, FREE, MODEL, Rule
+from ..core.provenance import ASSUMED, CALIBRATED, FREE, MODEL, Rule, reason
 from ..core.yamlio import Located, load_yaml
 from .calibrate import CLIENT_TAIL_S, PRINT_DELAY, Logging, Targets
 from .logs import SGLANG_KV_CAPACITY as SGLANG_KV
 from .logs import VLLM_KV_CAPACITY as VLLM_KV
-from .model import EngineModel, PrefillCurve
+from .model import DECAY_CONTEXT, DECAY_FLOOR, FLOOR_DIVISOR, EngineModel, PrefillCurve
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ def calibrated_patterns(scenario: Scenario) -> dict[str, str]:
     >>> from pathlib import Path
     >>> p = calibrated_patterns(load_scenario(Path("data/2024-b300/scenario.yaml")))
     >>> p["e2e.64k.vllm.duration"], p["spec.64k.vllm.*"]
-    ('target duration 100.5 s', 'accept_prob 0.06')
+    ('@target_duration | duration=100.5', 'accept_prob 0.06')
     """
     return {r.pattern: r.why for r in provenance_rules(scenario)
             if r.kind in (CALIBRATED, ASSUMED) and not r.context}
@@ -217,23 +217,26 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
     from what the scenario fits and states (core.provenance). The first rule that names a
     figure wins; a figure no rule names follows from its inputs, or from the model."""
     rules: list[Rule] = [
-        Rule(ids.REPEATS, ASSUMED, "the reconstruction writes one run per engine and workload"),
-        Rule(ids.setting("kv_tokens", "*"), ASSUMED, "KV capacity filled in the start-up log"),
-        Rule(ids.setting("kv_dtype", "*"), ASSUMED, "KV dtype filled in the start-up log"),
+        Rule(ids.REPEATS, ASSUMED, reason("one_run")),
+        Rule(ids.setting("kv_tokens", "*"), ASSUMED, reason("kv_capacity_filled")),
+        Rule(ids.setting("kv_dtype", "*"), ASSUMED, reason("kv_dtype_filled")),
         Rule(ids.limits_engine("*", "kv_capacity_tokens"), ASSUMED,
-             "KV capacity filled in the start-up log"),
-        Rule(ids.limits_engine("*", "warmup_records"), MODEL,
-             "the generator writes no warm-up before the first benchmark"),
-        Rule(ids.setting("*", "*"), CALIBRATED, "the published launch settings"),
+             reason("kv_capacity_filled")),
+        Rule(ids.limits_engine("*", "warmup_records"), MODEL, reason("no_warmup")),
+        Rule(ids.setting("*", "*"), CALIBRATED, reason("launch_settings")),
         # the start-up lines' KV capacities and no cached prefixes: filled in, not modelled
         Rule(ids.cache("*", "*", "kv_usage_peak_pct"), ASSUMED, "VLLM_KV_CAPACITY, "
              "SGLANG_KV_CAPACITY"),
-        Rule(ids.cache("*", "*", "prefix_hit_pct"), ASSUMED, "0 cached tokens"),
-        Rule(ids.point("*", "log_prefix_hit_pct"), ASSUMED, "0 cached tokens"),
-        Rule("events.*", CALIBRATED, "runtime events as the published text counts them"),
+        Rule(ids.cache("*", "*", "prefix_hit_pct"), ASSUMED, reason("cached_tokens", n=0)),
+        Rule(ids.point("*", "log_prefix_hit_pct"), ASSUMED, reason("cached_tokens", n=0)),
+        Rule("events.*", CALIBRATED, reason("published_events")),
         Rule(ids.workload("*", "input_tokens"), ASSUMED, "input_len"),
         Rule(ids.workload("*", "output_tokens"), ASSUMED, "output_len"),
-        Rule(ids.workload("*", "*"), CALIBRATED, "the published request count and concurrency"),
+        # the seed article gives the requests in flight, not how many were sent
+        Rule(ids.workload("*", "num_prompts"), ASSUMED, "num_prompts"),
+        Rule(ids.point("*", "requests_asked"), ASSUMED, "num_prompts"),
+        Rule(ids.latency_run("*", "*", "requests"), ASSUMED, "num_prompts"),
+        Rule(ids.workload("*", "*"), CALIBRATED, reason("published_concurrency")),
     ]
     for e in scenario.engines:
         m = e.model
@@ -252,7 +255,7 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         engine, workload = scenario.knots_from
         for name in ("sequence", "decay", "decay_pct"):
             rules.append(Rule(ids.prefill_request(workload, engine, 1, name), CALIBRATED,
-                              "prefill_knots (the published per-chunk sequence)"))
+                              reason("published_sequence", key="prefill_knots")))
     # every engine prefills on the one published curve (times its prefill_speed, then each
     # run's fitted prefill_decay): the engines' prefill agrees or differs by design
     rules.append(Rule("prefill.*", ASSUMED, "prefill_knots × prefill_speed, prefill_decay"))
@@ -265,9 +268,9 @@ def _run_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]:
     w, t, out = r.workload, r.targets, []
     where = (("engine", e.id), ("workload", w))
     if t.duration is not None:
-        why = f"target duration {t.duration:g} s"
-        tokens = (f"{r.num_prompts} × output_len {r.output_len} over the "
-                  f"target duration {t.duration:g} s")
+        why = reason("target_duration", duration=f"{t.duration:g}")
+        tokens = reason("tokens_over_duration", tokens=f"{r.num_prompts} × output_len "
+                        f"{r.output_len}", duration=f"{t.duration:g}")
         out += [Rule(ids.e2e(w, e.id, "duration"), CALIBRATED, why),
                 Rule(ids.throughput(w, e.id, "*"), ASSUMED, tokens),
                 *(Rule(ids.point("*", n), ASSUMED, tokens, where)
@@ -277,13 +280,14 @@ def _run_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]:
     out += [Rule(ids.spec(w, e.id, "*"), ASSUMED, f"accept_prob {r.accept_prob:g}"),
             Rule(ids.point("*", "log_accept_len"), ASSUMED, f"accept_prob {r.accept_prob:g}",
                  where),
-            Rule(ids.spec_run(e.id, "*"), ASSUMED, "accept_prob of each run"),
+            Rule(ids.spec_run(e.id, "*"), ASSUMED, reason("each_run", key="accept_prob")),
             Rule(ids.limits_stall(w, e.id, "*"), MODEL,
                  "event_scale" if r.calibrate == "event_scale" else "events")]
     if r.calibrate == "arrival_gap":
         # how the requests reached the engine is the knob fitted to the duration
-        fitted = f"arrival_gap {r.fitted:g} s" if r.fitted is not None else "arrival_gap"
-        out.append(Rule(ids.arrival(w, e.id, "*"), CALIBRATED, fitted))
+        knob = f"arrival_gap {r.fitted:g} s" if r.fitted is not None else "arrival_gap"
+        out.append(Rule(ids.arrival(w, e.id, "*"), CALIBRATED,
+                        reason("fitted_duration", knob=knob)))
     if any(x is not None for x in (t.steady_min, t.steady_max, t.steady_mean)):
         out += _decode_rules(e, r, step, seed)
     return out
@@ -296,17 +300,18 @@ def _decode_rules(e: EngineSpec, r: RunSpec, step: str, seed: int) -> list[Rule]
     d = partial(ids.decode, w, e.id)
     out = [Rule(d(n), MODEL, step) for n in ("records", "window", "steady")]
     if t.steady_max is not None:
-        why = f"target steady_max {t.steady_max:g} tok/s"
+        why = reason("target_tps", name="steady_max", value=f"{t.steady_max:g}")
         out += [Rule(d(n), CALIBRATED, why) for n in ("max", "per_request_peak",
                                                         "ms_per_token_peak")]
     if t.steady_min is not None:
-        out.append(Rule(d("min"), CALIBRATED, f"target steady_min {t.steady_min:g} tok/s"))
+        out.append(Rule(d("min"), CALIBRATED, reason("target_tps", name="steady_min",
+                                                     value=f"{t.steady_min:g}")))
     if t.steady_mean is not None:
         # a timer's lines cover equal time, so the mean of its lines is the steady mean;
         # a line every N steps makes the plain mean of the lines the fitted one
         names = ("mean", "per_request", "ms_per_token") if e.logging.kind == "timer" else \
             ("mean_of_lines", "per_request_of_lines", "ms_per_token_of_lines")
-        why = f"target steady_mean {t.steady_mean:g} tok/s (the mean of the log lines)"
+        why = reason("target_lines", name="steady_mean", value=f"{t.steady_mean:g}")
         out += [Rule(d(n), CALIBRATED, why) for n in names]
     # the step-time factor of each log window is drawn from the seed, within the extremes
     out.append(Rule(d("*"), FREE, f"seed {seed}"))
@@ -367,6 +372,8 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
         GeneratorInput("prefill_knots", _whole(" → ".join(f"{v:,.0f}" for _, v in knots)
                                                + f" @ 0–{knots[-1][0]:,}") if knots else (),
                        CALIBRATED),
+        GeneratorInput("prefill_rule", _whole(_prefill_rule(knots)) if knots else (), MODEL),
+        GeneratorInput("mixed_step", _per_engine(scenario, _step_rule), MODEL),
         GeneratorInput("prefill_speed", _per_engine(
             scenario, lambda e: f"{e.model.prefill.knots[0][1] / knots[0][1]:g}"), ASSUMED),
         GeneratorInput("scheduler", _per_engine(scenario, lambda e: e.model.scheduler),
@@ -380,13 +387,14 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
         GeneratorInput("accept_prob", _per_run(scenario, lambda r: f"{r.accept_prob:g}"),
                        ASSUMED),
         GeneratorInput("events", _per_run(scenario, _events) or _whole("–"), ASSUMED),
-        GeneratorInput("client_tail", _whole("{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S)),
-                       ASSUMED),
+        GeneratorInput("client_tail", _client_tails(scenario), ASSUMED),
+        GeneratorInput("event_time", _per_run(scenario, _event_time), CALIBRATED),
         GeneratorInput("logging", _per_engine(
             scenario, lambda e: f"interval_s {e.logging.interval:g}"
             if e.logging.kind == "timer" else f"every {e.logging.every}"), ASSUMED),
         GeneratorInput("startup", _per_engine(
             scenario, lambda e: f"ready_after_s {e.ready_after_s:g}"), ASSUMED),
+        GeneratorInput("clock", _clock(scenario), ASSUMED),
         GeneratorInput("workload", _per_run(scenario, lambda r: f"input_len {r.input_len:,}, "
                                             f"output_len {r.output_len:,}, num_prompts "
                                             f"{r.num_prompts}, concurrency {r.concurrency}"),
@@ -406,3 +414,56 @@ def generator_inputs(scenario: Scenario) -> list[GeneratorInput]:
                                              f"SGLANG_KV_CAPACITY {SGLANG_KV:,}"), ASSUMED),
         GeneratorInput("seed", _whole(f"seed {scenario.seed}"), FREE),
     ]
+
+
+def _clock(scenario: Scenario) -> tuple[tuple[str, str, str], ...]:
+    """Each server's start and each run's: with ready_after_s they set where vLLM's stats
+    timer ticks within a run (``phase``) and every clock time a log prints."""
+    out: list[tuple[str, str, str]] = []
+    for e in scenario.engines:
+        out.append((e.id, "", f"server_start {e.server_start:%H:%M:%S}"))
+        out += [(e.id, r.workload, f"start {r.start:%H:%M:%S}" + (
+            f", phase {r.logging.phase:g} s" if r.logging.kind == "timer" else ""))
+            for r in e.runs]
+    return tuple(out)
+
+
+def _prefill_rule(knots: tuple[tuple[int, float], ...]) -> str:
+    """The curve between and beyond the knots, and how prefill_decay bends it (synth.model)."""
+    first = knots[0][1]
+    return (f"tps = max({first:,.0f} / {FLOOR_DIVISOR:g} = {first / FLOOR_DIVISOR:,.0f}, "
+            f"lerp(prefill_knots, cached₀)); index ≥ 1: tps × max({DECAY_FLOOR:g}, "
+            f"1 − prefill_decay × cached₀ / {DECAY_CONTEXT:,})")
+
+
+def _step_rule(e: EngineSpec) -> str:
+    """How long one step takes (synth.model.simulate): a mixed step adds its prefill and
+    its decode, with no overlap; a prefill-first step runs one or the other."""
+    if e.model.scheduler == "mixed":
+        return "step = prefill_s + decode_s + event_s"
+    return "step = (prefill_s or decode_s) + event_s"
+
+
+def _event_time(r: RunSpec) -> str:
+    """The seconds the run's events add in all, as the fit scaled them; a JIT compilation's
+    log span stays the unscaled jit_s."""
+    total = sum(r.events.delays().values())
+    if not total:
+        return ""
+    scale = r.fitted if r.calibrate == "event_scale" and r.fitted is not None else 1.0
+    ev = r.events
+    terms = " + ".join(t for t in (
+        f"{ev.jit_compiles} × jit_s {ev.jit_s:g}" if ev.jit_compiles else "",
+        f"{ev.oom_retries} × oom_retry_s {ev.oom_retry_s:g} / {ev.workers}"
+        if ev.oom_retries else "") if t)
+    return f"({terms}) × event_scale {scale:g} = {total * scale:.4g} s"
+
+
+def _client_tails(scenario: Scenario) -> tuple[tuple[str, str, str], ...]:
+    """The client tail each run's fit left (its duration beyond the engine's last token),
+    then what the fit aimed at and allowed (synth.calibrate.CLIENT_TAIL_S)."""
+    from . import client_tails     # the simulation imports this module
+
+    tails = client_tails(scenario)
+    return tuple((e, w, f"{tails[e, w]:.2f} s") for e, w in tails) + _whole(
+        "{:g} s ({:g}–{:g} s)".format(*CLIENT_TAIL_S))
