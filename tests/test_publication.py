@@ -15,9 +15,11 @@ from benchreport.core.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # the article with its ledger (one row per number shown): 25 pages before issue 28; the
-# prefill intervals and crossover interpolations, the step-model section, the generator's
-# inputs and how requests arrived add to it (PAGE_BUDGET is re-measured below when it moves)
-PAGE_BUDGET = 29
+# prefill intervals and crossover interpolations, the step-model section (with each point
+# against its bound), the generator's inputs (clock, prefill and step rules, client tails,
+# event time) and how requests arrived add to it: measured 30 in English, 28 in Korean
+# (PAGE_BUDGET is re-measured when it moves; issue 31 asks for a shorter edition)
+PAGE_BUDGET = 30
 SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
