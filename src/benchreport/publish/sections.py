@@ -132,6 +132,7 @@ CHOSEN_BY = {
     "conclusion.guidance_one": "e2e.<w>.faster",
     "conclusion.caveat": "caveats.settings_differing",
     "conclusion.arrival": "arrival.<w>.<e>.max_waiting",
+    "conclusion.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "conclusion.single_run": "limits.repeats",
     "conclusion.not_compared": "campaign.series",
     "limit.kv_fits_yes": "limits.kv_fits",
@@ -147,6 +148,7 @@ CHOSEN_BY = {
     "claims.generated_reason": "claim.<id>",
     "generated.table": "latency.<w>.<e>.<metric>.median",
     "generated.table_targets": "decode.<w>.<e>.min",
+    "stepmodel.seeded": "stepmodel.<e>.<w>.step_ms",
     "section.generator_intro": "generator.<key>",
     "points.all_failed": "point.<p>.completed",
     # campaigns (publish/campaign.py)
@@ -998,7 +1000,10 @@ def conclusion_section(w: Writer) -> Section:
                                   engine=w.fig(key),
                                   ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
         if arrival_split(w, wl.id)[0]:    # the engines received its requests differently
-            paras[-1] = Markup(" ").join([paras[-1], sentence(t["conclusion.arrival"])])
+            gap = [ids.arrival(wl.id, e, "burst_gap_s") for e in arrival_split(w, wl.id)[1]]
+            fitted = w.has(*gap) and w.provenance(*gap) != MEASURED   # a fitted spacing
+            paras[-1] = Markup(" ").join([paras[-1], sentence(
+                t["conclusion.arrival_reconstructed" if fitted else "conclusion.arrival"])])
         if doubtful(w, wl.id):       # a duration the other sources contradict
             paras[-1] = Markup(" ").join([paras[-1], sentence(
                 t["conclusion.doubtful"], engine=w.name(doubtful(w, wl.id)[0]))])

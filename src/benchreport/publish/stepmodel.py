@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.i18n import format_value, sentence
-from ..core.provenance import ASSUMED, CALIBRATED, GENERATED
+from ..core.provenance import ASSUMED, CALIBRATED, FREE, GENERATED
 from ..core.verdicts import (
     ALWAYS_BELOW,
     BELOW_BEYOND,
@@ -121,6 +121,15 @@ def _mark(w: Writer, column: str, engines: list[str]) -> str:
     return f" {w.t['words.' + word]}" if word else ""
 
 
+def _seeded(w: Writer, engines) -> list[Markup]:
+    """The points whose step time rests on a steady mean the seed drew: the fit moves
+    with that draw (none for a real run, none for published means)."""
+    points = [f"{e.name} {wl.label}" for e in engines for wl in w.run.meta.workloads
+              if w.has(ids.step_point(e.id, wl.id, "step_ms"))
+              and w.provenance(ids.step_point(e.id, wl.id, "step_ms")) == FREE]
+    return [sentence(w.t["stepmodel.seeded"], points=", ".join(points))] if points else []
+
+
 def _not_evaluable(w: Writer, engine: str) -> list[Markup]:
     t, fid = w.t, partial(ids.step_model, engine)
     out = []
@@ -159,6 +168,7 @@ def stepmodel_section(w: Writer) -> Section | None:
     paras = [sentence(t["stepmodel.intro"]), sentence(t["stepmodel.bound"])]
     if generated:
         paras.append(sentence(t["stepmodel.model_derived"]))
+        paras += _seeded(w, engines)
     # a table of dashes says nothing the sentences do not: shown when one number is there
     shown = any(w.has(ids.step_model(e.id, c)) for e in engines for c in columns)
     table = Table(header=header, rows=rows, numeric=tuple(range(1, len(header))))
