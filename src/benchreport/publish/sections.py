@@ -141,6 +141,7 @@ CHOSEN_BY = {
     "limit.kv_fits_no_assumed": "limits.kv_fits",
     "why.spec_overhead": "limits.spec_max_accept_len",
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
+    "why.arrival_reconstructed": "arrival.<w>.<e>.max_waiting",
     "claims.intro_reconstruction": "claims.informative",
     "claims.intro_reconstruction_none": "claims.informative",
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
@@ -899,6 +900,8 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
                                              else "")
     value = sentence(t[value_key], **values)
     kind = w.provenance(*(p[k] for k in figs))
+    if c["id"] == "arrival" and kind != MEASURED:          # how a generator spaced them
+        why_key = "why.arrival_reconstructed"
     if kind == ASSUMED:                                    # e.g. a KV capacity filled in
         value = Markup("{} {}").format(value, t["words.assumed"])
     elif kind in (MODEL, FREE):                            # what a generator produced
