@@ -188,10 +188,12 @@ CHOSEN_BY = {
     "stepmodel.not_fitted": "stepmodel.<e>.fit",
     "stepmodel.no_bound": "stepmodel.<e>.bound",
     "stepmodel.model_derived": "stepmodel.<e>.generator_fixed_ms",
-    **{f"stepmodel.{k}": "stepmodel.<e>.line_vs_bound"
-       for k in ("below_until", "below_beyond")},
-    **{f"stepmodel.{k}": "stepmodel.<e>.points_above_bound"
-       for k in ("points_above", "points_below", "points_mixed", "point_vs_bound")},
+    "stepmodel.below_until": "stepmodel.<e>.line_vs_bound",
+    "stepmodel.below_beyond": "stepmodel.<e>.line_vs_bound",
+    "stepmodel.points_above": "stepmodel.<e>.points_above_bound",
+    "stepmodel.points_below": "stepmodel.<e>.points_above_bound",
+    "stepmodel.points_mixed": "stepmodel.<e>.points_above_bound",
+    "stepmodel.point_vs_bound": "stepmodel.<e>.points_above_bound",
     "stepmodel.fixed_generated": "stepmodel.<e>.generator_fixed_ms",
     "stepmodel.pinned": "stepmodel.<e>.bound_fixed_fits",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
