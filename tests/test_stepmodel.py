@@ -349,7 +349,8 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
     assert reg["stepmodel.vllm.200k.bound_ms"].value == pytest.approx(15.80, abs=0.01)
     assert reg["stepmodel.vllm.bound_fixed_fits"].value == "no"
     assert reg["stepmodel.sglang.line_vs_bound"].value == "never below the bound"
-    assert reg["stepmodel.vllm.crossover_kv_tokens"].provenance == "model-derived"
+    # the crossing rests on vLLM's 64K steady mean, which the seed drew: free
+    assert reg["stepmodel.vllm.crossover_kv_tokens"].provenance == "free"
 
 
 # --- the whole step line against the whole bound ------------------------------------------
