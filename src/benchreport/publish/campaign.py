@@ -572,6 +572,8 @@ def validity_section(w: Writer) -> Section | None:
     else:
         paras = [sentence(t["validity.single_intro"], **WORDS)]
     paras.append(sentence(t["validity.states"]))
+    if w.run.meta.reconstruction:       # the generator wrote the files these checks read
+        paras.append(sentence(t["validity.reconstruction"]))
     tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"],
                             t["validity.header_unrun"], t["validity.header_passed"]],
                     rows=rows)]

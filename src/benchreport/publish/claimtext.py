@@ -169,4 +169,7 @@ def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, A
 
 
 def reason_text(w: Writer, reason: str, params: dict[str, Any]) -> Markup:
-    return sentence(w.t[f"reason.{reason}"], **reason_params(w, reason, params))
+    key = f"reason.{reason}"
+    if reason == "cold_start" and w.run.meta.reconstruction:   # where the generator put them
+        key = "reason.cold_start_reconstruction"
+    return sentence(w.t[key], **reason_params(w, reason, params))

@@ -30,8 +30,8 @@ from typing import Any
 from markupsafe import Markup
 
 from ..core import ids
-from ..core.i18n import sentence
-from ..core.i18n import format_number, format_value
+from ..core.i18n import format_number, format_value, sentence
+from ..core.provenance import ASSUMED
 from ..core.verdicts import (
     INVALID,
     NOT_APPLICABLE,
@@ -415,12 +415,21 @@ def headline(w: Writer, results: list[Markup], campaign: list[Markup]) -> list[M
     return out + _per_series(w, shape)
 
 
+def _assumed_mark(w: Writer, setting: str) -> str:
+    """" (assumed)" after a setting whose value any engine's was assumed (a value the
+    published text did not give, such as a capacity a reconstruction filled in)."""
+    held = [ids.setting(setting, e.id) for e in w.run.meta.engines
+            if w.has(ids.setting(setting, e.id))]
+    return f" {w.t['words.assumed']}" if held and w.provenance(*held) == ASSUMED else ""
+
+
 def _not_controlled(w: Writer) -> list[Markup]:
     """Beside an engine comparison: the settings that differed between the engines."""
     if not w.has(ids.SETTINGS_DIFFERING) or not w.registry[ids.SETTINGS_DIFFERING].value:
         return []
     which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
-    names = [w.t["setting." + sid] for sid in which if "setting." + sid in w.t]
+    names = [w.t["setting." + sid] + _assumed_mark(w, sid) for sid in which
+             if "setting." + sid in w.t]
     return [sentence(w.t["headline.not_controlled"],
                      n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))]
 

@@ -198,6 +198,8 @@ CHOSEN_BY = {
     "stepmodel.pinned": "stepmodel.<e>.bound_fixed_fits",
     # a claim's reason is the outcome of its check: the verdict figure claim.<id> carries it
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
+    "reason.cold_start_reconstruction": "claim.<id>",
+    "validity.reconstruction": "point.<p>.validity",
 }
 
 
@@ -872,8 +874,13 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str:
         return "–"
     if c.get("kind") == "event" and c.get("counts") and len(c.get("span") or ()) == 2:
         first, last = c["span"]
-        return w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
+        text = w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
                                         first=first[11:], last=last[11:])
+        group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
+        held = [f for f in w.registry if ids.named_by(f, group)]
+        if w.run.meta.reconstruction and held and w.provenance(*held) == CALIBRATED:
+            text += " " + w.t["words.calibrated"]           # the published counts, restated
+        return text
     return w.setting_words(c["values"][engine])
 
 
