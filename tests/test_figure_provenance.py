@@ -147,6 +147,18 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     # the published per-chunk sequence is the generator's input curve: restated
     assert "the first request's full prefill chunks reproduce the published sequence" in page
     assert "full prefill chunks ran at" not in page
+    # the checks of a reconstruction's points read files the generator wrote
+    assert "In this reconstruction the generator wrote the result files these checks read" \
+        in page
+    # a claim reason does not weigh where the generator put the events as evidence
+    assert "a cold start explains them as well as the stated cause" not in page
+    assert "In this reconstruction the generator placed the events in the first steps" in page
+    # the differing settings whose values were assumed say so in the headline
+    assert "KV-cache capacity (tokens) (assumed)" in \
+        page.split("At a glance")[2].split("Test setup")[0]
+    assert "Decode context parallel size (assumed)" not in page
+    # the event rows restate the published counts
+    assert "32 retries on 8 workers, 10:12:05–10:12:24 (calibrated)" in page
     # hit rates and KV usage rest on what the generator filled in
     assert "In this reconstruction these values are not measurements: the generator filled " \
         "in the cached tokens and the KV capacity its logs print" in page
