@@ -157,6 +157,15 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert "KV-cache capacity (tokens) (assumed)" in \
         page.split("At a glance")[2].split("Test setup")[0]
     assert "Decode context parallel size (assumed)" not in page
+    # where the events fell and what they cost is the generator's input; the FP8 argument
+    # and the non-adaptive verification line rest on what it wrote
+    assert "In this reconstruction the generator put the events in the first requests' " \
+        "prefill steps (assumed)" in page
+    assert "The events ran while the first requests were prefilling" not in page
+    assert "FP8 KV for both engines is assumed: the reconstruction filled in its start-up " \
+        "lines to agree with it" in page
+    assert "the SGLang log's non-adaptive verification line is one the reconstruction wrote " \
+        "after the published text" in page
     # the event rows restate the published counts
     assert "32 retries on 8 workers, 10:12:05–10:12:24 (calibrated)" in page
     # hit rates and KV usage rest on what the generator filled in

@@ -142,6 +142,7 @@ CHOSEN_BY = {
     "why.spec_overhead": "limits.spec_max_accept_len",
     "why.spec_overhead_differs": "limits.spec_max_accept_len",
     "why.arrival_reconstructed": "arrival.<w>.<e>.max_waiting",
+    "why.event_stall_reconstructed": "limits.<w>.<e>.stall_s",
     "claims.intro_reconstruction": "claims.informative",
     "claims.intro_reconstruction_none": "claims.informative",
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
@@ -909,8 +910,8 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
                                              else "")
     value = sentence(t[value_key], **values)
     kind = w.provenance(*(p[k] for k in figs))
-    if c["id"] == "arrival" and kind != MEASURED:          # how a generator spaced them
-        why_key = "why.arrival_reconstructed"
+    if c["id"] in ("arrival", "event_stall") and kind != MEASURED:   # a generator's input
+        why_key = f"why.{c['id']}_reconstructed"
     if kind == ASSUMED:                                    # e.g. a KV capacity filled in
         value = Markup("{} {}").format(value, t["words.assumed"])
     elif kind in (MODEL, FREE):                            # what a generator produced
