@@ -40,8 +40,8 @@ _PARAM = " | "
 def reason(key: str, /, **params: object) -> str:
     """A why in words: catalogue key ``provwhy.<key>`` with its parameters, in a stable form.
 
-    >>> reason("target_duration", duration=100.5)
-    '@target_duration | duration=100.5'
+    >>> reason("target_duration", duration=12.5)
+    '@target_duration | duration=12.5'
     """
     return KEYED + key + "".join(f"{_PARAM}{k}={v}" for k, v in params.items())
 
@@ -49,8 +49,8 @@ def reason(key: str, /, **params: object) -> str:
 def parse_reason(why: str) -> tuple[str, dict[str, str]] | None:
     """``(key, parameters)`` of a why in words; None for the scenario's own text.
 
-    >>> parse_reason("@target_duration | duration=100.5"), parse_reason("seed 7")
-    (('target_duration', {'duration': '100.5'}), None)
+    >>> parse_reason("@target_duration | duration=12.5"), parse_reason("seed 7")
+    (('target_duration', {'duration': '12.5'}), None)
     """
     if not why.startswith(KEYED):
         return None

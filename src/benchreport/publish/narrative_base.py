@@ -152,17 +152,34 @@ class Writer:
         compares, explains or concludes from them would state no finding."""
         return self.provenance(*fig_ids) in provenance.GENERATED
 
+    def set_by(self, *fig_ids: str, also: list[str] | None = None) -> dict[str, Markup | str]:
+        """What set the figures, as a sentence names it: ``kind`` (their weakest provenance,
+        in words) and ``inputs`` (what gave them that provenance; ``also``: assumptions
+        they rest on besides)."""
+        kind = self.provenance(*fig_ids)
+        return {"kind": self.t["provenance." + kind.replace("-", "_")],
+                "inputs": self.inputs_text(provenance.origins(self.registry, fig_ids, kind),
+                                           also)}
+
     def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None
                        ) -> Markup:
         """Instead of a finding: ``what`` follows from the reconstruction's model or seed,
         and which of its inputs set it (``also``: assumptions it rests on besides)."""
         from ..core.i18n import sentence
 
-        kind = self.provenance(*fig_ids)
-        return sentence(self.t["generated.note"], what=what,
-                        kind=self.t["provenance." + kind.replace("-", "_")],
-                        inputs=self.inputs_text(provenance.origins(self.registry, fig_ids,
-                                                                   kind), also))
+        return sentence(self.t["generated.note"], what=what, **self.set_by(*fig_ids, also=also))
+
+    def mark(self, *fig_ids: str) -> str:
+        """The words marking a value that was not measured, from its figures' provenance:
+        " (assumed)", " (the reconstruction's model)" for model or seed, " (calibrated)" in a
+        reconstruction; "" for measured values or when no figure is held."""
+        held = [f for f in fig_ids if self.has(f)]
+        kind = self.provenance(*held) if held else None
+        word = "assumed" if kind == provenance.ASSUMED else \
+            "generated" if kind in provenance.GENERATED else \
+            "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
+            else None
+        return f" {self.t['words.' + word]}" if word else ""
 
     def why_text(self, why: str) -> Markup:
         """What set a figure (its provenance_why), in the reader's language."""

@@ -474,10 +474,7 @@ def table_note(w: Writer, fig_ids: list[str]) -> list[Markup]:
     held = [f for f in fig_ids if w.has(f)]
     if not held or not w.generated(*held):
         return []
-    kind = w.provenance(*held)
-    return [sentence(w.t["generated.table"],
-                     kind=w.t["provenance." + kind.replace("-", "_")],
-                     inputs=w.inputs_text(provenance_origins(w.registry, held, kind)))]
+    return [sentence(w.t["generated.table"], **w.set_by(*held))]
 
 
 def _mean_basis(w: Writer, engine: str) -> Markup | None:
@@ -509,10 +506,7 @@ def decode_table_note(w: Writer) -> list[Markup]:
     rest = [f for f in held if f not in targets]
     if not targets or not rest or not w.generated(*rest):
         return table_note(w, held)
-    kind = w.provenance(*rest)
-    return [sentence(w.t["generated.table_targets"],
-                     kind=w.t["provenance." + kind.replace("-", "_")],
-                     inputs=w.inputs_text(provenance_origins(w.registry, rest, kind)))]
+    return [sentence(w.t["generated.table_targets"], **w.set_by(*rest))]
 
 
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
@@ -878,10 +872,7 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str:
         text = w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
                                         first=first[11:], last=last[11:])
         group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
-        held = [f for f in w.registry if ids.named_by(f, group)]
-        if w.run.meta.reconstruction and held and w.provenance(*held) == CALIBRATED:
-            text += " " + w.t["words.calibrated"]           # the published counts, restated
-        return text
+        return text + w.mark(*(f for f in w.registry if ids.named_by(f, group)))
     return w.setting_words(c["values"][engine])
 
 
@@ -909,15 +900,10 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     value_key = f"limit.{c['id']}.value" + ("_spaced" if c["id"] == "arrival" and "gap" in p
                                              else "")
     value = sentence(t[value_key], **values)
-    kind = w.provenance(*(p[k] for k in figs))
-    if c["id"] in ("arrival", "event_stall") and kind != MEASURED:   # a generator's input
+    if c["id"] in ("arrival", "event_stall") and \
+            w.provenance(*(p[k] for k in figs)) != MEASURED:      # a generator's input
         why_key = f"why.{c['id']}_reconstructed"
-    if kind == ASSUMED:                                    # e.g. a KV capacity filled in
-        value = Markup("{} {}").format(value, t["words.assumed"])
-    elif kind in (MODEL, FREE):                            # what a generator produced
-        value = Markup("{} {}").format(value, t["words.generated"])
-    elif kind == CALIBRATED and w.run.meta.reconstruction:  # fitted to a published figure
-        value = Markup("{} {}").format(value, t["words.calibrated"])
+    value += w.mark(*(p[k] for k in figs))     # e.g. a KV capacity filled in, a fitted knob
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[why_key], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
@@ -1012,8 +998,9 @@ def conclusion_section(w: Writer) -> Section:
             paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
                                   engine=w.fig(key),
                                   ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
-        if arrival_split(w, wl.id)[0]:    # the engines received its requests differently
-            gap = [ids.arrival(wl.id, e, "burst_gap_s") for e in arrival_split(w, wl.id)[1]]
+        waited, never = arrival_split(w, wl.id)
+        if waited:                        # the engines received its requests differently
+            gap = [ids.arrival(wl.id, e, "burst_gap_s") for e in never]
             fitted = w.has(*gap) and w.provenance(*gap) != MEASURED   # a fitted spacing
             paras[-1] = Markup(" ").join([paras[-1], sentence(
                 t["conclusion.arrival_reconstructed" if fitted else "conclusion.arrival"])])

@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.i18n import format_value, sentence
-from ..core.provenance import ASSUMED, CALIBRATED, FREE, GENERATED
+from ..core.provenance import FREE
 from ..core.verdicts import (
     ALWAYS_BELOW,
     BELOW_BEYOND,
@@ -114,11 +114,7 @@ def _crossing(w: Writer, engine: str, key: str) -> dict:
 def _mark(w: Writer, column: str, engines: list[str]) -> str:
     """A column header's provenance mark, from its figures' provenance: assumed, the
     reconstruction's model or seed, calibrated (a reconstruction), else none."""
-    held = [ids.step_model(e, column) for e in engines if w.has(ids.step_model(e, column))]
-    kind = w.provenance(*held) if held else None
-    word = "assumed" if kind == ASSUMED else "generated" if kind in GENERATED else \
-        "calibrated" if kind == CALIBRATED and w.run.meta.reconstruction else None
-    return f" {w.t['words.' + word]}" if word else ""
+    return w.mark(*(ids.step_model(e, column) for e in engines))
 
 
 def _seeded(w: Writer, engines) -> list[Markup]:
