@@ -272,6 +272,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _ignore_further_interrupts() -> None:
+    """Run as the program (``argv`` from the command line), a build stopped by Ctrl-C has
+    cleaned up and only has to say so and exit 130. A second SIGINT from here on (another
+    press, or one that reaches the process while Python shuts down, when the default action
+    is back in place) would end it by the signal instead, with no status 130: ignore it.
+    Called in-process (tests, other programs), the caller's handler stays as it was."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
@@ -292,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         if args.debug:
             raise
+        if argv is None:
+            _ignore_further_interrupts()
         left = ""
         if args.command == "build":
             folder = f"{(args.report_root / args.run_id).as_posix()}/"
