@@ -132,3 +132,22 @@ def test_executed_notebook_pages_are_inert(hostile):
     for page in sorted((hostile / "notebooks").glob("*.html")):
         text = page.read_text()
         assert SCRIPT not in text and "<img src=x" not in text, page.name
+
+
+def test_no_value_can_end_the_blog_front_matter():
+    """A title with a newline used to end the front matter, putting what followed (a raw
+    <script>, Liquid's {{ }}) in the blog's body."""
+    import datetime
+
+    import yaml
+
+    from benchreport.publish.blog import front_matter
+
+    title = f"Kimi-K3\n---\n{SCRIPT} {EXPR}\u2028\x1b[31m \"quoted\" \\ end"
+    lines = front_matter({"title": title, "date": "2026-11-20", "lang": "ko",
+                          "description": "a: b # not a comment"})
+    assert [i for i, line in enumerate(lines) if line == "---"] == [0, len(lines) - 1]
+    assert len(lines) == 6                          # one line per value
+    assert yaml.safe_load("\n".join(lines[1:-1])) == {
+        "title": title, "date": datetime.date(2026, 11, 20), "lang": "ko",
+        "description": "a: b # not a comment"}

@@ -7,6 +7,7 @@ or config text cannot become markup, or template code of the blog engine, either
 
 from __future__ import annotations
 
+import json
 import re
 
 from markupsafe import Markup
@@ -30,8 +31,28 @@ def plain(html: Markup | str) -> str:
     return text.replace("{", "&#123;").replace("}", "&#125;")
 
 
-def _yaml_str(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+# characters that YAML 1.1 readers (Jekyll's, PyYAML) take as line breaks, which JSON leaves as
+# they are
+_YAML_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _quoted(text: str) -> str:
+    """One line, double-quoted: a JSON string is a YAML double-quoted scalar, with newlines,
+    quotes and control characters escaped, so no value can end the front matter."""
+    out = json.dumps(text, ensure_ascii=False)
+    for char, escape in _YAML_BREAKS.items():
+        out = out.replace(char, escape)
+    return out
+
+
+def front_matter(fields: dict[str, str]) -> list[str]:
+    """The Markdown's front matter, every value on its own line and quoted (a date in ISO
+    form stays a bare YAML date, as blog engines expect)."""
+    lines = ["---"]
+    for key, value in fields.items():
+        bare = key == "date" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)
+        lines.append(f"{key}: {value if bare else _quoted(value)}")
+    return [*lines, "---"]
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -55,11 +76,10 @@ def alt_text(svg: Markup | str) -> str:
 def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
     """The article as Markdown; ``images`` maps a section id to (image path, alt text)."""
     t = article.t
-    lines = ["---", f"title: {_yaml_str(article.title)}", f"date: {article.date}",
-             f"lang: {article.lang}"]
+    fields = {"title": article.title, "date": article.date, "lang": article.lang}
     if article.reconstruction:
-        lines.append(f"description: {_yaml_str(article.reconstruction)}")
-    lines += ["---", ""]
+        fields["description"] = article.reconstruction
+    lines = [*front_matter(fields), ""]
     if article.reconstruction:
         lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
                   ""]
