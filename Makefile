@@ -10,13 +10,27 @@ STAMP := $(VENV)/.installed
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-# RUN is checked before anything is set up, so a typo costs one line, not an install.
-RUN_GOALS := report check clean checksums
+# What the command line gives (RUN, RUNS, FILES, SQL, ...) reaches the recipes as environment
+# variables with their text as typed, never pasted into a shell command: a quote, ';' or
+# '$(...)' in a value is a character of it, run neither by the shell nor by make.
+PASSED := RUN RUNS BASE NAME FILES ENGINE SQL FORMAT
+$(foreach v,$(PASSED),$(eval override $(v) := $$(value $(v))))
+export $(PASSED)
+
+# RUN is checked with make's own functions (no shell) before anything is set up, so a typo
+# costs one line, not an install.
+RUN_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z \
+             A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 . _ -
+# what is left of $(2) once every character in the list $(1) is removed
+strip_chars = $(if $(1),$(call strip_chars,$(wordlist 2,$(words $(1)),$(1)),$(subst $(firstword $(1)),,$(2))),$(2))
+# non-empty unless $(1) is one word of RUN_CHARS, starts with a letter or digit, has no '..'
+not_a_run_id = $(or $(filter-out 1,$(words $(1))),$(call strip_chars,$(RUN_CHARS),$(1)),$(filter .% _% -%,$(1)),$(findstring ..,$(1)))
+RUN_GOALS := report check clean checksums init
 ifneq ($(filter $(RUN_GOALS),$(MAKECMDGOALS)),)
   ifeq ($(strip $(RUN)),)
     $(error RUN is not set. Usage: make report RUN=<run-id>, for example: make report RUN=2024-b300)
   endif
-  ifeq ($(shell printf '%s' '$(RUN)' | grep -Ex '[A-Za-z0-9][A-Za-z0-9._-]*' | grep -v '\.\.'),)
+  ifneq ($(call not_a_run_id,$(RUN)),)
     $(error RUN='$(RUN)' is not a run id (letters, digits, '.', '_', '-'; no '/' or '..'). Usage: make report RUN=<run-id>)
   endif
 endif
@@ -47,16 +61,16 @@ install: $(STAMP)
 
 ## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English (ALLOW_FAILED=1: exit 0 for a run where every request failed)
 report: $(STAMP)
-	@$(BIN)/benchreport build $(RUN) $(if $(ALLOW_FAILED),--allow-failed)
+	@$(BIN)/benchreport build "$$RUN" $(if $(ALLOW_FAILED),--allow-failed)
 
 ## Compare built runs: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]
 compare: $(STAMP)
-	@test -n "$(strip $(RUNS))" || { echo 'RUNS is not set. Usage: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]' >&2; exit 2; }
-	@$(BIN)/benchreport compare $(RUNS) $(if $(BASE),--base $(BASE)) $(if $(NAME),--name $(NAME))
+	@test -n "$$RUNS" || { echo 'RUNS is not set. Usage: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]' >&2; exit 2; }
+	@set -f; $(BIN)/benchreport compare $$RUNS $${BASE:+--base "$$BASE"} $${NAME:+--name "$$NAME"}
 
 ## Run SQL over the results store of every built run: make query SQL="select ..."
 query: $(STAMP)
-	@$(BIN)/benchreport query "$(SQL)" $(if $(FORMAT),--format $(FORMAT))
+	@$(BIN)/benchreport query "$$SQL" $${FORMAT:+--format "$$FORMAT"}
 
 ## List the runs in the results store
 runs: $(STAMP)
@@ -64,11 +78,11 @@ runs: $(STAMP)
 
 ## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/" (DRY_RUN=1: only show what it would do)
 init: $(STAMP)
-	@$(BIN)/benchreport init $(RUN) $(FILES) $(if $(ENGINE),--engine $(ENGINE)) $(if $(DRY_RUN),--dry-run)
+	@$(BIN)/benchreport init "$$RUN" $$FILES $${ENGINE:+--engine "$$ENGINE"} $(if $(DRY_RUN),--dry-run)
 
 ## Read every input of data/$(RUN)/ and report problems, without building
 check: $(STAMP)
-	@$(BIN)/benchreport check $(RUN)
+	@$(BIN)/benchreport check "$$RUN"
 
 ## Run the test suite
 test: $(STAMP)
@@ -84,7 +98,7 @@ bench: $(STAMP)
 
 ## Record data/$(RUN)/SHA256SUMS after the run's inputs really changed
 checksums: $(STAMP)
-	@$(BIN)/benchreport checksums $(RUN) --write
+	@$(BIN)/benchreport checksums "$$RUN" --write
 
 ## Re-resolve requirements.lock from pyproject.toml (needs the package registry)
 lock:
@@ -95,5 +109,5 @@ lock:
 
 ## Delete report/$(RUN)/ (and a failed build's notebook copy, report/$(RUN).failed/)
 clean:
-	@rm -rf -- 'report/$(RUN)' 'report/$(RUN).failed' 'report/.staging/$(RUN)'
-	@echo "removed report/$(RUN)/"
+	@rm -rf -- "report/$$RUN" "report/$$RUN.failed" "report/.staging/$$RUN"
+	@echo "removed report/$$RUN/"

@@ -35,6 +35,29 @@ def test_make_report_with_a_malformed_run_prints_usage(project, run):
     assert "Usage: make report RUN=<run-id>" in lines[0]
 
 
+@pytest.mark.parametrize("goal", ["report", "check", "clean", "init"])
+@pytest.mark.parametrize("payload", ["x'; touch {p}; echo '", 'x"; touch {p}; echo "',
+                                     "$(shell touch {p})", "`touch {p}`"])
+def test_make_runs_no_code_given_as_a_run_id(project, tmp_path, goal, payload):
+    planted = tmp_path / "planted"
+    out = _make(project, goal, "RUN=" + payload.format(p=planted))
+    assert out.returncode != 0
+    assert "is not a run id" in out.stderr
+    assert not planted.exists()
+
+
+@pytest.mark.parametrize("var", ["SQL", "FORMAT", "RUNS", "BASE", "FILES"])
+def test_make_passes_other_values_as_text_not_shell_code(project, tmp_path, var):
+    planted = tmp_path / "planted"
+    goal = {"SQL": "query", "FORMAT": "query", "RUNS": "compare", "BASE": "compare",
+            "FILES": "init"}[var]
+    given = {"query": ["SQL=select 1"], "compare": ["RUNS=nope"], "init": ["RUN=nope"]}[goal]
+    for payload in (f"x\"; touch {planted}; echo \"", f"$(shell touch {planted})",
+                    f"$$(touch {planted})"):
+        _make(project, goal, *given, f"{var}={payload}")
+        assert not planted.exists(), payload
+
+
 def test_make_check_reads_the_reference_run(project):
     out = _make(project, "check", "RUN=2024-b300")
     assert (out.returncode, out.stderr) == (0, "")
