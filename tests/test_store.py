@@ -126,6 +126,45 @@ def test_a_query_error_is_one_line(store_pair, capsys):
     assert '"nope"' in err
 
 
+@pytest.mark.parametrize("sql, says", [
+    ("select * from read_csv('{secret}')", "file system operations are disabled"),
+    ("select * from read_parquet('{outside}/*.parquet')", "file system operations are disabled"),
+    ("copy (select 1) to '{outside}/x.csv'", "found: COPY"),
+    ("copy (select 1) to '{store}/points/x.csv'", "found: COPY"),
+    ("select 1; drop view points", "found: SELECT, DROP"),
+    ("drop view points", "found: DROP"),
+    ("set enable_external_access = true", "found: SET"),
+    ("attach '{outside}/x.db'", "found: ATTACH"),
+])
+def test_query_reads_the_store_and_nothing_else(store_pair, tmp_path, capsys, sql, says):
+    store, *_ = store_pair
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.csv").write_text("password\nhunter2\n")
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    given = sql.format(secret=outside / "secret.csv", outside=outside, store=store)
+    assert main(["query", given, "--report-root", str(store.parent)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
+    assert "hunter2" not in err
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.csv"]
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    # the store still answers: the views were not dropped for the next query
+    assert run_query(store, "select count(*) from points")[1] == [(8,)]
+
+
+def test_query_csv_quotes_text_a_spreadsheet_would_run():
+    from benchreport.core.store import format_rows
+
+    out = format_rows(["cell", "n"], [("=HYPERLINK(\"x\")", -1.5), ("@SUM(A1)", 2),
+                                      ("+1", 3), ("-x", 4), ("plain", -7)], "csv")
+    import csv
+
+    assert list(csv.reader(out.splitlines())) == [
+        ["cell", "n"], ["'=HYPERLINK(\"x\")", "-1.5"], ["'@SUM(A1)", "2"], ["'+1", "3"],
+        ["'-x", "4"], ["plain", "-7"]]
+
+
 def test_an_empty_store_says_so(tmp_path, capsys):
     assert main(["runs", "--report-root", str(tmp_path)]) == 1
     assert "the store is empty" in capsys.readouterr().err

@@ -121,6 +121,7 @@ def run_query(store: Path, sql: str) -> tuple[list[str], list[tuple]]:
                           path=store.as_posix(), hint="make report RUN=<run-id> fills it")
     con = connect(store)
     try:
+        _read_only(con, store, sql)
         cur = con.execute(sql)
         names = [d[0] for d in cur.description] if cur.description else []
         return names, cur.fetchall()
@@ -129,6 +130,22 @@ def run_query(store: Path, sql: str) -> tuple[list[str], list[tuple]]:
         raise ReportError(f"query failed: {first}",
                           hint=f"tables: {', '.join(TABLES)}; run_id is each table's "
                                "partition column") from None
+
+
+def _read_only(con, store: Path, sql: str) -> None:
+    """A user's query reads the store and nothing else: one SELECT statement (no COPY,
+    ATTACH, DROP or SET), and DuckDB's access to files outside the store turned off and
+    locked, so ``read_csv('/etc/passwd')`` or an extension install fails too."""
+    import duckdb
+
+    kinds = [st.type for st in con.extract_statements(sql)]
+    if kinds != [duckdb.StatementType.SELECT]:
+        found = ", ".join(k.name for k in kinds) or "none"
+        raise ReportError(f"query: give one SELECT statement (found: {found}); the store "
+                          "is read-only here")
+    con.execute("SET allowed_directories = ?", [[f"{store.resolve().as_posix()}/"]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def rows_of(con, sql: str, params: list | None = None) -> list[dict[str, Any]]:
@@ -150,7 +167,7 @@ def format_rows(names: list[str], rows: list[tuple], fmt: str) -> str:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(names)
-        writer.writerows([[_cell(v) for v in r] for r in rows])
+        writer.writerows([[_csv_cell(v) for v in r] for r in rows])
         return buf.getvalue()
     cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
@@ -175,6 +192,19 @@ def _plain(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return float(value)
     return str(value)
+
+
+# a spreadsheet runs a cell that starts with one of these as a formula
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> str:
+    """A CSV cell: text that a spreadsheet would take for a formula gets a leading quote
+    (numbers, negative ones included, stay numbers)."""
+    cell = _cell(value)
+    if isinstance(value, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
 
 
 def _cell(value: Any) -> str:
