@@ -3,6 +3,7 @@ panel of a metric no point measured, the rate reached where it differs from the 
 the unbounded load set apart and named, a legend of median and p99 lines, and not one
 matplotlib warning."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -154,3 +155,24 @@ def test_the_decode_chart_speaks_of_a_steady_span_only_where_it_draws_one(tmp_pa
             ids.decode(w, e, "max"): Figure(id=ids.decode(w, e, "max"), value=2.0,
                                             unit="tok/s", method="test")}
     assert t["chart.decode_time"] in str(charts.decode_chart(run, ing, span, t))
+
+
+@pytest.mark.parametrize("label", ["64K at $2.5 and $3 per GPU-hour",
+                                   "64K (costs in $, 5% of budget in $)"])
+def test_dollars_in_chart_text_are_dollars_not_tex(label):
+    """Workload labels and engine names come from run.yaml: matplotlib's math parser used to
+    drop the dollars and set the middle in italics, or crash the build."""
+    import io
+
+    from benchreport.publish.charts import _mpl
+
+    _mpl()
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    ax.set_title(label)
+    ax.set_xlabel(label)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    svg = re.sub(r"<!--.*?-->", "", buf.getvalue(), flags=re.S)    # the source, as comments
+    assert svg.count(f">{label}</text>") == 2

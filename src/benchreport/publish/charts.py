@@ -29,6 +29,8 @@ def _mpl():
     matplotlib.rcParams.update({
         "svg.fonttype": "none", "svg.hashsalt": "benchreport", "font.family": [name],
         "axes.unicode_minus": False, "figure.dpi": 100,
+        # chart text comes from run.yaml and logs: "$2.5 and $3" is dollars, not TeX math
+        "text.parse_math": False, "text.usetex": False,
     })
     return matplotlib
 
