@@ -103,6 +103,45 @@ def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, cap
     assert not (ws / "report/.staging/mini").exists()
 
 
+def test_a_full_disk_while_staging_is_one_short_line(ws, project, capsys, monkeypatch):
+    """Copying the previous report into the staging folder used to go on past a full disk
+    and end with one error holding a repr of every file that failed (25 KB)."""
+    before = snapshot(ws / "report/mini")
+    touch_input(ws)
+    copy2 = shutil.copy2
+    copied = []
+
+    def copy_until_full(src, dst, **kw):
+        if len(copied) >= 3:
+            raise OSError(errno.ENOSPC, "No space left on device", dst)
+        copied.append(dst)
+        return copy2(src, dst, **kw)
+
+    monkeypatch.setattr(shutil, "copy2", copy_until_full)
+    assert main(args(ws, project)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"error: {ws}/report/mini/: no space left on the disk (No space left "
+                       "on device); nothing was replaced; free some space and build again")
+    assert len(copied) == 3
+    assert snapshot(ws / "report/mini") == before
+    assert not (ws / "report/.staging/mini").exists()
+
+
+def test_a_symlinked_report_folder_is_refused_in_one_line(ws, project, capsys, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(ws / "report/mini")
+    (ws / "report/mini").symlink_to(elsewhere)
+    assert main(args(ws, project)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {ws}/report/mini/: a symbolic link (to {elsewhere}); refused: a "
+                   "build replaces this folder by swapping in a new one beside it, which a "
+                   f"link would move outside {ws}/report/; remove the link, or build elsewhere "
+                   "with --report-root"]
+    assert list(elsewhere.iterdir()) == []
+    assert not (tmp_path / ".staging").exists() and not (ws / ".staging").exists()
+
+
 @pytest.mark.parametrize("phase, line_seen, wait, pdf", [
     ("notebooks", r"\[3/\d+\] notebook", 0.2, False),        # the topic notebooks run
     ("render", r"\[\d+/\d+\] render HTML and PDF", 1.5, True),    # the PDFs are made

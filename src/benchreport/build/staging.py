@@ -61,6 +61,27 @@ def lock(report: Path, out: Callable[[str], None]) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+class _CopyFailed(Exception):
+    """One file of the copy failed: stop there (copytree would go on, and gather every
+    later failure into one error whose text is a repr of them all)."""
+
+
+def _copy_file_or_stop(src: str, dst: str) -> object:
+    try:
+        return shutil.copy2(src, dst)
+    except OSError as exc:
+        raise _CopyFailed(exc) from exc
+
+
+def _copy_report(final: Path, staged: Path) -> None:
+    """Copy the previous report into the staging folder; the first file that fails (a full
+    disk) raises its own OSError, which says what happened in one line."""
+    try:
+        shutil.copytree(final, staged, symlinks=True, copy_function=_copy_file_or_stop)
+    except _CopyFailed as exc:
+        raise exc.args[0] from None
+
+
 @contextlib.contextmanager
 def stage(run) -> Iterator[object]:
     """Yield ``run`` with its report folder moved to the staging copy; swap it in on success.
@@ -75,7 +96,7 @@ def stage(run) -> Iterator[object]:
     shutil.rmtree(staged, ignore_errors=True)      # left by a build that was killed
     try:
         if final.is_dir():
-            shutil.copytree(final, staged, symlinks=True)
+            _copy_report(final, staged)
         else:
             staged.mkdir(parents=True)
         yield replace(run, paths=replace(run.paths, report=staged))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +140,15 @@ def run_paths(run_id: str, data_root: Path | str = "data",
                  "or try: make report RUN=2024-b300",
         )
     refuse_links_outside(data, Path(data_root).resolve().parent)
-    return RunPaths(run_id=run_id, data=data.resolve(), report=(Path(report_root) / run_id).resolve())
+    report = Path(report_root) / run_id
+    if report.is_symlink():
+        raise ReportError(
+            f"a symbolic link (to {os.readlink(report)}); refused: a build replaces this "
+            "folder by swapping in a new one beside it, which a link would move outside "
+            f"{Path(report_root).as_posix()}/",
+            path=f"{report.as_posix()}/",
+            hint="remove the link, or build elsewhere with --report-root")
+    return RunPaths(run_id=run_id, data=data.resolve(), report=report.resolve())
 
 
 def shown(path: Path, base: Path) -> str:
