@@ -26,6 +26,12 @@ EXPR = "{{ 7*7 }}"
 STMT = "{% for x in range(3) %}LOOP{% endfor %}"
 HOSTILE = [SCRIPT, IMG, EXPR, STMT]
 PLANTED = " ".join(HOSTILE)
+# a terminal colour escape, a NUL and a right-to-left override: shown, never acted on (a
+# log with a NUL is binary content, refused as such: the log gets the other two)
+YAML_CONTROL = "\\e[31mRED\\0NUL\\u202eRTL"             # run.yaml's escapes
+YAML_SHOWN = "\\x1b[31mRED\\x00NUL\\u202eRTL"
+LOG_CONTROL = "\x1b[31mRED\u202eRTL"
+LOG_SHOWN = "\\x1b[31mRED\\u202eRTL"
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +48,17 @@ def hostile(tmp_path_factory) -> Path:
     # compares and shows, so the text is planted there as well as in the launch file
     assert "'moe_backend': 'auto'" in text
     text = text.replace("'moe_backend': 'auto'", f"'moe_backend': '{PLANTED}'", 1)
-    log.write_text(text.replace(oom, f"{oom} {PLANTED}", 1))
+    log.write_text(text.replace(oom, f"{oom} {PLANTED} {LOG_CONTROL}", 1))
     launch = run / "raw/vllm/launch.yaml"
     flags = launch.read_text()
     assert "- --moe-backend\n- auto\n" in flags
     launch.write_text(flags.replace("- --moe-backend\n- auto\n",
                                     f"- --moe-backend\n- '{PLANTED}'\n"))
     meta = run / "run.yaml"
-    meta.write_text(meta.read_text().replace("  name: Kimi-K3\n",
-                                             f"  name: 'Kimi-K3 {PLANTED}'\n", 1))
+    meta.write_text(meta.read_text().replace(
+        "  name: Kimi-K3\n", f"  name: 'Kimi-K3 {PLANTED}'\n", 1).replace(
+        'title:\n  ko: "', f'title:\n  ko: "{YAML_CONTROL} ', 1).replace(
+        '  en: "Serving', f'  en: "{YAML_CONTROL} Serving', 1))
     build("2024-b300", data_root=ws / "data", report_root=ws / "report", project=ROOT,
           out=lambda line: None)
     return ws / "report" / "2024-b300"
@@ -151,3 +159,30 @@ def test_no_value_can_end_the_blog_front_matter():
     assert yaml.safe_load("\n".join(lines[1:-1])) == {
         "title": title, "date": datetime.date(2026, 11, 20), "lang": "ko",
         "description": "a: b # not a comment"}
+
+
+def test_control_characters_are_shown_never_passed_on(hostile):
+    """ESC, NUL and U+202E from a log line and run.yaml's title reached the HTML, the
+    Markdown and the terminal (via the store's runs and explain) as they were."""
+    import yaml
+
+    raw = ("\x1b", "\x00", "\u202e")
+    outputs = [p for p in sorted(hostile.rglob("*")) if p.is_file() and p.suffix in
+               (".html", ".md", ".json", ".ipynb", ".parquet")]
+    assert len(outputs) > 20
+    for path in outputs:
+        if path.suffix == ".parquet":         # compressed: read its values
+            import duckdb
+
+            text = repr(duckdb.sql(f"select * from read_parquet('{path}')").fetchall())
+            data = text.encode().decode("unicode_escape").encode("utf-8", "surrogatepass")
+        else:
+            data = path.read_bytes()
+        for char in raw:
+            assert char.encode() not in data, (path.name, char)
+    for lang in ("ko", "en"):
+        page = (hostile / f"report.{lang}.html").read_text()
+        assert YAML_SHOWN in page and LOG_SHOWN in page, lang          # the title, the log
+        md = (hostile / "blog" / f"report.{lang}.md").read_text()
+        front = yaml.safe_load(md.split("\n---\n", 1)[0].removeprefix("---\n"))
+        assert front["title"].startswith(YAML_SHOWN + " "), lang

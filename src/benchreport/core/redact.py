@@ -240,8 +240,28 @@ def _assignment(m: re.Match) -> str:
     return m[0][: start - m.start()] + REDACTED + m[0][end - m.start():]
 
 
+# Characters that act on a terminal or a page instead of showing: C0 and C1 controls (ESC
+# starts a terminal escape, NUL ends C strings) and the bidirectional overrides and isolates
+# (U+202E turns what follows around). Tab and newline are text.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                        "\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every control or direction character shown as its escape (``\x1b``,
+    ``\u202e``), so it reaches a page, a Markdown file or a terminal as characters.
+
+    >>> visible("Kimi\x1b[31m-K3\u202e\x00 tab\tand newline\n stay")
+    'Kimi\\x1b[31m-K3\\u202e\\x00 tab\tand newline\n stay'
+    """
+    if text.isprintable():
+        return text
+    return _INVISIBLE.sub(lambda m: ascii(m[0])[1:-1], text)
+
+
 def redact(text: str) -> str:
-    """``text`` with every credential in it replaced by ``[redacted]``.
+    """``text`` with every credential in it replaced by ``[redacted]``, and control and
+    direction characters shown as escapes (`visible`).
 
     >>> redact("genai-bench benchmark --api-key sk-abc123456789 --model m")
     'genai-bench benchmark --api-key [redacted] --model m'
@@ -254,7 +274,10 @@ def redact(text: str) -> str:
     >>> redact("--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, Kimi-K3")
     '--max-num-batched-tokens 8192, 935.2 tokens/s, #new-token: 3042, Kimi-K3'
     """
-    if not text or not _MAYBE.search(text):
+    if not text:
+        return text
+    text = visible(text)
+    if not _MAYBE.search(text):
         return text
     text = _URL_USER.sub(lambda m: m[1] + REDACTED + "@", text)
     text = _AUTH_HEADER.sub(lambda m: m[1] + (m[2] or "") + REDACTED, text)

@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .redact import visible
 
 
 class Located(dict):
@@ -44,9 +45,11 @@ def _convert(node: yaml.Node, path: str) -> Any:
     if isinstance(node, yaml.SequenceNode):
         return [_convert(item, path) for item in node.value]
     # Scalars: let the safe constructor resolve the type (int, float, bool, date, str).
-    return yaml.SafeLoader(  # noqa: S506 - SafeLoader, never the full loader
+    value = yaml.SafeLoader(  # noqa: S506 - SafeLoader, never the full loader
         ""
     ).construct_object(node, deep=True)
+    # a control or direction character in a title or a name is shown, never acted on
+    return visible(value) if isinstance(value, str) else value
 
 
 def load_yaml(text: str, path: str) -> Any:
