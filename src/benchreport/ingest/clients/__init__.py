@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...core.errors import ParseError
 from ...core.files import looks_binary
+from . import plausible
 from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
 
 # Order matters only where two formats could both match; the more specific goes first.
@@ -58,7 +59,12 @@ def decode(data: bytes, shown: str) -> Doc:
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
         try:
-            return Doc(shown, name, "json", json.loads(text), text)
+            twice: list[str] = []
+            doc = Doc(shown, name, "json", json.loads(text, object_pairs_hook=_pairs(twice)),
+                      text)
+            doc.notes = [f"{shown}: key {key!r} appears twice in one object; the last "  # type: ignore[attr-defined]
+                         "value is the one read, as JSON readers do" for key in twice[:3]]
+            return doc
         except json.JSONDecodeError as whole:
             rows, bad = [], []
             for number, line in enumerate(text.splitlines(), start=1):
@@ -79,6 +85,19 @@ def decode(data: bytes, shown: str) -> Doc:
     if "," in stripped.split("\n", 1)[0]:
         return Doc(shown, name, "csv", text.replace("\r\n", "\n").replace("\r", "\n"), text)
     return Doc(shown, name, "text", text, text)
+
+
+def _pairs(twice: list[str]):
+    """A JSON object hook that keeps the last value of a repeated key, as ``json`` does,
+    and notes the key in ``twice``."""
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out and key not in twice:
+                twice.append(key)
+            out[key] = value
+        return out
+    return hook
 
 
 def sniff(doc: Doc) -> str | None:
@@ -102,6 +121,8 @@ def read_points(data: bytes, shown: str) -> list[Point]:
                 for p in points[:1]:
                     p.warnings.append(f"{shown}:{n}: {msg}; this line is skipped, the file's "
                                       "other records are used")
+            for p in points[:1]:
+                p.warnings.extend(getattr(doc, "notes", []))
             return points
     first = doc.value[0][0] if doc.kind == "jsonl" else 1 + (
         text_before(doc.text).count("\n") if doc.kind == "json" else 0)
@@ -141,6 +162,7 @@ def honest(p: Point) -> None:
             p.scenario.pop(f"{which}_tokens")
             p.scenario.pop(f"{which}_tokens_from", None)
     _unknown_request_tokens(p, here)
+    plausible.check(p, here)
     if p.role != "requests" and _no_load(p):
         p.load = dict(UNSTATED)
         for key in ("max_concurrency", "request_rate"):
