@@ -274,3 +274,24 @@ def test_the_report_says_logs_were_given_but_cover_no_benchmark(small, tmp_path,
                              "but none of them covers a benchmark's time")
         assert "no server logs" not in en
         assert ko.startswith("서버 로그 또는 /metrics 덤프(alpha/server.log)가 주어졌지만")
+
+
+def test_a_file_that_understates_its_duration_keeps_its_requests_in_the_window():
+    """Issue 33, finding 17: a vllm bench serve file that says 50 s while its requests took
+    about 100 s used to shrink the window to 50 s, so the run's log events fell outside."""
+    from types import SimpleNamespace
+
+    from benchreport.ingest.windows import point_span
+
+    def point(duration, e2els):
+        return SimpleNamespace(date="2026-11-20T10:13:45", client="vllm-bench-serve",
+                               fields={"duration": duration},
+                               requests=[{"e2el_ms": ms, "start_s": None, "error": None}
+                                         for ms in e2els] + [{"e2el_ms": 0.0,
+                                                              "error": "Internal Server Error"}])
+
+    start, end = point_span(point(50.0, [99_359.3, 99_866.1]))
+    assert (end - start).total_seconds() == pytest.approx(99.8661 + 1)
+    start, end = point_span(point(100.5, [99_359.3, 99_866.1]))       # as written: its own
+    assert (end - start).total_seconds() == pytest.approx(100.5 + 1)
+    assert point_span(point(None, [99_359.3])) is None               # no duration: no span

@@ -69,10 +69,23 @@ def _offset_text(offset: dt.timedelta) -> str:
     return f"{sign}{h} h" + (f" {m} min" if m else "")
 
 
+def span_seconds(point) -> float | None:
+    """How long the benchmark ran: the file's duration, or the span its own per-request
+    timings cover (each request's send time plus its E2E) when that is longer. A file that
+    understates its duration (a client bug, an edit) is warned elsewhere; the window must
+    still hold every request, or the log's events of the run fall outside it."""
+    duration = point.fields.get("duration")
+    covered = [(r.get("start_s") or 0.0) + r["e2el_ms"] / 1000 for r in point.requests
+               if r.get("e2el_ms") and not r.get("error")]
+    spans = ([float(duration)] if duration else []) + covered
+    return max(spans) if duration and spans else None
+
+
 def point_span(point) -> tuple[dt.datetime, dt.datetime] | None:
     """The benchmark's (start, end) on the client's clock, naive (an aware time in UTC),
-    from ``Point.date`` and its duration; None when the file records no time of day."""
-    date, duration = point.date, point.fields.get("duration")
+    from ``Point.date`` and how long it ran (`span_seconds`); None when the file records no
+    time of day."""
+    date, duration = point.date, span_seconds(point)
     if not isinstance(date, str) or "T" not in date or not duration:
         return None
     try:
