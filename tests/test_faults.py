@@ -182,6 +182,59 @@ def test_ctrl_c_leaves_the_previous_report(ws, project, phase, line_seen, wait, 
     assert not (ws / "report/.staging/mini").exists()
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid``, from /proc (children of children too)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                kids = {int(k) for k in task.read_text().split()}
+                todo += list(kids - found)
+                found |= kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("phase, line_seen", [
+    ("notebooks", r"\[3/\d+\] notebook"),
+    ("render", r"\[\d+/\d+\] render HTML and PDF"),
+])
+def test_kill_9_leaves_no_worker_behind(ws, project, phase, line_seen, tmp_path):
+    """Issue 33, finding 6: killed with kill -9 during the PDFs, a build left its two PDF
+    workers and multiprocessing's resource tracker alive, holding its output pipe."""
+    touch_input(ws)
+    command = [sys.executable, "-m", "benchreport", *args(ws, project)]
+    proc = subprocess.Popen(command[:-1] if phase == "render" else command,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
+    workers: set[int] = set()
+    for line in proc.stderr:
+        if re.match(line_seen, line):
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and len(workers) < 2:
+                workers |= _descendants(proc.pid)
+                time.sleep(0.2)
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert len(workers) >= 2, workers
+    done = threading.Event()
+    threading.Thread(target=lambda: (proc.stderr.read(), done.set()), daemon=True).start()
+    assert done.wait(30), "a worker still holds the build's output"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and [p for p in workers if _alive(p)]:
+        time.sleep(0.2)
+    assert [p for p in workers if _alive(p)] == []
+
+
 def test_a_second_build_waits_for_the_first(ws, project, capsys):
     lines: list[str] = []
     held, release = threading.Event(), threading.Event()

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..core.children import die_with_parent
 from ..core.errors import BuildError, ReportError
 
 # Errors a notebook raises about the inputs (their one-line text is the message to show):
@@ -320,10 +321,11 @@ class _MainGone(Exception):
     """The pipe to the main process is closed: it has ended, nobody is waiting."""
 
 
-def _worker(conn, folder: str, cwd: str, warm: bool) -> None:
+def _worker(conn, folder: str, cwd: str, warm: bool, parent: int) -> None:
     """A worker process: one kernel, the jobs it is sent, in order, until it is sent None.
     Replies: ("kernel", pid) as soon as the kernel's process exists, then ("done", name,
     seconds) per notebook; or ("error", name, exception) and nothing more."""
+    die_with_parent(parent)     # a build killed with kill -9 leaves no worker behind
     os.setpgrp()      # Ctrl-C in the terminal reaches the main process only
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked until now
 
@@ -391,8 +393,8 @@ class Workers:
                 folder = tempfile.mkdtemp(prefix="benchreport-kernel-")
                 self.folders.append(folder)
                 mine, theirs = ctx.Pipe()
-                proc = ctx.Process(target=_worker, args=(theirs, folder, str(cwd), i > 0),
-                                   daemon=True)
+                proc = ctx.Process(target=_worker, args=(theirs, folder, str(cwd), i > 0,
+                                                          os.getpid()), daemon=True)
                 proc.start()
                 theirs.close()
                 self.procs.append(proc)

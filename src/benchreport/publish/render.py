@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -272,7 +273,7 @@ def _pdf_workers():
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(PDF_WORKERS, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_ignore_interrupt)
+                               initializer=_ignore_interrupt, initargs=(os.getpid(),))
     try:
         # The workers start with the first tasks (the warm-up), with SIGINT blocked until
         # their initializer ignores it: a Ctrl-C at that moment reaches no worker.
@@ -295,9 +296,12 @@ def _pdf_workers():
     pool.shutdown(wait=True)
 
 
-def _ignore_interrupt() -> None:
+def _ignore_interrupt(parent: int) -> None:
     import signal
 
+    from ..core.children import die_with_parent
+
+    die_with_parent(parent)     # a build killed with kill -9 leaves no PDF worker behind
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
