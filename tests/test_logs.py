@@ -7,6 +7,8 @@ import pytest
 from benchreport.core.errors import ParseError
 from benchreport.ingest.parsers.logscan import Summary, scan
 
+from .conftest import ROOT
+
 
 def records(text, engine="auto", year=2026):
     summary = Summary(file="mem.log", engine=engine)
@@ -410,3 +412,24 @@ def test_a_big_sglang_log_is_read_in_two_processes(tmp_path, monkeypatch):
     two = bio.read_raw(path, "server.log", "auto", 2026, workers=2)
     assert cut and two == one and len(two) == 3000
     assert two[-1]["gen_tps"] == 2999.25 and two[-1]["line"] == 5999
+
+
+@pytest.mark.parametrize("engine, find, change, says", [
+    ("vllm", "Avg prompt throughput: 9078.8", "Avg prompt throughput: nan", "prompt_tps is nan"),
+    ("vllm", "Running: 2 reqs", "Running: 99999999999999999999999 reqs",
+     "running is 99999999999999999999999"),
+    ("vllm", "11-20 10:12:14", "11-20 25:12:14", "the time 2026-11-20 25:12:14 does not exist"),
+    ("sglang", "[2026-11-20 14:05:13 TP0] Prefill", "[2026-13-20 14:05:13 TP0] Prefill",
+     "the time 2026-13-20 14:05:13 does not exist"),
+])
+def test_an_impossible_number_or_time_skips_its_line_with_a_warning(engine, find, change, says):
+    """Issue 33, finding 11: NaN, 1e309 and an hour 25 passed the parsers and ended as a
+    traceback in a notebook cell instead of a line naming the file and line."""
+    text = (ROOT / f"data/2024-b300/raw/{engine}/server.log").read_text()
+    assert find in text
+    number = text[: text.index(find)].count("\n") + 1
+    summary = Summary("s.log", engine)
+    records = list(scan(io.BytesIO(text.replace(find, change, 1).encode()), "s.log", engine,
+                        2026, summary))
+    assert number not in [r["line"] for r in records]
+    assert f"s.log:{number}: {says}, which no engine prints (line skipped)" in summary.warnings

@@ -7,6 +7,8 @@ lines reach Python's regexes. Memory stays flat: one block at a time.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -417,6 +419,36 @@ def _fast_prefix(m: re.Match) -> Prefix:
     return Prefix(date=groups["date"].decode(), time=groups["time"].decode(), ranks=ranks)
 
 
+LARGEST_COUNT = 2**63 - 1       # what a Parquet BIGINT holds
+
+
+def _unsound(record: dict[str, Any]) -> str | None:
+    """What makes a parsed line impossible: a time that is no time (hour 25, month 13), a
+    number that is NaN, infinite, negative or too large to store. None: it is sound."""
+    ts = record.get("ts")
+    if ts is not None:
+        try:
+            dt.datetime.fromisoformat(ts)
+        except ValueError:
+            return f"the time {ts.replace('T', ' ')} does not exist"
+    for key, value in record.items():
+        if isinstance(value, float) and not (0.0 <= value < math.inf):
+            return f"{key} is {value}"
+        if isinstance(value, int) and not isinstance(value, bool) and key != "line" and \
+                not 0 <= value <= LARGEST_COUNT:
+            return f"{key} is {value}"
+    return None
+
+
+def _skipped_unsound(record: dict[str, Any], line: int, summary: Summary) -> bool:
+    problem = _unsound(record)
+    if problem is None:
+        return False
+    summary.unrecognised += 1
+    summary.warn(line, f"{problem}, which no engine prints (line skipped)")
+    return True
+
+
 def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Clock,
              summary: Summary, mark_yearless: bool = False) -> Iterator[dict[str, Any]]:
     fast = module.fast_line(raw)
@@ -433,6 +465,8 @@ def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Cl
         if prefix.level:
             record["level"] = prefix.level
         record.update(fields)
+        if _skipped_unsound(record, line, summary):
+            return
         summary.counts[kind] = summary.counts.get(kind, 0) + 1
         yield record
         return
@@ -466,6 +500,8 @@ def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Cl
         else:
             record["ts"] = None
         record.update(fields)
+        if _skipped_unsound(record, line, summary):
+            continue
         summary.counts[kind] = summary.counts.get(kind, 0) + 1
         yield record
     if not produced and any(m in raw for m in must):
