@@ -14,6 +14,7 @@ and the prefix-cache hit rate: ``analyses.cache``; the most requests waiting:
   moment it is logged; the queue is taken to hold until the next line, so the figure is
   resolved to the spacing of the lines (vLLM prints every ~10 s; SGLang a Decode line every
   40 decode steps and a Prefill line per admitted batch), and the method states it.
+- ``line_spacing_s``: the median time between the window's stats lines (that resolution);
 - ``preemptions`` (vLLM) and ``retractions`` (SGLang): a count where the log era prints
   them, else the verdict "not measured". vLLM V1 prints ``Preemptions: N`` on its stats line
   only when N > 0, from about 0.13 (engine-formats.md 1.2), and V0 a warning per preemption;
@@ -88,6 +89,14 @@ def queued_seconds(rows: list[dict]) -> tuple[float, float | None]:
     return total, statistics.median(gaps) if gaps else None
 
 
+def _spacing_figure(rows: list[dict], w: str, e: str, spacing: float) -> Figure:
+    return Figure(id=ids.state(w, e, "line_spacing_s"), value=spacing, unit="s", decimals=0,
+                  sources=source_of(rows), context={"engine": e, "workload": w},
+                  method="the median time between successive stats lines of the window: "
+                         "how finely the log resolves the time requests were queued (log "
+                         "times are whole seconds)")
+
+
 def _queued_figure(rows: list[dict], w: str, e: str, vllm: bool) -> Figure:
     total, spacing = queued_seconds(rows)
     lines = "vLLM's Engine stats lines (Waiting)" if vllm else \
@@ -95,8 +104,9 @@ def _queued_figure(rows: list[dict], w: str, e: str, vllm: bool) -> Figure:
     every = f"about {spacing:g} s apart (median)" if spacing is not None else "one line"
     return Figure(id=ids.state(w, e, "queued_s"), value=total, unit="s", decimals=0,
                   sources=source_of(rows), context={"engine": e, "workload": w,
-                                                    "spacing_s": spacing,
                                                     "lines": len(rows)},
+                  depends_on=(ids.state(w, e, "line_spacing_s"),) if spacing is not None
+                  else (),
                   method=f"seconds of the window with at least one request waiting, from "
                          f"{lines}: each line's queue is taken to hold until the next line, "
                          f"so the figure is resolved to the lines' spacing, {every}; "
@@ -159,6 +169,9 @@ def _window_figures(ing: Ingested, run: Run, w: str, e: str) -> list[Figure]:
     vllm = recs[0]["kind"] == "engine_stats"
     rows = [_row(r, w) | {"sha256": r["sha256"]} for r in recs]
     out = [_queued_figure(rows, w, e, vllm)]
+    spacing = queued_seconds(rows)[1]
+    if spacing is not None:
+        out.append(_spacing_figure(rows, w, e, spacing))
     out.append(_vllm_preemptions(ing, run, recs, w, e) if vllm
                else _sglang_retractions(ing, recs, w, e))
     return out

@@ -112,7 +112,7 @@ Families (id — constructor — example):
   ``server.64k.vllm.throughput``
 - ``state.<w>.<e>.<name>`` — ``state(w, e, name)``; the server's state over one benchmark
   window from its log lines (``analyses.state``): queued_s (seconds with a request
-  waiting), preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
+  waiting), line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
   usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
