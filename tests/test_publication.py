@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # against its bound), the generator's inputs (clock, prefill and step rules, client tails,
 # event time) and how requests arrived add to it: measured 30 in English, 28 in Korean
 # (PAGE_BUDGET is re-measured when it moves; issue 31 asks for a shorter edition)
-PAGE_BUDGET = 30
+PAGE_BUDGET = 31
 SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 

@@ -7,7 +7,13 @@
 # Gauges (KV-cache usage, running and waiting requests) are summarised over the scrapes
 # inside the benchmark, and latency histograms give bucket estimates of their quantiles.
 # A counter that went down between scrapes was reset (a restart) and is not differenced.
-# A run without scrapes has nothing here.
+# A run without scrapes has no /metrics figures.
+#
+# The engines' own stats lines inside each benchmark give the server's state too, scrapes or
+# not: running and waiting requests and KV-cache usage at each vLLM `Engine 000` line and
+# each SGLang Prefill/Decode batch line, the seconds with a request waiting, and
+# preemptions (vLLM) or retractions (SGLang) where the log era prints them
+# (`benchreport.analyses.state`).
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/
@@ -27,7 +33,8 @@ figs.add(figures)
 table
 
 # %% [markdown]
-# KV-cache usage and queue at each scrape inside a benchmark (the report's chart):
+# Running and waiting requests and KV-cache usage at each stats line (source log) and each
+# scrape (source metrics) inside a benchmark (the report's charts):
 
 # %%
 series[:20]

@@ -421,21 +421,26 @@ def save_compare(figs: CompareCollector, comp) -> str:
 
 
 def server_view(run: Run, ing) -> tuple[pd.DataFrame, list[Figure], list[dict]]:
-    """The server's /metrics per benchmark: figures, and the gauges over time (for the
-    chart; ``save_server_series`` writes them)."""
+    """The server per benchmark: its /metrics figures and its state from the log lines
+    (``analyses.state``), and the series over time, one row per scrape (source metrics)
+    and per stats line (source log), for the charts; ``save_server_series`` writes them."""
     from .server import server_figures
+    from .state import METRICS, state_figures, state_series
 
-    figures, series = server_figures(run, ing)
+    figures, scraped = server_figures(run, ing)
+    figures += state_figures(run, ing)
+    series = state_series(run, ing) + [{"source": METRICS, **r} for r in scraped]
     table = pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit} for f in figures],
                          columns=["id", "value", "unit"])
     return table, figures, series
 
 
 def save_server_series(run: Run, series: list[dict]) -> str:
-    """Write derived/tables/server_series.parquet: KV usage and queue at every scrape inside
-    a benchmark window (the chart draws it)."""
+    """Write derived/tables/server_series.parquet: running and waiting requests and KV
+    usage (a fraction; a scrape as exposed) at every stats line (source log: file, line) and every /metrics
+    scrape (source metrics) inside a benchmark window (the charts draw it)."""
     from ..core.tables import write_rows
+    from .state import SERIES_COLUMNS
 
-    write_rows(run.paths.server_series, series,
-               ["engine", "workload", "ts", "kv_usage", "running", "waiting"])
+    write_rows(run.paths.server_series, series, SERIES_COLUMNS, {"line": "BIGINT"})
     return run.paths.rel(run.paths.server_series)

@@ -25,7 +25,8 @@ with experts(T) = E·(1 − (1 − k/E)^T) the distinct routed experts a layer's
 activate, expected under uniform routing, and T = B × tokens verified per step (1 + draft
 tokens; every draft position is run through the model whether accepted or not). Dividing by
 the HBM bandwidth per GPU gives a fixed part (the weights, ms per step) and a part per KV
-token (ns). Every input is declared in run.yaml (``hardware.hbm_tb_s``,
+token (ns). Every input is declared in run.yaml (``hardware.hbm_tb_s``, or without it the
+vendor's figure for ``hardware.gpu_model`` from the package's table, ``core.hardware``,
 ``model.architecture``); without them the bound is not evaluable.
 """
 
@@ -37,6 +38,8 @@ import numpy as np
 
 from ..core import ids
 from ..core.figures import Figure, Source
+from ..core.hardware import Bandwidth, hbm_bandwidth
+from ..core.provenance import ASSUMED, reason
 from ..core.records import Run
 from ..core.runmeta import Architecture
 from ..core.verdicts import (
@@ -244,15 +247,41 @@ def _fit_figures(engine: str, points: list[StepPoint]) -> list[Figure]:
 
 
 # what the bound lacks, by code (the article words each: stepmodel.missing_<code>)
-MISSING = {"hbm": "hardware.hbm_tb_s in run.yaml", "architecture": "model.architecture in "
+MISSING = {"hbm": "hardware.hbm_tb_s in run.yaml (or a GPU the package's hardware table "
+           "knows)", "architecture": "model.architecture in "
            "run.yaml", "kv_bytes": "model.architecture.kv_bytes_per_token_per_layer for the "
            "engine", "tensor_parallel": "the tensor-parallel size (launch settings)",
            "steady": "a steady decode phase (the batch)"}
 
 
+def hbm_of(run: Run) -> Bandwidth | None:
+    """The HBM bandwidth of one GPU: run.yaml's ``hardware.hbm_tb_s``, else the package's
+    hardware table for ``hardware.gpu_model`` (core.hardware), else None."""
+    return hbm_bandwidth(run.meta.hbm_tb_s, run.meta.hardware.get("gpu_model"))
+
+
+def _hbm_words(bw: Bandwidth) -> str:
+    """Where a bound's bandwidth came from, for its method."""
+    if not bw.from_table:
+        return f"{bw.tb_s:g} TB/s HBM per GPU (run.yaml, declared)"
+    return (f"{bw.tb_s:g} TB/s {bw.gpu.memory} per GPU ({bw.gpu.name}: the vendor's "
+            f"specification, {bw.gpu.source}, from benchreport's hardware table; not "
+            "measured, and not given in run.yaml)")
+
+
+def _hbm_provenance(bw: Bandwidth) -> dict[str, str]:
+    """A bound resting on the hardware table is assumed (a vendor spec, not a measurement);
+    one on run.yaml's value takes what run.yaml says of it (its assumed[] entries)."""
+    if not bw.from_table:
+        return {}
+    return {"provenance": ASSUMED,
+            "provenance_why": reason("hardware_table", gpu=bw.gpu.name,
+                                     value=f"{bw.tb_s:g} TB/s", source=bw.gpu.source)}
+
+
 def _missing(run: Run, setup: Setup | None, engine: str, points: list[StepPoint]) -> list[str]:
     arch = run.meta.architecture
-    lacking = {"hbm": run.meta.hbm_tb_s is None, "architecture": arch is None,
+    lacking = {"hbm": hbm_of(run) is None, "architecture": arch is None,
                "kv_bytes": arch is not None
                and arch.kv_bytes_per_token_per_layer(engine) is None,
                "tensor_parallel": setup is None or setup.tp is None, "steady": not points}
@@ -269,13 +298,14 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
                        context={"engine": engine, "missing": missing}, depends_on=deps,
                        method="memory-bandwidth lower bound per step: not evaluable without "
                               + ", ".join(MISSING[m] for m in missing))], None
-    arch, batch = run.meta.architecture, min(p.batch for p in points)
-    b = bound(arch, run.meta.hbm_tb_s, setup, arch.kv_bytes_per_token_per_layer(engine), batch)
+    arch, batch, bw = run.meta.architecture, min(p.batch for p in points), hbm_of(run)
+    b = bound(arch, bw.tb_s, setup, arch.kv_bytes_per_token_per_layer(engine), batch)
+    prov = _hbm_provenance(bw)
     ctx = {"engine": engine, "batch": batch, "tokens_per_step": b.tokens_per_step,
-           "tp": setup.tp, "dcp": setup.dcp}
+           "tp": setup.tp, "dcp": setup.dcp,
+           **({"hbm_gpu": bw.gpu.name} if bw.from_table else {})}
     weights = (f"(dense_params + moe_layers × distinct experts × expert_params) × "
-               f"bytes_per_param ÷ TP {setup.tp}, over {run.meta.hbm_tb_s:g} TB/s HBM per GPU "
-               "(run.yaml, declared)")
+               f"bytes_per_param ÷ TP {setup.tp}, over {_hbm_words(bw)}")
     return [
         Figure(id=fid(engine, "bound"), value=EVALUATED, unit="verdict", context=ctx,
                depends_on=deps, sources=declared,
@@ -289,15 +319,14 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
                       f"with E = {arch.routed_experts}, k = {arch.experts_per_token}"),
         Figure(id=fid(engine, "bound_weights_ms"), value=b.weights_ms, unit="ms", decimals=2,
                context=ctx, depends_on=deps + (fid(engine, "experts_per_layer"),),
-               sources=declared,
+               sources=declared, **prov,
                method=f"lower bound of the fixed part of a step: the weights one GPU reads, "
                       f"{weights}; the smallest batch of the points ({batch}), so it bounds "
                       "every point"),
         Figure(id=fid(engine, "bound_ns_per_kv_token"), value=b.ns_per_kv_token, unit="ns",
-               decimals=2, context=ctx, depends_on=deps, sources=declared,
+               decimals=2, context=ctx, depends_on=deps, sources=declared, **prov,
                method=f"lower bound of the cost per KV token: kv_bytes_per_token_per_layer × "
-                      f"layers ÷ DCP {setup.dcp}, over {run.meta.hbm_tb_s:g} TB/s HBM per GPU "
-                      "(run.yaml, declared)"),
+                      f"layers ÷ DCP {setup.dcp}, over {_hbm_words(bw)}"),
     ], b
 
 
@@ -513,13 +542,15 @@ def generators_of(run: Run) -> dict[str, Generator]:
 
 def declared_source(run: Run) -> tuple[Source, ...]:
     """run.yaml, where the bound's inputs are declared (none declared: no source)."""
-    if run.meta.architecture is None and run.meta.hbm_tb_s is None:
+    if run.meta.architecture is None and run.meta.hbm_tb_s is None \
+            and hbm_of(run) is None:
         return ()
     from ..core.tables import input_checksum
 
     return (Source(path=run.paths.rel(run.paths.run_yaml),
                    sha256=input_checksum(run, run.paths.run_yaml),
-                   key="hbm_tb_s, architecture"),)
+                   key="hbm_tb_s, architecture" if run.meta.hbm_tb_s is not None
+                   else "gpu_model, architecture"),)
 
 
 def stepmodel_figures(run: Run, ing, figures: list[Figure]) -> list[Figure]:

@@ -110,6 +110,10 @@ Families (id — constructor — example):
   throughput, preemptions, requests_finished, prefix_hit_pct, spec_acceptance_pct,
   spec_accept_len, kv_usage_{min,mean,max}, running_*, waiting_*, ttft_p50_ms, … —
   ``server.64k.vllm.throughput``
+- ``state.<w>.<e>.<name>`` — ``state(w, e, name)``; the server's state over one benchmark
+  window from its log lines (``analyses.state``): queued_s (seconds with a request
+  waiting), line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
+  usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
   ``CLAIMS_INDISTINGUISHABLE``
@@ -325,6 +329,11 @@ def server(w: str, engine: str, name: str) -> str:
     return _join("server", w, engine, name)
 
 
+def state(w: str, engine: str, name: str) -> str:
+    """``state.<w>.<e>.<name>``: the server's state over one benchmark window (its log)."""
+    return _join("state", w, engine, name)
+
+
 def run_key(run_id: str) -> str:
     """A run id as an id part (ids split on dots; run ids may hold them)."""
     return run_id.replace(".", "_")
@@ -488,7 +497,7 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache", "specrun", "arrival", "generator", "stepmodel")
+            "server", "cache", "specrun", "arrival", "generator", "stepmodel", "state")
 
 
 def well_formed(fid: str) -> bool:

@@ -38,6 +38,8 @@ SATURATED, CANNOT_TELL = "saturated", "cannot tell"
 # the outcome of one validity check that found nothing to report: it ran and passed, it could
 # not run for want of an input (never counted as passed), or it left a note only
 PASSED, NOT_EVALUABLE, NOTE = "passed", "not evaluable", "note"
+# a count the log era does not print (state.<w>.<e>.preemptions): never read as 0
+NOT_MEASURED = "not measured"
 # point.<p>.validity when no check could run (each was not evaluable or not applicable):
 # nothing confirms the point, nothing faults it; kept in the curves like a valid point
 UNVERIFIED = "unverified"

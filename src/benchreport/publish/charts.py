@@ -49,6 +49,7 @@ class Chart(Markup):
 
     png: bytes = b""
     overlaps: tuple[tuple[str, str], ...] = ()
+    half: bool = False      # laid out two to a row (the page's "chart half" figures)
 
 
 PNG_DPI = 192       # the SVG's size is in points at 96 px per inch: 2× that
@@ -735,8 +736,9 @@ def _server_panel(ax, rows: list[dict], key: str, colour: str, name: str) -> flo
 
 def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | None:
     """KV-cache usage and waiting requests at each /metrics scrape inside each benchmark
-    (the rows the server notebook saved), one row of panels per workload, time from the
-    first scrape; a value no scrape held gets no panel."""
+    (the rows the server notebook saved with source metrics), one row of panels per
+    workload, time from the first scrape; a value no scrape held gets no panel."""
+    series = [r for r in series if r.get("source", "metrics") == "metrics"]
     keys = [(k, title) for k, title in (("kv_usage", "chart.kv_usage"),
                                         ("waiting", "chart.waiting"))
             if any(r.get(k) is not None for r in series)]
@@ -766,3 +768,67 @@ def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | No
         _legend(row[0], fontsize=7, frameon=False)
     fig.tight_layout()
     return _svg(fig, t["chart.server"] + ": " + "; ".join(summary))
+
+
+def _state_rows(series: list[dict], engine: str, workload: str) -> list[dict]:
+    """One engine's rows in one window: its log lines, else its scrapes, in time order."""
+    mine = [r for r in series if r["engine"] == engine and r["workload"] == workload]
+    logged = [r for r in mine if r.get("source") == "log"]
+    return sorted(logged or mine, key=lambda r: (r["ts"], r.get("line") or 0))
+
+
+def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
+                 t: dict[str, str]) -> Chart:
+    """Running and waiting requests (left axis) and KV-cache usage (right axis, dotted)
+    against seconds from the first row, each row a step held until the next; laid out two
+    to a row."""
+    from matplotlib.figure import Figure as MplFigure
+
+    t0 = dt.datetime.fromisoformat(rows[0]["ts"])
+    xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
+    fig = MplFigure(figsize=(3.4, 1.9))
+    ax = fig.subplots()
+    for key, style, label in (("running", "-", t["chart.running"]),
+                              ("waiting", "--", t["chart.waiting"])):
+        ax.step(xs, [r.get(key) for r in rows], where="post", linestyle=style,
+                color=colour if key == "running" else GREY, label=label)
+    kv = [None if r.get("kv_usage") is None else 100.0 * r["kv_usage"]
+          if r["kv_usage"] <= 1.0 else r["kv_usage"] for r in rows]
+    right = ax.twinx()
+    right.step(xs, kv, where="post", color=colour, linestyle=":", label=t["chart.kv_usage"])
+    ax.set_ylabel(t["chart.requests"], fontsize=7)
+    right.set_ylabel(t["chart.kv_usage"], fontsize=7)
+    ax.set_ylim(bottom=0)
+    right.set_ylim(bottom=0)
+    ax.set_xlabel(t["chart.seconds_in"], fontsize=7)
+    for a in (ax, right):
+        a.tick_params(labelsize=6)
+    ax.set_title(title, fontsize=8, loc="left", pad=11)
+    handles = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=5.5, frameon=False,
+              loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, borderaxespad=0.1,
+              handlelength=1.6, columnspacing=0.8)
+    fig.tight_layout()
+    peak = max((v for v in kv if v is not None), default=None)
+    most = max((r.get("waiting") or 0 for r in rows), default=0)
+    alt = f"{t['chart.state']}, {title}: {t['chart.waiting']} ≤ {most:g}" + \
+        (f", {t['chart.kv_usage']} ≤ {peak:.1f}" if peak is not None else "")
+    chart = _svg(fig, alt)
+    chart.half = True
+    return chart
+
+
+def state_charts(run: Run, series: list[dict], t: dict[str, str]) -> list[Markup]:
+    """One chart per engine and workload with rows in ``server_series``: its state at each
+    stats line of its log inside the window (the scrapes where the log has none)."""
+    _mpl()
+    colours = palette(run)
+    out = []
+    for w in run.meta.workloads:
+        for e in run.meta.engines:
+            rows = _state_rows(series, e.id, w.id)
+            if rows:
+                out.append(_state_chart(run, rows, colours.get(e.id), f"{w.label}, {e.name}",
+                                        t))
+    return out

@@ -36,13 +36,13 @@ from .sections import (
     prefill_section,
     settings_section,
     spec_section,
-    cache_section,
     point_log_section,
     arrival_sentence,
     calibrated_durations,
     resting_on_values,
 )
 from .server import server_section
+from .state import state_section
 from .stepmodel import stepmodel_section
 
 
@@ -420,7 +420,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
         points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w), prefill_section(w), spec_section(w),
-        cache_section(w), point_log_section(w),
+        state_section(w), point_log_section(w),
         server_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),
         _conclusion(w)) if s is not None]

@@ -207,6 +207,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         latency_chart,
         pareto_charts,
         server_chart,
+        state_charts,
     )
 
     run = dataclasses.replace(run, meta=redact_value(run.meta))
@@ -237,7 +238,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                       "spec": [c for c in [acceptance_chart(run, registry, t)] if c],
                       "curves": curve_charts(run, registry, t),
                       "pareto": pareto_charts(run, registry, t),
-                      "server": [c for c in [server_chart(run, scraped, t)] if c]}
+                      "server": [c for c in [server_chart(run, scraped, t)] if c],
+                      "cache": state_charts(run, scraped, t)}
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
                 charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]

@@ -201,6 +201,12 @@ CHOSEN_BY = {
     **{f"reason.{code}": "claim.<id>" for code in REASONS},
     "reason.cold_start_reconstruction": "claim.<id>",
     "validity.reconstruction": "point.<p>.validity",
+    # the server's state in each window (publish/state.py)
+    **{f"state.hit_{k}": "cache.<w>.<e>.prefix_hit_pct"
+       for k in ("none", "some", "most", "set")},
+    "state.queued": "state.<w>.<e>.queued_s",
+    "state.never_queued": "state.<w>.<e>.queued_s",
+    "stepmodel.bound_table": "stepmodel.<e>.bound_weights_ms",
 }
 
 
@@ -684,34 +690,6 @@ def spec_section(w: Writer) -> Section | None:
     return Section("spec", t["heading.spec"], paras,
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
                                   t["table.acceptance"]], rows=rows, numeric=(2, 3))])
-
-
-def cache_section(w: Writer) -> Section | None:
-    """Prefix-cache hit rate (on each engine's own basis) and peak KV-cache usage."""
-    t = w.t
-    rows = []
-    for wl in w.run.meta.workloads:
-        for e in w.run.meta.engines:
-            base = partial(ids.cache, wl.id, e.id)
-            if not (w.has(base("prefix_hit_pct")) or w.has(base("kv_usage_peak_pct"))):
-                continue
-            basis = w.registry[base("prefix_hit_pct")].context.get("basis") \
-                if w.has(base("prefix_hit_pct")) else None
-            rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
-                         _cell(w, base("prefix_hit_pct")),
-                         Markup(escape(t[f"cache.basis_{basis}"])) if basis else Markup(""),
-                         _cell(w, base("kv_usage_peak_pct"))])
-    if not rows:
-        return None
-    cached = [ids.cache(wl.id, e.id, n) for wl in w.run.meta.workloads
-              for e in w.run.meta.engines for n in ("prefix_hit_pct", "kv_usage_peak_pct")]
-    held = [f for f in cached if w.has(f)]
-    extra = [sentence(t["cache.assumed"], inputs=w.inputs_text(provenance_origins(
-        w.registry, held, ASSUMED)))] if held and w.provenance(*held) == ASSUMED else []
-    return Section("cache", t["heading.cache"], [sentence(t["cache.intro"]), *extra],
-                   [Table(header=[t["table.workload"], t["table.engine"], t["table.prefix_hit"],
-                                  t["table.hit_basis"], t["table.kv_peak"]], rows=rows,
-                          numeric=(2, 4))])
 
 
 POINT_LOG = ("log_gen_tps", "log_accept_len", "log_prefix_hit_pct")

@@ -141,6 +141,17 @@ def _not_evaluable(w: Writer, engine: str) -> list[Markup]:
     return out
 
 
+def _bound_sentence(w: Writer, engines) -> Markup:
+    """How the bound is made; where run.yaml gives no HBM bandwidth, that the vendor's
+    specification from the package's hardware table stands in (which GPU)."""
+    gpus = [w.registry[f].context["hbm_gpu"] for f in
+            (ids.step_model(e.id, "bound_weights_ms") for e in engines)
+            if w.has(f) and w.registry[f].context.get("hbm_gpu")]
+    if gpus:
+        return sentence(w.t["stepmodel.bound_table"], gpu=gpus[0])
+    return sentence(w.t["stepmodel.bound"])
+
+
 def stepmodel_section(w: Writer) -> Section | None:
     """None when no engine has a step model (no decode figures at all)."""
     t = w.t
@@ -161,7 +172,7 @@ def stepmodel_section(w: Writer) -> Section | None:
         verdict = _verdict(w, e.id)
         if verdict is not None:
             notes.append(verdict)
-    paras = [sentence(t["stepmodel.intro"]), sentence(t["stepmodel.bound"])]
+    paras = [sentence(t["stepmodel.intro"]), _bound_sentence(w, engines)]
     if generated:
         paras.append(sentence(t["stepmodel.model_derived"]))
         paras += _seeded(w, engines)
