@@ -7,6 +7,8 @@ parsers, so every expected value is worked out by hand from the lines."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import io
 import re
@@ -163,6 +165,18 @@ def test_the_hit_rate_picks_its_sentence(value, key):
     from benchreport.publish.state import hit_key
 
     w, fid = _writer(value)
+    assert hit_key(w, fid) == key
+
+
+@pytest.mark.parametrize("value, key", [(0.0, "state.hit_none"), (93.1, "state.hit_rolling"),
+                                        (1.4, "state.hit_rolling")])
+def test_a_rolling_hit_rate_is_not_read_as_the_windows_own(value, key):
+    """vLLM's rate covers its last ~1000 requests, earlier benchmarks included: only its 0
+    says something of the window (none reused in the span means none in the window)."""
+    from benchreport.publish.state import hit_key
+
+    w, fid = _writer(value)
+    w.registry[fid] = dataclasses.replace(w.registry[fid], context={"basis": "rolling"})
     assert hit_key(w, fid) == key
 
 

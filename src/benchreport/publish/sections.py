@@ -203,7 +203,7 @@ CHOSEN_BY = {
     "validity.reconstruction": "point.<p>.validity",
     # the server's state in each window (publish/state.py)
     **{f"state.hit_{k}": "cache.<w>.<e>.prefix_hit_pct"
-       for k in ("none", "some", "most", "set")},
+       for k in ("none", "some", "most", "rolling", "set")},
     "state.queued": "state.<w>.<e>.queued_s",
     "state.never_queued": "state.<w>.<e>.queued_s",
     "stepmodel.bound_table": "stepmodel.<e>.bound_weights_ms",

@@ -51,9 +51,13 @@ def hit_key(w: Writer, fid: str) -> str:
     assumption did, else none, part or most of the prompt tokens found in the cache."""
     if w.provenance(fid) != MEASURED:
         return "state.hit_set"
-    value = float(w.registry[fid].value)
-    return "state.hit_none" if value == 0 else \
-        "state.hit_most" if value >= MOST_PCT else "state.hit_some"
+    fig = w.registry[fid]
+    value = float(fig.value)
+    if value == 0:
+        return "state.hit_none"          # none over the rolling span: none in the window
+    if fig.context.get("basis") == "rolling":
+        return "state.hit_rolling"       # earlier requests count too: not this window's
+    return "state.hit_most" if value >= MOST_PCT else "state.hit_some"
 
 
 def _hit_sentence(w: Writer, wl, e) -> list[Markup]:
