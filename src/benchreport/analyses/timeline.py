@@ -83,7 +83,25 @@ def timeline_points(run: Run, ing: Ingested) -> list[PointResult]:
         entry = PointResult.from_rows(p, by_point.get(p["point"], []), file)
         if entry.values("ttft_ms"):
             out.append(entry)
+            ROWS_FROM[entry.point] = requests_file(run, p)
     return out
+
+
+# the file each point's per-request rows came from, by point id (``requests_file``)
+ROWS_FROM: dict[str, RawFile] = {}
+
+
+def requests_file(run: Run, p: dict) -> RawFile:
+    """The file holding a point's per-request rows: the result file itself (vLLM, SGLang),
+    or, for a client that writes them apart (AIPerf's ``profile_export.jsonl``), the JSON
+    Lines file among the other views of the same run."""
+    rel = next((f for f in (p.get("also") or []) if str(f).endswith(".jsonl")), None)
+    if rel is None or str(p["file"]).endswith(".jsonl"):
+        return RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
+    from ..core.tables import input_checksum
+
+    path = run.paths.root / rel
+    return RawFile(path=path, rel=rel, sha256=input_checksum(run, path))
 
 
 def arrivals(entry: PointResult, workload) -> tuple[list[float | None], str]:
@@ -236,8 +254,25 @@ def point_rows(ing: Ingested, entry: PointResult, workload) -> tuple[list[dict],
 # --- figures ----------------------------------------------------------------------------
 
 def _result_source(entry: PointResult, key: str) -> Source:
+    """Where a point's per-request list ``key`` (vLLM's name) is: its key in the result file,
+    or the records of the JSON Lines file that holds the rows."""
+    rows = ROWS_FROM.get(entry.point, entry.file)
+    if rows.rel != entry.file.rel:
+        return Source(path=rows.rel, sha256=rows.sha256, key="per-request records")
     return Source(path=entry.file.rel, sha256=entry.file.sha256, key=entry.key(key),
                   lines=(entry.line,) if entry.line else ())
+
+
+def client_tpot(entry: PointResult) -> tuple[float, Source] | None:
+    """The client's own mean TPOT: its mean TPOT, else its mean ITL where that is defined per
+    request as (E2E − TTFT) ÷ (output tokens − 1) (AIPerf), with where it is."""
+    for metric, code in (("tpot", None), ("itl", "itl.excl-first")):
+        value = entry.stat(metric, "mean")
+        if value is not None and (code is None or entry.definitions.get(metric) == code):
+            key = entry.key(f"mean_{metric}_ms")
+            return value, Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
+                                 lines=(entry.line,) if entry.line else ())
+    return None
 
 
 def wait_figures(fid, ctx: dict, entry: PointResult, rows: list[dict],
@@ -341,14 +376,15 @@ def tpot_figures(run: Run, ing: Ingested, fid, ctx: dict, entry: PointResult, wo
                sources=src, context=ctx, method=f"{per} Σ gaps ÷ (output tokens − 1): the "
                                                 "three parts added"),
     ]
-    client = entry.stat("tpot", "mean")
+    client = client_tpot(entry)
     if client is not None:
         out.append(Figure(
-            id=fid("tpot_closure_ms"), value=client - (stall + shared + rest), unit="ms",
-            decimals=2, sources=(_result_source(entry, "mean_tpot_ms"), *src), context=ctx,
+            id=fid("tpot_closure_ms"), value=client[0] - (stall + shared + rest), unit="ms",
+            decimals=2, sources=(client[1], *src), context=ctx,
             depends_on=(fid("tpot_sum_ms"),),
-            method=f"the client's recorded mean TPOT ({client:.2f} ms) − the parts' sum: "
-                   "how far the decomposition is from closing"))
+            method=f"the client's recorded mean TPOT ({client[0]:.2f} ms, key "
+                   f"{client[1].key}) − the parts' sum: how far the decomposition is from "
+                   "closing"))
     return out + _steady_parts(ing, fid, ctx, entry, workload, rest)
 
 
