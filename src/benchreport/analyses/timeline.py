@@ -132,11 +132,8 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
     if not seqs:
         return None
     seconds, lines, file = {}, [], None
-    for c in seqs:
-        if c.request > len(order):
-            continue
-        parts = [(s.tokens / float(b.tps), b) for b in c.batches
-                 if (s := b.share(c.request)) is not None and b.tps]
+    for c in (c for c in seqs if c.request <= len(order)):
+        parts = _own_batches(c)
         if parts:
             seconds[order[c.request - 1]] = sum(x for x, _ in parts)
             lines += [b.line for _, b in parts]
@@ -150,6 +147,13 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
                    "input throughput, summed (a batch shared with other requests counts this "
                    "request's share); requests matched to the file in order of arrival"
                    + ("" if exact else "; the tokens could only be accounted approximately"))
+
+
+def _own_batches(c) -> list[tuple[float, object]]:
+    """(seconds, batch) of each prefill batch holding the request's tokens: its share of the
+    batch's tokens ÷ the batch's logged throughput."""
+    return [(s.tokens / float(b.tps), b) for b in c.batches
+            if (s := b.share(c.request)) is not None and b.tps]
 
 
 def rate_prefill(ing: Ingested, entry: PointResult) -> Prefill | None:
@@ -189,6 +193,19 @@ def _overlaps(a: float, b: float, spans: list[tuple[float, float]]) -> bool:
     return any(lo < b and a < hi for lo, hi in spans)
 
 
+def _shared_marks(start: float, gaps: list[float], limit: float,
+                  spans: list[tuple[float, float]] | None) -> list[bool]:
+    """Which gaps (s, from the first token at ``start``) exceed ``limit`` and began while
+    another request's prompt was pending (none when the requests cannot be placed)."""
+    if spans is None:
+        return [False] * len(gaps)
+    marks, t = [], start
+    for g in gaps:
+        marks.append(g > limit and _overlaps(t, t + g, spans))
+        t += g
+    return marks
+
+
 def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | None
               ) -> dict:
     """The request's stall before token 2, its shared-prefill gaps and the rest (s)."""
@@ -196,11 +213,7 @@ def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | N
     limit = STALL_FACTOR * typical
     first = gaps[0] / 1000 if gaps else 0.0
     stall = first if gaps and first > limit else 0.0
-    t = row["first_token_s"] if spans is not None else None
-    marks = []
-    for g in (x / 1000 for x in gaps):
-        marks.append(g > limit and t is not None and _overlaps(t, t + g, spans))
-        t = None if t is None else t + g
+    marks = _shared_marks(row["first_token_s"], [g / 1000 for g in gaps], limit, spans)
     shared = sum(g / 1000 for g, hit in zip(gaps[1:], marks[1:], strict=True) if hit)
     return {"stall_s": stall, "shared_s": shared if spans is not None else None,
             "shared_gaps": sum(marks[1:]) if spans is not None else None,

@@ -522,6 +522,16 @@ def _start_offsets(requests: list[dict[str, Any]], sent: list[Any]) -> None:
         row["start_s"] = (ns - first) / 1e9
 
 
+def _chunk_gaps(entry: Any) -> list[float] | None:
+    """A record's ``inter_chunk_latency`` (the gaps between streamed chunks) in ms, or None
+    where it is missing or not a list of times."""
+    factor = _unit_ms(entry.get("unit")) if isinstance(entry, dict) else None
+    values = entry.get("value") if factor is not None else None
+    if not isinstance(values, list) or any(finite(x) is None for x in values):
+        return None
+    return [float(x) * factor for x in values]
+
+
 def _request_row(metrics: dict, error: Any) -> dict[str, Any]:
     row: dict[str, Any] = {}
 
@@ -538,11 +548,9 @@ def _request_row(metrics: dict, error: Any) -> dict[str, Any]:
         factor = _unit_ms(unit)
         if x is not None and factor is not None:
             row[name] = x * factor
-    gaps = metrics.get("inter_chunk_latency")
-    factor = _unit_ms(gaps.get("unit")) if isinstance(gaps, dict) else None
-    if factor is not None and isinstance(gaps.get("value"), list) and all(
-            finite(x) is not None for x in gaps["value"]):
-        row["itl_ms"] = [float(x) * factor for x in gaps["value"]]
+    gaps = _chunk_gaps(metrics.get("inter_chunk_latency"))
+    if gaps is not None:
+        row["itl_ms"] = gaps
     for name, names in (("input_tokens", ("input_sequence_length", "isl")),
                         ("output_tokens", ("output_sequence_length", "osl",
                                            "output_token_count"))):
