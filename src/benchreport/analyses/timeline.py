@@ -64,9 +64,9 @@ NO_PREFILL = Prefill({}, UNPLACED, (), "the engine's log has no prefill lines in
 
 # --- which points ---------------------------------------------------------------------
 
-def timeline_points(run: Run, ing: Ingested) -> list[PointResult]:
+def timeline_points(run: Run, ing: Ingested) -> list[tuple[PointResult, RawFile]]:
     """One point per engine and workload (a workload that is not a sweep) whose file has
-    per-request rows with a TTFT, of any client."""
+    per-request rows with a TTFT, of any client; with the file holding those rows."""
     by_point: dict[str, list[dict]] = {}
     for r in ing.requests:
         by_point.setdefault(r["point"], []).append(r)
@@ -82,13 +82,8 @@ def timeline_points(run: Run, ing: Ingested) -> list[PointResult]:
         file = RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
         entry = PointResult.from_rows(p, by_point.get(p["point"], []), file)
         if entry.values("ttft_ms"):
-            out.append(entry)
-            ROWS_FROM[entry.point] = requests_file(run, p)
+            out.append((entry, requests_file(run, p)))
     return out
-
-
-# the file each point's per-request rows came from, by point id (``requests_file``)
-ROWS_FROM: dict[str, RawFile] = {}
 
 
 def requests_file(run: Run, p: dict) -> RawFile:
@@ -266,10 +261,9 @@ def point_rows(ing: Ingested, entry: PointResult, workload) -> tuple[list[dict],
 
 # --- figures ----------------------------------------------------------------------------
 
-def _result_source(entry: PointResult, key: str) -> Source:
+def _result_source(entry: PointResult, rows: RawFile, key: str) -> Source:
     """Where a point's per-request list ``key`` (vLLM's name) is: its key in the result file,
-    or the records of the JSON Lines file that holds the rows."""
-    rows = ROWS_FROM.get(entry.point, entry.file)
+    or the records of the JSON Lines file that holds the rows (``rows``)."""
     if rows.rel != entry.file.rel:
         return Source(path=rows.rel, sha256=rows.sha256, key="per-request records")
     return Source(path=entry.file.rel, sha256=entry.file.sha256, key=entry.key(key),
@@ -288,10 +282,10 @@ def client_tpot(entry: PointResult) -> tuple[float, Source] | None:
     return None
 
 
-def wait_figures(fid, ctx: dict, entry: PointResult, rows: list[dict],
+def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
                  prefill: Prefill) -> list[Figure]:
     placed = [r for r in rows if r["wait_s"] is not None and r["ttft_s"] > 0]
-    res = _result_source(entry, "ttfts")
+    res = src_of("ttfts")
     src = (res, *prefill.sources)
     out = [Figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
                   sources=src, context=ctx, method=f"how each request's own prefill was "
@@ -319,9 +313,9 @@ def wait_figures(fid, ctx: dict, entry: PointResult, rows: list[dict],
     ]
 
 
-def stall_figures(fid, ctx: dict, entry: PointResult, rows: list[dict]) -> list[Figure]:
+def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     stalled = [r for r in rows if r["stall_s"]]
-    src = (_result_source(entry, "itls"), _result_source(entry, "ttfts"))
+    src = (src_of("itls"), src_of("ttfts"))
     rule = (f"the first gap between chunks when it exceeds {STALL_FACTOR:g} × the request's "
             "median gap")
     out = [Figure(id=fid("stalls"), value=len(stalled), unit="count", decimals=0,
@@ -342,13 +336,13 @@ def stall_figures(fid, ctx: dict, entry: PointResult, rows: list[dict]) -> list[
     ]
 
 
-def shared_figures(fid, ctx: dict, entry: PointResult, rows: list[dict]) -> list[Figure]:
+def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     if any(r["shared_gaps"] is None for r in rows):
         return []
     gaps = [g for r in rows for g, hit in zip(r["gap_s"], r["shared_marks"], strict=True)
             if hit]
     firsts = sum(1 for r in rows if r["first_shared"])
-    src = (_result_source(entry, "itls"), _result_source(entry, "ttfts"))
+    src = (src_of("itls"), src_of("ttfts"))
     how = (f"gaps between chunks above {STALL_FACTOR:g} × their request's median gap that "
            "began while another request had not yet received its first token (its prompt "
            f"waiting or prefilling); {firsts} of them are a request's first gap, counted as "
@@ -363,7 +357,7 @@ def shared_figures(fid, ctx: dict, entry: PointResult, rows: list[dict]) -> list
     return out
 
 
-def tpot_figures(run: Run, ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
+def tpot_figures(ing: Ingested, fid, ctx: dict, entry: PointResult, src_of, workload,
                  rows: list[dict]) -> list[Figure]:
     """The client's mean TPOT as stall + shared-prefill gaps + the other gaps per token, the
     other gaps against the steady decode time per token, and the closure."""
@@ -375,7 +369,7 @@ def tpot_figures(run: Run, ing: Ingested, fid, ctx: dict, entry: PointResult, wo
         return statistics.fmean(r[key] * 1000 / (r["output_tokens"] - 1) for r in use)
 
     stall, shared, rest = part("stall_s"), part("shared_s"), part("steady_s")
-    src = (_result_source(entry, "itls"), _result_source(entry, "output_lens"))
+    src = (src_of("itls"), src_of("output_lens"))
     per = f"mean over the {len(use)} requests of"
     out = [
         Figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
@@ -428,19 +422,20 @@ def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
 def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
     """Every request's timeline row, and per engine and workload the summary figures."""
     table, figures = [], []
-    for entry in timeline_points(run, ing):
+    for entry, held in timeline_points(run, ing):
+        src_of = partial(_result_source, entry, held)
         workload = run.meta.workload(entry.workload)
         rows, prefill = point_rows(ing, entry, workload)
         fid = partial(ids.timeline, entry.workload, entry.engine)
         ctx = {"engine": entry.engine, "workload": entry.workload}
         figures.append(Figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
-                              sources=(_result_source(entry, "ttfts"),), context=ctx,
+                              sources=(src_of("ttfts"),), context=ctx,
                               method="requests that succeeded, one timeline row each "
                                      "(failed requests have no times and no row)"))
-        figures += wait_figures(fid, ctx, entry, rows, prefill)
-        figures += stall_figures(fid, ctx, entry, rows)
-        figures += shared_figures(fid, ctx, entry, rows)
-        figures += tpot_figures(run, ing, fid, ctx, entry, workload, rows)
+        figures += wait_figures(fid, ctx, src_of, rows, prefill)
+        figures += stall_figures(fid, ctx, src_of, rows)
+        figures += shared_figures(fid, ctx, src_of, rows)
+        figures += tpot_figures(ing, fid, ctx, entry, src_of, workload, rows)
         table += rows
     return table, figures
 
