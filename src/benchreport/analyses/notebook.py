@@ -444,3 +444,22 @@ def save_server_series(run: Run, series: list[dict]) -> str:
 
     write_rows(run.paths.server_series, series, SERIES_COLUMNS, {"line": "BIGINT"})
     return run.paths.rel(run.paths.server_series)
+
+
+def request_timeline(run: Run, ing) -> tuple[pd.DataFrame, list[Figure], list[dict]]:
+    """Where each request's time went: the rows (``save_timeline`` writes them), the
+    summary figures, and the rows as a table to show."""
+    from .timeline import COLUMNS, table_rows, timeline
+
+    rows, figures = timeline(run, ing)
+    stored = table_rows(rows)
+    return pd.DataFrame(stored, columns=COLUMNS), figures, stored
+
+
+def save_timeline(run: Run, rows: list[dict]) -> str:
+    """Write derived/tables/timeline.parquet (the Gantt chart draws it)."""
+    from ..core.tables import write_rows
+    from .timeline import COLUMNS
+
+    write_rows(run.paths.timeline, rows, COLUMNS)
+    return run.paths.rel(run.paths.timeline)

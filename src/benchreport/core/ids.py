@@ -114,6 +114,12 @@ Families (id — constructor — example):
   window from its log lines (``analyses.state``): queued_s (seconds with a request
   waiting), line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
   usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
+- ``timeline.<w>.<e>.<name>`` — ``timeline(w, e, name)``; where each request's time went
+  (``analyses.timeline``): requests, prefill_basis, wait_share, longest_wait_s,
+  longest_wait_prefill_s, longest_wait_request, stalls, longest_stall_s,
+  longest_stall_token2_s, shared_gaps, shared_gap_min_s, shared_gap_max_s, tpot_stall_ms,
+  tpot_shared_ms, tpot_gaps_ms, tpot_sum_ms, tpot_closure_ms, tpot_steady_ms,
+  tpot_other_ms — ``timeline.64k.vllm.wait_share``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
   ``CLAIMS_INDISTINGUISHABLE``
@@ -247,6 +253,12 @@ def limits_stall(w: str, engine: str, name: str) -> str:
 def arrival(w: str, engine: str, name: str) -> str:
     """How ``engine`` received workload ``w``'s requests, from its log (analyses.arrival)."""
     return _join("arrival", w, engine, name)
+
+
+def timeline(w: str, engine: str, name: str) -> str:
+    """``timeline.<w>.<e>.<name>``: where one engine's requests' time went at workload ``w``
+    (analyses.timeline)."""
+    return _join("timeline", w, engine, name)
 
 
 def generator(key: str) -> str:
@@ -497,7 +509,8 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache", "specrun", "arrival", "generator", "stepmodel", "state")
+            "server", "cache", "specrun", "arrival", "generator", "stepmodel", "state",
+            "timeline")
 
 
 def well_formed(fid: str) -> bool:

@@ -83,6 +83,11 @@ class RunPaths(ReportFolder):
         return self.tables / "prefill_chunks.parquet"
 
     @property
+    def timeline(self) -> Path:
+        """One row per request: where its time went (analyses.timeline)."""
+        return self.tables / "timeline.parquet"
+
+    @property
     def server_series(self) -> Path:
         """KV usage and queue at every /metrics scrape inside a benchmark window."""
         return self.tables / "server_series.parquet"

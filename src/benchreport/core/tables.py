@@ -49,6 +49,17 @@ Tables (one row per what; units in the column names or below):
                  request; vLLM's ``start_times``). A failed request has its error and no
                  times (``records.failed_request``); every latency statistic leaves it out.
 
+``timeline``     one request of a single point of any client with per-request rows, written
+                 by the timeline notebook (``analyses.timeline``): engine, workload, point,
+                 index, arrival_s (at the client; arrival_basis: client start times, sent at
+                 once, not measured), engine_arrival_s (NULL: no log places it), wait_s,
+                 prefill_s (prefill_basis: chunks, estimate, unplaced), first_token_s,
+                 stall_s (before token 2), second_token_s, decode_s, finish_s (finish_basis:
+                 e2el, ttft + sum of gaps), shared_gaps and shared_s (gaps shared with another
+                 request's prefill), output_tokens, tpot_ms, unplaced (the phases no file
+                 places). Times in s from the first request's send (from the request's own
+                 send when arrival is not measured).
+
 A single-point result (one point per engine and workload of a workload that is not a sweep;
 the analyses of one load level read these) is not a table of its own: it is a view of its
 ``points`` row and ``requests`` rows (``records.PointResult``, `single_point_results`).

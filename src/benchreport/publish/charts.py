@@ -832,3 +832,74 @@ def state_charts(run: Run, series: list[dict], t: dict[str, str]) -> list[Markup
                 out.append(_state_chart(run, rows, colours.get(e.id), f"{w.label}, {e.name}",
                                         t))
     return out
+
+
+def _gantt_spans(r: dict) -> list[tuple[str, float, float]]:
+    """A row's phases as (phase, start, length) in s; a phase the files do not place is not
+    drawn (an unplaced prefill leaves the whole TTFT one grey 'waiting' bar)."""
+    t0 = r.get("arrival_s") or 0.0
+    first = r["first_token_s"]
+    prefill = r.get("prefill_s")
+    spans = [("wait", t0, first - t0 - (prefill or 0.0))]
+    if prefill is not None:
+        spans.append(("prefill", first - prefill, prefill))
+    stall = r.get("stall_s") or 0.0
+    if stall:
+        spans.append(("stall", first, stall))
+    if r.get("decode_s") is not None:
+        spans.append(("decode", first + stall, r["decode_s"]))
+    return [s for s in spans if s[2] > 0]
+
+
+def _gantt_panel(ax, rows: list[dict], colour: str, t: dict[str, str], seen: set[str]) -> None:
+    rows = sorted(rows, key=lambda r: (r.get("arrival_s") or 0.0, r["index"]))
+    colours = {"wait": "#bbbbbb", "prefill": colour, "stall": "#222222", "decode": colour}
+    for y, r in enumerate(rows):
+        for phase, start, length in _gantt_spans(r):
+            label = t[f"chart.gantt_{phase}"] if phase not in seen else None
+            seen.add(phase)
+            ax.barh(y, length, left=start, height=0.7, color=colours[phase],
+                    alpha=0.45 if phase == "decode" else 1.0, label=label, linewidth=0)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(left=0)
+    ax.set_yticks([])
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.tick_params(labelsize=7)
+
+
+def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
+    """Each request's phases (waiting, own prefill, stall before token 2, decode), one panel
+    per engine and workload, requests by arrival down the y axis. ``rows``: the rows of
+    derived/tables/timeline.parquet."""
+    panels = [(w, e) for w in run.meta.workloads for e in run.meta.engines
+              if any(r["workload"] == w.id and r["engine"] == e.id for r in rows)]
+    if not panels:
+        return None
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    colours = palette(run)
+    cols = min(2, len(panels))
+    nrows = -(-len(panels) // cols)
+    fig = MplFigure(figsize=(6.4, 1.9 * nrows + 0.4))
+    axes = fig.subplots(nrows, cols, squeeze=False)
+    own = any(r.get("arrival_basis") == "not measured" for r in rows)
+    for ax, (w, e) in zip(axes.flat, panels, strict=False):
+        mine = [r for r in rows if r["workload"] == w.id and r["engine"] == e.id]
+        seen: set[str] = set()
+        _gantt_panel(ax, mine, colours[e.id], t, seen)
+        ax.set_title(f"{e.name}, {w.label}", fontsize=8)
+        ax.set_xlabel(t["chart.gantt_own" if own else "chart.gantt_seconds"], fontsize=7)
+        ax.set_ylabel(t["chart.gantt_requests"], fontsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    handles: dict = {}
+    for ax in axes.flat:      # one entry per phase, the first panel that draws it
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=4,
+                   fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.07 if nrows > 1 else 0.12, 1, 1))
+    alt = t["chart.gantt"] + ": " + "; ".join(f"{e.name} {w.label}" for w, e in panels)
+    return _svg(fig, alt)

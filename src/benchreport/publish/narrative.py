@@ -44,6 +44,7 @@ from .sections import (
 from .server import server_section
 from .state import state_section
 from .stepmodel import stepmodel_section
+from .timeline import timeline_section
 
 
 @dataclass(frozen=True)
@@ -419,7 +420,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
-        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w), prefill_section(w), spec_section(w),
+        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w), prefill_section(w),
+        timeline_section(w), spec_section(w),
         state_section(w), point_log_section(w),
         server_section(w),
         caveats_section(w, caveats or {}), claims_section(w, claims or []),

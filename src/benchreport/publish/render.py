@@ -204,6 +204,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         curve_charts,
         decode_chart,
         durations_chart,
+        gantt_chart,
         latency_chart,
         pareto_charts,
         server_chart,
@@ -227,6 +228,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
             else []
         scraped = read_rows(run.paths.server_series) if run.paths.server_series.is_file() \
             else []
+        timed = read_rows(run.paths.timeline) if run.paths.timeline.is_file() else []
         notebook_html = notebook_names(run)
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
@@ -239,7 +241,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                       "curves": curve_charts(run, registry, t),
                       "pareto": pareto_charts(run, registry, t),
                       "server": [c for c in [server_chart(run, scraped, t)] if c],
-                      "cache": state_charts(run, scraped, t)}
+                      "cache": state_charts(run, scraped, t),
+                      "timeline": [c for c in [gantt_chart(run, timed, t)] if c]}
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
                 charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]

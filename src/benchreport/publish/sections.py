@@ -91,6 +91,12 @@ CHOSEN_BY = {
     "finding.gap_inconsistent": "e2e.<w>.gap.where",
     "conclusion.doubtful": "consistency.<w>.<e>.duration",
     "server.agree": "consistency.<w>.<e>.output_tokens",
+    # where each request's time went (publish/timeline.py)
+    "timeline.stall": "timeline.<w>.<e>.longest_stall_s",
+    "timeline.shared": "timeline.<w>.<e>.shared_gaps",
+    "timeline.estimate": "timeline.<w>.<e>.prefill_basis",
+    "timeline.unplaced": "timeline.<w>.<e>.prefill_basis",
+    "timeline.generated": "timeline.<w>.<e>.requests",
     "results.inconsistent": "consistency.<w>.<e>.duration",
     "why.inconsistent_duration": "consistency.<w>.<e>.duration",
     "xrun.same": "diff.<rk>.groups",

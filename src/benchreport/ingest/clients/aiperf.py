@@ -19,7 +19,9 @@ Read from content:
 - AIPerf per-request ``profile_export.jsonl`` (``{metadata, metrics: {name: {value, unit}},
   error}`` per line, seen in a real file): a point with role "requests" holding only the
   per-request rows and the completed / failed counts; error records (e.g. HTTP 499
-  cancellations) are rows with ``error`` set, never dropped.
+  cancellations) are rows with ``error`` set, never dropped. Each row keeps ``start_s``
+  (``metadata.request_start_ns``, s after the file's first request) and ``itl_ms``
+  (``inter_chunk_latency``: the gaps between streamed chunks) where the record has them.
 
 Every latency is converted with its unit field (ns / us / ms / s). Statistics are AIPerf's
 own, over successful requests; ``request_count`` counts successful requests and
@@ -486,6 +488,7 @@ def _requests_point(doc: Doc) -> Point:
     p = Point(client=AIPERF, file=doc.path, where=f"lines {first}–{rows[-1][0]}" if rows
               else "", line=first, fields={}, role="requests")
     warmup = 0
+    sent: list[Any] = []
     for n, obj in rows:
         metrics = obj.get("metrics") if isinstance(obj, dict) else None
         if not isinstance(obj, dict) or not isinstance(metrics or {}, dict) or (
@@ -496,6 +499,8 @@ def _requests_point(doc: Doc) -> Point:
             warmup += 1
             continue
         p.requests.append(_request_row(metrics or {}, obj.get("error")))
+        sent.append(dig(obj, "metadata", "request_start_ns"))
+    _start_offsets(p.requests, sent)
     failed = sum(1 for r in p.requests if r.get("error"))
     p.fields["completed"] = len(p.requests) - failed
     p.fields["failed"] = failed
@@ -505,6 +510,26 @@ def _requests_point(doc: Doc) -> Point:
         p.warnings.append(f"{doc.path}: {warmup} warm-up record(s) (credit_phase 'warmup') "
                           "are not counted")
     return p
+
+
+def _start_offsets(requests: list[dict[str, Any]], sent: list[Any]) -> None:
+    """Each request's ``start_s``: when AIPerf sent it (``metadata.request_start_ns``), in
+    seconds after the earliest request of the file; none when a record lacks the time."""
+    if not sent or not all(isinstance(x, int | float) for x in sent):
+        return
+    first = min(sent)
+    for row, ns in zip(requests, sent, strict=True):
+        row["start_s"] = (ns - first) / 1e9
+
+
+def _chunk_gaps(entry: Any) -> list[float] | None:
+    """A record's ``inter_chunk_latency`` (the gaps between streamed chunks) in ms, or None
+    where it is missing or not a list of times."""
+    factor = _unit_ms(entry.get("unit")) if isinstance(entry, dict) else None
+    values = entry.get("value") if factor is not None else None
+    if not isinstance(values, list) or any(finite(x) is None for x in values):
+        return None
+    return [float(x) * factor for x in values]
 
 
 def _request_row(metrics: dict, error: Any) -> dict[str, Any]:
@@ -523,6 +548,9 @@ def _request_row(metrics: dict, error: Any) -> dict[str, Any]:
         factor = _unit_ms(unit)
         if x is not None and factor is not None:
             row[name] = x * factor
+    gaps = _chunk_gaps(metrics.get("inter_chunk_latency"))
+    if gaps is not None:
+        row["itl_ms"] = gaps
     for name, names in (("input_tokens", ("input_sequence_length", "isl")),
                         ("output_tokens", ("output_sequence_length", "osl",
                                            "output_token_count"))):

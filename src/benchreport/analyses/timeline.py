@@ -1,0 +1,445 @@
+"""Where each request's time went: one row per request, from the client's per-request rows
+and what the engine's log says about prefill.
+
+Per request (times in s, from the request's arrival at the client):
+
+- arrival at the client: the client's send time (``start_s``); when the file has none and
+  the client sent every prompt at once (num_prompts ≤ concurrency), 0 with that basis; else
+  not measured, and the row's times are from its own send only;
+- arrival at the engine: neither engine's log has a per-request arrival line, so it is
+  unplaced;
+- own prefill: SGLang, from the request's prefill batches (``prefill.chunk_sequences``: its
+  tokens in each batch ÷ the batch's logged throughput, so a shared batch counts its share);
+  vLLM, whose log has only interval lines, the request's input tokens ÷ the engine's full
+  prefill speed (the highest interval prompt throughput in the window), an estimate; else
+  unplaced. Queue wait = TTFT − own prefill (at least 0);
+- first token: TTFT; a stall before token 2: the first gap between chunks when it exceeds
+  ``STALL_FACTOR`` × the request's median gap; decode: to the finish, which is E2E latency,
+  or TTFT + Σ gaps where the file has no E2E (SGLang's JSON Lines);
+- shared-prefill gaps: gaps above the same threshold that began while another request had
+  not yet received its first token (its prompt was waiting or prefilling).
+
+The client's mean TPOT is decomposed per request, TPOT_i = Σ gaps_i ÷ (n_i − 1) = (stall +
+shared-prefill gaps + the other gaps) ÷ (n_i − 1), each part's mean over the requests in ms
+per token, set against the steady decode time per token (``decode.steady_phase``); the rest
+is acceptance and other effects. The parts add up to the client's recorded mean TPOT: the
+closure is a figure of its own.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from functools import partial
+
+from ..core import ids
+from ..core.figures import Figure, Source
+from ..core.records import Ingested, PointResult, RawFile, Run
+from ..core.verdicts import FOUND
+
+# a gap above this many times the request's median gap is a stall or a shared step
+STALL_FACTOR = 5.0
+SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"
+CHUNKS, ESTIMATE, UNPLACED = "chunks", "estimate", "unplaced"
+E2EL, SUMMED = "e2el", "ttft + sum of gaps"
+COLUMNS = ["engine", "workload", "point", "index", "arrival_s", "arrival_basis",
+           "engine_arrival_s", "wait_s", "prefill_s", "prefill_basis", "first_token_s",
+           "stall_s", "second_token_s", "decode_s", "finish_s", "finish_basis",
+           "shared_gaps", "shared_s", "output_tokens", "tpot_ms", "unplaced"]
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """What the log says about each request's own prefill: seconds by request index (in the
+    file's order), how, and the log lines it rests on."""
+
+    seconds: dict[int, float]
+    basis: str
+    sources: tuple[Source, ...] = ()
+    how: str = ""
+
+
+NO_PREFILL = Prefill({}, UNPLACED, (), "the engine's log has no prefill lines in the window")
+
+
+# --- which points ---------------------------------------------------------------------
+
+def timeline_points(run: Run, ing: Ingested) -> list[tuple[PointResult, RawFile]]:
+    """One point per engine and workload (a workload that is not a sweep) whose file has
+    per-request rows with a TTFT, of any client; with the file holding those rows."""
+    by_point: dict[str, list[dict]] = {}
+    for r in ing.requests:
+        by_point.setdefault(r["point"], []).append(r)
+    count: dict[tuple[str, str], int] = {}
+    for p in ing.points:
+        count[(p["engine"], p["workload"])] = count.get((p["engine"], p["workload"]), 0) + 1
+    sweeps = {w.id for w in run.meta.workloads if w.is_sweep}
+    out = []
+    for p in ing.points:
+        if p["workload"] in sweeps or count[(p["engine"], p["workload"])] > 1 \
+                or p.get("duration") is None or p.get("completed") is None:
+            continue
+        file = RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
+        entry = PointResult.from_rows(p, by_point.get(p["point"], []), file)
+        if entry.values("ttft_ms"):
+            out.append((entry, requests_file(run, p)))
+    return out
+
+
+def requests_file(run: Run, p: dict) -> RawFile:
+    """The file holding a point's per-request rows: the result file itself (vLLM, SGLang),
+    or, for a client that writes them apart (AIPerf's ``profile_export.jsonl``), the JSON
+    Lines file among the other views of the same run."""
+    rel = next((f for f in (p.get("also") or []) if str(f).endswith(".jsonl")), None)
+    if rel is None or str(p["file"]).endswith(".jsonl"):
+        return RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
+    from ..core.tables import input_checksum
+
+    path = run.paths.root / rel
+    return RawFile(path=path, rel=rel, sha256=input_checksum(run, path))
+
+
+def arrivals(entry: PointResult, workload) -> tuple[list[float | None], str]:
+    """Each successful request's arrival at the client (s) and its basis."""
+    ok = entry.ok
+    starts = [r.get("start_s") for r in ok]
+    if starts and all(s is not None for s in starts):
+        return [float(s) for s in starts], CLIENT_TIMES
+    if workload.num_prompts is not None and workload.concurrency is not None \
+            and workload.num_prompts <= workload.concurrency:
+        return [0.0] * len(ok), SENT_AT_ONCE
+    return [None] * len(ok), NOT_MEASURED
+
+
+# --- own prefill ------------------------------------------------------------------------
+
+def chunk_prefill(ing: Ingested, entry: PointResult, workload,
+                  order: list[int]) -> Prefill | None:
+    """SGLang: each request's tokens in each of its prefill batches ÷ the batch's logged
+    throughput, summed; requests taken in admission order = ``order`` (file indexes by
+    arrival). None when the engine logs no prefill batches."""
+    from .prefill import chunk_sequences
+
+    ok = entry.ok
+    lengths = [int(ok[i].get("input_tokens") or workload.input_tokens or 0) for i in order]
+    seqs = chunk_sequences(ing, entry.engine, entry.workload, lengths or None,
+                           workload.input_tokens)
+    if not seqs:
+        return None
+    seconds, lines, file = {}, [], None
+    for c in (c for c in seqs if c.request <= len(order)):
+        parts = _own_batches(c)
+        if parts:
+            seconds[order[c.request - 1]] = sum(x for x, _ in parts)
+            lines += [b.line for _, b in parts]
+            file = parts[0][1]
+    if file is None:
+        return None
+    exact = all(c.exact for c in seqs)
+    return Prefill(seconds, CHUNKS, (Source(path=file.file, sha256=file.sha256,
+                                            lines=tuple(sorted(set(lines)))),),
+                   "the request's tokens in each of its Prefill batches ÷ the batch's logged "
+                   "input throughput, summed (a batch shared with other requests counts this "
+                   "request's share); requests matched to the file in order of arrival"
+                   + ("" if exact else "; the tokens could only be accounted approximately"))
+
+
+def _own_batches(c) -> list[tuple[float, object]]:
+    """(seconds, batch) of each prefill batch holding the request's tokens: its share of the
+    batch's tokens ÷ the batch's logged throughput."""
+    return [(s.tokens / float(b.tps), b) for b in c.batches
+            if (s := b.share(c.request)) is not None and b.tps]
+
+
+def rate_prefill(ing: Ingested, entry: PointResult) -> Prefill | None:
+    """vLLM: input tokens ÷ the highest interval prompt throughput in the window (the
+    engine's full prefill speed): an estimate, the log having no per-request lines."""
+    stats = [r for r in ing.in_window("engine_stats", entry.engine, entry.workload)
+             if r.get("prompt_tps") not in (None, "") and float(r["prompt_tps"]) > 0]
+    if not stats:
+        return None
+    top = max(stats, key=lambda r: (float(r["prompt_tps"]), -int(r["line"])))
+    rate = float(top["prompt_tps"])
+    seconds = {i: float(r["input_tokens"]) / rate for i, r in enumerate(entry.ok)
+               if r.get("input_tokens")}
+    return Prefill(seconds, ESTIMATE, (Source(path=top["file"], sha256=top["sha256"],
+                                              lines=(int(top["line"]),)),),
+                   f"an estimate: the request's input tokens ÷ {rate:,.1f} tok/s, the highest "
+                   f"interval prompt throughput in the window (line {top['line']}), taken as "
+                   "the engine's full prefill speed; the log has no per-request prefill line")
+
+
+def own_prefill(ing: Ingested, entry: PointResult, workload,
+                starts: list[float | None]) -> Prefill:
+    order = sorted(range(len(entry.ok)), key=lambda i: (starts[i] or 0.0, i))
+    return (chunk_prefill(ing, entry, workload, order) or rate_prefill(ing, entry)
+            or NO_PREFILL)
+
+
+# --- one request ----------------------------------------------------------------------
+
+def pending_spans(rows: list[dict]) -> list[tuple[float, float]]:
+    """When each request's prompt was waiting or prefilling: from its arrival to its first
+    token (placed requests only)."""
+    return [(r["arrival_s"], r["first_token_s"]) for r in rows if r["arrival_s"] is not None]
+
+
+def _overlaps(a: float, b: float, spans: list[tuple[float, float]]) -> bool:
+    return any(lo < b and a < hi for lo, hi in spans)
+
+
+def _shared_marks(start: float, gaps: list[float], limit: float,
+                  spans: list[tuple[float, float]] | None) -> list[bool]:
+    """Which gaps (s, from the first token at ``start``) exceed ``limit`` and began while
+    another request's prompt was pending (none when the requests cannot be placed)."""
+    if spans is None:
+        return [False] * len(gaps)
+    marks, t = [], start
+    for g in gaps:
+        marks.append(g > limit and _overlaps(t, t + g, spans))
+        t += g
+    return marks
+
+
+def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | None
+              ) -> dict:
+    """The request's stall before token 2, its shared-prefill gaps and the rest (s)."""
+    typical = statistics.median(gaps) / 1000 if gaps else 0.0
+    limit = STALL_FACTOR * typical
+    first = gaps[0] / 1000 if gaps else 0.0
+    stall = first if gaps and first > limit else 0.0
+    marks = _shared_marks(row["first_token_s"], [g / 1000 for g in gaps], limit, spans)
+    shared = sum(g / 1000 for g, hit in zip(gaps[1:], marks[1:], strict=True) if hit)
+    return {"stall_s": stall, "shared_s": shared if spans is not None else None,
+            "shared_gaps": sum(marks[1:]) if spans is not None else None,
+            "first_shared": bool(marks and marks[0]), "shared_marks": marks,
+            "steady_s": sum(gaps) / 1000 - stall - shared,
+            "typical_s": typical, "gap_s": [g / 1000 for g in gaps]}
+
+
+def request_row(entry: PointResult, i: int, r: dict, arrival: float | None, basis: str,
+                prefill: Prefill) -> dict:
+    """The request's phases, before the gaps are split (``gap_split``)."""
+    ttft = r["ttft_ms"] / 1000
+    gaps = list(r.get("itl_ms") or [])
+    own = prefill.seconds.get(i)
+    finish = (r["e2el_ms"] / 1000, E2EL) if r.get("e2el_ms") is not None else \
+        (ttft + sum(gaps) / 1000, SUMMED) if gaps else (None, NOT_MEASURED)
+    base = arrival or 0.0
+    unplaced = ["engine arrival"] + (["own prefill", "queue wait"] if own is None else []) \
+        + (["arrival"] if basis == NOT_MEASURED else []) \
+        + (["finish"] if finish[0] is None else [])
+    return {"engine": entry.engine, "workload": entry.workload, "point": entry.point,
+            "index": int(r["index"]), "arrival_s": arrival, "arrival_basis": basis,
+            "engine_arrival_s": None, "prefill_s": own,
+            "wait_s": None if own is None else max(0.0, ttft - own),
+            "prefill_basis": prefill.basis if own is not None else UNPLACED,
+            "first_token_s": base + ttft, "ttft_s": ttft,
+            "finish_s": None if finish[0] is None else base + finish[0],
+            "finish_basis": finish[1], "output_tokens": r.get("output_tokens"),
+            "gaps_ms": gaps, "unplaced": ", ".join(unplaced)}
+
+
+def complete(row: dict, split: dict) -> dict:
+    """The row with its stall, token 2, decode and TPOT."""
+    n = row["output_tokens"]
+    second = row["first_token_s"] + split["stall_s"] if split["stall_s"] else None
+    start_decode = second or row["first_token_s"]
+    tpot = sum(split["gap_s"]) * 1000 / (n - 1) if n and n > 1 and split["gap_s"] else None
+    return {**row, **split, "second_token_s": second, "tpot_ms": tpot,
+            "decode_s": None if row["finish_s"] is None else row["finish_s"] - start_decode}
+
+
+def point_rows(ing: Ingested, entry: PointResult, workload) -> tuple[list[dict], Prefill]:
+    starts, basis = arrivals(entry, workload)
+    prefill = own_prefill(ing, entry, workload, starts)
+    rows = [request_row(entry, i, r, starts[i], basis, prefill)
+            for i, r in enumerate(entry.ok)]
+    spans = pending_spans(rows) if basis != NOT_MEASURED else None
+    return [complete(row, gap_split(row, row["gaps_ms"], spans)) for row in rows], prefill
+
+
+# --- figures ----------------------------------------------------------------------------
+
+def _result_source(entry: PointResult, rows: RawFile, key: str) -> Source:
+    """Where a point's per-request list ``key`` (vLLM's name) is: its key in the result file,
+    or the records of the JSON Lines file that holds the rows (``rows``)."""
+    if rows.rel != entry.file.rel:
+        return Source(path=rows.rel, sha256=rows.sha256, key="per-request records")
+    return Source(path=entry.file.rel, sha256=entry.file.sha256, key=entry.key(key),
+                  lines=(entry.line,) if entry.line else ())
+
+
+def client_tpot(entry: PointResult) -> tuple[float, Source] | None:
+    """The client's own mean TPOT: its mean TPOT, else its mean ITL where that is defined per
+    request as (E2E − TTFT) ÷ (output tokens − 1) (AIPerf), with where it is."""
+    for metric, code in (("tpot", None), ("itl", "itl.excl-first")):
+        value = entry.stat(metric, "mean")
+        if value is not None and (code is None or entry.definitions.get(metric) == code):
+            key = entry.key(f"mean_{metric}_ms")
+            return value, Source(path=entry.file.rel, sha256=entry.file.sha256, key=key,
+                                 lines=(entry.line,) if entry.line else ())
+    return None
+
+
+def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
+                 prefill: Prefill) -> list[Figure]:
+    placed = [r for r in rows if r["wait_s"] is not None and r["ttft_s"] > 0]
+    res = src_of("ttfts")
+    src = (res, *prefill.sources)
+    out = [Figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
+                  sources=src, context=ctx, method=f"how each request's own prefill was "
+                  f"placed: {prefill.how}")]
+    if not placed:
+        return out
+    top = max(placed, key=lambda r: (r["wait_s"], -r["index"]))
+    how = f"queue wait = TTFT − own prefill (at least 0); own prefill: {prefill.how}"
+    share = statistics.fmean(r["wait_s"] / r["ttft_s"] for r in placed)
+    return out + [
+        Figure(id=fid("wait_share"), value=share, unit="fraction", decimals=3, sources=src,
+               context=ctx, method=f"mean over the {len(placed)} requests of queue wait ÷ "
+                                   f"TTFT; {how}"),
+        Figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
+               sources=src, context={**ctx, "index": top["index"]},
+               method=f"the longest queue wait of any request (request {top['index'] + 1}, "
+                      f"TTFT {top['ttft_s']:.3f} s); {how}"),
+        Figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
+               decimals=2, sources=src, context={**ctx, "index": top["index"]},
+               method=f"own prefill of the longest-waiting request (request "
+                      f"{top['index'] + 1}): {prefill.how}"),
+        Figure(id=fid("longest_wait_request"), value=top["index"] + 1, unit="count",
+               decimals=0, sources=(res,), context=ctx,
+               method="the longest-waiting request's place in the result file (1-based)"),
+    ]
+
+
+def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
+    stalled = [r for r in rows if r["stall_s"]]
+    src = (src_of("itls"), src_of("ttfts"))
+    rule = (f"the first gap between chunks when it exceeds {STALL_FACTOR:g} × the request's "
+            "median gap")
+    out = [Figure(id=fid("stalls"), value=len(stalled), unit="count", decimals=0,
+                  sources=src, context=ctx, method=f"requests with a stall before token 2: "
+                                                   f"{rule}")]
+    if not stalled:
+        return out
+    top = max(stalled, key=lambda r: (r["stall_s"], -r["index"]))
+    at = top["second_token_s"] - (top["arrival_s"] or 0.0)
+    c = {**ctx, "index": top["index"]}
+    return out + [
+        Figure(id=fid("longest_stall_s"), value=top["stall_s"], unit="s", decimals=1,
+               sources=src, context=c, method=f"the longest stall before token 2 (request "
+                                              f"{top['index'] + 1}): {rule}"),
+        Figure(id=fid("longest_stall_token2_s"), value=at, unit="s", decimals=1,
+               sources=src, context=c, method=f"when that request's token 2 came: its TTFT "
+                                              f"+ its first gap, s after it was sent"),
+    ]
+
+
+def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
+    if any(r["shared_gaps"] is None for r in rows):
+        return []
+    gaps = [g for r in rows for g, hit in zip(r["gap_s"], r["shared_marks"], strict=True)
+            if hit]
+    firsts = sum(1 for r in rows if r["first_shared"])
+    src = (src_of("itls"), src_of("ttfts"))
+    how = (f"gaps between chunks above {STALL_FACTOR:g} × their request's median gap that "
+           "began while another request had not yet received its first token (its prompt "
+           f"waiting or prefilling); {firsts} of them are a request's first gap, counted as "
+           "its stall before token 2 in the TPOT decomposition")
+    out = [Figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
+                  sources=src, context={**ctx, "first_gaps": firsts}, method=how)]
+    if gaps:
+        out += [Figure(id=fid("shared_gap_min_s"), value=min(gaps), unit="s", decimals=1,
+                       sources=src, context=ctx, method=f"shortest of the {how}"),
+                Figure(id=fid("shared_gap_max_s"), value=max(gaps), unit="s", decimals=1,
+                       sources=src, context=ctx, method=f"longest of the {how}")]
+    return out
+
+
+def tpot_figures(ing: Ingested, fid, ctx: dict, entry: PointResult, src_of, workload,
+                 rows: list[dict]) -> list[Figure]:
+    """The client's mean TPOT as stall + shared-prefill gaps + the other gaps per token, the
+    other gaps against the steady decode time per token, and the closure."""
+    use = [r for r in rows if r["tpot_ms"] is not None]
+    if not use or any(r["shared_s"] is None for r in use):
+        return []
+
+    def part(key: str) -> float:
+        return statistics.fmean(r[key] * 1000 / (r["output_tokens"] - 1) for r in use)
+
+    stall, shared, rest = part("stall_s"), part("shared_s"), part("steady_s")
+    src = (src_of("itls"), src_of("output_lens"))
+    per = f"mean over the {len(use)} requests of"
+    out = [
+        Figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
+               context=ctx, method=f"{per} the stall before token 2 ÷ (output tokens − 1)"),
+        Figure(id=fid("tpot_shared_ms"), value=shared, unit="ms", decimals=1, sources=src,
+               context=ctx, method=f"{per} the shared-prefill gaps after token 2 ÷ (output "
+                                   "tokens − 1)"),
+        Figure(id=fid("tpot_gaps_ms"), value=rest, unit="ms", decimals=1, sources=src,
+               context=ctx, method=f"{per} the other gaps ÷ (output tokens − 1)"),
+        Figure(id=fid("tpot_sum_ms"), value=stall + shared + rest, unit="ms", decimals=1,
+               sources=src, context=ctx, method=f"{per} Σ gaps ÷ (output tokens − 1): the "
+                                                "three parts added"),
+    ]
+    client = client_tpot(entry)
+    if client is not None:
+        out.append(Figure(
+            id=fid("tpot_closure_ms"), value=client[0] - (stall + shared + rest), unit="ms",
+            decimals=2, sources=(client[1], *src), context=ctx,
+            depends_on=(fid("tpot_sum_ms"),),
+            method=f"the client's recorded mean TPOT ({client[0]:.2f} ms, key "
+                   f"{client[1].key}) − the parts' sum: how far the decomposition is from "
+                   "closing"))
+    return out + _steady_parts(ing, fid, ctx, entry, workload, rest)
+
+
+def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
+                  rest: float) -> list[Figure]:
+    from .decode import steady_phase
+
+    if workload.concurrency is None:
+        return []
+    n = min(workload.concurrency, workload.num_prompts or workload.concurrency)
+    s = steady_phase(ing, entry.engine, entry.workload, n)
+    if s.verdict != FOUND or not s.mean > 0:
+        return []
+    steady = 1000 * n / s.mean
+    dep = (ids.decode(entry.workload, entry.engine, "ms_per_token"), fid("tpot_gaps_ms"))
+    return [
+        Figure(id=fid("tpot_steady_ms"), value=steady, unit="ms", decimals=1,
+               depends_on=dep[:1], context=ctx,
+               method="the steady decode time per token of one request (decode analysis: "
+                      "1000 × requests ÷ the steady phase's time-weighted mean throughput)"),
+        Figure(id=fid("tpot_other_ms"), value=rest - steady, unit="ms", decimals=1,
+               depends_on=dep, context=ctx,
+               method="the other gaps per token − the steady decode time per token: what "
+                      "acceptance and other effects add outside the steady phase"),
+    ]
+
+
+def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
+    """Every request's timeline row, and per engine and workload the summary figures."""
+    table, figures = [], []
+    for entry, held in timeline_points(run, ing):
+        src_of = partial(_result_source, entry, held)
+        workload = run.meta.workload(entry.workload)
+        rows, prefill = point_rows(ing, entry, workload)
+        fid = partial(ids.timeline, entry.workload, entry.engine)
+        ctx = {"engine": entry.engine, "workload": entry.workload}
+        figures.append(Figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
+                              sources=(src_of("ttfts"),), context=ctx,
+                              method="requests that succeeded, one timeline row each "
+                                     "(failed requests have no times and no row)"))
+        figures += wait_figures(fid, ctx, src_of, rows, prefill)
+        figures += stall_figures(fid, ctx, src_of, rows)
+        figures += shared_figures(fid, ctx, src_of, rows)
+        figures += tpot_figures(ing, fid, ctx, entry, src_of, workload, rows)
+        table += rows
+    return table, figures
+
+
+def table_rows(rows: list[dict]) -> list[dict]:
+    """The rows as ``derived/tables/timeline.parquet`` stores them (``COLUMNS``)."""
+    return [{c: r.get(c) for c in COLUMNS} for r in rows]

@@ -1,0 +1,211 @@
+"""Where each request's time went (analyses.timeline): on hand-made points with known truth
+(wait against own prefill, the stall before token 2, the TPOT decomposition closing, a
+phase no file places, a failed request), on the reference run, and on a real AIPerf run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchreport.analyses import timeline as tl
+from benchreport.core import ids
+from benchreport.core.paths import RunPaths
+from benchreport.core.records import BenchWindow, Ingested, Run
+from benchreport.core.runmeta import parse_run_yaml
+
+from .conftest import REAL_SAMPLES, needs_samples
+
+FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
+SHA = "0" * 64
+LOG = "data/t/raw/vllm/server.log"
+
+
+def _run(num_prompts: int = 2) -> Run:
+    text = FIXTURE.split("workloads:")[0] + (
+        "workloads:\n  - {id: w, label: W, input_tokens: 1000, output_tokens: 11, "
+        f"concurrency: 2, num_prompts: {num_prompts}}}\n")
+    paths = RunPaths(run_id="t", data=Path("/x/data/t"), report=Path("/x/report/t"))
+    return Run(paths=paths, meta=parse_run_yaml(text, "run.yaml"))
+
+
+def _stats(line: int, prompt_tps: float, running: int = 2, gen_tps: float = 0.0) -> dict:
+    return {"engine": "vllm", "file": LOG, "sha256": SHA, "line": line, "kind": "engine_stats",
+            "ts": f"2026-01-01T00:00:{line:02d}", "prompt_tps": prompt_tps, "gen_tps": gen_tps,
+            "running": running, "waiting": 0}
+
+
+# Two requests of 1,000 tokens sent at once; the engine's full prefill speed 500 tok/s
+# (line 3), so each prefills for 2 s. Request 0: TTFT 2 s, then a 1 s stall, then 10 ms
+# gaps; request 1 waits 3 s (TTFT 5 s); its gaps are 10 ms. A third request failed.
+REQUESTS = [
+    {"index": 0, "ttft_ms": 2000.0, "e2el_ms": 2000.0 + 1000.0 + 9 * 10.0,
+     "input_tokens": 1000, "output_tokens": 11, "itl_ms": [1000.0] + [10.0] * 9},
+    {"index": 1, "ttft_ms": 5000.0, "e2el_ms": 5000.0 + 10 * 10.0, "input_tokens": 1000,
+     "output_tokens": 11, "itl_ms": [10.0] * 10},
+    {"index": 2, "ttft_ms": None, "e2el_ms": None, "input_tokens": 1000, "output_tokens": 0,
+     "error": "Internal Server Error", "itl_ms": None},
+]
+# the client's mean TPOT: ((1000 + 90) / 10 + 100 / 10) / 2
+CLIENT_TPOT = (109.0 + 10.0) / 2
+
+
+def _ing(log: bool = True, num_prompts: int = 2, starts: list | None = None) -> Ingested:
+    point = {"point": "vllm.w.c2.r1", "engine": "vllm", "workload": "w", "load": "c2",
+             "client": "vllm-bench-serve", "file": "data/t/raw/vllm/r.json", "sha256": SHA,
+             "line": 1, "duration": 6.0, "completed": 2, "failed": 1,
+             "mean_tpot_ms": CLIENT_TPOT}
+    reqs = [{**r, "point": point["point"], "start_s": (starts or [None] * 3)[i]}
+            for i, r in enumerate(REQUESTS)]
+    stats = [_stats(1, 300.0, 1), _stats(3, 500.0), _stats(5, 0.0, gen_tps=100.0)] if log else []
+    window = BenchWindow(engine="vllm", workload="w", start="2026-01-01T00:00:00",
+                         end="2026-01-01T00:00:59", source="run.yaml")
+    return Ingested(records={"engine_stats": stats}, summaries=[], results=[],
+                    windows=[window] if log else [], points=[point], requests=reqs)
+
+
+def _figs(figures) -> dict:
+    return {f.id: f for f in figures}
+
+
+def test_wait_and_own_prefill_split_from_the_full_prefill_speed():
+    rows, figures = tl.timeline(_run(), _ing())
+    assert [r["index"] for r in rows] == [0, 1]            # the failed request has no row
+    one = rows[1]
+    assert one["prefill_s"] == pytest.approx(2.0) and one["wait_s"] == pytest.approx(3.0)
+    assert one["arrival_s"] == 0.0 and one["arrival_basis"] == tl.SENT_AT_ONCE
+    assert one["prefill_basis"] == tl.ESTIMATE
+    f = _figs(figures)
+    fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
+    assert f[fid("longest_wait_s")].value == pytest.approx(3.0)
+    assert f[fid("longest_wait_prefill_s")].value == pytest.approx(2.0)
+    assert f[fid("longest_wait_request")].value == 2
+    assert f[fid("wait_share")].value == pytest.approx((0 + 3 / 5) / 2)
+    assert f[fid("longest_wait_s")].sources[1].lines == (3,)     # the 500 tok/s line
+    assert f[fid("requests")].value == 2
+
+
+def test_stall_before_token_two_and_the_gaps_shared_with_a_prefill():
+    rows, figures = tl.timeline(_run(), _ing())
+    f = _figs(figures)
+    fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
+    zero = rows[0]
+    assert zero["stall_s"] == pytest.approx(1.0)
+    assert zero["second_token_s"] == pytest.approx(3.0)
+    assert zero["finish_s"] == pytest.approx(3.09) and zero["decode_s"] == pytest.approx(0.09)
+    assert f[fid("longest_stall_s")].value == pytest.approx(1.0)
+    assert f[fid("longest_stall_token2_s")].value == pytest.approx(3.0)
+    # the stall began while request 1's prompt was still pending (until 5 s)
+    assert f[fid("shared_gaps")].value == 1
+    assert f[fid("shared_gaps")].context["first_gaps"] == 1
+    assert rows[1]["stall_s"] == 0.0 and rows[1]["second_token_s"] is None
+
+
+def test_tpot_parts_add_up_to_the_clients_mean_tpot():
+    _, figures = tl.timeline(_run(), _ing())
+    f = _figs(figures)
+    fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
+    assert f[fid("tpot_stall_ms")].value == pytest.approx((1000 / 10 + 0) / 2)
+    assert f[fid("tpot_shared_ms")].value == pytest.approx(0.0)
+    assert f[fid("tpot_gaps_ms")].value == pytest.approx((9.0 + 10.0) / 2)
+    assert f[fid("tpot_sum_ms")].value == pytest.approx(CLIENT_TPOT)
+    assert f[fid("tpot_closure_ms")].value == pytest.approx(0.0, abs=1e-9)
+    # the steady line: 100 tok/s for 2 requests, 20 ms per token; the other gaps are 9.5
+    assert f[fid("tpot_steady_ms")].value == pytest.approx(20.0)
+    assert f[fid("tpot_other_ms")].value == pytest.approx(9.5 - 20.0)
+
+
+def test_without_a_log_or_send_times_the_phases_are_unplaced():
+    rows, figures = tl.timeline(_run(num_prompts=4), _ing(log=False))
+    f = _figs(figures)
+    fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
+    assert all(r["prefill_s"] is None and r["wait_s"] is None for r in rows)
+    assert all(r["arrival_basis"] == tl.NOT_MEASURED and r["arrival_s"] is None for r in rows)
+    assert rows[0]["unplaced"] == "engine arrival, own prefill, queue wait, arrival"
+    assert f[fid("prefill_basis")].value == tl.UNPLACED
+    assert fid("wait_share") not in f and fid("shared_gaps") not in f
+    assert fid("tpot_sum_ms") not in f               # shared gaps cannot be placed
+    assert f[fid("longest_stall_s")].value == pytest.approx(1.0)   # the stall still is
+
+
+def test_the_clients_send_times_place_the_requests():
+    rows, _ = tl.timeline(_run(num_prompts=4), _ing(starts=[0.0, 1.5, None]))
+    assert [r["arrival_s"] for r in rows] == [0.0, 1.5]
+    assert rows[1]["first_token_s"] == pytest.approx(6.5)
+    assert rows[1]["arrival_basis"] == tl.CLIENT_TIMES
+
+
+# --- the reference run -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference(reference_build):
+    data = json.loads(reference_build.paths.figures_json.read_text())
+    return {f["id"]: f for f in data["figures"]}, reference_build
+
+
+def test_reference_vllm_64k_waits_and_shared_gaps(reference):
+    f, run = reference
+    fid = lambda name: ids.timeline("64k", "vllm", name)   # noqa: E731
+    assert f[fid("longest_wait_request")]["value"] == 10
+    assert f[fid("longest_wait_s")]["value"] == pytest.approx(34.64, abs=0.01)
+    assert f[fid("longest_wait_prefill_s")]["value"] == pytest.approx(65536 / 21499.2)
+    assert f[fid("longest_wait_prefill_s")]["sources"][1]["lines"] == [69]
+    assert f[fid("shared_gaps")]["value"] == 82
+    assert 1.4 < f[fid("shared_gap_min_s")]["value"] < f[fid("shared_gap_max_s")]["value"] < 3.2
+    assert run.paths.timeline.is_file()
+
+
+def test_reference_sglang_200k_stall_and_tpot(reference):
+    f, _ = reference
+    fid = lambda name: ids.timeline("200k", "sglang", name)   # noqa: E731
+    assert f[fid("longest_stall_s")]["value"] == pytest.approx(97.6, abs=0.05)
+    assert f[fid("longest_stall_token2_s")]["value"] == pytest.approx(109.5, abs=0.05)
+    assert f[fid("prefill_basis")]["value"] == tl.CHUNKS
+    assert f[fid("tpot_steady_ms")]["value"] == pytest.approx(
+        f[ids.decode("200k", "sglang", "ms_per_token")]["value"])
+    parts = sum(f[fid(k)]["value"] for k in ("tpot_stall_ms", "tpot_shared_ms",
+                                             "tpot_gaps_ms"))
+    assert parts + f[fid("tpot_closure_ms")]["value"] == pytest.approx(
+        f[ids.latency("200k", "sglang", "tpot", "mean")]["value"])
+    assert abs(f[fid("tpot_closure_ms")]["value"]) < 0.5
+
+
+# --- a real AIPerf run ----------------------------------------------------------------------
+
+AIPERF = REAL_SAMPLES / "paired" / "inferencemax-glm51-mi355x-sglang-aiperf"
+
+
+def test_aiperf_records_keep_send_times_and_chunk_gaps():
+    from benchreport.ingest.clients.aiperf import _requests_point
+    from benchreport.ingest.clients.base import Doc
+
+    rec = {"metadata": {"request_start_ns": 2_500_000_000}, "error": None,
+           "metrics": {"time_to_first_token": {"value": 5.0, "unit": "ms"},
+                       "inter_chunk_latency": {"value": [1.0, 2.0], "unit": "ms"}}}
+    first = {**rec, "metadata": {"request_start_ns": 1_000_000_000}}
+    p = _requests_point(Doc(path="x.jsonl", name="x.jsonl", kind="jsonl", value=[(1, first), (2, rec)]))
+    assert [r["start_s"] for r in p.requests] == [0.0, 1.5]
+    assert p.requests[1]["itl_ms"] == [1.0, 2.0]
+
+
+@needs_samples
+@pytest.mark.skipif(not AIPERF.is_dir(), reason=f"no AIPerf sample at {AIPERF}")
+def test_a_real_aiperf_run_gets_its_timeline_from_its_own_files(tmp_path):
+    from benchreport.cli import main
+
+    data, report = tmp_path / "data", tmp_path / "report"
+    assert main(["init", "a", str(AIPERF), "--data-root", str(data)]) == 0
+    assert main(["build", "a", "--data-root", str(data), "--report-root", str(report),
+                 "--no-pdf"]) == 0
+    figs = {f["id"]: f for f in json.loads(
+        (report / "a/derived/figures.json").read_text())["figures"]}
+    mine = {k: v for k, v in figs.items() if ids.family(k) == "timeline"}
+    requests = next(v for k, v in mine.items() if ids.leaf(k) == "requests")
+    assert requests["value"] == 87
+    assert all(s["path"].startswith("data/a/raw/") for v in mine.values()
+               for s in v["sources"])
+    import duckdb
+
+    rows = duckdb.sql(f"select * from '{report / 'a/derived/tables/timeline.parquet'}'").df()
+    assert (rows["arrival_basis"] == tl.CLIENT_TIMES).all() and len(rows) == 87
