@@ -35,12 +35,10 @@ from functools import partial
 from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, PointResult, RawFile, Run
-from ..core.verdicts import FOUND
+from ..core.verdicts import FOUND, PHASE_UNPLACED, PREFILL_CHUNKS, PREFILL_ESTIMATE, STALL_FACTOR
 
-# a gap above this many times the request's median gap is a stall or a shared step
-STALL_FACTOR = 5.0
 SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"
-CHUNKS, ESTIMATE, UNPLACED = "chunks", "estimate", "unplaced"
+CHUNKS, ESTIMATE, UNPLACED = PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED
 E2EL, SUMMED = "e2el", "ttft + sum of gaps"
 COLUMNS = ["engine", "workload", "point", "index", "arrival_s", "arrival_basis",
            "engine_arrival_s", "wait_s", "prefill_s", "prefill_basis", "first_token_s",

@@ -58,3 +58,9 @@ BELOW_BOUND, ABOVE_BOUND = "below the bound", "above the bound"
 BELOW_UNTIL, BELOW_BEYOND = "below the bound up to the crossover", \
     "below the bound beyond the crossover"
 ALWAYS_BELOW, NEVER_BELOW = "always below the bound", "never below the bound"
+
+# the request timeline (analyses.timeline), shared with the page that words it: a gap above
+# STALL_FACTOR times the request's median gap is a stall or a shared step; a request's own
+# prefill is read from its chunks, estimated from the full prefill speed, or unplaced
+STALL_FACTOR = 5.0
+PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED = "chunks", "estimate", "unplaced"

@@ -10,7 +10,9 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.i18n import sentence
-from ..analyses.timeline import ESTIMATE, STALL_FACTOR, UNPLACED
+from ..core.verdicts import PHASE_UNPLACED as UNPLACED
+from ..core.verdicts import PREFILL_ESTIMATE as ESTIMATE
+from ..core.verdicts import STALL_FACTOR
 from .narrative_base import Writer
 from .sections import Section, Table
 
