@@ -74,6 +74,9 @@ def _timelines(w: Writer) -> list[tuple]:
             for e in w.run.meta.engines if w.has(ids.timeline(wl.id, e.id, "requests"))]
 
 
+SEEDED = ("tpot_steady_ms", "tpot_other_ms")
+
+
 def timeline_section(w: Writer) -> Section | None:
     """One row per engine and workload with a request timeline, and the sentences its
     figures select."""
@@ -85,8 +88,13 @@ def timeline_section(w: Writer) -> Section | None:
         notes += _sentences(w, engine, wl, fid)
     if not rows:
         return None
-    if w.generated(*held):
-        notes.append(w.generated_note(t["timeline.generated"], *held))
+    # the steady decode time and what is left beside it come from the seed's steady windows;
+    # the waits, stalls and gaps from the engine model: each note names its own inputs
+    seeded = [f for f in held if ids.leaf(f) in SEEDED]
+    modelled = [f for f in held if f not in seeded]
+    for what, figs in ((t["timeline.generated"], modelled), (t["timeline.col.steady"], seeded)):
+        if figs and w.generated(*figs):
+            notes.append(w.generated_note(what, *figs))
     header = [t["table.engine"], t["server.col.workload"]] + \
         [t[f"timeline.col.{c}"] for c in ("wait_share", "wait", "stall", "shared", "tpot",
                                           "steady")]
