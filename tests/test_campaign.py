@@ -122,8 +122,9 @@ HEADLINES = {
     # not streamed: no TTFT, the queue read from E2E latency
     "sglang-rate-sweep": (["output throughput peaks at", "the server could not keep up"], 1),
     "vllm-qps-folder": (["median TTFT grows", "to 3,082.9 ms at the unbounded rate"], 2),
-    "guidellm": (["output throughput 33.4 tok/s", "median TPOT"], 0),
-    "aiperf": (["c100", "median TTFT"], 0),
+    # one point with per-request rows: its request timeline (the Gantt chart)
+    "guidellm": (["output throughput 33.4 tok/s", "median TPOT"], 1),
+    "aiperf": (["c100", "median TTFT"], 1),
     "genai-bench": (["to 845.1 tok/s at c16", "median TTFT grows"], 2),
 }
 PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|"

@@ -67,7 +67,11 @@ def test_build_writes_exactly_the_expected_files(built, project):
                            "blog/images/ko-results-2.svg", "blog/images/en-results-2.svg",
                            # each chart also as a 2× PNG, for blogs that take no SVG
                            "blog/images/ko-results-1.png", "blog/images/en-results-1.png",
-                           "blog/images/ko-results-2.png", "blog/images/en-results-2.png"} | {
+                           "blog/images/ko-results-2.png", "blog/images/en-results-2.png",
+                           # the request timeline: its table and its Gantt chart
+                           "derived/tables/timeline.parquet",
+                           "blog/images/ko-timeline-1.svg", "blog/images/en-timeline-1.svg",
+                           "blog/images/ko-timeline-1.png", "blog/images/en-timeline-1.png"} | {
         f"notebooks/{n}" for n in notebooks} | {
         f"derived/figures/{n.removesuffix('.ipynb')}.json" for n in notebooks
         if n != "05-ingest.ipynb"} | {"derived/caveats.json"} | {
@@ -217,7 +221,7 @@ def test_article_has_its_sections_and_accessible_charts(built):
 
 def test_blog_markdown_has_front_matter_and_images(built):
     md = (built / "blog/report.en.md").read_text()
-    assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: en\n---\n')
+    assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: "en"\n---\n')
     # each chart keeps its own description as alt text (the duration and the latency chart)
     alts = re.findall(r"!\[([^\]]*)\]\(images/en-results-(\d)\.png\)", md)
     assert [n for _, n in alts] == ["1", "2"]
@@ -225,7 +229,7 @@ def test_blog_markdown_has_front_matter_and_images(built):
     assert alts[1][0] != alts[0][0] and not alts[1][0].startswith("Benchmark duration")
     assert "That makes vLLM 1.25× as fast on this workload." in md
     ko = (built / "blog/report.ko.md").read_text()
-    assert "lang: ko" in ko and "SGLang이 1.25배 빨랐습니다" in ko
+    assert 'lang: "ko"' in ko and "SGLang이 1.25배 빨랐습니다" in ko
     svg = (built / "blog/images/en-results-1.svg").read_text()
     assert svg.startswith('<?xml version="1.0" encoding="utf-8"?>\n<svg')
 
