@@ -452,4 +452,4 @@ def test_the_table_marks_its_columns_by_the_figures_provenance():
     assert sec.tables[0].header[1] == "Fitted fixed cost (per step) (the reconstruction's model)"
     assert sec.tables[0].header[-1] == "Bound: per KV token (assumed)"
     _, sec = _section_text(run, marked, "ko")
-    assert sec.tables[0].header[-1] == "하한: KV 토큰당 (가정)"
+    assert sec.tables[0].header[-1] == "하한: KV 토큰당(가정값)"

@@ -43,7 +43,15 @@ _LETTER_RIEUL = set("LR")   # ㄹ-final: takes 로, not 으로
 
 
 def _final(word: str) -> str:
-    """'none', 'rieul' or 'consonant': how ``word`` ends when read in Korean."""
+    """'none', 'rieul' or 'consonant': how ``word`` ends when read in Korean; a closing
+    parenthetical is skipped, since the particle follows the word before it.
+
+    >>> _final("시간(나머지 간격과의 차이)"), _final("차이")
+    ('consonant', 'none')
+    """
+    word = word.rstrip(" ")
+    while word.endswith(")") and "(" in word:
+        word = word[:word.rindex("(")].rstrip(" ")
     word = word.rstrip(" )]}'\".")
     if not word:
         return "none"
@@ -124,10 +132,18 @@ UNITS = {
 
 
 def format_number(value: float | int, decimals: int | None = None) -> str:
-    """Digits grouped by thousands with a fixed number of decimals (same in ko and en)."""
+    """Digits grouped by thousands with a fixed number of decimals (same in ko and en); a
+    negative number with a minus sign, and a value that rounds to zero without one.
+
+    >>> format_number(-0.04, 1), format_number(-0.6, 1), format_number(12345.678, 1)
+    ('0.0', '−0.6', '12,345.7')
+    """
     if decimals is None:
         decimals = 0 if float(value).is_integer() else 2
-    return f"{value:,.{decimals}f}"
+    text = f"{value:,.{decimals}f}"
+    if not text.startswith("-"):
+        return text
+    return text[1:] if float(text.replace(",", "")) == 0 else "\u2212" + text[1:]
 
 
 def format_value(value: float | int | str, unit: str, lang: str,

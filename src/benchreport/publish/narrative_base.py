@@ -172,14 +172,16 @@ class Writer:
     def mark(self, *fig_ids: str) -> str:
         """The words marking a value that was not measured, from its figures' provenance:
         " (assumed)", " (the reconstruction's model)" for model or seed, " (calibrated)" in a
-        reconstruction; "" for measured values or when no figure is held."""
+        reconstruction (in Korean with no space: a parenthesis there closes up to its word);
+        "" for measured values or when no figure is held."""
         held = [f for f in fig_ids if self.has(f)]
         kind = self.provenance(*held) if held else None
         word = "assumed" if kind == provenance.ASSUMED else \
             "generated" if kind in provenance.GENERATED else \
             "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
             else None
-        return f" {self.t['words.' + word]}" if word else ""
+        space = "" if self.lang == "ko" else " "
+        return f"{space}{self.t['words.' + word]}" if word else ""
 
     def why_text(self, why: str) -> Markup:
         """What set a figure (its provenance_why), in the reader's language."""
