@@ -472,20 +472,30 @@ def _window_events(ing: Ingested, engine: str, workload: str) -> dict[str, list[
     compiles, loads, load_lines = jit_kinds(ing.in_window("jit_event", engine, workload))
     stats = ing.in_window("engine_stats", engine, workload)
     return {"oom_retries": [r for r in mem if r.get("event") == "soft_oom_retry"],
-            "oom_errors": [r for r in mem if r.get("event") != "soft_oom_retry"],
+            "oom_errors": [r for r in mem
+                           if r.get("event") not in ("soft_oom_retry", "preemption")],
+            # vLLM's preemptions: its stats lines' count where they print one, V0's warnings
+            "preemptions": [r for r in stats if int(r.get("preemptions") or 0) > 0]
+            + [r for r in mem if r.get("event") == "preemption"],
             "jit_compiles": compiles, "jit_loads": loads, "jit_load_lines": load_lines,
             "retractions": ing.in_window("retraction", engine, workload), "stats": stats}
 
 
+def _preemptions(ev: dict[str, list[dict]]) -> int:
+    """Preemptions the window's lines show: each stats line's count, one per V0 warning.
+    How many there were when the log says nothing is the server state's figure
+    (``state.<w>.<e>.preemptions``, which knows when silence is not 0), so no count of
+    them is made here."""
+    return sum(int(r.get("preemptions") or 0) if r.get("event") != "preemption" else 1
+               for r in ev["preemptions"])
+
+
 def _count_figures(ev: dict[str, list[dict]], searched, w: str, e: str) -> list[Figure]:
     workers = sorted({r.get("proc") for r in ev["oom_retries"] if r.get("proc")})
-    preempt = sum(int(r.get("preemptions") or 0) for r in ev["stats"])
     counts = {"oom_retries": len(ev["oom_retries"]), "oom_retry_workers": len(workers),
               "oom_errors": len(ev["oom_errors"]), "jit_compiles": len(ev["jit_compiles"]),
-              "jit_loads": len(ev["jit_loads"]), "retractions": len(ev["retractions"]),
-              "preemptions": preempt}
-    cited = {"oom_retry_workers": ev["oom_retries"], "jit_loads": ev["jit_load_lines"],
-             "preemptions": ev["stats"]}
+              "jit_loads": len(ev["jit_loads"]), "retractions": len(ev["retractions"])}
+    cited = {"oom_retry_workers": ev["oom_retries"], "jit_loads": ev["jit_load_lines"]}
     out = []
     for name, n in counts.items():
         recs = cited.get(name, ev.get(name, []))
@@ -508,7 +518,7 @@ def _count_figures(ev: dict[str, list[dict]], searched, w: str, e: str) -> list[
 def _event_rows(ing: Ingested, ev: dict[str, list[dict]], w: str, e: str) -> list[Caveat]:
     retries = ev["oom_retries"]
     workers = sorted({r.get("proc") for r in retries if r.get("proc")})
-    preempt = sum(int(r.get("preemptions") or 0) for r in ev["stats"])
+    preempt = _preemptions(ev)
     touched = [ids.latency(w, e, "ttft", "mean"), ids.e2e(w, e, "duration")]
     rows = []
     # (row, the records counted, the records whose lines span the event, English value, n)
@@ -523,8 +533,8 @@ def _event_rows(ing: Ingested, ev: dict[str, list[dict]], w: str, e: str) -> lis
              f"{len(ev['jit_loads'])} JIT ops loaded (FlashInfer)", len(ev["jit_loads"])),
             ("event_retraction", ev["retractions"], ev["retractions"],
              f"{len(ev['retractions'])} retractions", len(ev["retractions"])),
-            ("event_preemption", ev["stats"] if preempt else [],
-             ev["stats"] if preempt else [], f"{preempt} preemptions", preempt)):
+            ("event_preemption", ev["preemptions"], ev["preemptions"],
+             f"{preempt} preemptions", preempt)):
         if not recs:
             continue
         # the span runs from the first line to the last: a load ends at its "Finished" line
