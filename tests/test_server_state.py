@@ -135,6 +135,16 @@ def test_peak_waiting_peak_kv_and_hit_rate_come_from_the_existing_figures():
     assert waiting[ids.arrival("1k", "vllm", "max_waiting")] == 2
 
 
+def test_peak_kv_usage_shows_no_more_digits_than_the_log_printed():
+    """SGLang prints token usage to two decimals of a fraction (0.95): 95%, not 95.0%;
+    vLLM prints a percentage to one decimal (40.5%)."""
+    from benchreport.analyses.cache import cache_figures
+
+    figs = {f.id: f for f in cache_figures(_run(), _ingested())}
+    assert figs[ids.cache("1k", "sglang", "kv_usage_peak_pct")].decimals == 0
+    assert figs[ids.cache("1k", "vllm", "kv_usage_peak_pct")].decimals == 1
+
+
 def test_a_log_era_without_the_counter_gives_not_measured_never_zero():
     figs = _figures(_ingested(VLLM_OLD))
     fig = figs[ids.state("1k", "vllm", "preemptions")]
@@ -320,3 +330,48 @@ def test_the_dgx_runs_state_per_engine(tmp_path):
     assert figs[ids.cache(w, "vllm", "kv_usage_peak_pct")].value == 2.1
     assert figs[ids.state(w, "vllm", "queued_s")].value == 0
     assert figs[ids.state(w, "vllm", "line_spacing_s")].value == 10
+
+
+# --- one preemption count: the runtime-event rows follow the server state's rule ----------
+
+# vLLM V0: a warning per preemption, which is no memory error
+VLLM_V0 = "\n".join([
+    "INFO 01-15 10:10:00 api_server.py:1] vLLM API server version 0.6.3",
+    "INFO 01-15 10:10:10 metrics.py:345] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: 1.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache "
+    "usage: 99.0%, CPU KV cache usage: 0.0%.",
+    "WARNING 01-15 10:10:12 scheduler.py:1481] Sequence group 7 is preempted by "
+    "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can "
+    "affect the end-to-end performance. Increase gpu_memory_utilization or "
+    "tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=1",
+    "INFO 01-15 10:10:20 metrics.py:345] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: 1.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache "
+    "usage: 50.0%, CPU KV cache usage: 0.0%.",
+]) + "\n"
+
+
+def _events(vllm_log: str):
+    from benchreport.analyses.caveats import event_caveats
+
+    rows, figures = event_caveats(_run(), _ingested(vllm_log))
+    return ({r.id: r for r in rows if r.engine == "vllm"},
+            {f.id: f.value for f in figures if f.context.get("engine") == "vllm"})
+
+
+@pytest.mark.parametrize("log, n", [(VLLM_NEW, 3), (VLLM_V0, 1)])
+def test_the_event_rows_count_preemptions_as_the_server_state_does(log, n):
+    rows, counts = _events(log)
+    assert rows["event_preemption"].counts["n"] == n
+    assert _figures(_ingested(log))[ids.state("1k", "vllm", "preemptions")].value == n
+    # a V0 preemption warning is no memory error, and no events.* count of preemptions is
+    # kept beside the state's (the one that knows when silence is not 0)
+    assert counts[ids.events("1k", "vllm", "oom_errors")] == 0
+    assert ids.events("1k", "vllm", "preemptions") not in counts
+
+
+def test_a_silent_log_era_makes_no_preemption_row_and_no_zero():
+    rows, counts = _events(VLLM_OLD)
+    assert "event_preemption" not in rows
+    assert ids.events("1k", "vllm", "preemptions") not in counts
+    assert _figures(_ingested(VLLM_OLD))[ids.state("1k", "vllm", "preemptions")].value \
+        == NOT_MEASURED

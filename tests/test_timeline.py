@@ -14,8 +14,9 @@ from benchreport.core import ids
 from benchreport.core.paths import RunPaths
 from benchreport.core.records import BenchWindow, Ingested, Run
 from benchreport.core.runmeta import parse_run_yaml
+from benchreport.core.verdicts import PHASE_UNPLACED, PREFILL_CHUNKS, PREFILL_ESTIMATE
 
-from .conftest import REAL_SAMPLES, needs_samples
+from .conftest import REAL_SAMPLES, ROOT, needs_samples
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
 SHA = "0" * 64
@@ -75,7 +76,7 @@ def test_wait_and_own_prefill_split_from_the_full_prefill_speed():
     one = rows[1]
     assert one["prefill_s"] == pytest.approx(2.0) and one["wait_s"] == pytest.approx(3.0)
     assert one["arrival_s"] == 0.0 and one["arrival_basis"] == tl.SENT_AT_ONCE
-    assert one["prefill_basis"] == tl.ESTIMATE
+    assert one["prefill_basis"] == PREFILL_ESTIMATE
     f = _figs(figures)
     fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
     assert f[fid("longest_wait_s")].value == pytest.approx(3.0)
@@ -96,9 +97,12 @@ def test_stall_before_token_two_and_the_gaps_shared_with_a_prefill():
     assert zero["finish_s"] == pytest.approx(3.09) and zero["decode_s"] == pytest.approx(0.09)
     assert f[fid("longest_stall_s")].value == pytest.approx(1.0)
     assert f[fid("longest_stall_token2_s")].value == pytest.approx(3.0)
-    # the stall began while request 1's prompt was still pending (until 5 s)
-    assert f[fid("shared_gaps")].value == 1
+    # the stall began while request 1's prompt was still pending (until 5 s): it is the
+    # request's stall, counted there and not again among the prefill-overlapping gaps, so
+    # the count agrees with the TPOT split (its shared part is 0)
+    assert f[fid("shared_gaps")].value == 0
     assert f[fid("shared_gaps")].context["first_gaps"] == 1
+    assert f[fid("tpot_shared_ms")].value == 0.0
     assert rows[1]["stall_s"] == 0.0 and rows[1]["second_token_s"] is None
 
 
@@ -122,11 +126,72 @@ def test_without_a_log_or_send_times_the_phases_are_unplaced():
     fid = lambda name: ids.timeline("w", "vllm", name)    # noqa: E731
     assert all(r["prefill_s"] is None and r["wait_s"] is None for r in rows)
     assert all(r["arrival_basis"] == tl.NOT_MEASURED and r["arrival_s"] is None for r in rows)
-    assert rows[0]["unplaced"] == "engine arrival, own prefill, queue wait, arrival"
-    assert f[fid("prefill_basis")].value == tl.UNPLACED
+    assert rows[0]["unplaced"] == "engine arrival, own prefill, time before own prefill, arrival"
+    assert f[fid("prefill_basis")].value == PHASE_UNPLACED
     assert fid("wait_share") not in f and fid("shared_gaps") not in f
     assert fid("tpot_sum_ms") not in f               # shared gaps cannot be placed
     assert f[fid("longest_stall_s")].value == pytest.approx(1.0)   # the stall still is
+
+
+def _sweep() -> tuple[Run, Ingested]:
+    """The same requests at two loads of a sweep (concurrency 2 and 4)."""
+    text = FIXTURE.split("workloads:")[0] + (
+        "workloads:\n  - {id: w, label: W, input_tokens: 1000, output_tokens: 11, "
+        "concurrency: [2, 4]}\n")
+    paths = RunPaths(run_id="t", data=Path("/x/data/t"), report=Path("/x/report/t"))
+    run = Run(paths=paths, meta=parse_run_yaml(text, "run.yaml"))
+    one = _ing()
+    points, reqs = [], []
+    for load, conc in (("c2", 2), ("c4", 4)):
+        p = {**one.points[0], "point": f"vllm.w.{load}.r1", "load": load,
+             "max_concurrency_target": conc, "repeat": 1, "variant": ""}
+        points.append(p)
+        reqs += [{**r, "point": p["point"]} for r in one.requests]
+    return run, Ingested(records=one.records, summaries=[], results=[], windows=one.windows,
+                         points=points, requests=reqs)
+
+
+def test_each_point_of_a_sweep_gets_its_own_timeline():
+    run, ing = _sweep()
+    rows, figures = tl.timeline(run, ing)
+    f = _figs(figures)
+    at = lambda load, name: ids.timeline("w", "vllm", name, at=f"{load}.r1")  # noqa: E731
+    assert {r["point"] for r in rows} == {"vllm.w.c2.r1", "vllm.w.c4.r1"} and len(rows) == 4
+    for load in ("c2", "c4"):
+        assert f[at(load, "requests")].value == 2
+        assert f[at(load, "requests")].context["load"] == load
+        # the stall is the request's own: 1 s, token 2 at 3 s
+        assert f[at(load, "longest_stall_s")].value == pytest.approx(1.0)
+        # the sweep's log window is shared by its points: no own prefill is matched
+        assert f[at(load, "prefill_basis")].value == PHASE_UNPLACED
+        assert at(load, "wait_share") not in f and at(load, "tpot_steady_ms") not in f
+    # three requests (two succeeded, one failed) sent at concurrency 4: all at once, placed;
+    # at concurrency 2 they are not
+    assert f[at("c4", "tpot_sum_ms")].value == pytest.approx(CLIENT_TPOT)
+    assert at("c2", "tpot_sum_ms") not in f
+    assert ids.timeline("w", "vllm", "requests") not in f
+
+
+def test_a_sweeps_points_are_rows_of_the_page():
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.timeline import timeline_section
+
+    run, ing = _sweep()
+    _, figures = tl.timeline(run, ing)
+    w = Writer(run, {f.id: f for f in figures}, "en",
+               load_catalogue(ROOT / "templates" / "labels", "en"))
+    sec = timeline_section(w)
+    assert [str(r[1]) for r in sec.tables[0].rows] == ["W · c2", "W · c4"]
+
+
+def test_the_gantt_axis_says_arrival_order_only_where_the_client_timed_the_sends():
+    from benchreport.publish.charts import gantt_order
+
+    at_once, _ = tl.timeline(_run(), _ing())
+    timed, _ = tl.timeline(_run(num_prompts=4), _ing(starts=[0.0, 1.5, None]))
+    assert gantt_order(at_once) == "chart.gantt_requests_file"
+    assert gantt_order(timed) == "chart.gantt_requests"
 
 
 def test_the_clients_send_times_place_the_requests():
@@ -151,7 +216,9 @@ def test_reference_vllm_64k_waits_and_shared_gaps(reference):
     assert f[fid("longest_wait_s")]["value"] == pytest.approx(34.64, abs=0.01)
     assert f[fid("longest_wait_prefill_s")]["value"] == pytest.approx(65536 / 21499.2)
     assert f[fid("longest_wait_prefill_s")]["sources"][1]["lines"] == [69]
-    assert f[fid("shared_gaps")]["value"] == 82
+    # 82 gaps overlap a pending prompt, 9 of them first gaps (stalls): 73 after token 2
+    assert f[fid("shared_gaps")]["value"] == 73
+    assert f[fid("shared_gaps")]["context"]["first_gaps"] == 9
     assert 1.4 < f[fid("shared_gap_min_s")]["value"] < f[fid("shared_gap_max_s")]["value"] < 3.2
     assert run.paths.timeline.is_file()
 
@@ -161,7 +228,7 @@ def test_reference_sglang_200k_stall_and_tpot(reference):
     fid = lambda name: ids.timeline("200k", "sglang", name)   # noqa: E731
     assert f[fid("longest_stall_s")]["value"] == pytest.approx(97.6, abs=0.05)
     assert f[fid("longest_stall_token2_s")]["value"] == pytest.approx(109.5, abs=0.05)
-    assert f[fid("prefill_basis")]["value"] == tl.CHUNKS
+    assert f[fid("prefill_basis")]["value"] == PREFILL_CHUNKS
     assert f[fid("tpot_steady_ms")]["value"] == pytest.approx(
         f[ids.decode("200k", "sglang", "ms_per_token")]["value"])
     parts = sum(f[fid(k)]["value"] for k in ("tpot_stall_ms", "tpot_shared_ms",
@@ -169,6 +236,69 @@ def test_reference_sglang_200k_stall_and_tpot(reference):
     assert parts + f[fid("tpot_closure_ms")]["value"] == pytest.approx(
         f[ids.latency("200k", "sglang", "tpot", "mean")]["value"])
     assert abs(f[fid("tpot_closure_ms")]["value"]) < 0.5
+    # its 9 overlapping gaps are all first gaps (the stalls): none after token 2, as the
+    # TPOT split's shared part of 0.0 ms says
+    assert f[fid("shared_gaps")]["value"] == 0
+    assert f[fid("shared_gaps")]["context"]["first_gaps"] == 9
+    assert f[fid("tpot_shared_ms")]["value"] == 0.0
+
+
+def _plain(paragraphs) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", " ".join(str(p) for p in paragraphs)))
+
+
+def _section(reference, lang: str = "en"):
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.timeline import timeline_section
+
+    _, run = reference
+    registry = load_registry(run.paths.figures_json)
+    w = Writer(run, registry, lang, load_catalogue(ROOT / "templates" / "labels", lang))
+    return timeline_section(w), w
+
+
+def test_reference_page_words_what_its_figures_select(reference):
+    sec, w = _section(reference)
+    rows = {(r[0], r[1]): [str(c) for c in r] for r in sec.tables[0].rows}
+    text = _plain(sec.paragraphs)
+    # SGLang 64K: gaps read, none a stall: "none", never "–" (not held)
+    assert ">none<" in rows[("SGLang", "64K")][4]
+    assert "–" not in rows[("SGLang", "64K")][4]
+    # its engine lines show no queue, yet time passed before own prefill: said, marked
+    assert "SGLang, 64K: no request was waiting on any of the engine's stats lines " \
+           "(the reconstruction's model), yet the time before own prefill averages" in text
+    assert "vLLM, 64K: no request was waiting" not in text      # vLLM's lines show a queue
+    # vLLM 200K's parts 0.5 + 15.2 + 60.6 print 76.2: the rounding note is there
+    assert "0.5 ms</a> + <a" in rows[("vLLM", "200K")][6]
+    assert w.t["timeline.rounding"] in text
+    # a value that rounds to zero has no sign; a negative one a minus sign
+    assert ">0.0 ms<" in rows[("SGLang", "200K")][7]
+    assert "−0.6 ms" in rows[("SGLang", "64K")][7] and "-0." not in " ".join(rows[("SGLang", "64K")])
+
+
+def test_no_rounding_note_where_the_parts_add_up(reference):
+    import dataclasses
+
+    sec, w = _section(reference)
+    # vLLM's parts print 0.5 + 3.7 + 20.2 (24.4) against 24.5, and 0.5 + 15.2 + 60.6 (76.3)
+    # against 76.2; with sums that match, no note
+    for wl, total in (("64k", 24.4), ("200k", 76.3)):
+        fid = ids.timeline(wl, "vllm", "tpot_sum_ms")
+        w.registry[fid] = dataclasses.replace(w.registry[fid], value=total)
+    from benchreport.publish.timeline import timeline_section
+
+    assert w.t["timeline.rounding"] not in _plain(timeline_section(w).paragraphs)
+
+
+def test_the_korean_note_takes_the_particle_of_the_word_before_the_parenthesis(reference):
+    sec, _ = _section(reference, "ko")
+    text = _plain(sec.paragraphs)
+    assert "안정 구간 디코드의 토큰당 시간(나머지 간격과의 차이)은" in text
 
 
 # --- a real AIPerf run ----------------------------------------------------------------------

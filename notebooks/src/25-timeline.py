@@ -1,11 +1,12 @@
 # %% [markdown]
 # # Where each request's time went
 # One row per request of every single point whose result file has per-request rows: when it
-# reached the client, its queue wait and its own prefill (SGLang: from its prefill batches;
-# vLLM: input tokens ÷ the engine's full prefill speed, an estimate), its first token, a stall
-# before token 2, its decode and its finish. A phase no file places is said to be unplaced.
-# The client's mean TPOT is then split into the stall, the gaps shared with another request's
-# prefill and the other gaps, against the steady decode time per token.
+# reached the client, the time before its own prefill and that prefill (SGLang: from its
+# prefill batches; vLLM: input tokens ÷ the engine's full prefill speed, an estimate), its
+# first token, a stall before token 2, its decode and its finish. A phase no file places is
+# said to be unplaced. The client's mean TPOT is then split into the stall, the gaps after
+# token 2 that overlap another request's pending prompt and the other gaps, against the
+# steady decode time per token.
 
 # %% tags=["parameters"]
 run_id: str = "2024-b300"  # folder under data/

@@ -67,14 +67,28 @@ def prefix_hits(fid, ctx: dict, stats: list[dict], fills: list[dict],
     return _sglang_hits(fid, ctx, fills, name) or _vllm_hits(fid, ctx, stats, name)
 
 
+def _printed_pct_decimals(rows: list[dict], key: str) -> int:
+    """Decimals a fraction's percentage can honestly show: SGLang prints token usage to two
+    decimals (0.03), so 3%, not 3.0%; a log that prints more digits keeps them.
+
+    >>> _printed_pct_decimals([{"u": 0.03}, {"u": 0.1}], "u")
+    0
+    >>> _printed_pct_decimals([{"u": 0.0312}], "u")
+    2
+    """
+    digits = max(len(repr(float(num(r, key))).partition(".")[2].rstrip("0")) for r in rows)
+    return max(digits, 2) - 2
+
+
 def _usage(fid, ctx: dict, recs: list[dict], key: str, label: str) -> list[Figure]:
     rows = [r for r in recs if num(r, key) is not None]
     if not rows:
         return []
     top = max(rows, key=lambda r: (num(r, key), -int(r["line"])))
-    scale = 1 if key.endswith("_pct") else 100      # SGLang prints a fraction
-    return [Figure(id=fid("kv_usage_peak_pct"), value=scale * num(top, key), unit="%",
-                   decimals=1, sources=source_of([top]), context=ctx,
+    pct = key.endswith("_pct")
+    return [Figure(id=fid("kv_usage_peak_pct"), value=(1 if pct else 100) * num(top, key),
+                   unit="%", decimals=1 if pct else _printed_pct_decimals(rows, key),
+                   sources=source_of([top]), context=ctx,
                    method=f"the highest '{label}' printed on the window's lines")]
 
 

@@ -12,15 +12,19 @@ Per request (times in s, from the request's arrival at the client):
   tokens in each batch ÷ the batch's logged throughput, so a shared batch counts its share);
   vLLM, whose log has only interval lines, the request's input tokens ÷ the engine's full
   prefill speed (the highest interval prompt throughput in the window), an estimate; else
-  unplaced. Queue wait = TTFT − own prefill (at least 0);
+  unplaced. Time before own prefill = TTFT − own prefill (at least 0): a residual that holds
+  the engine's queue, the time before the request reached the engine and, for vLLM's
+  estimate, any prefill slower than the engine's fastest logged speed (so for vLLM this
+  time tends to be overstated);
 - first token: TTFT; a stall before token 2: the first gap between chunks when it exceeds
   ``STALL_FACTOR`` × the request's median gap; decode: to the finish, which is E2E latency,
   or TTFT + Σ gaps where the file has no E2E (SGLang's JSON Lines);
-- shared-prefill gaps: gaps above the same threshold that began while another request had
-  not yet received its first token (its prompt was waiting or prefilling).
+- prefill-overlapping gaps: gaps after token 2 above the same threshold that began while
+  another request had not yet received its first token (its prompt was waiting or
+  prefilling); a first gap that does so is the request's stall, counted there.
 
 The client's mean TPOT is decomposed per request, TPOT_i = Σ gaps_i ÷ (n_i − 1) = (stall +
-shared-prefill gaps + the other gaps) ÷ (n_i − 1), each part's mean over the requests in ms
+prefill-overlapping gaps + the other gaps) ÷ (n_i − 1), each part's mean over the requests in ms
 per token, set against the steady decode time per token (``decode.steady_phase``); the rest
 is acceptance and other effects. The parts add up to the client's recorded mean TPOT: the
 closure is a figure of its own.
@@ -35,10 +39,17 @@ from functools import partial
 from ..core import ids
 from ..core.figures import Figure, Source
 from ..core.records import Ingested, PointResult, RawFile, Run
-from ..core.verdicts import FOUND, PHASE_UNPLACED, PREFILL_CHUNKS, PREFILL_ESTIMATE, STALL_FACTOR
+from ..core.verdicts import (
+    CLIENT_TIMES,
+    FOUND,
+    NOT_MEASURED,
+    PHASE_UNPLACED,
+    PREFILL_CHUNKS,
+    PREFILL_ESTIMATE,
+    SENT_AT_ONCE,
+    STALL_FACTOR,
+)
 
-SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"
-CHUNKS, ESTIMATE, UNPLACED = PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED
 E2EL, SUMMED = "e2el", "ttft + sum of gaps"
 COLUMNS = ["engine", "workload", "point", "index", "arrival_s", "arrival_basis",
            "engine_arrival_s", "wait_s", "prefill_s", "prefill_basis", "first_token_s",
@@ -57,14 +68,35 @@ class Prefill:
     how: str = ""
 
 
-NO_PREFILL = Prefill({}, UNPLACED, (), "the engine's log has no prefill lines in the window")
+NO_PREFILL = Prefill({}, PHASE_UNPLACED, (), "the engine's log has no prefill lines in the window")
+SHARED_WINDOW = Prefill({}, PHASE_UNPLACED, (), "a point of a sweep or of repeats: the log's "
+                        "prefill lines are read per workload window, which the point shares "
+                        "with the others, so none is matched to its requests")
 
 
 # --- which points ---------------------------------------------------------------------
 
-def timeline_points(run: Run, ing: Ingested) -> list[tuple[PointResult, RawFile]]:
-    """One point per engine and workload (a workload that is not a sweep) whose file has
-    per-request rows with a TTFT, of any client; with the file holding those rows."""
+@dataclass(frozen=True)
+class TimelinePoint:
+    """A point with per-request rows: its result, the file holding the rows, its row of the
+    ``points`` table, and whether it is its engine and workload's only point (a sweep's or
+    repeats' point is placed in the ids by ``at`` and reads no workload-wide log window)."""
+
+    entry: PointResult
+    rows: RawFile
+    point: dict
+    single: bool
+    order: int = 0          # the point's place among the run's points
+
+    @property
+    def at(self) -> str | None:
+        return None if self.single else ids.point_place(self.entry.point, self.entry.engine,
+                                                        self.entry.workload)
+
+
+def timeline_points(run: Run, ing: Ingested) -> list[TimelinePoint]:
+    """Every point whose file has per-request rows with a TTFT, of any client: a workload's
+    one point, and each point of a sweep or of repeats; with the file holding those rows."""
     by_point: dict[str, list[dict]] = {}
     for r in ing.requests:
         by_point.setdefault(r["point"], []).append(r)
@@ -73,14 +105,14 @@ def timeline_points(run: Run, ing: Ingested) -> list[tuple[PointResult, RawFile]
         count[(p["engine"], p["workload"])] = count.get((p["engine"], p["workload"]), 0) + 1
     sweeps = {w.id for w in run.meta.workloads if w.is_sweep}
     out = []
-    for p in ing.points:
-        if p["workload"] in sweeps or count[(p["engine"], p["workload"])] > 1 \
-                or p.get("duration") is None or p.get("completed") is None:
+    for order, p in enumerate(ing.points):
+        if p.get("duration") is None or p.get("completed") is None:
             continue
         file = RawFile(path=run.paths.root / p["file"], rel=p["file"], sha256=p["sha256"])
         entry = PointResult.from_rows(p, by_point.get(p["point"], []), file)
         if entry.values("ttft_ms"):
-            out.append((entry, requests_file(run, p)))
+            single = p["workload"] not in sweeps and count[(p["engine"], p["workload"])] == 1
+            out.append(TimelinePoint(entry, requests_file(run, p), p, single, order))
     return out
 
 
@@ -97,14 +129,23 @@ def requests_file(run: Run, p: dict) -> RawFile:
     return RawFile(path=path, rel=rel, sha256=input_checksum(run, path))
 
 
-def arrivals(entry: PointResult, workload) -> tuple[list[float | None], str]:
+def _prompts_and_concurrency(tp: TimelinePoint, workload) -> tuple[int | None, int | None]:
+    """How many prompts the point sent and how many could be in flight: the workload's for
+    its one point, the point's own (its requests, its load's concurrency) in a sweep."""
+    if tp.single:
+        return workload.num_prompts, workload.concurrency
+    sent = tp.entry.completed + (tp.entry.failed or 0)
+    return sent, tp.point.get("max_concurrency_target")
+
+
+def arrivals(tp: TimelinePoint, workload) -> tuple[list[float | None], str]:
     """Each successful request's arrival at the client (s) and its basis."""
-    ok = entry.ok
+    ok = tp.entry.ok
     starts = [r.get("start_s") for r in ok]
     if starts and all(s is not None for s in starts):
         return [float(s) for s in starts], CLIENT_TIMES
-    if workload.num_prompts is not None and workload.concurrency is not None \
-            and workload.num_prompts <= workload.concurrency:
+    prompts, concurrency = _prompts_and_concurrency(tp, workload)
+    if prompts is not None and concurrency is not None and prompts <= concurrency:
         return [0.0] * len(ok), SENT_AT_ONCE
     return [None] * len(ok), NOT_MEASURED
 
@@ -134,7 +175,7 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
     if file is None:
         return None
     exact = all(c.exact for c in seqs)
-    return Prefill(seconds, CHUNKS, (Source(path=file.file, sha256=file.sha256,
+    return Prefill(seconds, PREFILL_CHUNKS, (Source(path=file.file, sha256=file.sha256,
                                             lines=tuple(sorted(set(lines)))),),
                    "the request's tokens in each of its Prefill batches ÷ the batch's logged "
                    "input throughput, summed (a batch shared with other requests counts this "
@@ -160,15 +201,18 @@ def rate_prefill(ing: Ingested, entry: PointResult) -> Prefill | None:
     rate = float(top["prompt_tps"])
     seconds = {i: float(r["input_tokens"]) / rate for i, r in enumerate(entry.ok)
                if r.get("input_tokens")}
-    return Prefill(seconds, ESTIMATE, (Source(path=top["file"], sha256=top["sha256"],
+    return Prefill(seconds, PREFILL_ESTIMATE, (Source(path=top["file"], sha256=top["sha256"],
                                               lines=(int(top["line"]),)),),
                    f"an estimate: the request's input tokens ÷ {rate:,.1f} tok/s, the highest "
                    f"interval prompt throughput in the window (line {top['line']}), taken as "
                    "the engine's full prefill speed; the log has no per-request prefill line")
 
 
-def own_prefill(ing: Ingested, entry: PointResult, workload,
+def own_prefill(ing: Ingested, tp: TimelinePoint, workload,
                 starts: list[float | None]) -> Prefill:
+    if not tp.single:
+        return SHARED_WINDOW
+    entry = tp.entry
     order = sorted(range(len(entry.ok)), key=lambda i: (starts[i] or 0.0, i))
     return (chunk_prefill(ing, entry, workload, order) or rate_prefill(ing, entry)
             or NO_PREFILL)
@@ -201,7 +245,8 @@ def _shared_marks(start: float, gaps: list[float], limit: float,
 
 def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | None
               ) -> dict:
-    """The request's stall before token 2, its shared-prefill gaps and the rest (s)."""
+    """The request's stall before token 2, its prefill-overlapping gaps after token 2 and the
+    rest (s)."""
     typical = statistics.median(gaps) / 1000 if gaps else 0.0
     limit = STALL_FACTOR * typical
     first = gaps[0] / 1000 if gaps else 0.0
@@ -224,14 +269,14 @@ def request_row(entry: PointResult, i: int, r: dict, arrival: float | None, basi
     finish = (r["e2el_ms"] / 1000, E2EL) if r.get("e2el_ms") is not None else \
         (ttft + sum(gaps) / 1000, SUMMED) if gaps else (None, NOT_MEASURED)
     base = arrival or 0.0
-    unplaced = ["engine arrival"] + (["own prefill", "queue wait"] if own is None else []) \
+    unplaced = ["engine arrival"] + (["own prefill", "time before own prefill"] if own is None else []) \
         + (["arrival"] if basis == NOT_MEASURED else []) \
         + (["finish"] if finish[0] is None else [])
     return {"engine": entry.engine, "workload": entry.workload, "point": entry.point,
             "index": int(r["index"]), "arrival_s": arrival, "arrival_basis": basis,
             "engine_arrival_s": None, "prefill_s": own,
             "wait_s": None if own is None else max(0.0, ttft - own),
-            "prefill_basis": prefill.basis if own is not None else UNPLACED,
+            "prefill_basis": prefill.basis if own is not None else PHASE_UNPLACED,
             "first_token_s": base + ttft, "ttft_s": ttft,
             "finish_s": None if finish[0] is None else base + finish[0],
             "finish_basis": finish[1], "output_tokens": r.get("output_tokens"),
@@ -248,11 +293,11 @@ def complete(row: dict, split: dict) -> dict:
             "decode_s": None if row["finish_s"] is None else row["finish_s"] - start_decode}
 
 
-def point_rows(ing: Ingested, entry: PointResult, workload) -> tuple[list[dict], Prefill]:
-    starts, basis = arrivals(entry, workload)
-    prefill = own_prefill(ing, entry, workload, starts)
-    rows = [request_row(entry, i, r, starts[i], basis, prefill)
-            for i, r in enumerate(entry.ok)]
+def point_rows(ing: Ingested, tp: TimelinePoint, workload) -> tuple[list[dict], Prefill]:
+    starts, basis = arrivals(tp, workload)
+    prefill = own_prefill(ing, tp, workload, starts)
+    rows = [request_row(tp.entry, i, r, starts[i], basis, prefill)
+            for i, r in enumerate(tp.entry.ok)]
     spans = pending_spans(rows) if basis != NOT_MEASURED else None
     return [complete(row, gap_split(row, row["gaps_ms"], spans)) for row in rows], prefill
 
@@ -291,23 +336,27 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
     if not placed:
         return out
     top = max(placed, key=lambda r: (r["wait_s"], -r["index"]))
-    how = f"queue wait = TTFT − own prefill (at least 0); own prefill: {prefill.how}"
+    how = (f"time before own prefill = TTFT − own prefill (at least 0): the engine's queue, "
+           f"the time before the request reached the engine and any prefill slower than the "
+           f"own prefill placed; own prefill: {prefill.how}")
     share = statistics.fmean(r["wait_s"] / r["ttft_s"] for r in placed)
     return out + [
         Figure(id=fid("wait_share"), value=share, unit="fraction", decimals=3, sources=src,
-               context=ctx, method=f"mean over the {len(placed)} requests of queue wait ÷ "
+               context=ctx, method=f"mean over the {len(placed)} requests of the time before "
+                                   f"own prefill ÷ "
                                    f"TTFT; {how}"),
         Figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
                sources=src, context={**ctx, "index": top["index"]},
-               method=f"the longest queue wait of any request (request {top['index'] + 1}, "
+               method=f"the longest time before own prefill of any request (request {top['index'] + 1}, "
                       f"TTFT {top['ttft_s']:.3f} s); {how}"),
         Figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
                decimals=2, sources=src, context={**ctx, "index": top["index"]},
-               method=f"own prefill of the longest-waiting request (request "
+               method=f"own prefill of that request (request "
                       f"{top['index'] + 1}): {prefill.how}"),
         Figure(id=fid("longest_wait_request"), value=top["index"] + 1, unit="count",
                decimals=0, sources=(res,), context=ctx,
-               method="the longest-waiting request's place in the result file (1-based)"),
+               method="the place in the result file of the request with the longest "
+                      "time before own prefill in the result file (1-based)"),
     ]
 
 
@@ -337,14 +386,15 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
 def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     if any(r["shared_gaps"] is None for r in rows):
         return []
-    gaps = [g for r in rows for g, hit in zip(r["gap_s"], r["shared_marks"], strict=True)
-            if hit]
+    gaps = [g for r in rows for g, hit in zip(r["gap_s"][1:], r["shared_marks"][1:],
+                                              strict=True) if hit]
     firsts = sum(1 for r in rows if r["first_shared"])
     src = (src_of("itls"), src_of("ttfts"))
-    how = (f"gaps between chunks above {STALL_FACTOR:g} × their request's median gap that "
-           "began while another request had not yet received its first token (its prompt "
-           f"waiting or prefilling); {firsts} of them are a request's first gap, counted as "
-           "its stall before token 2 in the TPOT decomposition")
+    how = (f"gaps between chunks after token 2 above {STALL_FACTOR:g} × their request's "
+           "median gap that began while another request had not yet received its first "
+           "token (its prompt waiting or prefilling), the gaps the TPOT decomposition counts "
+           f"as prefill-overlapping; {firsts} first gaps overlapped such a prompt too and "
+           "are counted as stalls before token 2, not here")
     out = [Figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
                   sources=src, context={**ctx, "first_gaps": firsts}, method=how)]
     if gaps:
@@ -355,10 +405,11 @@ def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     return out
 
 
-def tpot_figures(ing: Ingested, fid, ctx: dict, entry: PointResult, src_of, workload,
+def tpot_figures(ing: Ingested, fid, ctx: dict, tp: TimelinePoint, src_of, workload,
                  rows: list[dict]) -> list[Figure]:
-    """The client's mean TPOT as stall + shared-prefill gaps + the other gaps per token, the
+    """The client's mean TPOT as stall + prefill-overlapping gaps + the other gaps per token, the
     other gaps against the steady decode time per token, and the closure."""
+    entry = tp.entry
     use = [r for r in rows if r["tpot_ms"] is not None]
     if not use or any(r["shared_s"] is None for r in use):
         return []
@@ -373,7 +424,7 @@ def tpot_figures(ing: Ingested, fid, ctx: dict, entry: PointResult, src_of, work
         Figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
                context=ctx, method=f"{per} the stall before token 2 ÷ (output tokens − 1)"),
         Figure(id=fid("tpot_shared_ms"), value=shared, unit="ms", decimals=1, sources=src,
-               context=ctx, method=f"{per} the shared-prefill gaps after token 2 ÷ (output "
+               context=ctx, method=f"{per} the prefill-overlapping gaps after token 2 ÷ (output "
                                    "tokens − 1)"),
         Figure(id=fid("tpot_gaps_ms"), value=rest, unit="ms", decimals=1, sources=src,
                context=ctx, method=f"{per} the other gaps ÷ (output tokens − 1)"),
@@ -390,7 +441,8 @@ def tpot_figures(ing: Ingested, fid, ctx: dict, entry: PointResult, src_of, work
             method=f"the client's recorded mean TPOT ({client[0]:.2f} ms, key "
                    f"{client[1].key}) − the parts' sum: how far the decomposition is from "
                    "closing"))
-    return out + _steady_parts(ing, fid, ctx, entry, workload, rest)
+    # the steady decode phase is read per workload window: a sweep's point has none of its own
+    return out + (_steady_parts(ing, fid, ctx, entry, workload, rest) if tp.single else [])
 
 
 def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
@@ -417,15 +469,27 @@ def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
     ]
 
 
+def _context(tp: TimelinePoint) -> dict:
+    """The figures' context: engine and workload, and for a point of a sweep or of repeats
+    what names it (its load, variant and run)."""
+    ctx = {"engine": tp.entry.engine, "workload": tp.entry.workload}
+    if tp.single:
+        return ctx
+    p = tp.point
+    return {**ctx, "point": tp.entry.point, "order": tp.order, "load": p.get("load"),
+            "variant": p.get("variant") or "", "repeat": int(p.get("repeat") or 1)}
+
+
 def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
     """Every request's timeline row, and per engine and workload the summary figures."""
     table, figures = [], []
-    for entry, held in timeline_points(run, ing):
-        src_of = partial(_result_source, entry, held)
+    for tp in timeline_points(run, ing):
+        entry = tp.entry
+        src_of = partial(_result_source, entry, tp.rows)
         workload = run.meta.workload(entry.workload)
-        rows, prefill = point_rows(ing, entry, workload)
-        fid = partial(ids.timeline, entry.workload, entry.engine)
-        ctx = {"engine": entry.engine, "workload": entry.workload}
+        rows, prefill = point_rows(ing, tp, workload)
+        fid = partial(ids.timeline, entry.workload, entry.engine, at=tp.at)
+        ctx = _context(tp)
         figures.append(Figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
                               sources=(src_of("ttfts"),), context=ctx,
                               method="requests that succeeded, one timeline row each "
@@ -433,7 +497,7 @@ def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
         figures += wait_figures(fid, ctx, src_of, rows, prefill)
         figures += stall_figures(fid, ctx, src_of, rows)
         figures += shared_figures(fid, ctx, src_of, rows)
-        figures += tpot_figures(ing, fid, ctx, entry, src_of, workload, rows)
+        figures += tpot_figures(ing, fid, ctx, tp, src_of, workload, rows)
         table += rows
     return table, figures
 

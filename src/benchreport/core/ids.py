@@ -114,7 +114,8 @@ Families (id — constructor — example):
   window from its log lines (``analyses.state``): queued_s (seconds with a request
   waiting), line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
   usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
-- ``timeline.<w>.<e>.<name>`` — ``timeline(w, e, name)``; where each request's time went
+- ``timeline.<w>.<e>[.<at>].<name>`` — ``timeline(w, e, name, at)``; ``at`` the place of a
+  point of a sweep or of repeats (``point_place``: ``c4.r1``); where each request's time went
   (``analyses.timeline``): requests, prefill_basis, wait_share, longest_wait_s,
   longest_wait_prefill_s, longest_wait_request, stalls, longest_stall_s,
   longest_stall_token2_s, shared_gaps, shared_gap_min_s, shared_gap_max_s, tpot_stall_ms,
@@ -255,10 +256,31 @@ def arrival(w: str, engine: str, name: str) -> str:
     return _join("arrival", w, engine, name)
 
 
-def timeline(w: str, engine: str, name: str) -> str:
-    """``timeline.<w>.<e>.<name>``: where one engine's requests' time went at workload ``w``
-    (analyses.timeline)."""
-    return _join("timeline", w, engine, name)
+def timeline(w: str, engine: str, name: str, at: str | None = None) -> str:
+    """``timeline.<w>.<e>[.<at>].<name>``: where one engine's requests' time went at workload
+    ``w`` (analyses.timeline); ``at`` places a point of a sweep or of repeats
+    (``point_place``), absent for a workload's one point.
+
+    >>> timeline("64k", "vllm", "requests"), timeline("1k", "vllm", "requests", "c4.r1")
+    ('timeline.64k.vllm.requests', 'timeline.1k.vllm.c4.r1.requests')
+    """
+    return _join("timeline", w, engine, at, name)
+
+
+def timeline_group(w: str, engine: str) -> str:
+    """``timeline.<w>.<e>``: the group every timeline figure of an engine and workload is
+    within, its one point's and its sweep points' alike."""
+    return _join("timeline", w, engine)
+
+
+def point_place(point_id: str, engine: str, w: str) -> str:
+    """A point's place within its engine and workload: its id after ``<e>.<w>.``.
+
+    >>> point_place("vllm.1k.c4.r2", "vllm", "1k")
+    'c4.r2'
+    """
+    head = f"{engine}.{w}."
+    return point_id[len(head):] if point_id.startswith(head) else point_id
 
 
 def generator(key: str) -> str:

@@ -64,3 +64,6 @@ ALWAYS_BELOW, NEVER_BELOW = "always below the bound", "never below the bound"
 # prefill is read from its chunks, estimated from the full prefill speed, or unplaced
 STALL_FACTOR = 5.0
 PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED = "chunks", "estimate", "unplaced"
+# how a request's arrival at the client is known: the client's own send times, all sent at
+# once (num_prompts ≤ concurrency), or not at all
+SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"

@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
+from ..core.verdicts import CLIENT_TIMES, NOT_MEASURED
 from .fonts import FALLBACK, FAMILY, font_path
 from .narrative_base import SECONDS_FROM_MS
 
@@ -867,12 +868,22 @@ def _gantt_panel(ax, rows: list[dict], colour: str, t: dict[str, str], seen: set
     ax.tick_params(labelsize=7)
 
 
+def gantt_order(rows: list[dict]) -> str:
+    """The y axis's label key: requests by arrival where the client timed each send; in the
+    file's order where all were sent at once or never timed (they have no arrival order)."""
+    placed = all(r.get("arrival_basis") == CLIENT_TIMES for r in rows)
+    return "chart.gantt_requests" if placed else "chart.gantt_requests_file"
+
+
 def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     """Each request's phases (waiting, own prefill, stall before token 2, decode), one panel
     per engine and workload, requests by arrival down the y axis. ``rows``: the rows of
     derived/tables/timeline.parquet."""
+    # one panel per engine and workload with one point; a sweep's points stay in the table
+    # (a panel each would outgrow the page)
     panels = [(w, e) for w in run.meta.workloads for e in run.meta.engines
-              if any(r["workload"] == w.id and r["engine"] == e.id for r in rows)]
+              if len({r["point"] for r in rows
+                      if r["workload"] == w.id and r["engine"] == e.id}) == 1]
     if not panels:
         return None
     _mpl()
@@ -883,14 +894,14 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     nrows = -(-len(panels) // cols)
     fig = MplFigure(figsize=(6.4, 1.9 * nrows + 0.4))
     axes = fig.subplots(nrows, cols, squeeze=False)
-    own = any(r.get("arrival_basis") == "not measured" for r in rows)
+    own = any(r.get("arrival_basis") == NOT_MEASURED for r in rows)
     for ax, (w, e) in zip(axes.flat, panels, strict=False):
         mine = [r for r in rows if r["workload"] == w.id and r["engine"] == e.id]
         seen: set[str] = set()
         _gantt_panel(ax, mine, colours[e.id], t, seen)
         ax.set_title(f"{e.name}, {w.label}", fontsize=8)
         ax.set_xlabel(t["chart.gantt_own" if own else "chart.gantt_seconds"], fontsize=7)
-        ax.set_ylabel(t["chart.gantt_requests"], fontsize=7)
+        ax.set_ylabel(t[gantt_order(mine)], fontsize=7)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     handles: dict = {}

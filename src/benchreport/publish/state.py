@@ -80,7 +80,7 @@ def _queue_sentence(w: Writer, wl, e) -> list[Markup]:
         return []
     if w.registry[queued].value == 0 or not w.has(peak, spacing):
         return [sentence(w.t["state.never_queued"], engine=w.name(e.id), label=wl.label,
-                         kv=w.fig(kv), mark=w.mark(kv))]
+                         qmark=w.mark(queued), kv=w.fig(kv), mark=w.mark(kv))]
     return [sentence(w.t["state.queued"], engine=w.name(e.id), label=wl.label,
                      seconds=w.fig(queued), spacing=w.fig(spacing), peak=w.fig(peak),
                      qmark=w.mark(queued, peak), kv=w.fig(kv), mark=w.mark(kv))]

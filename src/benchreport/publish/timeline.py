@@ -1,6 +1,6 @@
-"""The "Where each request's time went" section: per engine and workload, the queue wait
-against each request's own prefill, the stall before token 2, the gaps shared with another
-request's prefill, and the client's mean TPOT split into those parts (analyses.timeline)."""
+"""The "Where each request's time went" section: per engine and workload, the time before
+each request's own prefill against that prefill, the stall before token 2, the gaps after it
+that overlap another request's pending prompt, and the client's mean TPOT split into those parts (analyses.timeline)."""
 
 from __future__ import annotations
 
@@ -34,28 +34,49 @@ def _tpot(w: Writer, fid, client: str) -> Markup:
         Markup(" = ") + _pair(w, fid("tpot_sum_ms"), client)
 
 
-def _row(w: Writer, engine, wl, fid) -> list[Markup]:
+def _stall(w: Writer, fid) -> Markup:
+    """The longest stall (token 2 at), "none" where the gaps were read and none stalled."""
+    if w.has(fid("stalls")) and w.registry[fid("stalls")].value == 0:
+        return w.link(fid("stalls"), w.t["timeline.none"])
+    return _pair(w, fid("longest_stall_s"), fid("longest_stall_token2_s"))
+
+
+def _row(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
     shared = _pair(w, fid("shared_gaps"), fid("shared_gap_max_s")) \
         if w.has(fid("shared_gaps")) else Markup("–")
-    return [Markup(escape(engine.name)), Markup(escape(wl.label)),
+    return [Markup(escape(engine.name)), Markup(escape(label)),
             w.fig(fid("wait_share")).html if w.has(fid("wait_share")) else Markup("–"),
             _pair(w, fid("longest_wait_s"), fid("longest_wait_prefill_s")),
-            _pair(w, fid("longest_stall_s"), fid("longest_stall_token2_s")),
-            shared, _tpot(w, fid, ids.latency(wl.id, engine.id, "tpot", "mean")),
+            _stall(w, fid), shared,
+            _tpot(w, fid, ids.latency(wl.id, engine.id, "tpot", "mean")),
             _pair(w, fid("tpot_steady_ms"), fid("tpot_other_ms"))]
 
 
-def _sentences(w: Writer, engine, wl, fid) -> list[Markup]:
-    """What the figures select, for one engine and workload (none for a reconstruction:
-    its note says what set them)."""
+def _outside_queue(w: Writer, engine, wl, fid, words: dict) -> list[Markup]:
+    """Where the engine's lines show no request waiting but the time before own prefill is
+    not zero: that time is outside the queue the engine shows (said for a reconstruction
+    too, marked: it reconciles this section with the server state's)."""
+    queued = ids.state(wl.id, engine.id, "queued_s")
+    if not w.has(queued, fid("wait_share")) or w.registry[queued].value != 0 \
+            or not w.registry[fid("wait_share")].value > 0:
+        return []
+    return [sentence(w.t["timeline.outside_queue"], **words, qmark=w.mark(queued),
+                     share=w.fig(fid("wait_share")))]
+
+
+def _sentences(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
+    """What the figures select, for one engine and workload (for a reconstruction only how
+    the phases were placed: its note says what set the figures)."""
     t, out = w.t, []
-    words = {"engine": w.name(engine.id), "label": wl.label}
+    words = {"engine": w.name(engine.id), "label": label}
     basis = w.registry[fid("prefill_basis")].value
     if basis == ESTIMATE:
         out.append(sentence(t["timeline.estimate"], **words,
                             link=w.link(fid("prefill_basis"), t["timeline.how"])))
     elif basis == UNPLACED:
         out.append(sentence(t["timeline.unplaced"], **words))
+    if w.registry[fid("requests")].context.get("point") is None:   # the workload's window
+        out += _outside_queue(w, engine, wl, fid, words)
     if w.generated(fid("requests"), fid("stalls")):
         return out
     if w.has(fid("longest_stall_s")):
@@ -68,10 +89,48 @@ def _sentences(w: Writer, engine, wl, fid) -> list[Markup]:
     return out
 
 
+def _shown(w: Writer, fig_id: str) -> float:
+    """A figure's value as the page shows it (rounded to its decimals)."""
+    fig = w.registry[fig_id]
+    return round(fig.value, fig.decimals if fig.decimals is not None else 2)
+
+
+def _rounding(w: Writer, fids: list) -> list[Markup]:
+    """The rounding note, where some row's rounded TPOT parts do not add up to its rounded
+    sum."""
+    def off(fid) -> bool:
+        if not w.has(*(fid(p) for p in TPOT_PARTS), fid("tpot_sum_ms")):
+            return False
+        parts = sum(_shown(w, fid(p)) for p in TPOT_PARTS)
+        return abs(parts - _shown(w, fid("tpot_sum_ms"))) > 1e-9
+    return [Markup(escape(w.t["timeline.rounding"]))] if any(off(f) for f in fids) else []
+
+
+def _label(w: Writer, wl, ctx: dict) -> str:
+    """The workload, and for a point of a sweep or of repeats its load (and run)."""
+    if ctx.get("point") is None:
+        return wl.label
+    parts = [wl.label, ctx["load"]] + ([ctx["variant"]] if ctx.get("variant") else [])
+    if wl.repeats > 1 or ctx.get("repeat", 1) > 1:
+        parts.append(str(sentence(w.t["validity.run_n"], n=str(ctx["repeat"]))))
+    return " · ".join(parts)
+
+
 def _timelines(w: Writer) -> list[tuple]:
-    """(workload, engine, id maker) of every engine and workload with a request timeline."""
-    return [(wl, e, partial(ids.timeline, wl.id, e.id)) for wl in w.run.meta.workloads
-            for e in w.run.meta.engines if w.has(ids.timeline(wl.id, e.id, "requests"))]
+    """(workload, engine, id maker, label) of every point with a request timeline, in
+    run.yaml's order of workloads and engines, then the points' own order."""
+    out = []
+    for wl in w.run.meta.workloads:
+        for e in w.run.meta.engines:
+            group = ids.timeline_group(wl.id, e.id)
+            for fig_id in sorted((f for f in w.registry if ids.leaf(f) == "requests"
+                                  and ids.within(f, group)),
+                                 key=lambda f: w.registry[f].context.get("order", 0)):
+                ctx = w.registry[fig_id].context
+                at = ids.point_place(ctx["point"], e.id, wl.id) if ctx.get("point") else None
+                out.append((wl, e, partial(ids.timeline, wl.id, e.id, at=at),
+                            _label(w, wl, ctx)))
+    return out
 
 
 SEEDED = ("tpot_steady_ms", "tpot_other_ms")
@@ -82,12 +141,13 @@ def timeline_section(w: Writer) -> Section | None:
     figures select."""
     t = w.t
     rows, notes, held = [], [], []
-    for wl, engine, fid in _timelines(w):
-        held += [f for f in w.registry if ids.within(f, ids.parent(fid("requests")))]
-        rows.append(_row(w, engine, wl, fid))
-        notes += _sentences(w, engine, wl, fid)
+    for wl, engine, fid, label in _timelines(w):
+        held += [f for f in w.registry if ids.parent(f) == ids.parent(fid("requests"))]
+        rows.append(_row(w, engine, wl, fid, label))
+        notes += _sentences(w, engine, wl, fid, label)
     if not rows:
         return None
+    notes += _rounding(w, [fid for _, _, fid, _ in _timelines(w)])
     # the steady decode time and what is left beside it come from the seed's steady windows;
     # the waits, stalls and gaps from the engine model: each note names its own inputs
     seeded = [f for f in held if ids.leaf(f) in SEEDED]

@@ -225,8 +225,8 @@ def provenance_rules(scenario: Scenario) -> list[Rule]:
         Rule(ids.limits_engine("*", "warmup_records"), MODEL, reason("no_warmup")),
         Rule(ids.setting("*", "*"), CALIBRATED, reason("launch_settings")),
         # the start-up lines' KV capacities and no cached prefixes: filled in, not modelled
-        Rule(ids.cache("*", "*", "kv_usage_peak_pct"), ASSUMED, "VLLM_KV_CAPACITY, "
-             "SGLANG_KV_CAPACITY"),
+        Rule(ids.cache("*", "*", "kv_usage_peak_pct"), ASSUMED,
+             reason("kv_capacities", vllm=f"{VLLM_KV:,}", sglang=f"{SGLANG_KV:,}")),
         Rule(ids.cache("*", "*", "prefix_hit_pct"), ASSUMED, reason("cached_tokens", n=0)),
         Rule(ids.point("*", "log_prefix_hit_pct"), ASSUMED, reason("cached_tokens", n=0)),
         Rule("events.*", CALIBRATED, reason("published_events")),
