@@ -1,6 +1,6 @@
 # %% [markdown]
 # # Where each request's time went
-# One row per request of every single point whose result file has per-request rows: when it
+# One row per request of every point whose result file has per-request rows: when it
 # reached the client, the time before its own prefill and that prefill (SGLang: from its
 # prefill batches; vLLM: input tokens ÷ the engine's full prefill speed, an estimate), its
 # first token, a stall before token 2, its decode and its finish. A phase no file places is

@@ -49,14 +49,15 @@ Tables (one row per what; units in the column names or below):
                  request; vLLM's ``start_times``). A failed request has its error and no
                  times (``records.failed_request``); every latency statistic leaves it out.
 
-``timeline``     one request of a single point of any client with per-request rows, written
+``timeline``     one request of any point (a sweep's too) with per-request rows, written
                  by the timeline notebook (``analyses.timeline``): engine, workload, point,
                  index, arrival_s (at the client; arrival_basis: client start times, sent at
-                 once, not measured), engine_arrival_s (NULL: no log places it), wait_s,
+                 once, not measured), engine_arrival_s (NULL: no log places it), wait_s (the
+                 time before own prefill: TTFT − prefill_s),
                  prefill_s (prefill_basis: chunks, estimate, unplaced), first_token_s,
                  stall_s (before token 2), second_token_s, decode_s, finish_s (finish_basis:
-                 e2el, ttft + sum of gaps), shared_gaps and shared_s (gaps shared with another
-                 request's prefill), output_tokens, tpot_ms, unplaced (the phases no file
+                 e2el, ttft + sum of gaps), shared_gaps and shared_s (gaps after token 2 that
+                 began while another request's prompt was pending), output_tokens, tpot_ms, unplaced (the phases no file
                  places). Times in s from the first request's send (from the request's own
                  send when arrival is not measured).
 
