@@ -149,3 +149,23 @@ def test_a_file_that_cannot_be_read_is_one_line(workspace, capsys, monkeypatch):
     assert main(["check", "mini", "--data-root", str(workspace / "data")]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err == [f"error: {workspace}/data/mini/run.yaml: Permission denied"]
+
+
+def test_a_reader_that_leaves_early_gets_no_complaint(tmp_path):
+    """`benchreport parse … --json | head -1`: the pipe closes while the command writes; it
+    stops quietly (exit 141, as cat does), with nothing on stderr."""
+    import json
+
+    big = tmp_path / "r.json"       # a vLLM result with enough per-request rows to fill a pipe
+    n = 20_000
+    big.write_text(json.dumps({"date": "20260101-000000", "backend": "vllm", "model_id": "m",
+                               "completed": n, "num_prompts": n, "duration": 10.0,
+                               "ttfts": [0.1] * n, "itls": [[0.01]] * n,
+                               "input_lens": [10] * n, "output_lens": [2] * n}))
+    proc = subprocess.Popen([sys.executable, "-m", "benchreport", "parse", str(big), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert first and err == ""

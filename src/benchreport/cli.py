@@ -283,6 +283,17 @@ def _ignore_further_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe
+    again (and print Python's own complaint)."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):      # no real stdout (in-process callers): nothing to do
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
@@ -294,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
+    except BrokenPipeError:        # the reader left (`| head`): stop quietly, as cat does
+        _quiet_stdout()
+        return 141
     except OSError as exc:         # a file that cannot be read or written: still one line
         if args.debug:
             raise
