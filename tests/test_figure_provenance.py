@@ -169,8 +169,9 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     # the event rows restate the published counts
     assert "32 retries on 8 workers, 10:12:05–10:12:24 (calibrated)" in page
     # hit rates and KV usage rest on what the generator filled in
-    assert "In this reconstruction these values are not measurements: the generator filled " \
-        "in the cached tokens and the KV capacity its logs print" in page
+    assert "In this reconstruction the prefix-cache hit rates and KV-cache usage are not " \
+        "measurements: the generator filled in the cached tokens and the KV capacity its logs " \
+        "print" in page
     # a capacity the reconstruction filled in says so beside the conclusion it allows
     assert "with the capacities this reconstruction filled in (assumed), both engines " \
         "hold it" in page

@@ -185,6 +185,29 @@ def test_a_sweeps_points_are_rows_of_the_page():
     assert [str(r[1]) for r in sec.tables[0].rows] == ["W · c2", "W · c4"]
 
 
+def test_gaps_that_overlap_a_prefill_are_placed_for_the_chart():
+    from benchreport.publish.charts import _gantt_spans
+
+    rows, _ = tl.timeline(_run(), _ing())
+    # request 0: TTFT 2 s, gaps 1 s then 10 ms; request 1 pending until 5 s. A later gap of
+    # request 0 above 5 × its median (10 ms) that starts before 5 s would overlap: none here
+    assert rows[0]["shared_at_s"] == [] and rows[0]["shared_len_s"] == []
+    row = {**rows[0], "shared_at_s": [3.0], "shared_len_s": [0.5]}
+    assert ("overlap", 3.0, 0.5) in _gantt_spans(row)
+    split = tl.gap_split({"first_token_s": 1.0}, [10.0, 500.0, 10.0, 10.0, 10.0],
+                         [(0.0, 5.0)])
+    assert split["shared_at_s"] == [pytest.approx(1.01)]
+    assert split["shared_len_s"] == [pytest.approx(0.5)]
+
+
+def test_the_state_chart_counts_from_the_benchmark_windows_start():
+    from benchreport.publish.charts import seconds_from
+
+    rows = [{"ts": "2026-01-01T10:12:14"}, {"ts": "2026-01-01T10:12:24"}]
+    assert seconds_from(rows, "2026-01-01T10:12:03") == [11.0, 21.0]
+    assert seconds_from(rows, None) == [0.0, 10.0]
+
+
 def test_the_gantt_axis_says_arrival_order_only_where_the_client_timed_the_sends():
     from benchreport.publish.charts import gantt_order
 
@@ -221,6 +244,23 @@ def test_reference_vllm_64k_waits_and_shared_gaps(reference):
     assert f[fid("shared_gaps")]["context"]["first_gaps"] == 9
     assert 1.4 < f[fid("shared_gap_min_s")]["value"] < f[fid("shared_gap_max_s")]["value"] < 3.2
     assert run.paths.timeline.is_file()
+
+
+def test_reference_sglang_64k_times_batches_that_held_decode_at_the_prefill_speed(reference):
+    """SGLang logs a Prefill line's throughput over the time since the previous Prefill line.
+    Requests 2-10 arrive 6.3 s apart, after decode steps of the one before: their first
+    chunk's logged 6,870-6,900 tok/s holds decode time. Timed instead at the prefill-only
+    speed at the same context (request 1's first chunk: 22,265 tok/s, line 11), request 10's
+    own prefill is 32,768 ÷ 22,265 + 32,768 ÷ its second chunk's 21,064 tok/s."""
+    f, _ = reference
+    fid = lambda name: ids.timeline("64k", "sglang", name)   # noqa: E731
+    assert f[fid("prefill_substituted")]["value"] == 9
+    assert f[fid("longest_wait_request")]["value"] == 10
+    assert f[fid("longest_wait_prefill_s")]["value"] == pytest.approx(32768 / 22265 +
+                                                                        32768 / 21064)
+    assert f[fid("longest_wait_s")]["value"] == pytest.approx(56.85, abs=0.01)
+    # SGLang 200K runs its prefills back to back: nothing to substitute
+    assert f[ids.timeline("200k", "sglang", "prefill_substituted")]["value"] == 0
 
 
 def test_reference_sglang_200k_stall_and_tpot(reference):
@@ -269,9 +309,14 @@ def test_reference_page_words_what_its_figures_select(reference):
     # SGLang 64K: gaps read, none a stall: "none", never "–" (not held)
     assert ">none<" in rows[("SGLang", "64K")][4]
     assert "–" not in rows[("SGLang", "64K")][4]
+    assert ">none<" in rows[("SGLang", "200K")][5]        # a count of 0 overlapping gaps
+    # one sentence for both vLLM rows whose own prefill is an estimate
+    assert text.count("each request's own prefill is an estimate") == 1
+    assert "vLLM 64K, vLLM 200K: the log gives prompt throughput only per stats interval" in text
     # its engine lines show no queue, yet time passed before own prefill: said, marked
-    assert "SGLang, 64K: no request was waiting on any of the engine's stats lines " \
-           "(the reconstruction's model), yet the time before own prefill averages" in text
+    assert "SGLang, 64K: no request was waiting on any of the engine's stats lines, yet the " \
+           "time before own prefill averages 79.1% of TTFT: in this reconstruction the " \
+           "generator makes the requests reach the engine 6.3 s (calibrated) apart" in text
     assert "vLLM, 64K: no request was waiting" not in text      # vLLM's lines show a queue
     # vLLM 200K's parts 0.5 + 15.2 + 60.6 print 76.2: the rounding note is there
     assert "0.5 ms</a> + <a" in rows[("vLLM", "200K")][6]
@@ -298,7 +343,7 @@ def test_no_rounding_note_where_the_parts_add_up(reference):
 def test_the_korean_note_takes_the_particle_of_the_word_before_the_parenthesis(reference):
     sec, _ = _section(reference, "ko")
     text = _plain(sec.paragraphs)
-    assert "안정 구간 디코드의 토큰당 시간(나머지 간격과의 차이)은" in text
+    assert "안정 구간 디코드의 토큰당 시간(vLLM 64K, SGLang 64K, SGLang 200K)은" in text
 
 
 # --- a real AIPerf run ----------------------------------------------------------------------

@@ -32,6 +32,7 @@ closure is a figure of its own.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from dataclasses import dataclass
 from functools import partial
@@ -54,7 +55,8 @@ E2EL, SUMMED = "e2el", "ttft + sum of gaps"
 COLUMNS = ["engine", "workload", "point", "index", "arrival_s", "arrival_basis",
            "engine_arrival_s", "wait_s", "prefill_s", "prefill_basis", "first_token_s",
            "stall_s", "second_token_s", "decode_s", "finish_s", "finish_basis",
-           "shared_gaps", "shared_s", "output_tokens", "tpot_ms", "unplaced"]
+           "shared_gaps", "shared_s", "shared_at_s", "shared_len_s", "output_tokens",
+           "tpot_ms", "unplaced"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class Prefill:
     basis: str
     sources: tuple[Source, ...] = ()
     how: str = ""
+    substituted: int = 0     # SGLang batches timed at the prefill-only speed (their logged
+                             # interval held decode or idle time)
 
 
 NO_PREFILL = Prefill({}, PHASE_UNPLACED, (), "the engine's log has no prefill lines in the window")
@@ -165,12 +169,14 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
                            workload.input_tokens)
     if not seqs:
         return None
-    seconds, lines, file = {}, [], None
+    speeds = prefill_speeds(seqs)
+    seconds, lines, file, timed = {}, [], None, 0
     for c in (c for c in seqs if c.request <= len(order)):
-        parts = _own_batches(c)
+        parts = _own_batches(c, speeds)
         if parts:
-            seconds[order[c.request - 1]] = sum(x for x, _ in parts)
-            lines += [b.line for _, b in parts]
+            seconds[order[c.request - 1]] = sum(x for x, _, _ in parts)
+            lines += [b.line for _, b, _ in parts]
+            timed += sum(1 for _, _, swapped in parts if swapped)
             file = parts[0][1]
     if file is None:
         return None
@@ -179,15 +185,41 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
                                             lines=tuple(sorted(set(lines)))),),
                    "the request's tokens in each of its Prefill batches ÷ the batch's logged "
                    "input throughput, summed (a batch shared with other requests counts this "
-                   "request's share); requests matched to the file in order of arrival"
-                   + ("" if exact else "; the tokens could only be accounted approximately"))
+                   "request's share); SGLang logs that throughput over the time since its "
+                   "previous Prefill line, so a batch whose interval held decode or idle time "
+                   f"({timed} here) is timed instead at the median throughput of the "
+                   "prefill-only batches at the same context (any context where none has it); "
+                   "requests matched to the file in order of arrival"
+                   + ("" if exact else "; the tokens could only be accounted approximately"),
+                   timed)
 
 
-def _own_batches(c) -> list[tuple[float, object]]:
-    """(seconds, batch) of each prefill batch holding the request's tokens: its share of the
-    batch's tokens ÷ the batch's logged throughput."""
-    return [(s.tokens / float(b.tps), b) for b in c.batches
-            if (s := b.share(c.request)) is not None and b.tps]
+def prefill_speeds(seqs) -> dict[int | None, float]:
+    """The median logged throughput of the batches whose interval was prefill only, holding
+    one request's tokens, by that request's context before the batch (None: over all)."""
+    by: dict[int | None, list[float]] = {}
+    for c in seqs:
+        for b in c.batches:
+            s = b.share(c.request)
+            if s is not None and b.tps and b.prefill_only and len(b.shares) == 1:
+                by.setdefault(s.cached, []).append(float(b.tps))
+                by.setdefault(None, []).append(float(b.tps))
+    return {k: statistics.median(v) for k, v in by.items()}
+
+
+def _own_batches(c, speeds: dict) -> list[tuple[float, object, bool]]:
+    """(seconds, batch, timed at a substitute speed) of each prefill batch holding the
+    request's tokens: its share of the batch's tokens ÷ the batch's logged throughput, or,
+    where that throughput's interval held decode or idle time, ÷ the prefill-only speed at
+    the same context."""
+    out = []
+    for b in c.batches:
+        s = b.share(c.request)
+        if s is None or not b.tps:
+            continue
+        speed = None if b.prefill_only else speeds.get(s.cached, speeds.get(None))
+        out.append((s.tokens / float(speed or b.tps), b, speed is not None))
+    return out
 
 
 def rate_prefill(ing: Ingested, entry: PointResult) -> Prefill | None:
@@ -253,9 +285,12 @@ def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | N
     stall = first if gaps and first > limit else 0.0
     marks = _shared_marks(row["first_token_s"], [g / 1000 for g in gaps], limit, spans)
     shared = sum(g / 1000 for g, hit in zip(gaps[1:], marks[1:], strict=True) if hit)
+    ends = list(itertools.accumulate((g / 1000 for g in gaps), initial=row["first_token_s"]))
+    at = [(ends[i], gaps[i] / 1000) for i in range(1, len(gaps)) if marks[i]]
     return {"stall_s": stall, "shared_s": shared if spans is not None else None,
             "shared_gaps": sum(marks[1:]) if spans is not None else None,
             "first_shared": bool(marks and marks[0]), "shared_marks": marks,
+            "shared_at_s": [a for a, _ in at], "shared_len_s": [n for _, n in at],
             "steady_s": sum(gaps) / 1000 - stall - shared,
             "typical_s": typical, "gap_s": [g / 1000 for g in gaps]}
 
@@ -333,6 +368,13 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
     out = [Figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
                   sources=src, context=ctx, method=f"how each request's own prefill was "
                   f"placed: {prefill.how}")]
+    if prefill.basis == PREFILL_CHUNKS:
+        out.append(Figure(id=fid("prefill_substituted"), value=prefill.substituted,
+                          unit="count", decimals=0, sources=prefill.sources, context=ctx,
+                          method="Prefill batches of these requests whose logged throughput "
+                                 "covers decode or idle time too (a Decode line, or no "
+                                 "pending prompt work, before them), timed at the prefill-only "
+                                 "speed at the same context instead"))
     if not placed:
         return out
     top = max(placed, key=lambda r: (r["wait_s"], -r["index"]))

@@ -116,7 +116,8 @@ Families (id — constructor — example):
   usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
 - ``timeline.<w>.<e>[.<at>].<name>`` — ``timeline(w, e, name, at)``; ``at`` the place of a
   point of a sweep or of repeats (``point_place``: ``c4.r1``); where each request's time went
-  (``analyses.timeline``): requests, prefill_basis, wait_share, longest_wait_s,
+  (``analyses.timeline``): requests, prefill_basis, prefill_substituted, wait_share,
+  longest_wait_s,
   longest_wait_prefill_s, longest_wait_request, stalls, longest_stall_s,
   longest_stall_token2_s, shared_gaps, shared_gap_min_s, shared_gap_max_s, tpot_stall_ms,
   tpot_shared_ms, tpot_gaps_ms, tpot_sum_ms, tpot_closure_ms, tpot_steady_ms,

@@ -778,15 +778,21 @@ def _state_rows(series: list[dict], engine: str, workload: str) -> list[dict]:
     return sorted(logged or mine, key=lambda r: (r["ts"], r.get("line") or 0))
 
 
+def seconds_from(rows: list[dict], start: str | None) -> list[float]:
+    """Each row's time in s from ``start`` (the benchmark window's start, on the log's
+    clock), else from the first row."""
+    t0 = dt.datetime.fromisoformat(start or rows[0]["ts"])
+    return [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
+
+
 def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
-                 t: dict[str, str]) -> Chart:
+                 t: dict[str, str], start: str | None = None) -> Chart:
     """Running and waiting requests (left axis) and KV-cache usage (right axis, dotted)
-    against seconds from the first row, each row a step held until the next; laid out two
-    to a row."""
+    against seconds from the benchmark window's start (``start``; else the first row, and
+    the axis says so), each row a step held until the next; laid out two to a row."""
     from matplotlib.figure import Figure as MplFigure
 
-    t0 = dt.datetime.fromisoformat(rows[0]["ts"])
-    xs = [(dt.datetime.fromisoformat(r["ts"]) - t0).total_seconds() for r in rows]
+    xs = seconds_from(rows, start)
     fig = MplFigure(figsize=(3.4, 1.9))
     ax = fig.subplots()
     for key, style, label in (("running", "-", t["chart.running"]),
@@ -801,7 +807,7 @@ def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
     right.set_ylabel(t["chart.kv_usage"], fontsize=7)
     ax.set_ylim(bottom=0)
     right.set_ylim(bottom=0)
-    ax.set_xlabel(t["chart.seconds_in"], fontsize=7)
+    ax.set_xlabel(t["chart.seconds_in" if start else "chart.seconds_first_line"], fontsize=7)
     for a in (ax, right):
         a.tick_params(labelsize=6)
     ax.set_title(title, fontsize=8, loc="left", pad=11)
@@ -813,25 +819,31 @@ def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
     fig.tight_layout()
     peak = max((v for v in kv if v is not None), default=None)
     most = max((r.get("waiting") or 0 for r in rows), default=0)
-    alt = f"{t['chart.state']}, {title}: {t['chart.waiting']} ≤ {most:g}" + \
+    waited = f"{t['chart.waiting']} ≤ {most:g}" if most else t["chart.none_waiting"]
+    alt = f"{t['chart.state']}, {title}: {waited}" + \
         (f", {t['chart.kv_usage']} ≤ {peak:.1f}" if peak is not None else "")
     chart = _svg(fig, alt)
     chart.half = True
     return chart
 
 
-def state_charts(run: Run, series: list[dict], t: dict[str, str]) -> list[Markup]:
+def state_charts(run: Run, series: list[dict], t: dict[str, str],
+                 windows=()) -> list[Markup]:
     """One chart per engine and workload with rows in ``server_series``: its state at each
-    stats line of its log inside the window (the scrapes where the log has none)."""
+    stats line of its log inside the window (the scrapes where the log has none), on the
+    benchmark's clock where its window is known (``windows``: ``Ingested.windows``)."""
     _mpl()
     colours = palette(run)
+    starts = {(x.engine, x.workload): x.start for x in windows}
     out = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
             rows = _state_rows(series, e.id, w.id)
             if rows:
+                # a window is on the log's clock: the scrapes' times are not
+                start = starts.get((e.id, w.id)) if rows[0].get("source") == "log" else None
                 out.append(_state_chart(run, rows, colours.get(e.id), f"{w.label}, {e.name}",
-                                        t))
+                                        t, start))
     return out
 
 
@@ -849,18 +861,28 @@ def _gantt_spans(r: dict) -> list[tuple[str, float, float]]:
         spans.append(("stall", first, stall))
     if r.get("decode_s") is not None:
         spans.append(("decode", first + stall, r["decode_s"]))
+    # gaps after token 2 that overlapped another prompt's prefill, drawn over the decode bar
+    # (a stall is the same interference in the first gap: the two compare as a sum)
+    spans += [("overlap", a, n) for a, n in zip(r.get("shared_at_s") or [],
+                                                 r.get("shared_len_s") or [], strict=True)]
     return [s for s in spans if s[2] > 0]
 
 
-def _gantt_panel(ax, rows: list[dict], colour: str, t: dict[str, str], seen: set[str]) -> None:
+# one colour per phase in every panel, whatever the engine (the panel's title names it), so
+# the legend holds for all of them
+GANTT_COLOURS = {"wait": "#bbbbbb", "prefill": "#4c72b0", "stall": "#222222",
+                 "decode": "#a6bddb", "overlap": "#dd8452"}
+
+
+def _gantt_panel(ax, rows: list[dict], t: dict[str, str], seen: set[str]) -> None:
     rows = sorted(rows, key=lambda r: (r.get("arrival_s") or 0.0, r["index"]))
-    colours = {"wait": "#bbbbbb", "prefill": colour, "stall": "#222222", "decode": colour}
+    colours = GANTT_COLOURS
     for y, r in enumerate(rows):
         for phase, start, length in _gantt_spans(r):
             label = t[f"chart.gantt_{phase}"] if phase not in seen else None
             seen.add(phase)
-            ax.barh(y, length, left=start, height=0.7, color=colours[phase],
-                    alpha=0.45 if phase == "decode" else 1.0, label=label, linewidth=0)
+            ax.barh(y, length, left=start, height=0.7, color=colours[phase], label=label,
+                    linewidth=0)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(left=0)
     ax.set_yticks([])
@@ -889,7 +911,6 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     _mpl()
     from matplotlib.figure import Figure as MplFigure
 
-    colours = palette(run)
     cols = min(2, len(panels))
     nrows = -(-len(panels) // cols)
     fig = MplFigure(figsize=(6.4, 1.9 * nrows + 0.4))
@@ -898,7 +919,7 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     for ax, (w, e) in zip(axes.flat, panels, strict=False):
         mine = [r for r in rows if r["workload"] == w.id and r["engine"] == e.id]
         seen: set[str] = set()
-        _gantt_panel(ax, mine, colours[e.id], t, seen)
+        _gantt_panel(ax, mine, t, seen)
         ax.set_title(f"{e.name}, {w.label}", fontsize=8)
         ax.set_xlabel(t["chart.gantt_own" if own else "chart.gantt_seconds"], fontsize=7)
         ax.set_ylabel(t[gantt_order(mine)], fontsize=7)
@@ -909,8 +930,8 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=4,
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3,
                    fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.07 if nrows > 1 else 0.12, 1, 1))
+    fig.tight_layout(rect=(0, 0.11 if nrows > 1 else 0.2, 1, 1))
     alt = t["chart.gantt"] + ": " + "; ".join(f"{e.name} {w.label}" for w, e in panels)
     return _svg(fig, alt)

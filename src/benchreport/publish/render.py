@@ -241,7 +241,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                       "curves": curve_charts(run, registry, t),
                       "pareto": pareto_charts(run, registry, t),
                       "server": [c for c in [server_chart(run, scraped, t)] if c],
-                      "cache": state_charts(run, scraped, t),
+                      "cache": state_charts(run, scraped, t,
+                                            ing.windows if ing is not None else ()),
                       "timeline": [c for c in [gantt_chart(run, timed, t)] if c]}
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]

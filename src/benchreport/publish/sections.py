@@ -98,6 +98,8 @@ CHOSEN_BY = {
     "timeline.unplaced": "timeline.<w>.<e>.prefill_basis",
     "timeline.generated": "timeline.<w>.<e>.requests",
     "timeline.outside_queue": "state.<w>.<e>.queued_s",
+    "timeline.outside_queue_generated": "arrival.<w>.<e>.burst_gap_s",
+    "timeline.substituted": "timeline.<w>.<e>.prefill_substituted",
     "timeline.rounding": "timeline.<w>.<e>.tpot_sum_ms",
     "timeline.none": "timeline.<w>.<e>.stalls",
     "results.inconsistent": "consistency.<w>.<e>.duration",

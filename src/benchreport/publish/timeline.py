@@ -8,7 +8,7 @@ from functools import partial
 
 from markupsafe import Markup, escape
 
-from ..core import ids
+from ..core import ids, provenance
 from ..core.i18n import sentence
 from ..core.verdicts import PHASE_UNPLACED as UNPLACED
 from ..core.verdicts import PREFILL_ESTIMATE as ESTIMATE
@@ -42,8 +42,10 @@ def _stall(w: Writer, fid) -> Markup:
 
 
 def _row(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
-    shared = _pair(w, fid("shared_gaps"), fid("shared_gap_max_s")) \
-        if w.has(fid("shared_gaps")) else Markup("–")
+    shared = Markup("–") if not w.has(fid("shared_gaps")) else \
+        w.link(fid("shared_gaps"), w.t["timeline.none"]) \
+        if w.registry[fid("shared_gaps")].value == 0 else \
+        _pair(w, fid("shared_gaps"), fid("shared_gap_max_s"))
     return [Markup(escape(engine.name)), Markup(escape(label)),
             w.fig(fid("wait_share")).html if w.has(fid("wait_share")) else Markup("–"),
             _pair(w, fid("longest_wait_s"), fid("longest_wait_prefill_s")),
@@ -55,13 +57,27 @@ def _row(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
 def _outside_queue(w: Writer, engine, wl, fid, words: dict) -> list[Markup]:
     """Where the engine's lines show no request waiting but the time before own prefill is
     not zero: that time is outside the queue the engine shows (said for a reconstruction
-    too, marked: it reconciles this section with the server state's)."""
+    too: it reconciles this section with the server state's, and names the generator's
+    arrival spacing that put it there)."""
     queued = ids.state(wl.id, engine.id, "queued_s")
     if not w.has(queued, fid("wait_share")) or w.registry[queued].value != 0 \
             or not w.registry[fid("wait_share")].value > 0:
         return []
-    return [sentence(w.t["timeline.outside_queue"], **words, qmark=w.mark(queued),
+    gap = ids.arrival(wl.id, engine.id, "burst_gap_s")
+    if w.run.meta.reconstruction and w.has(gap):
+        return [sentence(w.t["timeline.outside_queue_generated"], **words,
+                         share=w.fig(fid("wait_share")), gap=w.fig(gap), mark=w.mark(gap))]
+    return [sentence(w.t["timeline.outside_queue"], **words,
                      share=w.fig(fid("wait_share")))]
+
+
+def _estimates(w: Writer) -> list[Markup]:
+    """One sentence for every row whose own prefill is vLLM's estimate, each named as a
+    link to how it was made."""
+    named = [w.link(fid("prefill_basis"), f"{engine.name} {label}")
+             for _, engine, fid, label in _timelines(w)
+             if w.registry[fid("prefill_basis")].value == ESTIMATE]
+    return [sentence(w.t["timeline.estimate"], rows=Markup(", ").join(named))] if named else []
 
 
 def _sentences(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
@@ -70,11 +86,11 @@ def _sentences(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
     t, out = w.t, []
     words = {"engine": w.name(engine.id), "label": label}
     basis = w.registry[fid("prefill_basis")].value
-    if basis == ESTIMATE:
-        out.append(sentence(t["timeline.estimate"], **words,
-                            link=w.link(fid("prefill_basis"), t["timeline.how"])))
-    elif basis == UNPLACED:
+    if basis == UNPLACED:
         out.append(sentence(t["timeline.unplaced"], **words))
+    if w.has(fid("prefill_substituted")) and w.registry[fid("prefill_substituted")].value:
+        out.append(sentence(t["timeline.substituted"], **words,
+                            n=w.fig(fid("prefill_substituted"))))
     if w.registry[fid("requests")].context.get("point") is None:   # the workload's window
         out += _outside_queue(w, engine, wl, fid, words)
     if w.generated(fid("requests"), fid("stalls")):
@@ -116,6 +132,24 @@ def _label(w: Writer, wl, ctx: dict) -> str:
     return " · ".join(parts)
 
 
+def _steady_notes(w: Writer) -> list[Markup]:
+    """What set the steady decode column in a reconstruction, one note per kind of input
+    (a steady mean calibrated to the published one, or drawn by the seed), naming its rows
+    where the kinds differ."""
+    groups: dict[str, tuple[list[str], list[str]]] = {}
+    for _, engine, fid, label in _timelines(w):
+        steady = fid("tpot_steady_ms")      # the column's value; the difference beside it
+        if w.has(steady) and w.run.meta.reconstruction \
+                and w.provenance(steady) in (*provenance.GENERATED, provenance.CALIBRATED):
+            names, held = groups.setdefault(w.provenance(steady), ([], []))
+            names.append(f"{engine.name} {label}")
+            held.append(steady)
+    what = w.t["timeline.steady_what"]
+    space = "" if w.lang == "ko" else " "      # a Korean parenthesis closes up to its word
+    return [w.generated_note(what if len(groups) == 1 else f"{what}{space}({', '.join(names)})",
+                             *figs) for names, figs in groups.values()]
+
+
 def _timelines(w: Writer) -> list[tuple]:
     """(workload, engine, id maker, label) of every point with a request timeline, in
     run.yaml's order of workloads and engines, then the points' own order."""
@@ -147,14 +181,14 @@ def timeline_section(w: Writer) -> Section | None:
         notes += _sentences(w, engine, wl, fid, label)
     if not rows:
         return None
-    notes += _rounding(w, [fid for _, _, fid, _ in _timelines(w)])
-    # the steady decode time and what is left beside it come from the seed's steady windows;
-    # the waits, stalls and gaps from the engine model: each note names its own inputs
-    seeded = [f for f in held if ids.leaf(f) in SEEDED]
-    modelled = [f for f in held if f not in seeded]
-    for what, figs in ((t["timeline.generated"], modelled), (t["timeline.col.steady"], seeded)):
-        if figs and w.generated(*figs):
-            notes.append(w.generated_note(what, *figs))
+    notes = _estimates(w) + notes + _rounding(w, [fid for _, _, fid, _ in _timelines(w)])
+    # the waits, stalls and gaps come from the engine model; the steady decode time and what
+    # is left beside it from each point's steady phase, calibrated or drawn by the seed: each
+    # note names its own inputs
+    modelled = [f for f in held if ids.leaf(f) not in SEEDED]
+    if modelled and w.generated(*modelled):
+        notes.append(w.generated_note(t["timeline.generated"], *modelled))
+    notes += _steady_notes(w)
     header = [t["table.engine"], t["server.col.workload"]] + \
         [t[f"timeline.col.{c}"] for c in ("wait_share", "wait", "stall", "shared", "tpot",
                                           "steady")]
