@@ -310,6 +310,11 @@ def test_reference_page_words_what_its_figures_select(reference):
     assert ">none<" in rows[("SGLang", "64K")][4]
     assert "–" not in rows[("SGLang", "64K")][4]
     assert ">none<" in rows[("SGLang", "200K")][5]        # a count of 0 overlapping gaps
+    # the parts fall short of SGLang's client TPOT (E2E − TTFT runs past the last chunk);
+    # vLLM's client TPOT is the parts' sum
+    assert "SGLang, 64K: the client's mean TPOT differs by 0.12 ms from the sum" in text
+    assert "SGLang, 200K: the client's mean TPOT differs by 0.22 ms" in text
+    assert "vLLM, 64K: the client's mean TPOT differs" not in text
     # one sentence for both vLLM rows whose own prefill is an estimate
     assert text.count("each request's own prefill is an estimate") == 1
     assert "vLLM 64K, vLLM 200K: the log gives prompt throughput only per stats interval" in text

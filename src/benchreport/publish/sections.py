@@ -100,6 +100,7 @@ CHOSEN_BY = {
     "timeline.outside_queue": "state.<w>.<e>.queued_s",
     "timeline.outside_queue_generated": "arrival.<w>.<e>.burst_gap_s",
     "timeline.substituted": "timeline.<w>.<e>.prefill_substituted",
+    "timeline.closure": "timeline.<w>.<e>.tpot_closure_ms",
     "timeline.rounding": "timeline.<w>.<e>.tpot_sum_ms",
     "timeline.none": "timeline.<w>.<e>.stalls",
     "results.inconsistent": "consistency.<w>.<e>.duration",

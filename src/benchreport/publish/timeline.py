@@ -71,6 +71,18 @@ def _outside_queue(w: Writer, engine, wl, fid, words: dict) -> list[Markup]:
                      share=w.fig(fid("wait_share")))]
 
 
+def _closure(w: Writer, fid, words: dict) -> list[Markup]:
+    """Where the parts' sum and the client's mean TPOT differ by more than the shown
+    rounding: the client's per-request time runs past the last streamed chunk (its TPOT is
+    E2E − TTFT, not the sum of the gaps, over the tokens)."""
+    if not w.has(fid("tpot_closure_ms"), fid("tpot_sum_ms")):
+        return []
+    shown = w.registry[fid("tpot_sum_ms")].decimals or 0
+    if abs(w.registry[fid("tpot_closure_ms")].value) < 0.5 * 10 ** -shown:
+        return []
+    return [sentence(w.t["timeline.closure"], **words, diff=w.fig(fid("tpot_closure_ms")))]
+
+
 def _estimates(w: Writer) -> list[Markup]:
     """One sentence for every row whose own prefill is vLLM's estimate, each named as a
     link to how it was made."""
@@ -93,6 +105,7 @@ def _sentences(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
                             n=w.fig(fid("prefill_substituted"))))
     if w.registry[fid("requests")].context.get("point") is None:   # the workload's window
         out += _outside_queue(w, engine, wl, fid, words)
+    out += _closure(w, fid, words)
     if w.generated(fid("requests"), fid("stalls")):
         return out
     if w.has(fid("longest_stall_s")):
