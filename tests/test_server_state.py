@@ -114,8 +114,12 @@ def test_time_queued_peak_and_counts_from_the_lines():
     assert figs[ids.state("1k", "vllm", "line_spacing_s")].value == 10
     assert "resolved to the lines' spacing" in figs[ids.state("1k", "vllm", "queued_s")].method
     assert figs[ids.state("1k", "vllm", "preemptions")].value == 3
+    # its first line (10:10:10) already shows 2 waiting, 5 s after the window's start
+    # (10:10:05): up to 5 s more a request may have waited, uncounted
+    assert figs[ids.state("1k", "vllm", "queued_lead_s")].value == 5
     # SGLang: waiting at 10:20:00 and :02, none at :04 -> 4 s; one retraction line of 2
     assert figs[ids.state("1k", "sglang", "queued_s")].value == 4
+    assert figs[ids.state("1k", "sglang", "queued_lead_s")].value == 1   # 10:19:59 -> 10:20:00
     assert figs[ids.state("1k", "sglang", "retractions")].value == 2
     assert figs[ids.state("1k", "sglang", "retractions")].context["events"] == 1
     src = figs[ids.state("1k", "sglang", "queued_s")].sources[0]
@@ -150,6 +154,7 @@ def test_a_log_era_without_the_counter_gives_not_measured_never_zero():
     fig = figs[ids.state("1k", "vllm", "preemptions")]
     assert fig.value == NOT_MEASURED and fig.unit == "verdict"
     assert figs[ids.state("1k", "vllm", "queued_s")].value == 0
+    assert ids.state("1k", "vllm", "queued_lead_s") not in figs     # its first line: none
 
 
 def test_a_newer_release_without_preemptions_counts_a_measured_zero():

@@ -172,9 +172,26 @@ def _window_figures(ing: Ingested, run: Run, w: str, e: str) -> list[Figure]:
     spacing = queued_seconds(rows)[1]
     if spacing is not None:
         out.append(_spacing_figure(rows, w, e, spacing))
+    out += _lead_figure(ing, rows, w, e)
     out.append(_vllm_preemptions(ing, run, recs, w, e) if vllm
                else _sglang_retractions(ing, recs, w, e))
     return out
+
+
+def _lead_figure(ing: Ingested, rows: list[dict], w: str, e: str) -> list[Figure]:
+    """Where the window's first stats line already shows a request waiting: the seconds
+    from the window's start to that line, which ``queued_s`` does not count (a request may
+    have waited all of them): the time queued lies between ``queued_s`` and it added."""
+    window = next((x for x in ing.windows if x.engine == e and x.workload == w), None)
+    if window is None or not (rows[0].get("waiting") or 0) > 0:
+        return []
+    lead = max(0.0, _seconds(window.start, rows[0]["ts"]))
+    return [Figure(id=ids.state(w, e, "queued_lead_s"), value=lead, unit="s", decimals=0,
+                   sources=source_of(rows[:1]), context={"engine": e, "workload": w,
+                                                         "window_start": window.start},
+                   method="seconds from the window's start to its first stats line, which "
+                          "already shows a request waiting: time a request may have waited "
+                          "that the time queued does not count")]
 
 
 def state_figures(run: Run, ing: Ingested) -> list[Figure]:

@@ -112,7 +112,8 @@ Families (id — constructor — example):
   ``server.64k.vllm.throughput``
 - ``state.<w>.<e>.<name>`` — ``state(w, e, name)``; the server's state over one benchmark
   window from its log lines (``analyses.state``): queued_s (seconds with a request
-  waiting), line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
+  waiting), queued_lead_s (the window's start to a first line that shows a queue),
+  line_spacing_s, preemptions (vLLM), retractions (SGLang) — ``state.64k.vllm.queued_s``; peak KV
   usage and the hit rate are ``cache.*``, peak waiting ``arrival.<w>.<e>.max_waiting``
 - ``timeline.<w>.<e>[.<at>].<name>`` — ``timeline(w, e, name, at)``; ``at`` the place of a
   point of a sweep or of repeats (``point_place``: ``c4.r1``); where each request's time went

@@ -218,6 +218,7 @@ CHOSEN_BY = {
        for k in ("none", "some", "most", "rolling", "set")},
     "state.queued": "state.<w>.<e>.queued_s",
     "state.never_queued": "state.<w>.<e>.queued_s",
+    "state.queued_lead": "state.<w>.<e>.queued_lead_s",
     "stepmodel.bound_table": "stepmodel.<e>.bound_weights_ms",
 }
 

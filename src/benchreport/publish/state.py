@@ -81,9 +81,12 @@ def _queue_sentence(w: Writer, wl, e) -> list[Markup]:
     if w.registry[queued].value == 0 or not w.has(peak, spacing):
         return [sentence(w.t["state.never_queued"], engine=w.name(e.id), label=wl.label,
                          qmark=w.mark(queued), kv=w.fig(kv), mark=w.mark(kv))]
-    return [sentence(w.t["state.queued"], engine=w.name(e.id), label=wl.label,
-                     seconds=w.fig(queued), spacing=w.fig(spacing), peak=w.fig(peak),
-                     qmark=w.mark(queued, peak), kv=w.fig(kv), mark=w.mark(kv))]
+    lead = ids.state(wl.id, e.id, "queued_lead_s")
+    extra = {"lead": w.fig(lead)} if w.has(lead) else {}
+    return [sentence(w.t["state.queued_lead" if extra else "state.queued"], engine=w.name(e.id),
+                     label=wl.label, seconds=w.fig(queued), spacing=w.fig(spacing),
+                     peak=w.fig(peak), qmark=w.mark(queued, peak), kv=w.fig(kv),
+                     mark=w.mark(kv), **extra)]
 
 
 def _assumed_note(w: Writer) -> list[Markup]:
