@@ -44,7 +44,7 @@ def built(tmp_path_factory) -> Path:
 @pytest.fixture
 def ws(built, tmp_path) -> Path:
     dst = tmp_path / "ws"
-    shutil.copytree(built, dst)
+    shutil.copytree(built, dst, symlinks=True)     # the results store's links stay links
     return dst
 
 
@@ -364,25 +364,104 @@ def test_a_ctrl_c_dropped_in_a_weakref_callback_still_stops_the_build():
     assert signal.getsignal(signal.SIGINT) is previous
 
 
-def test_ctrl_c_after_the_swap_says_the_report_is_new_and_the_next_build_stores_it(
+def store_state(store: Path) -> tuple[dict[str, str], list[tuple[str, str | None]]]:
+    """The store as its readers and other tools see it: every file's sha256 (through links)
+    and every path with its link text."""
+    return snapshot(store), sorted((p.relative_to(store).as_posix(),
+                                    os.readlink(p) if p.is_symlink() else None)
+                                   for p in store.rglob("*"))
+
+
+def store_leftovers(store: Path) -> list[str]:
+    left = [p.name for p in (store / ".incoming").glob("*")]
+    for run in (store / ".generations").glob("*"):
+        keep = {"current", "lock", os.readlink(run / "current")}
+        left += [p.name for p in run.iterdir() if p.name not in keep]
+    return left
+
+
+def test_ctrl_c_during_the_export_leaves_the_previous_report_and_store(
         ws, project, capsys, monkeypatch):
+    """The export runs before the new report is swapped in (issue 33, finding 15), so an
+    interrupt there leaves both as they were, and the next build exports."""
     from benchreport.build import pipeline
 
     export_run = pipeline.store.export_run
     before = snapshot(ws / "report/mini")
+    stored = store_state(ws / "report/_store")
     touch_input(ws)
 
-    def interrupted(run):      # noqa: ARG001
+    def interrupted(run, store=None):      # noqa: ARG001
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline.store, "export_run", interrupted)
     assert main(args(ws, project)) == 130
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err == (f"error: interrupted; {ws}/report/mini/ is the new report, not yet in the "
-                   "results store (the next build adds it)")
-    assert snapshot(ws / "report/mini") != before
+    assert err == f"error: interrupted; {ws}/report/mini/ was left as it was"
+    assert snapshot(ws / "report/mini") == before
+    assert store_state(ws / "report/_store") == stored
     monkeypatch.setattr(pipeline.store, "export_run", export_run)
     assert main(args(ws, project)) == 0
+    assert "export to the results store done" in capsys.readouterr().err
+    assert store_state(ws / "report/_store") != stored
+
+
+class FullDisk:
+    """A DuckDB connection whose ``fail_at``-th COPY fails as DuckDB's does on a full disk."""
+
+    MESSAGE = ('IO Error: Async write failed for range [offset=0, size=27]: {"exception_type":'
+               '"IO","exception_message":"Could not write file \\"x.parquet\\": No space left '
+               'on device","errno":"28"}')
+
+    def __init__(self, con, fail_at: int) -> None:
+        self.con, self.fail_at, self.copies = con, fail_at, 0
+
+    def execute(self, sql: str, *params):
+        if sql.lstrip().upper().startswith("COPY"):
+            self.copies += 1
+            if self.copies == self.fail_at:
+                import duckdb
+
+                raise duckdb.IOException(self.MESSAGE)
+        return self.con.execute(sql, *params)
+
+    def __getattr__(self, name: str):
+        return getattr(self.con, name)
+
+
+@pytest.mark.parametrize("where", ["tables", "links"])
+def test_a_full_disk_while_exporting_leaves_the_previous_report_and_store(
+        ws, project, capsys, monkeypatch, where):
+    """Issue 33, finding 15: a full disk at the store export gave a traceback after the
+    report had been replaced. Now one line, and the report and the store as they were."""
+    from benchreport.build import pipeline
+
+    store = ws / "report/_store"
+    before = snapshot(ws / "report/mini")
+    stored = store_state(store)
+    touch_input(ws)
+    if where == "tables":           # the fourth table's file cannot be written
+        connect = pipeline.store.connect
+        monkeypatch.setattr(pipeline.store, "connect", lambda: FullDisk(connect(), 4))
+    else:                           # the tables are written; no room for a link
+        export_run = pipeline.store.export_run
+
+        def no_room(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device", str(args[1]))
+
+        def export_on_a_full_disk(*args, **kwargs):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(os, "symlink", no_room)
+                return export_run(*args, **kwargs)
+
+        monkeypatch.setattr(pipeline.store, "export_run", export_on_a_full_disk)
+    assert main(args(ws, project)) == 1
     err = capsys.readouterr().err
-    assert "notebooks and figures: inputs unchanged, skipped" in err
-    assert "export to the results store done" in err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        f"error: {ws}/report/mini/: no space left on the disk (No space left on device); "
+        "nothing was replaced; free some space and build again")
+    assert snapshot(ws / "report/mini") == before
+    assert store_state(store) == stored
+    assert store_leftovers(store) == []
+    assert not (ws / "report/.staging/mini").exists()

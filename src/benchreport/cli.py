@@ -314,17 +314,14 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt:
         if args.debug:
             raise
         if argv is None:
             _ignore_further_interrupts()
         left = ""
-        if args.command == "build":
-            folder = f"{(args.report_root / args.run_id).as_posix()}/"
-            left = f"; {folder} is the new report, not yet in the results store (the next " \
-                "build adds it)" if getattr(exc, "report_replaced", False) else \
-                f"; {folder} was left as it was"
+        if args.command == "build":       # the export precedes the swap: nothing replaced
+            left = f"; {(args.report_root / args.run_id).as_posix()}/ was left as it was"
         print(f"error: interrupted{left}", file=sys.stderr)
         return 130
 

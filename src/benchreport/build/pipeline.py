@@ -241,10 +241,13 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
 
     The build writes into report/.staging/<run_id>/ and swaps it in only when every step
     has succeeded, under a lock: a failed or interrupted build leaves the previous report
-    as it was, and a second build of the same run waits for the first.
+    as it was, and a second build of the same run waits for the first. The last step,
+    before the swap, exports the run into the results store (report/_store/), so a full
+    disk or an interrupt there leaves the previous report and store alike.
     """
     project = Path(project).resolve()
     run = load_run(run_id, data_root, report_root)
+    results = store.store_path(run.paths.report.parent)
     steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
     with Interrupts() as interrupts, staging.lock(run.paths.report, steps_out):
         notebooks = list_notebooks(project / "notebooks")
@@ -259,17 +262,18 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
             steps.out("notebooks and figures: inputs unchanged, skipped")
             steps.out("render: inputs unchanged, skipped")
             shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
-            if store.export_needed(run):
-                steps.run("export to the results store", lambda: store.export_run(run))
+            with staging.full_disk_is_one_line(run.paths.report):
+                if store.export_needed(run):
+                    steps.run("export to the results store",
+                              lambda: store.export_run(run, results))
+                else:
+                    store.remove_leftovers(results, run.id)
             return run
         with staging.stage(run) as staged:
             _build_into(staged, notebooks, keys, steps, project, pdf)
-        # only a build that succeeded reaches the store, and only once its report is in place
-        try:
-            steps.run("export to the results store", lambda: store.export_run(run))
-        except KeyboardInterrupt as exc:
-            exc.report_replaced = True     # the new report is in place; the store is not
-            raise
+            # only a build that succeeded reaches the store, and before its report is swapped
+            # in: a failed export leaves the previous report and store
+            steps.run("export to the results store", lambda: store.export_run(staged, results))
     return run
 
 

@@ -83,6 +83,21 @@ def _copy_report(final: Path, staged: Path) -> None:
 
 
 @contextlib.contextmanager
+def full_disk_is_one_line(final: Path) -> Iterator[None]:
+    """A full disk (or quota) inside the block is one line naming ``final``, the report
+    folder: the block replaces nothing until it has written all it needs."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise BuildError(f"no space left on the disk ({exc.strerror})",
+                         path=shown(final, Path.cwd()) + "/",
+                         hint="nothing was replaced; free some space and build again") \
+            from exc
+
+
+@contextlib.contextmanager
 def stage(run) -> Iterator[object]:
     """Yield ``run`` with its report folder moved to the staging copy; swap it in on success.
 
@@ -94,21 +109,17 @@ def stage(run) -> Iterator[object]:
     staged = final.parent / STAGING / final.name
     failed = failed_dir(final)
     shutil.rmtree(staged, ignore_errors=True)      # left by a build that was killed
-    try:
-        if final.is_dir():
-            _copy_report(final, staged)
-        else:
-            staged.mkdir(parents=True)
-        yield replace(run, paths=replace(run.paths, report=staged))
-    except BaseException as exc:
-        _keep_failed_notebook(exc, staged, failed)
-        shutil.rmtree(staged, ignore_errors=True)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise BuildError(f"no space left on the disk ({exc.strerror})",
-                             path=shown(final, Path.cwd()) + "/",
-                             hint="nothing was replaced; free some space and build again") \
-                from exc
-        raise
+    with full_disk_is_one_line(final):
+        try:
+            if final.is_dir():
+                _copy_report(final, staged)
+            else:
+                staged.mkdir(parents=True)
+            yield replace(run, paths=replace(run.paths, report=staged))
+        except BaseException as exc:
+            _keep_failed_notebook(exc, staged, failed)
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
     shutil.rmtree(failed, ignore_errors=True)      # this build succeeded
     swap(staged, final)
     shutil.rmtree(staged, ignore_errors=True)      # now the previous report

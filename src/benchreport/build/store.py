@@ -1,19 +1,48 @@
 """Export a built run into the results store (``core.store`` documents the tables).
 
-A build calls ``export_run`` after its report is in place, so a run whose build failed never
-touches the store. Every table of the run is first written under
-``_store/.incoming/<RUN>.<pid>/``; only when all of them exist is each moved into its
-partition with one rename (``os.replace``), the ``runs`` row last: a reader sees a run's old
-files or its new ones, never a half-written file. Builds of different runs write different
-partitions, so they may export at the same time.
+A build calls ``export_run`` once every step has succeeded and before it swaps the new report
+in: a run whose build failed never touches the store, and a full disk or an interrupt during
+the export leaves the previous report and the previous store as they were.
+
+Atomic per run. An export writes all the run's tables under ``_store/.incoming/<RUN>.<pid>/``,
+renames that folder to a new generation ``_store/.generations/<RUN>/<gen>/``, and replaces the
+symlink ``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
+``_store/<table>/run_id=<RUN>/data.parquet``, is a fixed relative symlink through ``current``
+(``../../.generations/<RUN>/current/<table>.parquet``), so that one rename switches every table
+of the run at once, and a kill at any instant leaves the run at one generation, the previous
+or the new one, never a mix.
+
+Why links rather than a generation marker that only benchreport's readers honour: the layout
+is public (DuckDB, Spark, Trino and Athena read ``<table>/run_id=<RUN>/`` as it is), and a
+marker would leave those readers a mix or two generations' rows. Why one link per run rather
+than one per store: exports of different runs stay independent and may run at the same time,
+and an export costs the same in a store of a thousand runs as in a store of one.
+
+Order. What takes disk space (the tables, the temporary links, the partition folders) is made
+first; then renames only switch the run, and on an error they are undone, so a full disk
+leaves the store as it was. A run's first export links its partitions after ``current``
+exists, ``runs`` last: until that link is in place the run is not listed, and ``core.store``
+reads only the runs ``runs`` lists. A run stored before generations (real files in its
+partitions, or a store copied with its links followed) is first taken over: its files are
+hard-linked into a generation and each replaced by its link, which changes no byte a reader
+sees, so that the switch to the new build is again one rename.
+
+Leftovers. An export holds ``.generations/<RUN>/lock`` (``flock``, which the kernel drops when
+the process dies) and removes, under it, what a killed export of the run left: generations
+that ``current`` does not name, and ``.incoming/<RUN>.<pid>/`` folders (of any run) whose
+process is gone. A build whose inputs did not change calls ``remove_leftovers`` instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +60,38 @@ from ..core.store import (
 from ..core.tables import POINT_TYPES, connect
 
 EVENT_KINDS = ("memory_event", "jit_event", "retraction", "traceback")
+INCOMING = ".incoming"
+GENERATIONS = ".generations"
+CURRENT = "current"
+LOCK = "lock"
+# "runs" last: a run is listed (core.store.stored_runs) once all its other tables are linked
+LINK_ORDER = tuple(sorted(TABLES, key=lambda t: t == "runs"))
 
 
 def _copy(con, sql: str, path: Path, params: list | None = None) -> None:
+    import duckdb
+
     target = path.as_posix().replace("'", "''")
-    con.execute(f"COPY ({sql}) TO '{target}' (FORMAT parquet, COMPRESSION zstd, "
-                f"KV_METADATA {{{KV_KEY}: '{STORE_VERSION}'}})", params or [])
+    try:
+        con.execute(f"COPY ({sql}) TO '{target}' (FORMAT parquet, COMPRESSION zstd, "
+                    f"KV_METADATA {{{KV_KEY}: '{STORE_VERSION}'}})", params or [])
+    except duckdb.IOException as exc:
+        raise _os_error(exc, path) from None
+
+
+def _os_error(exc: Exception, path: Path) -> OSError:
+    """DuckDB's IO error as the OSError under it (a full disk: ENOSPC), which the build and
+    the command line report in one line. DuckDB puts the details in a JSON object:
+    ``IO Error: ...: {"exception_message": "...", "errno": "28"}``."""
+    text = str(exc)
+    try:
+        detail = json.loads(text[text.index("{"):])
+    except ValueError:
+        detail = {}
+    code = int(detail.get("errno") or 0) or errno.EIO
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return OSError(code, os.strerror(code), str(path))
+    return OSError(code, detail.get("exception_message") or text.splitlines()[0])
 
 
 def _q(path: Path) -> str:
@@ -183,16 +238,13 @@ SETTING_TYPES = {"engine": "VARCHAR", "file": "VARCHAR", "sha256": "VARCHAR", "l
                  "value_line": "BIGINT"}
 
 
-def export_run(run: Run, store: Path | None = None) -> Path:
-    """Write ``run``'s tables into the store, replacing its partitions; return the store."""
-    store = store or store_path(run.paths.report.parent)
+def _write_tables(run: Run, folder: Path) -> None:
+    """Every table of ``run``, one Parquet file each, into the new folder ``folder``."""
     tables = run.paths.tables
-    incoming = store / ".incoming" / f"{run.id}.{os.getpid()}"
-    shutil.rmtree(incoming, ignore_errors=True)
-    incoming.mkdir(parents=True)
+    folder.mkdir(parents=True)
+    con = connect()
     try:
-        con = connect()
-        files = {t: incoming / f"{t}.parquet" for t in TABLES}
+        files = {t: folder / f"{t}.parquet" for t in TABLES}
         _write_table(con, tables / "points.parquet", files["points"], POINT_TYPES)
         _write_table(con, tables / "requests.parquet", files["requests"], REQUEST_TYPES)
         _write_table(con, tables / "settings.parquet", files["settings"], SETTING_TYPES)
@@ -200,15 +252,198 @@ def export_run(run: Run, store: Path | None = None) -> Path:
         _write_figures(con, run.paths.figures_json, files["figures"])
         _write_events(con, tables, files["events"])
         _write_runs(con, run_row(run, con), files["runs"])
-        con.close()
-        # "runs" last: a run is listed (stored_runs) once all its tables are in place
-        for table in sorted(TABLES, key=lambda t: t == "runs"):
-            target = partition(store, table, run.id)
-            target.mkdir(parents=True, exist_ok=True)
-            os.replace(files[table], target / PARTITION_FILE)
     finally:
-        shutil.rmtree(incoming, ignore_errors=True)
+        con.close()
+
+
+def export_run(run: Run, store: Path | None = None) -> Path:
+    """Write ``run``'s tables into the store as a new generation and switch the run to it
+    in one rename (see the module docstring); return the store."""
+    store = store or store_path(run.paths.report.parent)
+    with _locked(store, run.id):
+        _sweep(store, run.id)
+        scratch = store / INCOMING / f"{run.id}.{os.getpid()}"
+        try:
+            _write_tables(run, scratch / "tables")
+            _adopt(store, run.id, scratch)
+            _switch(store, run.id, _keep(store, run.id, scratch / "tables"), scratch)
+        finally:
+            _remove(scratch)
+            _sweep_generations(store, run.id)
     return store
+
+
+def remove_leftovers(store: Path, run_id: str) -> None:
+    """Remove what killed exports left: the run's generations that ``current`` does not name,
+    and ``.incoming`` folders of processes that are gone."""
+    if (store / GENERATIONS / run_id).is_dir():
+        with _locked(store, run_id):
+            _sweep(store, run_id)
+    else:
+        _sweep_incoming(store, run_id)
+
+
+@contextlib.contextmanager
+def _locked(store: Path, run_id: str) -> Iterator[None]:
+    """One export of a run at a time (builds of one run already wait for each other; this
+    covers callers outside a build). ``flock``: a killed holder leaves no stale lock."""
+    import fcntl
+
+    folder = store / GENERATIONS / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _current(store: Path, run_id: str) -> Path:
+    return store / GENERATIONS / run_id / CURRENT
+
+
+def _part(store: Path, table: str, run_id: str) -> Path:
+    return partition(store, table, run_id) / PARTITION_FILE
+
+
+def _link_text(run_id: str, table: str) -> str:
+    """Where a partition file points, relative to its folder: through ``current``."""
+    return f"../../{GENERATIONS}/{run_id}/{CURRENT}/{table}.parquet"
+
+
+def _linked(store: Path, table: str, run_id: str) -> bool:
+    part = _part(store, table, run_id)
+    return part.is_symlink() and os.readlink(part) == _link_text(run_id, table)
+
+
+def _keep(store: Path, run_id: str, folder: Path) -> Path:
+    """Move a complete generation beside the run's others; return its new place."""
+    generation = store / GENERATIONS / run_id / f"{time.time_ns()}.{os.getpid()}"
+    os.rename(folder, generation)
+    return generation
+
+
+def _adopt(store: Path, run_id: str, scratch: Path) -> None:
+    """Take over a run whose partitions are files, not links (a store written before
+    generations, or copied with its links followed): hard-link the files into a generation
+    and switch to it. Readers see the same bytes at every step."""
+    current = _current(store, run_id)
+    existing = [t for t in TABLES if os.path.lexists(_part(store, t, run_id))]
+    if not existing or (current.is_symlink() and all(_linked(store, t, run_id)
+                                                     for t in existing)):
+        return
+    taken = scratch / "adopted"
+    taken.mkdir()
+    for table in existing:
+        if _part(store, table, run_id).is_file():
+            _hard_link(_part(store, table, run_id), taken / f"{table}.parquet")
+    if current.exists() and not current.is_symlink():    # a copy of a generation, not a link
+        shutil.rmtree(current)
+    _switch(store, run_id, _keep(store, run_id, taken), scratch)
+
+
+def _hard_link(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:             # a file system without hard links: a copy
+        shutil.copy2(src, dst)
+
+
+def _switch(store: Path, run_id: str, generation: Path, scratch: Path) -> None:
+    """Point the run at ``generation``: after ``_prepare``, renames only, ``current`` first
+    (every linked table switches with it), then the links the run lacks, ``runs`` last. On
+    any error the renames are undone."""
+    links = scratch / f"links.{generation.name}"
+    fresh: set[str] = set()
+    done: list[str] = []
+    try:
+        todo = _prepare(store, run_id, generation, links, fresh)
+        os.replace(links / CURRENT, _current(store, run_id))
+        for table in todo:
+            os.replace(links / table, _part(store, table, run_id))
+            done.append(table)
+    except BaseException:
+        _undo(store, run_id, generation, links, done, fresh)
+        raise
+
+
+def _prepare(store: Path, run_id: str, generation: Path, links: Path,
+             fresh: set[str]) -> list[str]:
+    """Make everything ``_switch`` renames into place, in ``links`` (which takes the disk
+    space there is to take before anything changes); add to ``fresh`` the tables with no
+    partition file yet. Return the tables whose partition is not yet linked, in order."""
+    links.mkdir()
+    current = _current(store, run_id)
+    os.symlink(generation.name, links / CURRENT)
+    if current.is_symlink():
+        os.symlink(os.readlink(current), links / "previous")
+    todo = [t for t in LINK_ORDER if (generation / f"{t}.parquet").is_file()
+            and not _linked(store, t, run_id)]
+    for table in todo:
+        if not os.path.lexists(_part(store, table, run_id)):
+            fresh.add(table)
+            partition(store, table, run_id).mkdir(parents=True, exist_ok=True)
+        os.symlink(_link_text(run_id, table), links / table)
+    return todo
+
+
+def _undo(store: Path, run_id: str, generation: Path, links: Path, done: list[str],
+          fresh: set[str]) -> None:
+    """Back to what readers saw before ``_switch``, by renames and removals only (they need
+    no disk space): the new links out, ``current`` back to its previous generation."""
+    for table in fresh:
+        with contextlib.suppress(OSError):
+            if table in done:
+                _part(store, table, run_id).unlink()
+            partition(store, table, run_id).rmdir()
+    current = _current(store, run_id)
+    if (links / "previous").is_symlink():
+        os.replace(links / "previous", current)
+    elif current.is_symlink() and os.readlink(current) == generation.name and \
+            all(t in fresh for t in done):      # a first export: only its own links used it
+        current.unlink()
+
+
+def _sweep(store: Path, run_id: str) -> None:
+    _sweep_incoming(store, run_id)
+    _sweep_generations(store, run_id)
+
+
+def _sweep_incoming(store: Path, run_id: str) -> None:
+    """Remove ``.incoming/<RUN>.<pid>`` of processes that are gone (an export killed), and
+    this process's own one of ``run_id`` (an export of it that failed)."""
+    for entry in list((store / INCOMING).glob("*")):
+        name, _, pid = entry.name.rpartition(".")
+        if not pid.isdigit():
+            continue
+        if not _alive(int(pid)) or (int(pid) == os.getpid() and name == run_id):
+            _remove(entry)
+
+
+def _sweep_generations(store: Path, run_id: str) -> None:
+    """Remove the run's generations that ``current`` does not name (under its lock)."""
+    folder = store / GENERATIONS / run_id
+    current = folder / CURRENT
+    keep = {CURRENT, LOCK, os.readlink(current) if current.is_symlink() else None}
+    for entry in list(folder.glob("*")):
+        if entry.name not in keep:
+            _remove(entry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # another user's process
+        return True
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def export_needed(run: Run, store: Path | None = None) -> bool:

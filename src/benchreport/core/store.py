@@ -8,6 +8,14 @@ Layout (plain Parquet, Hive-partitioned by run; any Parquet reader can query it)
 ``hive_partitioning = true`` (and ``hive_types = {'run_id': VARCHAR}``, so that a run id such
 as ``2025-05-01`` stays text). ``_store`` starts with an underscore, which no run id can.
 
+Each ``data.parquet`` is a relative symlink into the run's current generation,
+``_store/.generations/<RUN>/current/<table>.parquet``: an export switches all the run's tables
+with one rename (``build.store`` says how and why). A reader here lists the runs first
+(a run's first export links ``runs`` last) and leaves out the partitions of any run ``runs``
+does not list, so a run whose first export was killed halfway is not seen in any table. A
+store written before generations, with real files in the partitions, reads the same; each
+run is moved over at its next export.
+
 Tables (one row per what; units in the names or below). Every file also carries the Parquet
 key-value metadata ``benchreport_store_version``; ``runs`` has it as a column too.
 
@@ -73,8 +81,15 @@ def read_sql(store: Path, table: str) -> str:
             "hive_types = {'run_id': VARCHAR})")
 
 
+def unlisted(store: Path, table: str, run_ids: set[str]) -> list[str]:
+    """Runs with a partition of ``table`` that ``runs`` does not list: a first export under
+    way, or killed before its ``runs`` partition was in place. Readers leave them out."""
+    return sorted(p.name.removeprefix("run_id=") for p in (store / table).glob("run_id=*")
+                  if p.name.removeprefix("run_id=") not in run_ids)
+
+
 def stored_runs(store: Path) -> list[str]:
-    """Run ids with a complete partition (their ``runs`` row is written last)."""
+    """Run ids with a complete partition (their ``runs`` partition is linked last)."""
     folder = store / "runs"
     if not folder.is_dir():
         return []
@@ -94,7 +109,8 @@ def check_versions(con) -> None:
             f"{'none' if found is None else found}; this "
             f"benchreport reads version {STORE_VERSION}",
             hint=f"rebuild it (make report RUN={run_id}) to migrate it, or delete its "
-                 f"partitions (report/{STORE_DIR}/*/run_id={run_id})")
+                 f"partitions (report/{STORE_DIR}/*/run_id={run_id}) and "
+                 f"report/{STORE_DIR}/.generations/{run_id}")
 
 
 def connect(store: Path, *, check: bool = True):
@@ -104,10 +120,16 @@ def connect(store: Path, *, check: bool = True):
     con = duckdb.connect()
     con.execute("SET threads=2")
     con.execute("SET parquet_metadata_cache = true")
+    run_ids = set(stored_runs(store))
     for table in TABLES:
-        if any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {read_sql(store, table)}")
-    if check and (store / "runs").is_dir():
+        if not any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
+            continue
+        # a filter on the partition key: DuckDB skips those files without opening them
+        left_out = ", ".join("'" + r.replace("'", "''") + "'"
+                             for r in unlisted(store, table, run_ids))
+        where = f" WHERE run_id NOT IN ({left_out})" if left_out else ""
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM {read_sql(store, table)}{where}")
+    if check and run_ids:
         check_versions(con)
     return con
 
