@@ -275,6 +275,29 @@ def _shared_marks(start: float, gaps: list[float], limit: float,
     return marks
 
 
+def overlap_runs(start: float, gaps: list[float], marks: list[bool],
+                 per_token: bool) -> list[tuple[float, float]]:
+    """(start s, length s) of each prefill-overlapping gap after token 2. A client that
+    divides a chunk's gap evenly over its tokens (``itl.per-token``) writes a chunk of k
+    tokens as k equal entries: consecutive marked entries of one value are one chunk's gap.
+
+    >>> overlap_runs(1.0, [10.0, 1525.0, 1525.0, 10.0], [False, True, True, False], True)
+    [(1.01, 3.05)]
+    >>> len(overlap_runs(1.0, [10.0, 1525.0, 1525.0], [False, True, True], False))
+    2
+    """
+    ends = list(itertools.accumulate((g / 1000 for g in gaps), initial=start))
+    out: list[tuple[float, float]] = []
+    for i in range(1, len(gaps)):
+        if not marks[i]:
+            continue
+        if per_token and marks[i - 1] and i > 1 and gaps[i] == gaps[i - 1] and out:
+            out[-1] = (out[-1][0], round(out[-1][1] + gaps[i] / 1000, 9))
+        else:
+            out.append((round(ends[i], 9), round(gaps[i] / 1000, 9)))
+    return out
+
+
 def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | None
               ) -> dict:
     """The request's stall before token 2, its prefill-overlapping gaps after token 2 and the
@@ -285,10 +308,9 @@ def gap_split(row: dict, gaps: list[float], spans: list[tuple[float, float]] | N
     stall = first if gaps and first > limit else 0.0
     marks = _shared_marks(row["first_token_s"], [g / 1000 for g in gaps], limit, spans)
     shared = sum(g / 1000 for g, hit in zip(gaps[1:], marks[1:], strict=True) if hit)
-    ends = list(itertools.accumulate((g / 1000 for g in gaps), initial=row["first_token_s"]))
-    at = [(ends[i], gaps[i] / 1000) for i in range(1, len(gaps)) if marks[i]]
+    at = overlap_runs(row["first_token_s"], gaps, marks, row.get("per_token", False))
     return {"stall_s": stall, "shared_s": shared if spans is not None else None,
-            "shared_gaps": sum(marks[1:]) if spans is not None else None,
+            "shared_gaps": len(at) if spans is not None else None,
             "first_shared": bool(marks and marks[0]), "shared_marks": marks,
             "shared_at_s": [a for a, _ in at], "shared_len_s": [n for _, n in at],
             "steady_s": sum(gaps) / 1000 - stall - shared,
@@ -315,7 +337,8 @@ def request_row(entry: PointResult, i: int, r: dict, arrival: float | None, basi
             "first_token_s": base + ttft, "ttft_s": ttft,
             "finish_s": None if finish[0] is None else base + finish[0],
             "finish_basis": finish[1], "output_tokens": r.get("output_tokens"),
-            "gaps_ms": gaps, "unplaced": ", ".join(unplaced)}
+            "gaps_ms": gaps, "unplaced": ", ".join(unplaced),
+            "per_token": entry.definitions.get("itl") == "itl.per-token"}
 
 
 def complete(row: dict, split: dict) -> dict:
@@ -428,15 +451,15 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
 def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     if any(r["shared_gaps"] is None for r in rows):
         return []
-    gaps = [g for r in rows for g, hit in zip(r["gap_s"][1:], r["shared_marks"][1:],
-                                              strict=True) if hit]
+    gaps = [n for r in rows for n in r["shared_len_s"]]
     firsts = sum(1 for r in rows if r["first_shared"])
     src = (src_of("itls"), src_of("ttfts"))
     how = (f"gaps between chunks after token 2 above {STALL_FACTOR:g} × their request's "
            "median gap that began while another request had not yet received its first "
            "token (its prompt waiting or prefilling), the gaps the TPOT decomposition counts "
            f"as prefill-overlapping; {firsts} first gaps overlapped such a prompt too and "
-           "are counted as stalls before token 2, not here")
+           "are counted as stalls before token 2, not here; where the client divides a "
+           "chunk's gap over its tokens, the equal entries of one chunk count once")
     out = [Figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
                   sources=src, context={**ctx, "first_gaps": firsts}, method=how)]
     if gaps:

@@ -9,7 +9,7 @@ from functools import partial
 from markupsafe import Markup, escape
 
 from ..core import ids, provenance
-from ..core.i18n import sentence
+from ..core.i18n import format_value, sentence
 from ..core.verdicts import PHASE_UNPLACED as UNPLACED
 from ..core.verdicts import PREFILL_ESTIMATE as ESTIMATE
 from ..core.verdicts import STALL_FACTOR
@@ -80,7 +80,11 @@ def _closure(w: Writer, fid, words: dict) -> list[Markup]:
     shown = w.registry[fid("tpot_sum_ms")].decimals or 0
     if abs(w.registry[fid("tpot_closure_ms")].value) < 0.5 * 10 ** -shown:
         return []
-    return [sentence(w.t["timeline.closure"], **words, diff=w.fig(fid("tpot_closure_ms")))]
+    fig = w.registry[fid("tpot_closure_ms")]
+    key = "timeline.closure_after" if fig.value > 0 else "timeline.closure_before"
+    return [sentence(w.t[key], **words, mark=w.mark(fid("tpot_closure_ms")),
+                     diff=w.link(fid("tpot_closure_ms"), format_value(abs(fig.value), fig.unit,
+                                                                      w.lang, fig.decimals)))]
 
 
 def _estimates(w: Writer) -> list[Markup]:
