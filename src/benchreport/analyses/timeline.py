@@ -14,8 +14,8 @@ Per request (times in s, from the request's arrival at the client):
   prefill speed (the highest interval prompt throughput in the window), an estimate; else
   unplaced. Time before own prefill = TTFT − own prefill (at least 0): a residual that holds
   the engine's queue, the time before the request reached the engine and, for vLLM's
-  estimate, any prefill slower than the engine's fastest logged speed (so for vLLM this
-  time tends to be overstated);
+  estimate, any difference between the request's actual prefill and the fastest interval
+  average (which can err either way);
 - first token: TTFT; a stall before token 2: the first gap between chunks when it exceeds
   ``STALL_FACTOR`` × the request's median gap; decode: to the finish, which is E2E latency,
   or TTFT + Σ gaps where the file has no E2E (SGLang's JSON Lines);
