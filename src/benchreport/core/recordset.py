@@ -218,6 +218,7 @@ def _connect():
 
     con = connect()
     con.execute("SET memory_limit='256MB'")
+    con.execute("SET enable_progress_bar=false")     # a long query prints none to stdout
     con.execute(f"SET temp_directory='{tempfile.gettempdir()}/benchreport-duckdb'")
     return con
 
