@@ -214,11 +214,16 @@ class Records(Mapping):
 
 
 def _connect():
+    import duckdb
+
     from .tables import connect
 
     con = connect()
     con.execute("SET memory_limit='256MB'")
-    con.execute("SET enable_progress_bar=false")     # a long query prints none to stdout
+    try:                          # a long query prints no progress bar to stdout
+        con.execute("SET enable_progress_bar=false")
+    except duckdb.Error:          # in a notebook kernel without ipywidgets it prints none
+        pass
     con.execute(f"SET temp_directory='{tempfile.gettempdir()}/benchreport-duckdb'")
     return con
 
