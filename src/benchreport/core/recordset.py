@@ -140,6 +140,16 @@ class Records(Mapping):
             return [r for r in self.small[kind] if _in_window(r, engine, start, end)]
         return list(self.rows(kind, engine=engine, window=(start, end)))
 
+    def files(self, kind: str, engine: str, keep=None, sql: str = "true") -> set[str]:
+        """The files holding ``engine``'s records of ``kind`` that ``keep`` keeps (a large
+        kind: that ``sql``, the same test as a condition on its columns, keeps)."""
+        if kind in self.large:
+            found = _connect().execute(f"SELECT DISTINCT file FROM {self._source(kind)} WHERE "
+                                       f"engine = ? AND ({sql})", [engine]).fetchall()
+            return {f for (f,) in found}
+        return {r["file"] for r in self.small.get(kind, [])
+                if r["engine"] == engine and (keep is None or keep(r))}
+
     def ts_range_by_file(self, kind: str, engine: str) -> dict[str, tuple[str, str]]:
         """Per file, the first and last time stamp of ``engine``'s records of ``kind``."""
         if kind in self.large:
@@ -153,9 +163,11 @@ class Records(Mapping):
                 times.setdefault(r["file"], []).append(r["ts"])
         return {f: (min(ts), max(ts)) for f, ts in times.items()}
 
-    def sorted_rows(self, kinds: Iterable[str], engine: str) -> Iterator[dict[str, Any]]:
+    def sorted_rows(self, kinds: Iterable[str], engine: str,
+                    columns: Iterable[str] | None = None) -> Iterator[dict[str, Any]]:
         """Rows of several kinds of one engine that have a time stamp, by (ts, line); rows
-        that tie keep the order of ``kinds``, then file order (as a stable sort would)."""
+        that tie keep the order of ``kinds``, then file order (as a stable sort would).
+        ``columns``: of a large kind, only those are read (the others are absent)."""
         streams = []
         for index, kind in enumerate(kinds):
             if kind in self.small:
@@ -165,9 +177,9 @@ class Records(Mapping):
             elif kind in self.large:
                 streams.append(((r["ts"], r["line"], index, r.pop("_f"), r.pop("_n")), r)
                                for r in self._fetch(
-                    f"SELECT *, filename AS _f, file_row_number AS _n FROM "
-                    f"{self._source(kind, numbered=True)} WHERE engine = ? AND ts IS NOT NULL "
-                    "AND ts <> '' ORDER BY ts, line, _f, _n", [engine]))
+                    f"SELECT {self._select(kind, columns)}, filename AS _f, file_row_number "
+                    f"AS _n FROM {self._source(kind, numbered=True)} WHERE engine = ? AND ts "
+                    "IS NOT NULL AND ts <> '' ORDER BY ts, line, _f, _n", [engine]))
         yield from (row for _, row in heapq.merge(*streams, key=lambda x: x[0]))
 
     def lines_of(self, file: str) -> Iterator[tuple[int, str]]:
@@ -179,6 +191,14 @@ class Records(Mapping):
                 f"SELECT line, ts FROM {self._source(kind)} WHERE file = ? AND ts IS NOT NULL "
                 "AND ts <> '' ORDER BY line, ts", [file]))
         yield from heapq.merge(*streams)
+
+    def _select(self, kind: str, columns: Iterable[str] | None) -> str:
+        """The select list of a large kind's query: ``columns`` that its table has, else *."""
+        if columns is None:
+            return "*"
+        have = {d[0] for d in _connect().execute(f"SELECT * FROM {self._source(kind)} "
+                                                 "LIMIT 0").description}
+        return ", ".join(f'"{c}"' for c in columns if c in have)
 
     def _source(self, kind: str, numbered: bool = False) -> str:
         if kind in self.large:
@@ -236,14 +256,27 @@ def _staging(prefix: str, owner: object) -> tuple[Path, weakref.finalize]:
 
 
 def _part(folder: Path, name: str, rows: list[dict[str, Any]]) -> Path:
-    """One batch of rows as a Parquet part: the columns any row fills, typed as the
-    derived tables type them."""
-    from .tables import write_rows
+    """One batch of rows as a Parquet part: the columns any row fills, each built as one
+    list (whole numbers a column of integers, numbers with gaps one of floats, as the
+    derived tables type them), text redacted as ``tables.write_rows`` does."""
+    import pandas as pd
+
+    from .tables import KEY_COLUMNS, _clean, _redacted, _write
 
     filled = {k for r in rows for k, v in r.items() if v is not None}
     columns = table_columns(filled | {k for k in LEAD if k in rows[0]})
+    data = {}
+    for c in columns:
+        values = [_clean(r.get(c)) for r in rows]
+        if c not in KEY_COLUMNS and any(isinstance(v, str | list | tuple) for v in values):
+            values = [_redacted(c, v) for v in values]
+        data[c] = values
+    con = _connect()
+    con.register("frame", pd.DataFrame(data, columns=columns))
+    select = ", ".join(f'CAST("{c}" AS {LIST_COLUMNS[c]}) AS "{c}"' if c in LIST_COLUMNS
+                       else f'"{c}"' for c in columns)
     path = folder / name
-    write_rows(path, rows, columns, {c: t for c, t in LIST_COLUMNS.items() if c in columns})
+    _write(con, f"SELECT {select} FROM frame", path)
     return path
 
 

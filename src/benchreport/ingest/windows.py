@@ -144,11 +144,16 @@ class _Burst:
             else float(self.batch_tokens)
 
 
+# what ``_active`` and ``_Burst`` read of a row
+_BURST_COLUMNS = ("engine", "file", "line", "ts", "kind", "prompt_tps", "gen_tps", "running",
+                  "waiting", "new_token", "cached_token")
+
+
 def _bursts(records, engine: str) -> list[_Burst]:
     """The engine's bursts of activity (``_active`` stats and batch lines), in time order."""
     bursts: list[_Burst] = []
     last = None
-    for r in Records.of(records).sorted_rows(ACTIVITY, engine):
+    for r in Records.of(records).sorted_rows(ACTIVITY, engine, _BURST_COLUMNS):
         if not _active(r):
             continue
         t = _ts(r["ts"])
@@ -240,11 +245,16 @@ def _burst_window(entry, bursts, used: set[int]) -> BenchWindow | None:
                        method="request bursts", point=entry.id)
 
 
+# ``_active`` as a condition on a table's columns
+_ACTIVE_SQL = {"engine_stats": " OR ".join(f"coalesce({c}, 0) <> 0" for c in
+                                           ("prompt_tps", "gen_tps", "running", "waiting"))}
+
+
 def _activity_files(records, engine: str) -> list[str]:
     """The logs of ``engine`` that show activity (``_active`` stats or batch lines), sorted."""
     recs = Records.of(records)
-    return sorted({r["file"] for kind in ACTIVITY for r in recs.rows(kind, engine=engine)
-                   if _active(r)})
+    return sorted(set().union(*(recs.files(kind, engine, _active, _ACTIVE_SQL.get(kind, "true"))
+                                for kind in ACTIVITY)))
 
 
 def engine_offsets(run: Run, records, points) -> dict[str, dt.timedelta]:
@@ -323,8 +333,10 @@ def count_placements(run: Run, records, points, warmup: int = 0,
     out: list[BenchWindow] = []
     for engine in run.meta.engines:
         mine = [e for e in points if e.engine == engine.id]
+        if not _timeless(run, mine):
+            continue
         logs = _activity_files(records, engine.id)
-        if not _timeless(run, mine) or len(logs) != 1:
+        if len(logs) != 1:
             continue
         file = logs[0]
         recs = Records.of(records)
@@ -533,7 +545,10 @@ def access_lines(path, known: Iterable[tuple[int, str]]) -> list[str]:
 
 def _stamped(out: list[str | int], known: Iterator[tuple[int, str]]) -> list[str]:
     """``out`` with each line number (ascending) replaced by the time stamp of the first
-    known line at or after it, else the last known one; dropped when none is known."""
+    known line at or after it, else the last known one; dropped when none is known.
+    ``known`` is not read when every line has its own time."""
+    if all(isinstance(item, str) for item in out):
+        return out
     current = next(known, None)
     for i, item in enumerate(out):
         if isinstance(item, int):

@@ -8,6 +8,7 @@ lines reach Python's regexes. Memory stays flat: one block at a time.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -457,18 +458,28 @@ def _unsound(record: dict[str, Any]) -> str | None:
     """What makes a parsed line impossible: a time that is no time (hour 25, month 13), a
     number that is NaN, infinite, negative or too large to store. None: it is sound."""
     ts = record.get("ts")
-    if ts is not None:
-        try:
-            dt.datetime.fromisoformat(ts)
-        except ValueError:
-            return f"the time {ts.replace('T', ' ')} does not exist"
+    if ts is not None and not _time_exists(ts):
+        return f"the time {ts.replace('T', ' ')} does not exist"
     for key, value in record.items():
-        if isinstance(value, float) and not (0.0 <= value < math.inf):
-            return f"{key} is {value}"
-        if isinstance(value, int) and not isinstance(value, bool) and key != "line" and \
-                not 0 <= value <= LARGEST_COUNT:
+        kind = type(value)
+        if kind is float or (kind is not int and isinstance(value, float)):
+            if not 0.0 <= value < math.inf:
+                return f"{key} is {value}"
+        elif (kind is int or (kind is not bool and isinstance(value, int))) and \
+                key != "line" and not 0 <= value <= LARGEST_COUNT:
             return f"{key} is {value}"
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_exists(ts: str) -> bool:
+    """Whether an ISO time stamp is a time there is (a log prints the same one for a
+    second's lines: remembered)."""
+    try:
+        dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return False
+    return True
 
 
 def _skipped_unsound(record: dict[str, Any], line: int, summary: Summary) -> bool:
