@@ -267,8 +267,11 @@ def _part(folder: Path, name: str, rows: list[dict[str, Any]]) -> Path:
     columns = table_columns(filled | {k for k in LEAD if k in rows[0]})
     data = {}
     for c in columns:
-        values = [_clean(r.get(c)) for r in rows]
-        if c not in KEY_COLUMNS and any(isinstance(v, str | list | tuple) for v in values):
+        values = [r.get(c) for r in rows]
+        types = set(map(type, values))
+        if any(issubclass(t, float) for t in types):
+            values = [_clean(v) for v in values]             # NaN: empty
+        if c not in KEY_COLUMNS and any(issubclass(t, str | list | tuple) for t in types):
             values = [_redacted(c, v) for v in values]
         data[c] = values
     con = _connect()
