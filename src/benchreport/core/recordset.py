@@ -381,6 +381,22 @@ class Excerpts(Mapping):
             self.cache[key] = found[0] if found else None
         return self.cache[key]
 
+    def texts(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """The text of each of ``keys`` that has one, looked up in one query."""
+        keys = set(keys)
+        if not self.parts:
+            return {k: self.small[k] for k in keys if k in self.small}
+        con = _connect()
+        con.execute("CREATE TABLE wanted (file VARCHAR, line BIGINT)")
+        if keys:
+            con.executemany("INSERT INTO wanted VALUES (?, ?)", sorted(keys))
+        found = con.execute(f"SELECT p.file, p.line, p.text FROM read_parquet("
+                            f"{_quoted(self.parts)}) p JOIN wanted w ON p.file = w.file AND "
+                            "p.line = w.line").fetchall()
+        out = {(f, int(n)): t for f, n, t in found}
+        self.cache.update({k: out.get(k) for k in keys})
+        return out
+
     def __getitem__(self, key: tuple[str, int]) -> str:
         text = self._lookup(key)
         if text is None:
