@@ -15,6 +15,8 @@ large kind whole.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import heapq
 import shutil
 import tempfile
@@ -244,8 +246,17 @@ def _connect():
         con.execute("SET enable_progress_bar=false")
     except duckdb.Error:          # in a notebook kernel without ipywidgets it prints none
         pass
-    con.execute(f"SET temp_directory='{tempfile.gettempdir()}/benchreport-duckdb'")
+    con.execute(f"SET temp_directory='{_spill_folder()}'")
     return con
+
+
+@functools.cache
+def _spill_folder() -> str:
+    """Where DuckDB may spill a large sort or join: a folder of this process's own (two
+    notebook kernels run at once), removed when it exits."""
+    folder = tempfile.mkdtemp(prefix="benchreport-duckdb-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def _staging(prefix: str, owner: object) -> tuple[Path, weakref.finalize]:
