@@ -92,6 +92,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	@$(BIN)/python benchmarks/ingest_speed.py --engine vllm
 	@$(BIN)/python benchmarks/ingest_speed.py --engine sglang
+	@$(BIN)/python benchmarks/stats_ingest.py
 	@$(BIN)/python benchmarks/campaign_ingest_speed.py
 	@$(BIN)/python benchmarks/campaign_build_speed.py
 	@$(BIN)/python benchmarks/store_scale.py

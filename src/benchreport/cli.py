@@ -40,6 +40,7 @@ def _check(args: argparse.Namespace) -> int:
     from .analyses.consistency import all_checks
     from .analyses.consistency import warnings as consistency_warnings
     from .build import checksums
+    from .core.recordset import Records
     from .ingest.io import load_run
     from .ingest.run import check_windows, ingest_run, warnings_of
 
@@ -54,7 +55,7 @@ def _check(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     files = len({s["file"] for s in ing.summaries})
-    records = sum(len(rows) for rows in ing.records.values()) + len(ing.results)
+    records = Records.of(ing.records).total() + len(ing.results)
     print(f"{shown}: {files} files, {records} records, {len(ing.windows)} benchmark windows "
           f"found, {len(notes)} warnings")
     return 0

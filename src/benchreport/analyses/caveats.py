@@ -556,8 +556,8 @@ def event_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], list[Figure]]:
         for e in run.meta.engines:
             if not any(x.engine == e.id and x.workload == w.id for x in ing.windows):
                 continue
-            has_log = any(r["engine"] == e.id for k in ("engine_stats", "decode_batch")
-                          for r in ing.records.get(k, []))
+            has_log = any(True for k in ("engine_stats", "decode_batch")
+                          for _ in ing.rows(k, engine=e.id))
             if not has_log:
                 continue
             ev = _window_events(ing, e.id, w.id)

@@ -76,12 +76,11 @@ def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
         if not mine or not starts:
             continue
         start, first = starts[-1], mine[0]
-        busy = [r for k in ACTIVITY for r in ing.records.get(k, [])
-                if r["engine"] == e.id and r.get("ts") and start["ts"] <= r["ts"] < first.start
-                and _active(r)]
-        last = max((r for k in ACTIVITY for r in ing.records.get(k, [])
-                     if r["engine"] == e.id and r.get("ts") and r["ts"] < first.start),
-                    key=lambda r: r["line"], default=start)
+        before = [(start["ts"], first.start), ("", first.start)]     # the ends: inclusive
+        busy = [r for k in ACTIVITY for r in ing.rows(k, engine=e.id, window=before[0])
+                if r["ts"] < first.start and _active(r)]
+        last = max((r for k in ACTIVITY for r in ing.rows(k, engine=e.id, window=before[1])
+                    if r["ts"] < first.start), key=lambda r: r["line"], default=start)
         fid = ids.limits_engine(e.id, "warmup_records")
         figures.append(_fig(
             fid, len(busy), "count",

@@ -36,15 +36,14 @@ def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
     """The engine's records of ``kind`` inside window ``w``: by line when the window was
     placed by its lines (its last line belongs to it, unless the next window starts on it),
     else by time."""
-    rows = [r for r in ing.records.get(kind, []) if r["engine"] == w.engine]
     if w.file and w.first_line:
         nxt = any(x.engine == w.engine and x.file == w.file and x.first_line == w.last_line
                   for x in ing.windows + ing.point_windows if x is not w)
         end = w.last_line - 1 if nxt else w.last_line
-        return sorted((r for r in rows if r["file"] == w.file
-                       and w.first_line <= int(r["line"]) <= end),
+        return sorted((r for r in ing.rows(kind, engine=w.engine, file=w.file)
+                       if w.first_line <= int(r["line"]) <= end),
                       key=lambda r: int(r["line"]))
-    return sorted((r for r in rows if r.get("ts") and w.start <= r["ts"] <= w.end),
+    return sorted(ing.rows(kind, engine=w.engine, window=(w.start, w.end)),
                   key=lambda r: (r["file"], int(r["line"])))
 
 

@@ -213,11 +213,20 @@ class Ingested:
         return any(r.engine == engine and r.workload == workload for r in self.results) or \
             any(w.engine == engine and w.workload == workload for w in self.windows)
 
+    def rows(self, kind: str, **where):
+        """Records of ``kind`` one at a time, of one ``engine`` and ``file``, in a
+        ``window`` (start, end) (``recordset.Records.rows``): a large kind is never read
+        whole."""
+        from .recordset import Records
+
+        return Records.of(self.records).rows(kind, **where)
+
     def in_window(self, kind: str, engine: str, workload: str) -> list[dict[str, Any]]:
         """Records of ``kind`` from ``engine``'s logs inside the workload's window."""
         w = next((w for w in self.windows if w.engine == engine and w.workload == workload),
                  None)
         if w is None:
             return []
-        return [r for r in self.records.get(kind, [])
-                if r["engine"] == engine and r.get("ts") and w.start <= r["ts"] <= w.end]
+        from .recordset import Records
+
+        return Records.of(self.records).in_window(kind, engine, w.start, w.end)

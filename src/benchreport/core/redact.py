@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -276,16 +277,78 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
+    if len(text) <= _SHORT:
+        return _redact_short(text)
+    return _redact(text)
+
+
+_SHORT = 80          # texts this short recur (levels, process names, units): remembered
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _redact_short(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     text = visible(text)
+    if not text.isascii():
+        return _every_pattern(text)
+    low = text.lower()
+    if not (any(w in low for w in _MAYBE_WORDS) or _LONG_RUN.search(text)):
+        return text                      # what _MAYBE says, without its slow search
+    for rx, repl, needed in _IN_TURN:
+        if needed(text, low):
+            done = rx.sub(repl, text)
+            if done != text:
+                text, low = done, done.lower()
+    return text
+
+
+def _every_pattern(text: str) -> str:
+    """``redact``'s patterns, each over the whole text (the path for any text that is
+    not ASCII; ``redact`` skips, on ASCII text, the patterns whose literals it lacks)."""
     if not _MAYBE.search(text):
         return text
-    text = _URL_USER.sub(lambda m: m[1] + REDACTED + "@", text)
-    text = _AUTH_HEADER.sub(lambda m: m[1] + (m[2] or "") + REDACTED, text)
-    text = _BEARER.sub(lambda m: m[1] + REDACTED, text)
-    text = _BASIC.sub(lambda m: m[1] + REDACTED, text)
-    text = _ASSIGN.sub(_assignment, text)
-    text = _TOKEN_SHAPES.sub(REDACTED, text)
-    return _RANDOM.sub(_random_looking, text)
+    for rx, repl, _ in _IN_TURN:
+        text = rx.sub(repl, text)
+    return text
+
+
+def _may_assign(text: str, low: str) -> bool:
+    """Whether ``_ASSIGN`` can match: a word of a secret name, then the rest of a name,
+    a quote, and ``:``/``=`` or a space (a cheap necessary test, on ASCII text)."""
+    for hint in _HINT_WORDS:
+        at = low.find(hint)
+        while at != -1:
+            if _AFTER_HINT.match(low, at + len(hint)):
+                return True
+            at = low.find(hint, at + 1)
+    return False
+
+
+# _MAYBE's literals (ASCII, lower case) and its long run; the words of _NAME_HINT
+_MAYBE_WORDS = ("token", "key", "secret", "pass", "auth", "cred", "bearer", "basic", "sig",
+                "cookie", "jwt", "sas", "pat", "://", "hf_", "sk-", "ghp_", "gho_", "ghu_",
+                "ghs_", "ghr_", "github_pat_", "glpat", "xox", "akia", "asia", "aiza", "eyj")
+_LONG_RUN = re.compile(r"[A-Za-z0-9]{32}")
+_HINT_WORDS = ("token", "key", "secret", "pass", "auth", "cred", "bearer", "cookie", "sig",
+               "jwt", "sas", "pat")
+_AFTER_HINT = re.compile(r"[a-z0-9_.-]*[\"']?(?:\s*[:=]|\s)")
+_SHAPE_LITERALS = ("hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+                   "glpat-", "xox", "AKIA", "ASIA", "AIza", "eyJ")
+# the patterns in the order they apply, each with what it replaces a match by and a cheap
+# test that the text holds what any match of it must (on ASCII text; ``low`` lower case)
+_IN_TURN = (
+    (_URL_USER, lambda m: m[1] + REDACTED + "@", lambda t, low: "://" in low),
+    (_AUTH_HEADER, lambda m: m[1] + (m[2] or "") + REDACTED,
+     lambda t, low: "authorization" in low),
+    (_BEARER, lambda m: m[1] + REDACTED, lambda t, low: "bearer" in low),
+    (_BASIC, lambda m: m[1] + REDACTED, lambda t, low: "basic" in low),
+    (_ASSIGN, _assignment, _may_assign),
+    (_TOKEN_SHAPES, REDACTED, lambda t, low: any(x in t for x in _SHAPE_LITERALS)),
+    (_RANDOM, _random_looking, lambda t, low: _LONG_RUN.search(t) is not None),
+)
 
 
 _FLAG_LINE = re.compile(r"\s*(?:-\s+)?[\"']?(?P<flag>--?[A-Za-z][\w.-]*)[\"']?\s*\\?\s*")

@@ -82,6 +82,13 @@ from typing import Any
 
 from .errors import ReportError
 from .files import sha256_file
+from .recordset import (  # noqa: F401 (LIST_COLUMNS, SETTING_FIELDS re-exported)
+    BATCH_ROWS,
+    LIST_COLUMNS,
+    SETTING_FIELDS,
+    Excerpts,
+    Records,
+)
 from .redact import redact, redact_settings
 from .records import (
     SGLANG_CLIENT,
@@ -93,9 +100,8 @@ from .records import (
     Run,
 )
 
-# nested fields of log records: lists keep their type; launch settings get their own table
-LIST_COLUMNS = {"per_position_acceptance": "DOUBLE[]", "labels": "JSON"}
-SETTING_FIELDS = ("flags", "flag_lines", "env", "args")
+# nested fields of log records (lists keep their type; launch settings get their own
+# table): LIST_COLUMNS and SETTING_FIELDS, defined in recordset
 SETTING_COLUMNS = ("engine", "file", "sha256", "line", "kind", "field", "key", "value",
                    "value_line")
 POINT_TYPES = {
@@ -288,21 +294,53 @@ def warnings_of(summaries: list[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
+def _row_counts(paths: list[Path]) -> dict[str, int]:
+    """Rows of each Parquet file, from the files' footers (one query for all)."""
+    if not paths:
+        return {}
+    found = connect().execute("SELECT file_name, num_rows FROM parquet_file_metadata(?)",
+                              [[str(p) for p in paths]]).fetchall()
+    return {name: int(rows) for name, rows in found}
+
+
+def _load_records(folder: Path) -> Records:
+    """The records tables: a table of at most one batch of rows read into memory (as it
+    always was), a larger one left in its file and queried as needed (``Records``)."""
+    small: dict[str, list[dict[str, Any]]] = {}
+    large: dict[str, list[Path]] = {}
+    order = []
+    paths = sorted(folder.glob("records_*.parquet"))
+    counts = _row_counts(paths)
+    for path in paths:
+        kind = path.stem.removeprefix("records_")
+        order.append(kind)
+        if counts.get(str(path), 0) > BATCH_ROWS:
+            large[kind] = [path]
+            continue
+        rows = read_rows(path)
+        for row in rows:
+            for key in ("line", "pid"):
+                if isinstance(row.get(key), float):
+                    row[key] = int(row[key])
+        small[kind] = rows
+    return Records(small=small, large=large, order=order)
+
+
+def _load_excerpts(path: Path) -> Excerpts:
+    """The excerpts table: read whole while small, else looked up line by line."""
+    if path.is_file() and _row_counts([path]).get(str(path), 0) > BATCH_ROWS:
+        return Excerpts(parts=[path])
+    return Excerpts({(r["file"], int(r["line"])): r["text"] for r in read_rows(path)})
+
+
 def load_ingested(run: Run) -> Ingested:
     """What the ingest notebook wrote, read back: later steps read no raw file again."""
     folder = run.paths.tables
     if not (run.paths.ingest_json).is_file():
         raise ReportError("derived/ingest.json is missing; the ingest notebook must run first",
                           path=run.paths.rel(run.paths.derived))
-    records: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(folder.glob("records_*.parquet")):
-        rows = read_rows(path)
-        for row in rows:
-            for key in ("line", "pid"):
-                if isinstance(row.get(key), float):
-                    row[key] = int(row[key])
-        records[path.stem.removeprefix("records_")] = rows
-    _attach_settings(records, folder / "settings.parquet")
+    records = _load_records(folder)
+    _attach_settings(records.small, folder / "settings.parquet")
     points = read_rows(folder / "points.parquet") if (folder / "points.parquet").is_file() \
         else []
     requests = read_rows(folder / "requests.parquet") \
@@ -312,8 +350,7 @@ def load_ingested(run: Run) -> Ingested:
     point_windows = [w for w in windows if w.level == "point"]
     windows = [w for w in windows if w.level != "point"]
     results = single_point_results(run, points, requests)
-    excerpts = {(r["file"], int(r["line"])): r["text"]
-                for r in read_rows(folder / "excerpts.parquet")}
+    excerpts = _load_excerpts(folder / "excerpts.parquet")
     return Ingested(records=records, summaries=summaries, results=results, windows=windows,
                     excerpts=excerpts, points=points, requests=requests,
                     point_windows=point_windows)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io as _io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.files import (  # noqa: F401 (re-exported)
@@ -54,16 +55,41 @@ class _Bounded(_io.RawIOBase):
         return data
 
 
-def _scan_part(args: tuple) -> tuple[list[dict], object]:
+SPILL_ROWS = 5000        # records a helper process pickles at a time
+
+
+def _scan_part(args: tuple) -> object:
+    """Scan one byte range of a log in a helper process; its records go to ``spill`` in
+    pickled batches (the parent reads them back in turn: no process holds them all)."""
+    import pickle
+
     from .parsers.logscan import Summary, scan
 
-    path, shown, engine, year, start, end = args
+    path, shown, engine, year, start, end, spill = args
     summary = Summary(file=shown, engine=engine)
-    with open(path, "rb") as fh:
+    batch: list[dict] = []
+    with open(path, "rb") as fh, open(spill, "wb") as out:
         fh.seek(start)
-        records = list(scan(_Bounded(fh, end - start), shown, engine, year, summary,
-                            rollover=False))
-    return records, summary
+        for rec in scan(_Bounded(fh, end - start), shown, engine, year, summary,
+                        rollover=False):
+            batch.append(rec)
+            if len(batch) >= SPILL_ROWS:
+                pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
+                batch = []
+        if batch:
+            pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
+    return summary
+
+
+def _spilled(spill: str) -> Iterator[dict]:
+    import pickle
+
+    with open(spill, "rb") as fh:
+        while True:
+            try:
+                yield from pickle.load(fh)
+            except EOFError:
+                return
 
 
 def _cuts(path: Path, size: int, parts: int) -> list[int]:
@@ -95,48 +121,73 @@ def is_structured(head: bytes, name: str) -> bool:
 
 def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,
              summary=None, workers: int = 2) -> list[dict]:
-    """Records of one raw file (result, launch configuration or server log).
+    """Records of one raw file (result, launch configuration or server log), as a list
+    (``iter_raw``)."""
+    return list(iter_raw(path, shown, engine, year, summary, workers))
 
-    A large log is scanned in ``workers`` processes over byte ranges cut at line starts;
-    line numbers, counts and the New Year rollover of year-less stamps are then joined in
-    file order, so the result is the same as one process would give.
+
+def iter_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,
+             summary=None, workers: int = 2) -> Iterator[dict]:
+    """Records of one raw file (result, launch configuration or server log), in file order,
+    one at a time: memory does not grow with the file.
+
+    A large log is scanned in ``workers`` processes over byte ranges cut at line starts:
+    this one scans the first range while helpers scan the others into spill files; line
+    numbers, counts and the New Year rollover of year-less stamps are then joined in file
+    order, so the records are the same as one process would give. The summary's whole-file
+    warnings (``FileChecks``) are added when the last record has been taken.
     """
     from .parsers.anyfile import parse_any
-    from .parsers.logscan import BLOCK, Summary, detect_engine, file_checks, roll_years
+    from .parsers.logscan import BLOCK, FileChecks, Summary, detect_engine
 
     summary = summary if summary is not None else Summary(file=shown, engine=engine)
+    checks = FileChecks(summary)
     size = path.stat().st_size
     with open(path, "rb") as fp:
         head = fp.read(BLOCK)
         fp.seek(0)
-        structured = is_structured(head, path.name)
-        if size < PARALLEL_MIN_BYTES or workers < 2 or structured:
-            records = list(parse_any(fp, shown, engine, year, summary))
-            file_checks(records, summary)
-            return records
+        if size < PARALLEL_MIN_BYTES or workers < 2 or is_structured(head, path.name):
+            yield from map(checks, parse_any(fp, shown, engine, year, summary))
+            checks.finish()
+            return
     if engine == "auto":
         engine = detect_engine(head, shown)
+    summary.engine = engine
+    yield from map(checks, _parallel(path, shown, engine, year, summary, workers))
+    checks.finish()
+
+
+def _parallel(path: Path, shown: str, engine: str, year: int | None, summary,
+              workers: int) -> Iterator[dict]:
     import multiprocessing
+    import shutil
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
-    cuts = _cuts(path, size, workers)
-    jobs = [(str(path), shown, engine, year, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        parts = list(pool.map(_scan_part, jobs))
-    records: list[dict] = []
-    offset = 0
-    summary.engine = engine
-    for part_records, part in parts:
-        for rec in part_records:
-            rec["line"] += offset
-        records += part_records
-        summary.merge(part, offset)
-        offset += part.lines
-    if year is not None:
-        roll_years(records, year)
-    for rec in records:
-        rec.pop("_yearless", None)
-    file_checks(records, summary)
-    return records
+    from .parsers.logscan import Summary, YearRoll, scan
 
-
+    cuts = _cuts(path, path.stat().st_size, workers)
+    roll = YearRoll(year)
+    folder = tempfile.mkdtemp(prefix="benchreport-scan-")
+    jobs = [(str(path), shown, engine, year, a, b, f"{folder}/{k}.pickle")
+            for k, (a, b) in enumerate(zip(cuts[1:], cuts[2:], strict=False), start=1)]
+    try:
+        with ProcessPoolExecutor(max(1, len(jobs)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            helpers = [pool.submit(_scan_part, job) for job in jobs]
+            first = Summary(file=shown, engine=engine)
+            with open(path, "rb") as fh:
+                for rec in scan(_Bounded(fh, cuts[1]), shown, engine, year, first,
+                                rollover=False):
+                    yield roll(rec)
+            summary.merge(first, 0)
+            offset = first.lines
+            for job, helper in zip(jobs, helpers, strict=True):
+                part = helper.result()
+                for rec in _spilled(job[-1]):
+                    rec["line"] += offset
+                    yield roll(rec)
+                summary.merge(part, offset)
+                offset += part.lines
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

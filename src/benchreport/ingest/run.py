@@ -4,10 +4,14 @@ time window of each benchmark inside the (possibly much longer) server logs."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import ParseError
+from ..core.recordset import ExcerptSink, Excerpts, Records, RecordSink
 from ..core.redact import redact_line
 from ..core.records import LEAD, BenchWindow, Ingested, PointResult  # noqa: F401 (re-exported)
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
@@ -29,8 +33,9 @@ from .io import (
     RawFile,
     Run,
     is_metrics,
+    iter_raw,
     raw_files,
-    read_raw,
+    read_raw,  # noqa: F401 (re-exported)
     sha256_file,
     write_json,
 )
@@ -68,46 +73,28 @@ def declared_warmup(run: Run) -> int | None:
 def ingest_run(run: Run) -> Ingested:
     """Read every raw file of the run. Result files of every client become points (matched
     to the campaign by load_points) and their requests; the single-point results are views
-    of those rows. Logs and launch configurations go through the streaming parsers."""
+    of those rows. Logs and launch configurations go through the streaming parsers, whose
+    records stream into a ``RecordSink`` (memory flat however many records a log holds)."""
     result_notes: list[str] = []
     points = load_points(run, result_notes)
-    records: dict[str, list[dict[str, Any]]] = {}
+    sink, cited = RecordSink(), ExcerptSink()
     summaries = []
-    excerpts: dict[tuple[str, int], str] = {}
     year = run.meta.date.year if run.meta.date else dt.date.today().year
     for engine in run.meta.engines:
         for raw in raw_files(run, engine.id):
             if _a_result(run, raw):
                 continue          # already read, with workload matching, by load_points
-            summary = Summary(file=raw.rel, engine="auto")
-            wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
-            if wanted != "auto":
-                _check_log_engine(raw, engine.id, engine.name)
-            for rec in read_raw(raw.path, raw.rel, wanted, year, summary):
-                if rec["kind"] == "metric":       # labels as JSON text: one column type
-                    rec = {**rec, "labels": json.dumps(rec["labels"], sort_keys=True)}
-                    if rec.get("ts") is None:     # a dump with no time: run.yaml's scrapes
-                        named = raw.path.relative_to(run.paths.raw / engine.id).as_posix()
-                        rec["ts"] = run.meta.scrapes.get(engine.id, {}).get(named)
-                records.setdefault(rec["kind"], []).append(
-                    {"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
+            summary = _ingest_file(run, engine, raw, year, sink)
             summaries.append({**summary.to_json(), "engine_folder": engine.id,
                               "sha256": raw.sha256})
-            cited = None if is_launch(raw.path) else {1} | {
-                r["line"] for rs in records.values() for r in rs if r["file"] == raw.rel}
-            excerpts.update(((raw.rel, n), text)
-                            for n, text in line_texts(raw.path, cited).items())
+            lines = None if is_launch(raw.path) else _and_first(sink.lines(raw.rel))
+            for n, text in iter_line_texts(raw.path, lines):
+                cited.add(raw.rel, n, text)
     for path in sorted(run.paths.data.glob("*.yaml")):     # run.yaml, claims.yaml, …
-        excerpts.update(((run.paths.rel(path), n), text)
-                        for n, text in line_texts(path, None).items())
-    for entry in points:
-        mine = [n for n in result_notes if n.startswith(f"{entry.file.rel}:")]
-        summaries.append({"file": entry.file.rel, "engine": entry.engine,
-                          "engine_folder": entry.engine, "lines": None, "unrecognised": 0,
-                          "counts": {"bench_result": 1}, "warnings": mine,
-                          "sha256": entry.file.sha256, "workload": entry.workload,
-                          "record_line": entry.point.line, "point": entry.id,
-                          "client": entry.point.client})
+        for n, text in iter_line_texts(path, None):
+            cited.add(run.paths.rel(path), n, text)
+    summaries += [_point_summary(entry, result_notes) for entry in points]
+    records = sink.finish()
     rows = [point_row(e) for e in points]
     requests = [request_row(e, i, r) for e in points for i, r in enumerate(e.point.requests)]
     results = single_point_results(run, rows, requests)
@@ -116,23 +103,77 @@ def ingest_run(run: Run) -> Ingested:
     attach_notes(summaries, notes)
     return Ingested(records=records, summaries=summaries, results=results,
                     windows=[w for w in found if w.level == "workload"],
-                    excerpts=excerpts, points=rows, requests=requests,
+                    excerpts=cited.finish(), points=rows, requests=requests,
                     point_windows=[w for w in found if w.level == "point"])
 
 
+def _point_summary(entry, result_notes: list[str]) -> dict[str, Any]:
+    """What ingest.json says of a result file: the point it holds and its warnings."""
+    return {"file": entry.file.rel, "engine": entry.engine, "engine_folder": entry.engine,
+            "lines": None, "unrecognised": 0, "counts": {"bench_result": 1},
+            "warnings": [n for n in result_notes if n.startswith(f"{entry.file.rel}:")],
+            "sha256": entry.file.sha256, "workload": entry.workload,
+            "record_line": entry.point.line, "point": entry.id, "client": entry.point.client}
+
+
+def _ingest_file(run: Run, engine, raw: RawFile, year: int, sink: RecordSink) -> Summary:
+    """Stream one raw file's records into ``sink``; return what the file held."""
+    summary = Summary(file=raw.rel, engine="auto")
+    wanted = engine.id if engine.id in ("vllm", "sglang") and _log_like(raw) else "auto"
+    if wanted != "auto":
+        _check_log_engine(raw, engine.id, engine.name)
+    for rec in iter_raw(raw.path, raw.rel, wanted, year, summary):
+        if rec["kind"] == "metric":       # labels as JSON text: one column type
+            rec = {**rec, "labels": json.dumps(rec["labels"], sort_keys=True)}
+            if rec.get("ts") is None:     # a dump with no time: run.yaml's scrapes
+                named = raw.path.relative_to(run.paths.raw / engine.id).as_posix()
+                rec["ts"] = run.meta.scrapes.get(engine.id, {}).get(named)
+        sink.add({"engine": engine.id, "file": raw.rel, "sha256": raw.sha256, **rec})
+    return summary
+
+
+def ingest_log(path: Path, engine: str, folder: Path, year: int | None = None) -> tuple[int, int]:
+    """Ingest one server log on its own, as a build does (records streamed to
+    ``folder``'s ``records_<kind>`` tables, its excerpts to ``excerpts``); return its lines
+    and records. The stats-log benchmark measures this."""
+    summary = Summary(file=path.name, engine=engine)
+    sink, cited = RecordSink(), ExcerptSink()
+    for rec in iter_raw(path, path.name, engine, year, summary):
+        sink.add({"engine": engine, "file": path.name, "sha256": "", **rec})
+    for n, text in iter_line_texts(path, _and_first(sink.lines(path.name))):
+        cited.add(path.name, n, text)
+    records = sink.finish()
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in records:
+        records.write_table(kind, folder / f"records_{kind}.parquet")
+    cited.finish().write(folder / "excerpts.parquet")
+    return summary.lines, sum(summary.counts.values())
+
+
+TEXT_BLOCK = 8 << 20      # bytes read at a time when excerpts are taken from a file
+
+
+def _and_first(lines: Iterable[int]) -> Iterator[int]:
+    """Line 1 (every log's excerpts start there), then the ascending ``lines``."""
+    return itertools.chain([1], (n for n in lines if n != 1))
+
+
 def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict[int, str]:
-    """The text of the given 1-based lines of a file (all lines when ``lines`` is None),
-    found by counting newlines block by block: only the wanted lines are decoded."""
-    out: dict[int, str] = {}
-    todo = sorted(lines) if lines is not None else None
-    if todo is not None and not todo:
-        return out
-    block, number, carry, previous = 8 << 20, 1, b"", b""
+    """The text of the given 1-based lines of a file (all lines when ``lines`` is None)."""
+    return dict(iter_line_texts(path, None if lines is None else sorted(lines), limit))
+
+
+def iter_line_texts(path, lines: Iterable[int] | None,
+                    limit: int = EXCERPT_CHARS) -> Iterator[tuple[int, str]]:
+    """(line, text) of the given 1-based lines of a file, ascending (every line when
+    ``lines`` is None), found by counting newlines block by block: only the wanted lines
+    are decoded, and ``lines`` (ascending) is taken as it is needed."""
+    todo = None if lines is None else _Wanted(lines)
+    if todo is not None and todo.next is None:
+        return
+    number, carry, previous = 1, b"", b""
     with open(path, "rb") as fh:
-        while True:
-            data = fh.read(block)
-            if not data:
-                break
+        while data := fh.read(TEXT_BLOCK):
             data = carry + data
             last = data.rfind(b"\n")
             if last == -1:
@@ -140,25 +181,41 @@ def line_texts(path, lines: set[int] | None, limit: int = EXCERPT_CHARS) -> dict
                 continue
             whole, carry = data[: last + 1], data[last + 1:]
             ends = number + whole.count(b"\n")
-            if todo is None or (todo and todo[0] < ends):
-                at = 0
-                for n in range(number, ends):
-                    nl = whole.find(b"\n", at)
-                    if todo is None or n == todo[0]:
-                        out[n] = _text(whole[at:nl], limit, previous)
-                        if todo is not None:
-                            todo.pop(0)
-                            if not todo:
-                                break
-                    previous = whole[at:nl]
-                    at = nl + 1
+            if todo is None or (todo.next is not None and todo.next < ends):
+                yield from _block_texts(whole, number, ends, todo, limit, previous)
             previous = whole[whole.rfind(b"\n", 0, len(whole) - 1) + 1: -1]
             number = ends
-            if todo is not None and not todo:
-                break
-    if carry and (todo is None or (todo and todo[0] == number)):
-        out[number] = _text(carry, limit, previous)
-    return out
+            if todo is not None and todo.next is None:
+                return
+    if carry and (todo is None or todo.next == number):
+        yield number, _text(carry, limit, previous)
+
+
+class _Wanted:
+    """An ascending stream of line numbers, looked at one at a time."""
+
+    def __init__(self, lines: Iterable[int]) -> None:
+        self.rest = iter(lines)
+        self.next = next(self.rest, None)
+
+    def take(self) -> None:
+        self.next = next(self.rest, None)
+
+
+def _block_texts(whole: bytes, number: int, ends: int, todo: _Wanted | None, limit: int,
+                 previous: bytes) -> Iterator[tuple[int, str]]:
+    """The wanted lines among the whole lines of one block (its first is ``number``)."""
+    at = 0
+    for n in range(number, ends):
+        nl = whole.find(b"\n", at)
+        if todo is None or n == todo.next:
+            yield n, _text(whole[at:nl], limit, previous)
+            if todo is not None:
+                todo.take()
+                if todo.next is None:
+                    return
+        previous = whole[at:nl]
+        at = nl + 1
 
 
 def _text(raw: bytes, limit: int, previous: bytes = b"") -> str:
@@ -215,10 +272,10 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
     written = []
     for old in folder.glob("*.csv") if folder.is_dir() else []:
         old.unlink()                  # an earlier build's CSV tables
-    for kind in sorted(ing.records):
+    records = Records.of(ing.records)
+    for kind in sorted(records):
         path = folder / f"records_{kind}.parquet"
-        columns = [c for c in ing.table(kind).columns if c not in SETTING_FIELDS]
-        write_rows(path, ing.records[kind], columns, LIST_COLUMNS)
+        records.write_table(kind, path)
         written.append(path)
     write_settings(folder / "settings.parquet", ing.records)
     written.append(folder / "settings.parquet")
@@ -230,9 +287,8 @@ def save_ingest(run: Run, ing: Ingested) -> list[str]:
                ["engine", "workload", "start", "end", "source", "method", "file",
                 "first_line", "last_line", "point", "level"])
     write_rows(folder / "inputs.parquet", _inputs(run), ["path", "sha256", "role"])
-    write_rows(folder / "excerpts.parquet",
-               [{"file": f, "line": n, "text": t} for (f, n), t in sorted(ing.excerpts.items())],
-               ["file", "line", "text"])
+    excerpts = ing.excerpts if isinstance(ing.excerpts, Excerpts) else Excerpts(ing.excerpts)
+    excerpts.write(folder / "excerpts.parquet")
     for old in (folder / "results.parquet",):
         old.unlink(missing_ok=True)       # an earlier build's table, now a view of points
     written += [folder / "windows.parquet",

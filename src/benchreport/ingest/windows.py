@@ -22,10 +22,12 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..core.errors import ReportError
 from ..core.records import BenchWindow, Ingested, Run
+from ..core.recordset import Records
 from .countplace import METHOD as COUNT_METHOD
 from .countplace import count_windows
 from .parsers.access import scan_access
@@ -40,6 +42,7 @@ OFFSET_MAX_H = 14        # … up to the widest time-zone difference
 COVERED = 0.5            # share of a benchmark's span the log's activity must cover
 TOKEN_MISS = 0.10        # a burst's prefilled tokens within 10% of the result's input tokens
 COUNT_TOLERANCE = 0.10   # requests the log saw against the result's count
+READ_BLOCK = 8 << 20     # bytes of a log read at a time when its access lines are counted
 # uvicorn access lines of a generation request (vLLM, SGLang)
 _ACCESS = re.compile(
     rb'^(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[^\]\n]*\] )?[^\n]*?"POST /(?:v1/)?'
@@ -116,38 +119,58 @@ def _active(r: dict[str, Any]) -> bool:
                 or r.get("waiting"))
 
 
-def _bursts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    rows = sorted((r for r in rows if r.get("ts")), key=lambda r: (r["ts"], r["line"]))
-    bursts: list[list[dict[str, Any]]] = []
+class _Burst:
+    """A run of activity lines with no gap longer than BURST_GAP_S: its first and last
+    line, and the tokens it prefilled (vLLM: the prompt throughput over each stats
+    interval, the first taken as 10 s; SGLang: #new-token + #cached-token of its Prefill
+    lines). Built line by line: a burst never holds its lines."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.first = self.last = row
+        self.prev: dt.datetime | None = None
+        self.stats_tokens, self.batch_tokens = 0.0, 0
+
+    def add(self, row: dict[str, Any], t: dt.datetime) -> None:
+        if self.first["kind"] == "engine_stats":
+            self.stats_tokens += row["prompt_tps"] * (
+                (t - self.prev).total_seconds() if self.prev else 10.0)
+        elif row["kind"] == "prefill_batch":
+            self.batch_tokens += (row.get("new_token") or 0) + (row.get("cached_token") or 0)
+        self.prev, self.last = t, row
+
+    @property
+    def tokens(self) -> float:
+        return self.stats_tokens if self.first["kind"] == "engine_stats" \
+            else float(self.batch_tokens)
+
+
+# what ``_active`` and ``_Burst`` read of a row
+_BURST_COLUMNS = ("engine", "file", "line", "ts", "kind", "prompt_tps", "gen_tps", "running",
+                  "waiting", "new_token", "cached_token")
+
+
+def _bursts(records, engine: str) -> list[_Burst]:
+    """The engine's bursts of activity (``_active`` stats and batch lines), in time order."""
+    bursts: list[_Burst] = []
     last = None
-    for r in rows:
+    for r in Records.of(records).sorted_rows(ACTIVITY, engine, _BURST_COLUMNS):
+        if not _active(r):
+            continue
         t = _ts(r["ts"])
         if last is None or (t - last).total_seconds() > BURST_GAP_S:
-            bursts.append([])
-        bursts[-1].append(r)
+            bursts.append(_Burst(r))
+        bursts[-1].add(r, t)
         last = t
     return bursts
 
 
-def _burst_tokens(burst: list[dict[str, Any]]) -> float:
-    if burst and burst[0]["kind"] == "engine_stats":
-        total, prev = 0.0, None
-        for r in burst:
-            t = _ts(r["ts"])
-            total += r["prompt_tps"] * ((t - prev).total_seconds() if prev else 10.0)
-            prev = t
-        return total
-    return float(sum((r.get("new_token") or 0) + (r.get("cached_token") or 0)
-                     for r in burst if r["kind"] == "prefill_batch"))
-
-
-def _burst_spans(bursts) -> list[tuple[dt.datetime, dt.datetime]]:
+def _burst_spans(bursts: list[_Burst]) -> list[tuple[dt.datetime, dt.datetime]]:
     """Each burst's time span; a stats line reports the interval before it."""
     out = []
     for b in bursts:
-        pad = 10.0 if b[0]["kind"] == "engine_stats" else 2.0
-        out.append((_ts(b[0]["ts"]) - dt.timedelta(seconds=pad),
-                    _ts(b[-1]["ts"]) + dt.timedelta(seconds=2)))
+        pad = 10.0 if b.first["kind"] == "engine_stats" else 2.0
+        out.append((_ts(b.first["ts"]) - dt.timedelta(seconds=pad),
+                    _ts(b.last["ts"]) + dt.timedelta(seconds=2)))
     return out
 
 
@@ -209,22 +232,29 @@ def _burst_window(entry, bursts, used: set[int]) -> BenchWindow | None:
     for i, burst in enumerate(bursts):
         if i in used or not want:
             continue
-        miss = abs(_burst_tokens(burst) - want) / want
+        miss = abs(burst.tokens - want) / want
         if miss <= TOKEN_MISS and (best is None or miss < best[0]):
             best = (miss, i)
     if best is None:
         return None           # no log for this benchmark: sections that need one say so
     used.add(best[1])
     burst = bursts[best[1]]
-    start = _ts(burst[0]["ts"]) - dt.timedelta(seconds=2)
-    end = _ts(burst[-1]["ts"]) + dt.timedelta(seconds=2)
+    start = _ts(burst.first["ts"]) - dt.timedelta(seconds=2)
+    end = _ts(burst.last["ts"]) + dt.timedelta(seconds=2)
     return BenchWindow(entry.engine, entry.workload, _iso(start), _iso(end), "activity burst",
                        method="request bursts", point=entry.id)
 
 
-def _activity(records, engine: str) -> list[dict[str, Any]]:
-    return [r for kind in ACTIVITY for r in records.get(kind, [])
-            if r["engine"] == engine and _active(r)]
+# ``_active`` as a condition on a table's columns
+_ACTIVE_SQL = {"engine_stats": " OR ".join(f"coalesce({c}, 0) <> 0" for c in
+                                           ("prompt_tps", "gen_tps", "running", "waiting"))}
+
+
+def _activity_files(records, engine: str) -> list[str]:
+    """The logs of ``engine`` that show activity (``_active`` stats or batch lines), sorted."""
+    recs = Records.of(records)
+    return sorted(set().union(*(recs.files(kind, engine, _active, _ACTIVE_SQL.get(kind, "true"))
+                                for kind in ACTIVITY)))
 
 
 def engine_offsets(run: Run, records, points) -> dict[str, dt.timedelta]:
@@ -233,8 +263,7 @@ def engine_offsets(run: Run, records, points) -> dict[str, dt.timedelta]:
     for engine in run.meta.engines:
         spans = [s for e in points if e.engine == engine.id
                  for s in [point_span(e.point)] if s]
-        out[engine.id] = clock_offset(spans, _burst_spans(_bursts(_activity(records,
-                                                                            engine.id))))
+        out[engine.id] = clock_offset(spans, _burst_spans(_bursts(records, engine.id)))
     return out
 
 
@@ -258,7 +287,7 @@ def find_windows(run: Run, records: dict[str, list[dict[str, Any]]], points: lis
     placed = [] if warmup is None else count_placements(run, records, points, warmup, notes)
     counted = {w.point: w for w in placed}
     for engine in run.meta.engines:
-        bursts = _bursts(_activity(records, engine.id))
+        bursts = _bursts(records, engine.id)
         used: set[int] = set()
         for entry in sorted((e for e in alone if e.engine == engine.id),
                             key=lambda e: e.workload):
@@ -304,11 +333,14 @@ def count_placements(run: Run, records, points, warmup: int = 0,
     out: list[BenchWindow] = []
     for engine in run.meta.engines:
         mine = [e for e in points if e.engine == engine.id]
-        logs = sorted({r["file"] for r in _activity(records, engine.id)})
-        if not _timeless(run, mine) or len(logs) != 1:
+        if not _timeless(run, mine):
+            continue
+        logs = _activity_files(records, engine.id)
+        if len(logs) != 1:
             continue
         file = logs[0]
-        rows = [r for kind in records.values() for r in kind if r["file"] == file]
+        recs = Records.of(records)
+        rows = [r for kind in recs for r in recs.rows(kind, file=file)]
         found, said = count_windows(file, scan_access(run.paths.root / file), rows, mine,
                                     warmup)
         by_id = {e.id: e for e in mine}
@@ -340,8 +372,9 @@ def check_windows(run: Run, ing: Ingested) -> None:
     sweeps = {w.id for w in run.meta.workloads if w.is_sweep}
     count = Counter((p["engine"], p["workload"]) for p in ing.points)
     for engine in run.meta.engines:
-        has_log = any(r["engine"] == engine.id for k in ("engine_stats", "prefill_batch")
-                      for r in ing.records.get(k, []))
+        recs = Records.of(ing.records)
+        has_log = any(True for k in ("engine_stats", "prefill_batch")
+                      for _ in recs.rows(k, engine=engine.id))
         if not has_log:
             continue
         for p in ing.points:
@@ -423,9 +456,8 @@ def check_models(run: Run, records, points, notes: list[str] | None = None) -> N
             continue
         served: dict[tuple[str, str], list[str]] = {}
         for kind in _WHAT:
-            for r in records.get(kind, []):
-                if r["engine"] == engine.id:
-                    served.setdefault((r["file"], kind), []).extend(served_names(r))
+            for r in Records.of(records).rows(kind, engine=engine.id):
+                served.setdefault((r["file"], kind), []).extend(served_names(r))
         for (file, kind), names in sorted(served.items()):
             if not names or any(same_model(s, c) for s in names for c, _ in clients):
                 continue
@@ -447,14 +479,15 @@ def check_models(run: Run, records, points, notes: list[str] | None = None) -> N
 # --- logs of another time ----------------------------------------------------------------
 def _file_spans(records, engine: str) -> dict[str, tuple[dt.datetime, dt.datetime]]:
     """Each log's and dump's first and last time."""
-    times: dict[str, list[str]] = {}
-    for kind, rows in records.items():
+    spans: dict[str, tuple[str, str]] = {}
+    recs = Records.of(records)
+    for kind in recs:
         if kind == "launch_config":
             continue
-        for r in rows:
-            if r["engine"] == engine and r.get("ts"):
-                times.setdefault(r["file"], []).append(r["ts"])
-    return {f: (_ts(min(ts)), _ts(max(ts))) for f, ts in times.items()}
+        for file, (first, last) in recs.ts_range_by_file(kind, engine).items():
+            a, b = spans.get(file, (first, last))
+            spans[file] = (min(a, first), max(b, last))
+    return {f: (_ts(a), _ts(b)) for f, (a, b) in spans.items()}
 
 
 def unused_logs(run: Run, records, points, windows: list[BenchWindow],
@@ -484,34 +517,48 @@ def unused_logs(run: Run, records, points, windows: list[BenchWindow],
 
 
 # --- request counts ----------------------------------------------------------------------
-def access_lines(path, records_of_file: list[dict[str, Any]]) -> list[str]:
+def access_lines(path, known: Iterable[tuple[int, str]]) -> list[str]:
     """The time of every generation request's access line in a log: its own time stamp
-    (SGLang), else that of the next record of the file (vLLM's lines carry none)."""
-    known = sorted((r["line"], r["ts"]) for r in records_of_file if r.get("ts"))
-    lines = [n for n, _ in known]
-    out: list[str] = []
+    (SGLang), else that of the next record of the file (vLLM's lines carry none; the last
+    record's after the last one). ``known``: (line, ts) of the file's records that have a
+    time stamp, ascending; taken as it is needed."""
+    out: list[str | int] = []
 
     def scan(whole: bytes, number: int) -> int:
         at = 0
         for m in _ACCESS.finditer(whole):
             number += whole.count(b"\n", at, m.start())
             at = m.start()
-            if m[1]:
-                out.append(m[1].decode().replace(" ", "T"))
-            elif known:
-                i = bisect.bisect_left(lines, number)
-                out.append(known[min(i, len(known) - 1)][1])
+            out.append(m[1].decode().replace(" ", "T") if m[1] else number)
         return number + whole.count(b"\n", at)
 
     number, carry = 1, b""
     with open(path, "rb") as fh:
-        while data := fh.read(8 << 20):
+        while data := fh.read(READ_BLOCK):
             data = carry + data
             cut = data.rfind(b"\n") + 1
             number = scan(data[:cut], number)
             carry = data[cut:]
     scan(carry, number)
-    return out
+    return _stamped(out, iter(known))
+
+
+def _stamped(out: list[str | int], known: Iterator[tuple[int, str]]) -> list[str]:
+    """``out`` with each line number (ascending) replaced by the time stamp of the first
+    known line at or after it, else the last known one; dropped when none is known.
+    ``known`` is not read when every line has its own time."""
+    if all(isinstance(item, str) for item in out):
+        return out
+    current = next(known, None)
+    for i, item in enumerate(out):
+        if isinstance(item, int):
+            while current is not None and current[0] < item:
+                ahead = next(known, None)
+                if ahead is None:
+                    break
+                current = ahead
+            out[i] = current[1] if current is not None else None
+    return [t for t in out if t is not None]
 
 
 def _prefill_requests(rows) -> tuple[int, int] | None:
@@ -527,11 +574,11 @@ def _prefill_requests(rows) -> tuple[int, int] | None:
 
 
 def _requests_seen(w: BenchWindow, access: list[str], prefill) -> tuple[int, int, str] | None:
+    """What the log saw in the window: access lines, else ``prefill(start, end)``'s rows."""
     if access:
         n = sum(1 for t in access if w.start <= t <= w.end)
         return n, n, "access lines"
-    rows = [r for r in prefill if w.start <= r["ts"] <= w.end]
-    found = _prefill_requests(rows)
+    found = _prefill_requests(prefill(w.start, w.end))
     return (*found, "#new-seq of the Prefill lines") if found else None
 
 
@@ -541,12 +588,12 @@ def count_notes(run: Run, records, alone: list, windows: list[BenchWindow]) -> l
     concurrency more (requests still running when a timed benchmark ends)."""
     notes = []
     for engine in run.meta.engines:
-        logs = sorted({r["file"] for r in _activity(records, engine.id)})
-        for file in logs:
-            mine = [r for rows in records.values() for r in rows if r["file"] == file]
-            access = access_lines(run.paths.root / file, mine)
-            prefill = [r for r in records.get("prefill_batch", [])
-                       if r["file"] == file and r.get("ts")]
+        recs = Records.of(records)
+        for file in _activity_files(recs, engine.id):
+            access = access_lines(run.paths.root / file, recs.lines_of(file))
+
+            def prefill(start: str, end: str, file: str = file) -> list[dict[str, Any]]:
+                return list(recs.rows("prefill_batch", file=file, window=(start, end)))
             for w in (w for w in windows if w.engine == engine.id
                       and w.method != COUNT_METHOD):      # counted: exact by construction
                 entry = next((e for e in alone if e.engine == engine.id

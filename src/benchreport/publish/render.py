@@ -157,10 +157,14 @@ def run_epoch(run: Run) -> int:
 def excerpts(ing, registry: dict[str, Figure]) -> dict[tuple[str, int], str]:
     """The raw text of each source's first line, from what ingest kept, for the appendix."""
     out: dict[tuple[str, int], str] = {}
+    wanted = [(src.path, src.lines[0]) for fig in registry.values() for src in fig.sources
+              if src.lines]
+    known = ing.excerpts.texts(wanted) if hasattr(ing.excerpts, "texts") else \
+        {k: ing.excerpts[k] for k in wanted if k in ing.excerpts}   # one query, not one a line
     for fig in registry.values():
         for src in fig.sources:
-            if src.lines and (src.path, src.lines[0]) in ing.excerpts:
-                text = ing.excerpts[(src.path, src.lines[0])]
+            if src.lines and (src.path, src.lines[0]) in known:
+                text = known[(src.path, src.lines[0])]
                 out[(src.path, src.lines[0])] = text if len(text) <= 300 else \
                     text[:300] + "…"
     return out

@@ -8,6 +8,7 @@ lines reach Python's regexes. Memory stays flat: one block at a time.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -223,21 +224,31 @@ def _traceback_heads(block: bytes, lo: int, hi: int, triggers: list[int], left: 
     return heads, 0 if everywhere else max(0, limit - hi)
 
 
-def roll_years(records: list[dict[str, Any]], year: int) -> None:
-    """Re-apply New Year rollover over records of a file scanned in parts (in file order).
+class YearRoll:
+    """New Year rollover re-applied over the records of a file scanned in parts, fed in
+    file order. Only year-less stamps (marked ``_yearless`` by ``scan(rollover=False)``)
+    move; the mark is removed."""
 
-    Only year-less stamps (marked ``_yearless`` by ``scan(rollover=False)``) move."""
-    last = None
-    shift = 0
-    for rec in records:
-        if not rec.pop("_yearless", False) or not rec.get("ts"):
-            continue
+    def __init__(self, year: int | None) -> None:
+        self.year, self.last, self.shift = year, None, 0
+
+    def __call__(self, rec: dict[str, Any]) -> dict[str, Any]:
+        if not rec.pop("_yearless", False) or not rec.get("ts") or self.year is None:
+            return rec
         month = int(rec["ts"][5:7])
-        if last is not None and month < last and last - month > 6:
-            shift += 1
-        last = month
-        if shift:
-            rec["ts"] = f"{year + shift:04d}{rec['ts'][4:]}"
+        if self.last is not None and month < self.last and self.last - month > 6:
+            self.shift += 1
+        self.last = month
+        if self.shift:
+            rec["ts"] = f"{self.year + self.shift:04d}{rec['ts'][4:]}"
+        return rec
+
+
+def roll_years(records: list[dict[str, Any]], year: int) -> None:
+    """Re-apply New Year rollover over records of a file scanned in parts (in file order)."""
+    roll = YearRoll(year)
+    for rec in records:
+        roll(rec)
 
 
 def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
@@ -382,32 +393,53 @@ def scan(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = None,
         yield finished(walk.finish(None, walk.start))
 
 
-def file_checks(records: list[dict[str, Any]], summary: Summary) -> None:
-    """Warnings about a whole log, from its records in file order: a server that starts
-    again (naming the settings that changed), and a clock that goes back."""
-    import datetime as dt
+class FileChecks:
+    """Warnings about a whole log, from its records fed in file order: a server that starts
+    again (naming the settings that changed), and a clock that goes back. ``finish`` adds
+    them to the summary, the restarts first."""
 
-    starts = [r for r in records if r["kind"] == "server_args"]
-    for before, again in zip(starts, starts[1:], strict=False):
-        a, b = before.get("args") or {}, again.get("args") or {}
-        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        summary.warn(again["line"], f"the server starts again here (previous start at line "
-                                    f"{before['line']}); " +
-                     (f"settings changed: {', '.join(changed)}" if changed else
-                      "same settings"))
-    last: tuple[str, int] | None = None
-    for rec in records:
+    def __init__(self, summary: Summary) -> None:
+        self.summary = summary
+        self.starts: list[dict[str, Any]] = []
+        self.back: list[tuple[int, str]] = []
+        self.last: tuple[str, int] | None = None
+
+    def __call__(self, rec: dict[str, Any]) -> dict[str, Any]:
+        if rec["kind"] == "server_args":
+            self.starts.append(rec)
         ts = rec.get("ts")
-        if not ts:
-            continue
-        if last is not None and ts < last[0]:
-            back = (dt.datetime.fromisoformat(last[0]) -
-                    dt.datetime.fromisoformat(ts)).total_seconds()
-            if back > CLOCK_SLACK_S:
-                summary.warn(rec["line"], f"the clock goes back {back:.0f} s here (from "
-                                          f"{last[0]} at line {last[1]} to {ts}); records "
-                                          "are placed by their own time stamps")
-        last = (ts, rec["line"])
+        if ts:
+            if self.last is not None and ts < self.last[0]:
+                self._went_back(rec, ts)
+            self.last = (ts, rec["line"])
+        return rec
+
+    def _went_back(self, rec: dict[str, Any], ts: str) -> None:
+        back = (dt.datetime.fromisoformat(self.last[0]) -
+                dt.datetime.fromisoformat(ts)).total_seconds()
+        if back > CLOCK_SLACK_S and len(self.back) <= self.summary.max_warnings:
+            self.back.append((rec["line"], f"the clock goes back {back:.0f} s here (from "
+                                           f"{self.last[0]} at line {self.last[1]} to {ts}); "
+                                           "records are placed by their own time stamps"))
+
+    def finish(self) -> None:
+        for before, again in zip(self.starts, self.starts[1:], strict=False):
+            a, b = before.get("args") or {}, again.get("args") or {}
+            changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            self.summary.warn(again["line"], f"the server starts again here (previous start "
+                                             f"at line {before['line']}); " +
+                              (f"settings changed: {', '.join(changed)}" if changed else
+                               "same settings"))
+        for line, message in self.back:
+            self.summary.warn(line, message)
+
+
+def file_checks(records: list[dict[str, Any]], summary: Summary) -> None:
+    """Warnings about a whole log, from its records in file order (``FileChecks``)."""
+    checks = FileChecks(summary)
+    for rec in records:
+        checks(rec)
+    checks.finish()
 
 
 def _fast_prefix(m: re.Match) -> Prefix:
@@ -426,18 +458,28 @@ def _unsound(record: dict[str, Any]) -> str | None:
     """What makes a parsed line impossible: a time that is no time (hour 25, month 13), a
     number that is NaN, infinite, negative or too large to store. None: it is sound."""
     ts = record.get("ts")
-    if ts is not None:
-        try:
-            dt.datetime.fromisoformat(ts)
-        except ValueError:
-            return f"the time {ts.replace('T', ' ')} does not exist"
+    if ts is not None and not _time_exists(ts):
+        return f"the time {ts.replace('T', ' ')} does not exist"
     for key, value in record.items():
-        if isinstance(value, float) and not (0.0 <= value < math.inf):
-            return f"{key} is {value}"
-        if isinstance(value, int) and not isinstance(value, bool) and key != "line" and \
-                not 0 <= value <= LARGEST_COUNT:
+        kind = type(value)
+        if kind is float or (kind is not int and isinstance(value, float)):
+            if not 0.0 <= value < math.inf:
+                return f"{key} is {value}"
+        elif (kind is int or (kind is not bool and isinstance(value, int))) and \
+                key != "line" and not 0 <= value <= LARGEST_COUNT:
             return f"{key} is {value}"
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_exists(ts: str) -> bool:
+    """Whether an ISO time stamp is a time there is (a log prints the same one for a
+    second's lines: remembered)."""
+    try:
+        dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return False
+    return True
 
 
 def _skipped_unsound(record: dict[str, Any], line: int, summary: Summary) -> bool:
