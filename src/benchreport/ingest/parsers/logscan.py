@@ -69,6 +69,8 @@ class Summary:
     unrecognised: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[tuple[int, str]] = field(default_factory=list)   # (line, message)
+    # warnings a client parser wrote whole, naming the file and line itself
+    told: list[str] = field(default_factory=list)
     max_warnings: int = 50
 
     def warn(self, line: int, message: str) -> None:
@@ -80,7 +82,7 @@ class Summary:
         out = [f"{self.file}:{line}: {msg}" for line, msg in self.notes[: self.max_warnings]]
         if len(self.notes) > self.max_warnings:
             out.append(f"{self.file}: more warnings not shown")
-        return out
+        return out + self.told
 
     def merge(self, part: Summary, line_offset: int) -> None:
         """Add a later part of the same file (its lines start after ``line_offset``)."""
