@@ -11,13 +11,20 @@ The probe's cases, one test each.
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
+import pytest
+
+from benchreport.core.errors import ConfigError, ReportError
+from benchreport.core.runmeta import load_run
 from benchreport.ingest.io import read_raw
 from benchreport.ingest.parsers.logscan import Summary
 
 from .conftest import ROOT
 
+LONGEST_MESSAGE = 800            # characters of an error line: file, line, message, hint
 YEAR = 2026
 
 REF = ROOT / "data" / "2024-b300"
@@ -31,6 +38,21 @@ def read(path: Path, shown: str | None = None) -> tuple[list[dict], Summary]:
     return read_raw(path, shown, "auto", YEAR, summary, workers=1), summary
 
 
+def one_line(exc: ReportError, shown: str) -> str:
+    """The error as the command line prints it, checked: one line that names the file."""
+    text = exc.one_line()
+    assert "\n" not in text and "\r" not in text, text[:300]
+    assert len(text) <= LONGEST_MESSAGE, text[:300]
+    assert shown in text, text[:300]
+    return text
+
+
+def write_run(tmp_path: Path, text: str, run_id: str = "fuzz") -> Path:
+    (tmp_path / "data" / run_id).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "data" / run_id / "run.yaml").write_text(text)
+    return tmp_path / "data"
+
+
 # ------------------------------------------------------------------ the probe's cases
 
 def test_parse_shows_a_result_file_s_warnings(tmp_path):
@@ -42,3 +64,40 @@ def test_parse_shows_a_result_file_s_warnings(tmp_path):
     _, summary = read(path)
     assert any(w.startswith("result.json:1: the p99 of TTFT (1.0 ms) is below its p90")
                for w in summary.warnings), summary.warnings
+
+
+YAML_CASES = {
+    "recursive alias": ("  name: Kimi-K3\n", "  name: &x [*x]\n",
+                        "an alias refers to the value that holds it"),
+    "alias bomb": ("  name: Kimi-K3\n", "  name: *a9\n", "aliases repeat more than 10,000"),
+    "deep nesting": ("  name: Kimi-K3\n", "  name: " + "[" * 100_000 + "]" * 100_000 + "\n",
+                     "values nested more than 100 levels deep"),
+    "month 13": ("date: 2026-11-20\n", "date: 2026-13-20\n",
+                 "'2026-13-20' is not a valid timestamp (month must be in 1..12)"),
+    "5,000 digits": ("  gpus: 8\n", "  gpus: " + "9" * 5000 + "\n",
+                     "is not a valid int (Exceeds the limit (4300 digits)"),
+}
+BOMB = "".join([f"a0: &a0 [{', '.join(['lol'] * 9)}]\n"] + [
+    f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 9)}]\n" for k in range(1, 10)])
+
+
+@pytest.mark.parametrize("case", sorted(YAML_CASES))
+def test_run_yaml_that_cannot_be_read_names_its_line(tmp_path, case):
+    old, new, says = YAML_CASES[case]
+    text = (REF / "run.yaml").read_text()
+    assert old in text
+    line = text[: text.index(old)].count("\n") + 1
+    text = text.replace(old, new, 1)
+    if case == "alias bomb":
+        text = BOMB + text
+        line += BOMB.count("\n")
+    data = write_run(tmp_path, text)
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as caught:
+        load_run("fuzz", data, tmp_path / "report")
+    assert time.monotonic() - started < 10
+    message = one_line(caught.value, "run.yaml")
+    # a bomb is named where the value it repeats is anchored, among the bomb's own lines
+    assert f"run.yaml:{line}: " in message if case != "alias bomb" else \
+        re.search(r"run\.yaml:([1-9]|10): ", message), message
+    assert says in message
