@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.core.errors import ConfigError, ReportError
+from benchreport.core.errors import ConfigError, ParseError, ReportError
 from benchreport.core.runmeta import load_run
 from benchreport.ingest.io import read_raw
 from benchreport.ingest.parsers.logscan import Summary
@@ -54,6 +54,41 @@ def write_run(tmp_path: Path, text: str, run_id: str = "fuzz") -> Path:
 
 
 # ------------------------------------------------------------------ the probe's cases
+
+def test_json_nested_100000_deep_names_the_file_and_line(tmp_path):
+    text = VLLM_RESULT.read_text()
+    path = tmp_path / "result.json"
+    path.write_text(text.replace('"duration":', '"nested": ' + "[" * 100_000 + "]" * 100_000
+                                 + ',\n"duration":', 1))
+    line = text[: text.index('"duration":')].count("\n") + 1
+    with pytest.raises(ParseError) as caught:
+        read(path)
+    assert one_line(caught.value, "result.json").startswith(
+        f"result.json:{line}: values nested 100,001 levels deep")
+
+
+def test_a_json_lines_record_nested_too_deep_is_skipped_with_a_warning(tmp_path):
+    source = REF / "raw/sglang/sglang_1120_10_65536_3072.jsonl"
+    first = source.read_text().splitlines()[0]
+    path = tmp_path / "bench.jsonl"
+    path.write_text(f"{first}\n{first}\n" + '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}\n")
+    records, summary = read(path)
+    assert len([r for r in records if r["kind"] == "bench_result"]) == 2
+    assert any(w.startswith("bench.jsonl:3: values nested 50,001 levels deep")
+               for w in summary.warnings), summary.warnings
+
+
+@pytest.mark.parametrize("digits", ["1" + "0" * 400, "9" * 5000])
+def test_an_integer_beyond_any_float_is_left_out_with_a_warning(tmp_path, digits):
+    doc = json.loads(VLLM_RESULT.read_text())
+    doc["total_output_tokens"] = "@"
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc).replace('"@"', digits))
+    records, summary = read(path)
+    result = next(r for r in records if r["kind"] == "bench_result")
+    assert "total_output_tokens" not in result
+    assert any("total_output_tokens is inf (infinite)" in w for w in summary.warnings)
+
 
 def test_parse_shows_a_result_file_s_warnings(tmp_path):
     """`benchreport parse` printed none of a result file's warnings (they went to a copy)."""
@@ -101,3 +136,12 @@ def test_run_yaml_that_cannot_be_read_names_its_line(tmp_path, case):
     assert f"run.yaml:{line}: " in message if case != "alias bomb" else \
         re.search(r"run\.yaml:([1-9]|10): ", message), message
     assert says in message
+
+
+@pytest.mark.parametrize("module", ["benchreport.core.jsontext"])
+def test_the_doctests_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

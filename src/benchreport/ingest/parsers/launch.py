@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ...core.errors import ParseError
+from ...core.jsontext import deepest, loads
 from ...core.redact import REDACTED, redact, redact_settings
 from ...core.yamlio import Located, load_yaml
 
@@ -62,13 +63,24 @@ def flags_from_args(args: list[str]) -> dict[str, Any]:
             else:
                 value = True
         if isinstance(value, str) and value[:1] in "{[":
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                pass
+            value = _json_value(value)
         out[key] = value
         i += 1
     return out
+
+
+# A setting given as JSON (--speculative-config '{"method": …}') nests a level or two; one
+# that nests deeper is kept as the text it is, like any value that is not JSON.
+FLAG_DEPTH = 20
+
+
+def _json_value(text: str) -> Any:
+    if deepest(text)[0] > FLAG_DEPTH:
+        return text
+    try:
+        return loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def parse_launch(fp: TextIO, path: str) -> LaunchConfig:
