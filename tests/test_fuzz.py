@@ -28,6 +28,10 @@ LONGEST_MESSAGE = 800            # characters of an error line: file, line, mess
 YEAR = 2026
 
 REF = ROOT / "data" / "2024-b300"
+VLLM_LOG = ROOT / "data/2026-08-dgx-spark-laguna/raw/vllm/dgx-spark-laguna-vllm-vs-sglang" \
+    "/vllm-int4.log"
+SGLANG_LOG = ROOT / "data/2026-08-dgx-spark-laguna/raw/sglang/dgx-spark-laguna-vllm-vs-sglang" \
+    "/sglang-int4.log"
 VLLM_RESULT = REF / "raw/vllm/vllm-infqps-concurrency10-Kimi-K3-20261120-101345.json"
 
 
@@ -53,7 +57,41 @@ def write_run(tmp_path: Path, text: str, run_id: str = "fuzz") -> Path:
     return tmp_path / "data"
 
 
+def _first_line_with(path: Path, marker: str) -> tuple[list[str], int]:
+    lines = path.read_text().splitlines(keepends=True)
+    return lines, next(i for i, line in enumerate(lines) if marker in line)
+
+
 # ------------------------------------------------------------------ the probe's cases
+
+COUNTS = {"vllm": (VLLM_LOG, "Running: "), "sglang": (SGLANG_LOG, "#running-req: ")}
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "1e309", "9" * 5000],
+                         ids=["nan", "inf", "1e309", "5000-digits"])
+@pytest.mark.parametrize("engine", sorted(COUNTS))
+def test_a_stats_line_with_an_impossible_count_is_skipped_with_a_warning(tmp_path, engine,
+                                                                         bad):
+    log, marker = COUNTS[engine]
+    lines, i = _first_line_with(log, marker)
+    lines[i] = re.sub(re.escape(marker) + r"\d+", f"{marker}{bad}", lines[i], count=1)
+    path = tmp_path / f"{engine}.log"
+    path.write_text("".join(lines))
+    records, summary = read(path)
+    assert not [r for r in records if r["line"] == i + 1]
+    assert any(w.startswith(f"{engine}.log:{i + 1}: ") and "line skipped" in w
+               for w in summary.warnings), summary.warnings
+
+
+def test_an_impossible_hour_in_a_log_is_skipped_with_a_warning(tmp_path):
+    lines, i = _first_line_with(VLLM_LOG, "Running: ")
+    lines[i] = re.sub(r" \d\d:(\d\d:\d\d)", r" 25:\1", lines[i], count=1)
+    path = tmp_path / "vllm.log"
+    path.write_text("".join(lines))
+    _, summary = read(path)
+    assert any(w.startswith(f"vllm.log:{i + 1}: the time ") and "does not exist" in w
+               for w in summary.warnings), summary.warnings
+
 
 def test_json_nested_100000_deep_names_the_file_and_line(tmp_path):
     text = VLLM_RESULT.read_text()

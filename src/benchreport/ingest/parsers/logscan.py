@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -451,8 +452,24 @@ def _skipped_unsound(record: dict[str, Any], line: int, summary: Summary) -> boo
     return True
 
 
+# int() refuses more digits than this (Python's guard against slow conversions): a line that
+# holds such a number is skipped before any parser tries it.
+INT_DIGITS = sys.get_int_max_str_digits() or 1 << 30
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (INT_DIGITS + 1))
+
+
+def _skipped_long_number(raw: bytes, line: int, summary: Summary) -> bool:
+    if len(raw) <= INT_DIGITS or not _LONG_DIGITS.search(raw):
+        return False
+    summary.unrecognised += 1
+    summary.warn(line, "a number of more digits than Python reads (line skipped)")
+    return True
+
+
 def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Clock,
              summary: Summary, mark_yearless: bool = False) -> Iterator[dict[str, Any]]:
+    if _skipped_long_number(raw, line, summary):
+        return
     fast = module.fast_line(raw)
     if fast is not None:                   # the common, current-era line: one regex
         m, kind, fields = fast
