@@ -22,7 +22,7 @@ from benchreport.core.runmeta import load_run
 from benchreport.ingest.io import read_raw
 from benchreport.ingest.parsers.logscan import Summary
 
-from .conftest import ROOT
+from .conftest import REAL_SAMPLES, ROOT
 
 LONGEST_MESSAGE = 800            # characters of an error line: file, line, message, hint
 YEAR = 2026
@@ -128,6 +128,34 @@ def test_an_integer_beyond_any_float_is_left_out_with_a_warning(tmp_path, digits
     assert any("total_output_tokens is inf (infinite)" in w for w in summary.warnings)
 
 
+@pytest.mark.parametrize("key, value, says", [
+    ("max_concurrency", "1e309", "max_concurrency is inf (infinite)"),
+    ("max_concurrency", "-4", "max_concurrency is -4 (negative)"),
+    ("request_rate", "NaN", "request_rate is nan (not a number)"),
+    ("request_rate", "0", "request_rate is 0.0 (zero)"),
+])
+def test_a_result_with_an_impossible_load_states_none(tmp_path, key, value, says):
+    """A rate of 0 also made `init` draft a run.yaml that its own check refuses."""
+    doc = json.loads(VLLM_RESULT.read_text())
+    doc[key] = "@"
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc).replace('"@"', value))
+    records, summary = read(path)
+    result = next(r for r in records if r["kind"] == "bench_result")
+    assert result["load_kind"] == "unstated"
+    assert any(f"the load's {says}, which no client runs at" in w for w in summary.warnings)
+
+
+def test_a_csv_cell_beyond_the_csv_module_s_limit_names_its_line(tmp_path):
+    text = "Metric,avg,p50\nRequest Latency (ms),1.0,2.0\nTime to First Token (ms),@,1\n"
+    path = tmp_path / "profile_export_aiperf.csv"
+    path.write_text(text.replace("@", '"' + "9" * 200_000 + '"'))
+    with pytest.raises(ParseError) as caught:
+        read(path)
+    assert one_line(caught.value, "profile_export_aiperf.csv").startswith(
+        "profile_export_aiperf.csv:3: not a CSV row (field larger than field limit")
+
+
 def test_parse_shows_a_result_file_s_warnings(tmp_path):
     """`benchreport parse` printed none of a result file's warnings (they went to a copy)."""
     doc = json.loads(VLLM_RESULT.read_text())
@@ -137,6 +165,38 @@ def test_parse_shows_a_result_file_s_warnings(tmp_path):
     _, summary = read(path)
     assert any(w.startswith("result.json:1: the p99 of TTFT (1.0 ms) is below its p90")
                for w in summary.warnings), summary.warnings
+
+
+def test_impossible_token_lengths_are_left_out_with_a_warning(tmp_path):
+    doc = json.loads(VLLM_RESULT.read_text())
+    del doc["input_lens"]                         # the mean then comes from the totals
+    doc["total_input_tokens"] = "@"
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc).replace('"@"', "Infinity"))
+    records, summary = read(path)
+    result = next(r for r in records if r["kind"] == "bench_result")
+    assert result.get("scenario_input_tokens") is None
+    assert any("the mean of input tokens is inf, which no benchmark sends" in w
+               for w in summary.warnings), summary.warnings
+
+
+def test_a_request_rate_that_is_no_number_is_not_read_as_one():
+    from benchreport.ingest.clients.base import rate_value
+
+    assert rate_value([[1]]) is None and rate_value({"a": 1}) is None
+
+
+@pytest.mark.parametrize("stamp", ["1e30", "99999999999999999999999", "-5"])
+def test_a_time_past_any_calendar_gives_no_date(tmp_path, stamp):
+    source = REAL_SAMPLES / "llmperf" / "llmperf-leaderboard-summary-groq_70b.json"
+    if not source.is_file():
+        pytest.skip(f"no real samples at {REAL_SAMPLES}")
+    doc = json.loads(source.read_text())
+    doc["timestamp"] = "@"
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(doc).replace('"@"', stamp))
+    records, _ = read(path)
+    assert next(r for r in records if r["kind"] == "bench_result").get("date") is None
 
 
 YAML_CASES = {
@@ -176,7 +236,9 @@ def test_run_yaml_that_cannot_be_read_names_its_line(tmp_path, case):
     assert says in message
 
 
-@pytest.mark.parametrize("module", ["benchreport.core.jsontext"])
+@pytest.mark.parametrize("module", ["benchreport.core.jsontext",
+                                    "benchreport.ingest.clients.base",
+                                    "benchreport.build.init"])
 def test_the_doctests_hold(module):
     import doctest
     import importlib
