@@ -199,6 +199,17 @@ def test_a_time_past_any_calendar_gives_no_date(tmp_path, stamp):
     assert next(r for r in records if r["kind"] == "bench_result").get("date") is None
 
 
+def test_a_launch_command_of_a_megabyte_is_not_split_word_by_word(tmp_path):
+    """shlex builds a word a character at a time, in time growing with its square: a line
+    of a million characters took minutes in `init`. It is no command."""
+    path = tmp_path / "start.sh"
+    path.write_text("#!/bin/sh\nexport X=" + "x" * 1_000_000 + "\n")
+    started = time.monotonic()
+    with pytest.raises(ParseError, match="no command that starts vLLM or SGLang"):
+        read(path)
+    assert time.monotonic() - started < 5
+
+
 YAML_CASES = {
     "recursive alias": ("  name: Kimi-K3\n", "  name: &x [*x]\n",
                         "an alias refers to the value that holds it"),

@@ -161,8 +161,15 @@ def _logical_lines(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
     return out
 
 
+# shlex builds each word a character at a time, in time that grows with the square of its
+# length: a "command" longer than this (no server's is) is not split at all.
+LONGEST_COMMAND = 1 << 16
+
+
 def _words(parts: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
     """The shell words of a command, each with its line; None if it does not split."""
+    if sum(len(part) for _, part in parts) > LONGEST_COMMAND:
+        return None
     words: list[tuple[int, str]] = []
     try:
         for number, part in parts:
