@@ -210,6 +210,14 @@ def test_a_launch_command_of_a_megabyte_is_not_split_word_by_word(tmp_path):
     assert time.monotonic() - started < 5
 
 
+def test_an_error_quoting_a_huge_value_stays_one_short_line():
+    exc = ParseError(f"{'x' * 200_000!r}\nis not a number; expected ms", path="f.csv", line=3)
+    text = exc.one_line()
+    assert "\n" not in text and len(text) < 600
+    assert text.startswith("f.csv:3: 'xxx") and text.endswith("is not a number; expected ms")
+    assert str(exc) == text
+
+
 YAML_CASES = {
     "recursive alias": ("  name: Kimi-K3\n", "  name: &x [*x]\n",
                         "an alias refers to the value that holds it"),
