@@ -5,14 +5,27 @@ A probe fuzzed 520 real files and got 17 tracebacks: NaN or 1e309 in a log's num
 100,000 deep and a recursive YAML alias (``RecursionError``); in a build each became a line
 naming a notebook cell instead of the input file and line.
 
-The probe's cases, one test each.
+First the probe's cases, one test each. Then a seeded fuzz over the real samples
+(``conftest.REAL_SAMPLES``) and the project's own inputs under data/: numbers become NaN,
+infinite, negative or too large for any float, times impossible (hour 25, month 13),
+values nest 100,000 deep, files are cut short or get bytes that are not UTF-8, and YAML
+gets recursive aliases and alias bombs. Each mutated file goes through the entry points a
+build and the command line use (``read_raw``: `benchreport parse` and ingest; ``load_run``
+for run.yaml; ``init --dry-run`` for result files), and must either be read (warnings
+allowed) or stop with the project's one-line error (``ReportError``) naming the file. No
+other exception, ever.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +37,9 @@ from benchreport.ingest.parsers.logscan import Summary
 
 from .conftest import REAL_SAMPLES, ROOT
 
+SEED = 33
+CASES = 200
+CASE_SECONDS = 20
 LONGEST_MESSAGE = 800            # characters of an error line: file, line, message, hint
 YEAR = 2026
 
@@ -255,6 +271,17 @@ def test_run_yaml_that_cannot_be_read_names_its_line(tmp_path, case):
     assert says in message
 
 
+def test_the_command_line_prints_one_line_and_no_traceback(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text('{"duration": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    out = subprocess.run([sys.executable, "-m", "benchreport", "parse", str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr[:500]
+    assert out.stderr.startswith(f"error: {path}:1: values nested 100,001 levels deep")
+
+
 @pytest.mark.parametrize("module", ["benchreport.core.jsontext",
                                     "benchreport.ingest.clients.base",
                                     "benchreport.build.init"])
@@ -264,3 +291,187 @@ def test_the_doctests_hold(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+# ------------------------------------------------------------------ the seeded fuzz
+
+NUMBER = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+BAD_NUMBERS = [b"NaN", b"Infinity", b"-Infinity", b"nan", b"inf", b"-inf", b"1e309",
+               b"-1e309", b"-1", b"-0.5", b"0", b"1e-400", b"99999999999999999999999999",
+               b"1" + b"0" * 400, b"9" * 5000]
+TIMES: list[tuple[re.Pattern, Callable[[re.Match, random.Random], bytes]]] = [
+    (re.compile(rb"\b([01]\d|2[0-3])(:\d\d:\d\d)"),
+     lambda m, r: r.choice([b"24", b"25", b"99"]) + m[2]),
+    (re.compile(rb"\b(\d{4}-)(\d\d)(-\d\d)"), lambda m, r: m[1] + r.choice([b"13", b"00"]) + m[3]),
+    (re.compile(rb"\b(\d{4}-\d\d-)(\d\d)"), lambda m, r: m[1] + r.choice([b"32", b"00"])),
+    (re.compile(rb"\b(\d\d)(-\d\d \d\d:)"), lambda m, r: r.choice([b"13", b"00"]) + m[2]),
+    (re.compile(rb"(\d\d:)(\d\d)(:\d\d)"), lambda m, r: m[1] + b"61" + m[3]),
+    (re.compile(rb"\b1[5-7]\d{8,17}(?:\.\d+)?\b"),                  # Unix times, s to ns
+     lambda m, r: r.choice([b"1e309", b"-5", b"99999999999999999999999"])),
+]
+YAML_KEY = re.compile(rb"^([A-Za-z_][\w-]*):[ ]*(\S.*)?$", re.M)
+
+
+def _pick(pattern: re.Pattern, data: bytes, r: random.Random) -> re.Match | None:
+    found = list(pattern.finditer(data))
+    return r.choice(found) if found else None
+
+
+def _replace_some(data: bytes, found: list[re.Match], r: random.Random,
+                  new: Callable[[re.Match], bytes]) -> bytes:
+    out = bytearray(data)
+    for m in sorted(r.sample(found, min(len(found), r.choice([1, 3, 20, 1000]))),
+                    key=lambda m: -m.start()):
+        out[m.start():m.end()] = new(m)
+    return bytes(out)
+
+
+def m_numbers(data: bytes, r: random.Random) -> bytes | None:
+    found = list(NUMBER.finditer(data))
+    bad = r.choice(BAD_NUMBERS)
+    return _replace_some(data, found, r, lambda m: bad) if found else None
+
+
+def m_times(data: bytes, r: random.Random) -> bytes | None:
+    pattern, new = r.choice(TIMES)
+    found = list(pattern.finditer(data))
+    return _replace_some(data, found, r, lambda m: new(m, r)) if found else None
+
+
+def m_nesting(data: bytes, r: random.Random) -> bytes | None:
+    m = _pick(NUMBER, data, r)
+    if m is None:
+        return None
+    depth = r.choice([100_000, 990, 400])
+    opened, closed = r.choice([(b"[", b"]"), (b'{"a":', b"}"), (b"{'a': ", b"}")])
+    return data[:m.start()] + opened * depth + b"1" + closed * depth + data[m.end():]
+
+
+def m_truncated(data: bytes, r: random.Random) -> bytes | None:
+    return data[: r.randrange(1, max(2, len(data)))]
+
+
+def m_not_utf8(data: bytes, r: random.Random) -> bytes | None:
+    at = r.randrange(len(data))
+    return data[:at] + r.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xfe\xff"]) + data[at:]
+
+
+def y_recursive(data: bytes, r: random.Random) -> bytes | None:
+    m = _pick(YAML_KEY, data, r)
+    return data[:m.start()] + m[1] + b": &x [*x]" + data[m.end():] if m else None
+
+
+def y_bomb(data: bytes, r: random.Random) -> bytes | None:
+    m = _pick(YAML_KEY, data, r)
+    if m is None:
+        return None
+    bomb = BOMB.encode()
+    return data[:m.start()] + bomb + m[1] + b": *a9" + data[m.end():] if r.random() < 0.5 \
+        else bomb + data
+
+
+def y_chain(data: bytes, r: random.Random) -> bytes | None:
+    chain = b"c0: &c0 [1]\n" + b"".join(b"c%d: &c%d [*c%d]\n" % (k, k, k - 1)
+                                        for k in range(1, 300))
+    return chain + data
+
+
+def y_deep(data: bytes, r: random.Random) -> bytes | None:
+    m = _pick(YAML_KEY, data, r)
+    if m is None:
+        return None
+    depth = r.choice([100_000, 2000])
+    return data[:m.start()] + m[1] + b": " + b"[" * depth + b"1" + b"]" * depth + data[m.end():]
+
+
+MUTATIONS = {f.__name__: f for f in (m_numbers, m_times, m_nesting, m_truncated, m_not_utf8)}
+YAML_MUTATIONS = {f.__name__: f for f in (y_recursive, y_bomb, y_chain, y_deep)}
+SKIPPED = {".md", ".png"}
+BIGGEST = 400_000        # bytes: the larger samples add time, not kinds of content
+
+
+def _inputs() -> list[Path]:
+    """The files the fuzz starts from: every real sample small enough, and the project's
+    own inputs (run.yaml, launch records, logs, results) under data/."""
+    samples = sorted(p for p in REAL_SAMPLES.rglob("*") if p.is_file()) \
+        if REAL_SAMPLES.is_dir() else []
+    own = sorted(p for p in (ROOT / "data").rglob("*") if p.is_file()
+                 and p.name not in ("SHA256SUMS", "claims.yaml", "scenario.yaml")
+                 and "source" not in p.parts)
+    return [p for p in samples + own if p.suffix not in SKIPPED and p.name != "LICENSE"
+            and p.stat().st_size <= BIGGEST]
+
+
+def _case(r: random.Random, files: list[Path]) -> tuple[Path, str, bytes] | None:
+    path = r.choice(files)
+    data = path.read_bytes()
+    mutations = {**MUTATIONS, **(YAML_MUTATIONS if path.suffix == ".yaml" else {})}
+    name = r.choice(sorted(mutations))
+    mutated = mutations[name](data, r)
+    return None if mutated is None or mutated == data else (path, name, mutated)
+
+
+def _read_through_entry_points(path: Path, tmp: Path, shown: str) -> None:
+    """As a build, `benchreport parse` and `benchreport init` read the file."""
+    if path.name == "run.yaml":
+        load_run("fuzz", path.parent.parent, tmp / "report")
+        return
+    read(path, shown)
+    if path.suffix in (".json", ".jsonl", ".csv"):
+        from benchreport.build.init import init_run
+
+        init_run("fuzzed", [path], tmp / "init", dry_run=True, out=lambda line: None)
+
+
+class _NoAnswer(Exception):
+    pass
+
+
+def _no_answer(signum, frame):
+    raise _NoAnswer(f"no answer in {CASE_SECONDS} s")
+
+
+def _check(path: Path, tmp: Path) -> str | None:
+    """None when the file is read or refused in one clear line; else what went wrong. A
+    case that does not end (an alias bomb expanding) fails in CASE_SECONDS."""
+    shown = path.name
+    previous = signal.signal(signal.SIGALRM, _no_answer)
+    signal.alarm(CASE_SECONDS)
+    try:
+        _read_through_entry_points(path, tmp, shown)
+    except ReportError as exc:
+        text = exc.one_line()
+        if "\n" in text or len(text) > LONGEST_MESSAGE:
+            return f"an error of {len(text)} characters or several lines: {text[:200]!r}"
+        if shown not in text and "given files" not in text:
+            return f"an error that does not name the file: {text[:200]!r}"
+    except Exception as exc:               # noqa: BLE001 - what the fuzz is looking for
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return None
+
+
+def test_seeded_fuzz_of_real_files_gives_no_traceback(tmp_path):
+    files = _inputs()
+    assert files
+    r = random.Random(SEED)
+    failures, ran, started = [], 0, time.monotonic()
+    while ran < CASES:
+        case = _case(r, files)
+        if case is None:
+            continue
+        source, name, data = case
+        here = tmp_path / f"{ran:03d}"
+        path = here / "data" / "fuzz" / source.name if source.name == "run.yaml" \
+            else here / source.name
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+        problem = _check(path, here)
+        if problem:
+            failures.append(f"case {ran} ({name} of {source.relative_to(source.parents[1])}): "
+                            f"{problem}")
+        ran += 1
+    assert not failures, "\n".join(failures)
+    assert time.monotonic() - started < 120
