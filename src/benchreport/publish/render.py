@@ -83,7 +83,12 @@ def render_html(env: Environment, article: Article, edition: str = "screen") -> 
 
 _TAG = re.compile(r"(<[^>]*>)")
 _RAW = ("style", "script", "svg", "title")          # elements whose text is left alone
-_EOJEOL = re.compile(r"(?:&#?\w+;|[^\s<>&])*[\uac00-\ud7a3](?:&#?\w+;|[^\s<>&])*")
+# A run of text with no space, tag or bare '&' (an entity counts as one character); one
+# that holds a Hangul syllable is a Korean word. (Matching the Hangul inside the pattern,
+# as `(?:…)*[가-힣](?:…)*`, backtracks over every start in a run without any: hours for a
+# 200,000-character model name.)
+_RUN = re.compile(r"(?:&#?\w+;|[^\s<>&])+")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may still break
 # a linked number and the Korean word right after it ("5" + "개는"); a command-line flag
 _LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
@@ -114,10 +119,15 @@ def keep_words(html: str, korean: bool = True) -> str:
         else:
             part = _UNIT.sub("\u00a0", part)
             part = _FLAG.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', part)
-            out.append(_EOJEOL.sub(lambda m: m.group(0) if len(m.group(0)) > KEEP_LONGEST
-                                   else f'<span class="kw">{m.group(0)}</span>', part)
-                       if korean else part)
+            out.append(_RUN.sub(_kept_word, part) if korean else part)
     return "".join(out)
+
+
+def _kept_word(m: re.Match) -> str:
+    word = m.group(0)
+    if len(word) > KEEP_LONGEST or not _HANGUL.search(word):
+        return word
+    return f'<span class="kw">{word}</span>'
 
 
 def render_pdf(html: str, path: Path, epoch: int) -> None:
