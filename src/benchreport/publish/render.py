@@ -206,6 +206,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
     """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language; return
     the paths. What run.yaml declares (title, sources, model, …) is the user's own text and
     is shown through ``core.redact`` (credentials in URLs, tokens)."""
+    from ..core.display import display_meta
     from ..core.redact import redact_value
     from ..core.tables import load_ingested, read_rows, warnings_of
     from .charts import (
@@ -221,7 +222,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         state_charts,
     )
 
-    run = dataclasses.replace(run, meta=redact_value(run.meta))
+    # run.yaml's text as the report shows it: redacted, and its names shortened
+    run = dataclasses.replace(run, meta=display_meta(redact_value(run.meta)))
     templates = project / "templates"
     with _pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
         # The workers import WeasyPrint while this process draws charts and writes HTML;
