@@ -90,7 +90,7 @@ def speculative_config(flags: dict) -> dict | None:
     if isinstance(spec, str):
         try:
             spec = json.loads(spec)
-        except ValueError:
+        except (ValueError, RecursionError):      # not JSON, or nested past any config
             return None
     return spec if isinstance(spec, dict) else None
 

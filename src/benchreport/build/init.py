@@ -89,7 +89,16 @@ def _yaml_scalar(value) -> str:
 
 
 def _rate_text(rate) -> str:
-    return "inf" if rate == "inf" else f"{rate:g}"
+    """A request rate as YAML reads a number: YAML takes ``1e+26`` (a file's absurd rate)
+    for text, so an exponent gets a decimal point.
+
+    >>> _rate_text(4.0), _rate_text(0.5), _rate_text("inf"), _rate_text(1e26)
+    ('4', '0.5', 'inf', '1.0e+26')
+    """
+    if rate == "inf":
+        return "inf"
+    digits, e, exponent = f"{rate:g}".partition("e")
+    return f"{digits}{'' if '.' in digits or not e else '.0'}{e}{exponent}"
 
 
 def _list(values: list) -> str:

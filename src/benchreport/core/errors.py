@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 
+# A message quotes what it found, and a file can hold a value of 200,000 characters: the
+# message keeps its start and its end (what was expected) around an ellipsis, so the line
+# stays a line a terminal shows.
+MESSAGE_CHARS = 500
+_MESSAGE_END = 120
+
+
+def _one_line_message(message: str) -> str:
+    """``message`` on one line (a line break in a quoted value shown as ``\\n``), cut in
+    its middle when longer than MESSAGE_CHARS."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return f"{message[:MESSAGE_CHARS - _MESSAGE_END - 3]} … {message[-_MESSAGE_END:]}"
+
+
 class ReportError(Exception):
     """Raised for any problem a user can act on; the CLI prints it as one line."""
 
@@ -18,7 +34,7 @@ class ReportError(Exception):
         where = ""
         if self.path:
             where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
-        text = f"{where}{self.message}"
+        text = f"{where}{_one_line_message(self.message)}"
         if self.hint:
             text += f"; {self.hint}"
         return text

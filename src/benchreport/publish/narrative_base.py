@@ -7,6 +7,7 @@ import re
 from markupsafe import Markup, escape
 
 from ..core import ids, provenance
+from ..core.display import shorten
 from ..core.figures import Figure, listed
 from ..core.i18n import UNITS, Name, format_number, format_value
 from ..core.metrics import TIE
@@ -69,7 +70,8 @@ class Writer:
             return format_number(int(value), 0)
         value = _DRAFTS.sub(lambda m: t["settingword.draft_tokens"].format(n=m[1]), value)
         value = _NOTE.sub(lambda m: f"({t['settingword.' + m[1].replace(' ', '_')]})", value)
-        return t["settingword." + value] if value in _WORDS else value
+        # a value from the files (a chat template given inline …) shows its start
+        return t["settingword." + value] if value in _WORDS else shorten(value)
 
     def in_seconds(self, fig: Figure) -> bool:
         """A latency of ten seconds or more reads as seconds (294.4 s, not 294,362.4 ms);

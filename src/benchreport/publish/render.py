@@ -83,7 +83,12 @@ def render_html(env: Environment, article: Article, edition: str = "screen") -> 
 
 _TAG = re.compile(r"(<[^>]*>)")
 _RAW = ("style", "script", "svg", "title")          # elements whose text is left alone
-_EOJEOL = re.compile(r"(?:&#?\w+;|[^\s<>&])*[\uac00-\ud7a3](?:&#?\w+;|[^\s<>&])*")
+# A run of text with no space, tag or bare '&' (an entity counts as one character); one
+# that holds a Hangul syllable is a Korean word. (Matching the Hangul inside the pattern,
+# as `(?:…)*[가-힣](?:…)*`, backtracks over every start in a run without any: hours for a
+# 200,000-character model name.)
+_RUN = re.compile(r"(?:&#?\w+;|[^\s<>&])+")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may still break
 # a linked number and the Korean word right after it ("5" + "개는"); a command-line flag
 _LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
@@ -114,10 +119,15 @@ def keep_words(html: str, korean: bool = True) -> str:
         else:
             part = _UNIT.sub("\u00a0", part)
             part = _FLAG.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', part)
-            out.append(_EOJEOL.sub(lambda m: m.group(0) if len(m.group(0)) > KEEP_LONGEST
-                                   else f'<span class="kw">{m.group(0)}</span>', part)
-                       if korean else part)
+            out.append(_RUN.sub(_kept_word, part) if korean else part)
     return "".join(out)
+
+
+def _kept_word(m: re.Match) -> str:
+    word = m.group(0)
+    if len(word) > KEEP_LONGEST or not _HANGUL.search(word):
+        return word
+    return f'<span class="kw">{word}</span>'
 
 
 def render_pdf(html: str, path: Path, epoch: int) -> None:
@@ -200,6 +210,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
     """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language; return
     the paths. What run.yaml declares (title, sources, model, …) is the user's own text and
     is shown through ``core.redact`` (credentials in URLs, tokens)."""
+    from ..core.display import display_meta
     from ..core.redact import redact_value
     from ..core.tables import load_ingested, read_rows, warnings_of
     from .charts import (
@@ -215,7 +226,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         state_charts,
     )
 
-    run = dataclasses.replace(run, meta=redact_value(run.meta))
+    # run.yaml's text as the report shows it: redacted, and its names shortened
+    run = dataclasses.replace(run, meta=display_meta(redact_value(run.meta)))
     templates = project / "templates"
     with _pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
         # The workers import WeasyPrint while this process draws charts and writes HTML;

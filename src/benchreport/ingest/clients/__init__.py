@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...core.errors import ParseError
 from ...core.files import looks_binary
+from ...core.jsontext import deepest, loads, too_deep
 from . import plausible
 from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
 
@@ -34,8 +35,10 @@ def _modules():
                 raise
 
 
-def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+def _json_problem(exc: json.JSONDecodeError | RecursionError, text: str) -> str:
     """What is wrong with ``text`` as JSON, saying so plainly when it was cut off."""
+    if isinstance(exc, RecursionError):
+        return too_deep(text)
     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
         return (f"the JSON stops before the record is complete (after {len(text.rstrip())} "
                 "characters; the file looks cut off)")
@@ -58,33 +61,41 @@ def decode(data: bytes, shown: str) -> Doc:
                          line=data[: exc.start].count(b"\n") + 1) from None
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
-        try:
-            twice: list[str] = []
-            doc = Doc(shown, name, "json", json.loads(text, object_pairs_hook=_pairs(twice)),
-                      text)
-            doc.notes = [f"{shown}: key {key!r} appears twice in one object; the last "  # type: ignore[attr-defined]
-                         "value is the one read, as JSON readers do" for key in twice[:3]]
-            return doc
-        except json.JSONDecodeError as whole:
-            rows, bad = [], []
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    bad.append((number, _json_problem(exc, line)))
-            if not rows or (len(rows) == 1 and bad) or not all(
-                    ln.lstrip().startswith("{") for ln in text.splitlines() if ln.strip()):
-                # one JSON document over several lines (vLLM writes it indented)
-                raise ParseError(f"{_json_problem(whole, text)}; expected a benchmark result",
-                                 path=shown, line=whole.lineno) from None
-            doc = Doc(shown, name, "jsonl", rows, text)
-            doc.bad_lines = bad                                # type: ignore[attr-defined]
-            return doc
+        return _json_doc(text, shown, name)
     if "," in stripped.split("\n", 1)[0]:
         return Doc(shown, name, "csv", text.replace("\r\n", "\n").replace("\r", "\n"), text)
     return Doc(shown, name, "text", text, text)
+
+
+def _json_doc(text: str, shown: str, name: str) -> Doc:
+    """One JSON document, or JSON Lines (one object a line, unreadable lines noted)."""
+    try:
+        twice: list[str] = []
+        doc = Doc(shown, name, "json", loads(text, object_pairs_hook=_pairs(twice)), text)
+        doc.notes = [f"{shown}: key {key!r} appears twice in one object; the last "  # type: ignore[attr-defined]
+                     "value is the one read, as JSON readers do" for key in twice[:3]]
+        return doc
+    except (json.JSONDecodeError, RecursionError) as whole:
+        rows, bad = [], []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((number, loads(line)))
+            except (json.JSONDecodeError, RecursionError) as exc:
+                bad.append((number, _json_problem(exc, line)))
+        if not rows or (len(rows) == 1 and bad) or not all(
+                ln.lstrip().startswith("{") for ln in text.splitlines() if ln.strip()):
+            # one JSON document over several lines (vLLM writes it indented)
+            raise ParseError(f"{_json_problem(whole, text)}; expected a benchmark result",
+                             path=shown, line=_json_line(whole, text)) from None
+        doc = Doc(shown, name, "jsonl", rows, text)
+        doc.bad_lines = bad                                # type: ignore[attr-defined]
+        return doc
+
+
+def _json_line(exc: json.JSONDecodeError | RecursionError, text: str) -> int:
+    return deepest(text)[1] if isinstance(exc, RecursionError) else exc.lineno
 
 
 def _pairs(twice: list[str]):

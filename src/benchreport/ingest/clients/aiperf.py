@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -428,13 +429,25 @@ def _split_label(label: str) -> tuple[str, str | None]:
     return " ".join(label.lower().split()), unit
 
 
+def _csv_rows(doc: Doc) -> Iterator[list[str]]:
+    """The rows of a CSV export; one the csv module cannot read (a cell over its size
+    limit) is an error naming its line."""
+    rows = csv.reader(io.StringIO(doc.value))
+    while True:
+        try:
+            yield next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise _err(doc, f"not a CSV row ({exc})", line=rows.line_num) from None
+
+
 def _csv_point(doc: Doc, client: str) -> Point:
     """The CSV export read into the same metric dicts as the JSON, then parsed alike."""
     metrics: dict[str, dict[str, Any]] = {}
     lines: dict[str, int] = {}
     header: list[str] | None = None               # None: the next row is a block's header
-    rows = csv.reader(io.StringIO(doc.value))
-    for n, row in enumerate(rows, start=1):
+    for n, row in enumerate(_csv_rows(doc), start=1):
         if not any(cell.strip() for cell in row):
             header = None                          # a blank line ends a block
             continue

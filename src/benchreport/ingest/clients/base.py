@@ -15,6 +15,7 @@ when the load was unbounded by concurrency.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,8 +153,8 @@ def rate_value(value: Any) -> float | str | None:
             value = float(low.replace(",", ""))
         except ValueError:
             return None
-    if isinstance(value, bool):
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None                          # a list or an object is no rate
     value = float(value)
     return "inf" if math.isinf(value) else value
 
@@ -174,6 +175,21 @@ def number(value: Any) -> float | None:
     try:
         return float(text)
     except ValueError:
+        return None
+
+
+def epoch_iso(seconds: float | None) -> str | None:
+    """A Unix time in s as ISO 8601 (UTC, to the second); None for none, for 0 or less, and
+    for a time past any calendar's (year 10,000 on), which no clock of a run shows.
+
+    >>> epoch_iso(1700000000.5), epoch_iso(1e30), epoch_iso(None)
+    ('2023-11-14T22:13:20+00:00', None, None)
+    """
+    if seconds is None or not seconds > 0:
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):
         return None
 
 

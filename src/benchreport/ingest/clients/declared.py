@@ -192,9 +192,9 @@ def _value_at(text: str, pos: int, key: str, decoder) -> int | None:
 def record_lines(text: str, records: str) -> list[int] | None:
     """The 1-based line each record of the list at the dotted path ``records`` starts on,
     or None when the text does not lay them out as expected (a duplicate key, …)."""
-    import json
+    from ...core.jsontext import decoder as json_decoder
 
-    decoder = json.JSONDecoder()
+    decoder = json_decoder()
     try:
         pos: int | None = _ws(text, 0)
         for key in records.split("."):

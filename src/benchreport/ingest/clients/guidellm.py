@@ -23,11 +23,10 @@ and metric counts of the 0.5.0.dev0 sample): see `DEFINITIONS`.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from ...core.errors import ParseError
-from .base import Doc, Point, dig, finite, redact
+from .base import Doc, Point, dig, epoch_iso, finite, redact
 
 CLIENT = "guidellm"
 
@@ -180,8 +179,7 @@ def _point(doc: Doc, i: int, bench: Any) -> Point:
     _scenario(p, top, bench, metrics)
     p.model = _model(top, bench)
     start = finite(bench.get("start_time")) or finite(dig(bench, "run_stats", "start_time"))
-    if start is not None and start > 0:
-        p.date = datetime.fromtimestamp(start, UTC).isoformat(timespec="seconds")
+    p.date = epoch_iso(start) or p.date
 
     p.requests = _requests(doc, bench, at)
     counted = sum(1 for r in p.requests if not r.get("error"))

@@ -22,11 +22,10 @@ about E2E ÷ output tokens (checked on the real per-request file); see `DEFINITI
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from ...core.errors import ParseError
-from .base import Doc, Point, finite, redact
+from .base import Doc, Point, epoch_iso, finite, redact
 
 CLIENT = "llmperf"
 
@@ -132,9 +131,7 @@ def _summary_point(doc: Doc, d: dict) -> Point:
         p.params["framework"] = redact(d["framework"])
     if isinstance(d.get("model"), str):
         p.model = d["model"]
-    stamp = finite(d.get("timestamp"))
-    if stamp is not None and stamp > 0:
-        p.date = datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
+    p.date = epoch_iso(finite(d.get("timestamp"))) or p.date
     return p
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import METRICS, Point
+from .base import METRICS, UNSTATED, Point
 
 # a request rate of inf is how clients write "unbounded"
 MAY_BE_INFINITE = frozenset({"request_rate"})
@@ -91,8 +91,41 @@ def _request_values(p: Point, here: str) -> None:
                           "finite, non-negative number (NaN, inf or negative); left out")
 
 
+def _load_problem(key: str, value: Any) -> str | None:
+    if not _number(value):
+        return None
+    problem = _impossible(key, float(value))
+    return problem if problem or value > 0 else "zero"
+
+
+def _sound_load(p: Point, here: str) -> None:
+    """A concurrency or a request rate that is NaN, negative or zero, or a concurrency that
+    is infinite, is no load a client ran at: the point's load is then not stated."""
+    load = p.load or {}
+    bad = [f"{key} is {load[key]} ({problem})" for key in ("max_concurrency", "request_rate")
+           if (problem := _load_problem(key, load.get(key)))]
+    if bad:
+        p.load = dict(UNSTATED)
+        p.warnings.append(f"{here}: the load's {' and '.join(bad)}, which no client runs at; "
+                          "the load is not stated")
+
+
+def _sound_lengths(p: Point, here: str) -> None:
+    """Token lengths the point was configured with, or that its totals give per request, that
+    are NaN, infinite or negative: left out, as the file's other impossible values are."""
+    for key in ("input_tokens", "output_tokens"):
+        value = p.scenario.get(key)
+        if _number(value) and _impossible(key, float(value)):
+            p.scenario.pop(key)
+            how = p.scenario.pop(f"{key}_from", "target")
+            p.warnings.append(f"{here}: the {how} of {key.replace('_', ' ')} is {value}, "
+                              "which no benchmark sends; left out")
+
+
 def check(p: Point, here: str) -> None:
     """Leave out, with a warning each, the values of ``p`` no benchmark can produce."""
+    _sound_load(p, here)
+    _sound_lengths(p, here)
     _finite_and_positive(p, here)
     _percentiles_in_order(p, here)
     _completed_within_asked(p, here)

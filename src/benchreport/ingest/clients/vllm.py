@@ -37,6 +37,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ...core import jsontext
 from ...core.errors import ParseError
 from . import offline
 from .base import METRICS, STATS, Doc, Point, number, rate_value, redact
@@ -102,7 +103,7 @@ def element_lines(text: str) -> list[int]:
     start = len(text) - len(text.lstrip())
     if text[start: start + 1] != "[":
         return []
-    decoder, out, i, line, seen = json.JSONDecoder(), [], start + 1, 1, 0
+    decoder, out, i, line, seen = jsontext.decoder(), [], start + 1, 1, 0
     try:
         while True:
             while i < len(text) and text[i] in " \t\r\n,":

@@ -88,7 +88,7 @@ def parse_any(fp: BinaryIO, path: str, engine: str = "auto", year: int | None = 
         told = next((p.engine for p in points if p.engine), None)
         summary.engine = engine if engine != "auto" else (told or "unknown")
         for index, p in enumerate(points):
-            summary.warnings.extend(p.warnings)
+            summary.told.extend(p.warnings)
             if p.role != "requests":
                 summary.counts["bench_result"] = summary.counts.get("bench_result", 0) + 1
                 yield p.record()

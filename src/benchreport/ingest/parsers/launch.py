@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ...core.errors import ParseError
+from ...core.jsontext import deepest, loads
 from ...core.redact import REDACTED, redact, redact_settings
 from ...core.yamlio import Located, load_yaml
 
@@ -62,13 +63,24 @@ def flags_from_args(args: list[str]) -> dict[str, Any]:
             else:
                 value = True
         if isinstance(value, str) and value[:1] in "{[":
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                pass
+            value = _json_value(value)
         out[key] = value
         i += 1
     return out
+
+
+# A setting given as JSON (--speculative-config '{"method": …}') nests a level or two; one
+# that nests deeper is kept as the text it is, like any value that is not JSON.
+FLAG_DEPTH = 20
+
+
+def _json_value(text: str) -> Any:
+    if deepest(text)[0] > FLAG_DEPTH:
+        return text
+    try:
+        return loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def parse_launch(fp: TextIO, path: str) -> LaunchConfig:
@@ -149,8 +161,15 @@ def _logical_lines(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
     return out
 
 
+# shlex builds each word a character at a time, in time that grows with the square of its
+# length: a "command" longer than this (no server's is) is not split at all.
+LONGEST_COMMAND = 1 << 16
+
+
 def _words(parts: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
     """The shell words of a command, each with its line; None if it does not split."""
+    if sum(len(part) for _, part in parts) > LONGEST_COMMAND:
+        return None
     words: list[tuple[int, str]] = []
     try:
         for number, part in parts:

@@ -11,6 +11,7 @@ import datetime as dt
 import functools
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -70,6 +71,8 @@ class Summary:
     unrecognised: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[tuple[int, str]] = field(default_factory=list)   # (line, message)
+    # warnings a client parser wrote whole, naming the file and line itself
+    told: list[str] = field(default_factory=list)
     max_warnings: int = 50
 
     def warn(self, line: int, message: str) -> None:
@@ -81,7 +84,7 @@ class Summary:
         out = [f"{self.file}:{line}: {msg}" for line, msg in self.notes[: self.max_warnings]]
         if len(self.notes) > self.max_warnings:
             out.append(f"{self.file}: more warnings not shown")
-        return out
+        return out + self.told
 
     def merge(self, part: Summary, line_offset: int) -> None:
         """Add a later part of the same file (its lines start after ``line_offset``)."""
@@ -491,8 +494,24 @@ def _skipped_unsound(record: dict[str, Any], line: int, summary: Summary) -> boo
     return True
 
 
+# int() refuses more digits than this (Python's guard against slow conversions): a line that
+# holds such a number is skipped before any parser tries it.
+INT_DIGITS = sys.get_int_max_str_digits() or 1 << 30
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (INT_DIGITS + 1))
+
+
+def _skipped_long_number(raw: bytes, line: int, summary: Summary) -> bool:
+    if len(raw) <= INT_DIGITS or not _LONG_DIGITS.search(raw):
+        return False
+    summary.unrecognised += 1
+    summary.warn(line, "a number of more digits than Python reads (line skipped)")
+    return True
+
+
 def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Clock,
              summary: Summary, mark_yearless: bool = False) -> Iterator[dict[str, Any]]:
+    if _skipped_long_number(raw, line, summary):
+        return
     fast = module.fast_line(raw)
     if fast is not None:                   # the common, current-era line: one regex
         m, kind, fields = fast

@@ -45,7 +45,6 @@ from cumulative buckets.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import os
 import re
@@ -58,6 +57,7 @@ from typing import Any, BinaryIO, NamedTuple
 from prometheus_client.parser import text_string_to_metric_families
 
 from ...core.errors import ParseError
+from ...core.jsontext import loads
 from ...core.metrics import histogram_quantile  # noqa: F401 (re-exported)
 
 TYPES = ("counter", "gauge", "histogram", "summary", "untyped")
@@ -334,8 +334,8 @@ def is_aiperf_line(line: bytes | str) -> bool:
     """An AIPerf server-metrics record: a JSON object with ``metrics`` (family -> list of
     samples, or -> {type, samples}) and ``timestamp_ns`` or ``endpoint_url``."""
     try:
-        obj = json.loads(line)
-    except ValueError:
+        obj = loads(line)
+    except (ValueError, RecursionError):
         return False
     if not isinstance(obj, dict) or not isinstance(obj.get("metrics"), dict):
         return False
@@ -490,7 +490,7 @@ def _text_scrapes(text: str, path: str, when: dt.datetime | None) -> list[Scrape
             raise ParseError(f"the timestamp of {name} reads as {ts:g} s since 1970; expected "
                              "'name{label=\"value\"} number [Unix time in ms]'", path=path,
                              line=number)
-        current.samples.append(Sample(name=name, labels=dict(s.labels), value=float(s.value),
+        current.samples.append(Sample(name=name, labels=dict(s.labels), value=real(s.value),
                                       line=number, family=fam.name, type=_type(fam.type),
                                       timestamp=ts))
         last_line = number
@@ -513,7 +513,16 @@ def _text_scrapes(text: str, path: str, when: dt.datetime | None) -> list[Scrape
 def _number(value: Any, path: str, line: int, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParseError(f"{what} is {value!r}; expected a number", path=path, line=line)
-    return float(value)
+    return real(value)
+
+
+def real(value: int | float) -> float:
+    """A sample's value as a float; an integer beyond any float (10**400) is infinite, as
+    Prometheus writes +Inf (float() would raise)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _aiperf_scrapes(text: str, path: str) -> list[Scrape]:
@@ -524,9 +533,9 @@ def _aiperf_scrapes(text: str, path: str) -> list[Scrape]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError as error:
-            msg = getattr(error, "msg", str(error))
+            obj = loads(raw)
+        except (ValueError, RecursionError) as error:
+            msg = getattr(error, "msg", str(error).split(":", 1)[0])
             raise ParseError(f"not JSON ({msg}); {expected}", path=path, line=number) from None
         if not isinstance(obj, dict) or not isinstance(obj.get("metrics"), dict):
             raise ParseError(f"no 'metrics' object; {expected}", path=path, line=number)

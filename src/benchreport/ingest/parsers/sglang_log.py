@@ -13,7 +13,7 @@ from typing import Any
 
 from ...core.redact import redact_settings
 from .prefix import message_starts
-from .vllm_log import FieldError
+from .vllm_log import FieldError, whole
 
 # Where records are found (see vllm_log): batch lines are frequent; the rest are rare message
 # starts after the "] " of the prefix, or the prefix-less lines of 0.1.x.
@@ -70,7 +70,7 @@ def _value(name: str, text: str) -> Any:
         number = float(text)
     except ValueError:
         raise FieldError(f"{name}: {text!r} is not a number") from None
-    return int(number) if name in _INTS else number
+    return whole(number) if name in _INTS else number
 
 
 # 0.5.15+ shapes of the two batch lines (plain models, no PD/MFU parts), one match each.

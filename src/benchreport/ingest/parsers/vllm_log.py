@@ -9,6 +9,7 @@ is absent, never invented.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from typing import Any
 
@@ -105,6 +106,12 @@ def fast_line(raw: bytes):
     return None
 
 
+def whole(value: float) -> int | float:
+    """A count as an int; NaN or infinity stays a float, which the scan's soundness check
+    (``logscan._unsound``) refuses with a warning naming the line (int() would raise)."""
+    return int(value) if math.isfinite(value) else value
+
+
 def _num(text: str, key: str) -> float:
     try:
         return float(text)
@@ -154,7 +161,7 @@ def parse_stats(msg: str) -> tuple[str, dict[str, Any]]:
         if key is None:
             continue
         value = _num(pair["val"], pair["key"])
-        fields[key] = int(value) if key in _INT_FIELDS else value
+        fields[key] = whole(value) if key in _INT_FIELDS else value
     for required in ("prompt_tps", "gen_tps", "running", "waiting"):
         if required not in fields:
             raise FieldError(f"no {required} in stats line")
@@ -212,7 +219,7 @@ def parse_spec(msg: str) -> tuple[str, dict[str, Any]]:
         value = _num(val, key)
         if name == "draft_acceptance_rate_pct" and v0:
             value *= 100.0                       # V0 and early V1 print a fraction
-        fields[name] = cast(value) if cast is int else value
+        fields[name] = whole(value) if cast is int else value
     if v0 and "system_efficiency" in fields:
         fields["cumulative"] = True
     if "accepted" not in fields and "mean_acceptance_length" not in fields:
