@@ -87,11 +87,11 @@ def _closure(w: Writer, fid, words: dict) -> list[Markup]:
                                                                       w.lang, fig.decimals)))]
 
 
-def _estimates(w: Writer) -> list[Markup]:
+def _estimates(w: Writer, points: list[tuple]) -> list[Markup]:
     """One sentence for every row whose own prefill is vLLM's estimate, each named as a
     link to how it was made."""
     named = [w.link(fid("prefill_basis"), f"{engine.name} {label}")
-             for _, engine, fid, label in _timelines(w)
+             for _, engine, fid, label in points
              if w.registry[fid("prefill_basis")].value == ESTIMATE]
     return [sentence(w.t["timeline.estimate"], rows=Markup(", ").join(named))] if named else []
 
@@ -149,12 +149,12 @@ def _label(w: Writer, wl, ctx: dict) -> str:
     return " · ".join(parts)
 
 
-def _steady_notes(w: Writer) -> list[Markup]:
+def _steady_notes(w: Writer, points: list[tuple]) -> list[Markup]:
     """What set the steady decode column in a reconstruction, one note per kind of input
     (a steady mean calibrated to the published one, or drawn by the seed), naming its rows
     where the kinds differ."""
     groups: dict[str, tuple[list[str], list[str]]] = {}
-    for _, engine, fid, label in _timelines(w):
+    for _, engine, fid, label in points:
         steady = fid("tpot_steady_ms")      # the column's value; the difference beside it
         if w.has(steady) and w.run.meta.reconstruction \
                 and w.provenance(steady) in (*provenance.GENERATED, provenance.CALIBRATED):
@@ -192,20 +192,21 @@ def timeline_section(w: Writer) -> Section | None:
     figures select."""
     t = w.t
     rows, notes, held = [], [], []
-    for wl, engine, fid, label in _timelines(w):
+    points = _timelines(w)          # (workload, engine, id maker, label), read once
+    for wl, engine, fid, label in points:
         held += [f for f in w.registry if ids.parent(f) == ids.parent(fid("requests"))]
         rows.append(_row(w, engine, wl, fid, label))
         notes += _sentences(w, engine, wl, fid, label)
     if not rows:
         return None
-    notes = _estimates(w) + notes + _rounding(w, [fid for _, _, fid, _ in _timelines(w)])
+    notes = _estimates(w, points) + notes + _rounding(w, [fid for _, _, fid, _ in points])
     # the waits, stalls and gaps come from the engine model; the steady decode time and what
     # is left beside it from each point's steady phase, calibrated or drawn by the seed: each
     # note names its own inputs
     modelled = [f for f in held if ids.leaf(f) not in SEEDED]
     if modelled and w.generated(*modelled):
         notes.append(w.generated_note(t["timeline.generated"], *modelled))
-    notes += _steady_notes(w)
+    notes += _steady_notes(w, points)
     header = [t["table.engine"], t["server.col.workload"]] + \
         [t[f"timeline.col.{c}"] for c in ("wait_share", "wait", "stall", "shared", "tpot",
                                           "steady")]
