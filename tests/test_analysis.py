@@ -400,14 +400,14 @@ def test_the_blog_export_keeps_the_assumed_settings(reference_build):
     """The settings the published text did not state are a key caveat: the Markdown has them
     too, in both languages, with the values run.yaml assumed."""
     blog = reference_build.paths.report / "blog"
-    en = (blog / "report.en.md").read_text()
-    ko = (blog / "report.ko.md").read_text()
+    en = (blog / "index.en.md").read_text()
+    ko = (blog / "index.ko.md").read_text()
     assert "### Settings the published text did not state (assumed)" in en
-    assert "| SGLang --mem-fraction-static | 0.88 — the article mentions a static memory " \
+    assert "| SGLang `--mem-fraction-static` | 0.88 — the article mentions a static memory " \
            "fraction but not its value |" in en
     assert "| output length | 3,072 tokens per request — the article says \"3K output\" |" in en
     assert "### 공개된 글에 나오지 않아 가정한 설정" in ko
-    assert "| SGLang --mem-fraction-static | 0.88 — 글은 정적 메모리 비율을 언급하지만 " \
+    assert "| SGLang `--mem-fraction-static` | 0.88 — 글은 정적 메모리 비율을 언급하지만 " \
            "값은 적지 않았습니다 |" in ko
 
 

@@ -64,8 +64,9 @@ def built(tmp_path_factory):
         code = main(["build", name, "--data-root", str(root / "data"), "--report-root",
                      str(root / "report"), "--project", str(project), "--no-pdf"])
         run = load_run(name, root / "data", root / "report")
+        # read with a number's no-break space before its unit as a plain one
         pages = {lang: (root / "report" / name / f"report.{lang}.html").read_text()
-                 for lang in ("en", "ko")}
+                 .replace("\u00a0", " ") for lang in ("en", "ko")}
         summary = {lang: html[html.index('id="summary"'):html.index('id="environment"')]
                    for lang, html in pages.items()}
         out[name] = (run, load_registry(run.paths.figures_json), summary, pages, code)
@@ -95,7 +96,7 @@ def test_every_shape_has_a_headline_in_both_languages(built, project, name):
             assert not PLURAL.search(pages[lang]), PLURAL.search(pages[lang])
         # no empty section
         assert not re.search(r"<h2>[^<]*</h2>\s*</section>", pages[lang])
-        blog = (run.paths.report / "blog" / f"report.{lang}.md").read_text()
+        blog = (run.paths.report / "blog" / f"index.{lang}.md").read_text()
         assert not re.search(r"^## .*\n\n## ", blog, re.M), lang
     assert code == (3 if name == FAILED else 0)
 
@@ -203,7 +204,7 @@ def test_the_real_aiperf_headline_says_cancelled_as_asked(project, tmp_path):
              "of the requests failed", "unverified"),
             ("ko", "요청 100개 가운데 11개를 요청한 대로 취소했습니다(취소 비율 10%)",
              "실패했습니다", "확인 불가")):
-        page = (report / "ap" / f"report.{lang}.html").read_text()
+        page = (report / "ap" / f"report.{lang}.html").read_text().replace("\u00a0", " ")
         summary = re.sub(r"<[^>]+>", "",
                          page[page.index('id="summary"'):page.index('id="environment"')])
         assert cancelled in summary and failed not in summary

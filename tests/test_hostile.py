@@ -124,7 +124,7 @@ def test_pdf_text_layer_shows_the_planted_text(hostile, lang):
 def test_blog_markdown_renders_the_planted_text_as_text(hostile, lang):
     import mistune
 
-    source = (hostile / "blog" / f"report.{lang}.md").read_text()
+    source = (hostile / "blog" / f"index.{lang}.md").read_text()
     body = source.split("\n---\n", 1)[1]               # after the front matter
     # Static-site generators run their own templates over Markdown (Jekyll's Liquid
     # evaluates {{ }} and {% %}; Hugo's shortcodes are {{< >}} / {{% %}}): no braces.
@@ -183,6 +183,6 @@ def test_control_characters_are_shown_never_passed_on(hostile):
     for lang in ("ko", "en"):
         page = (hostile / f"report.{lang}.html").read_text()
         assert YAML_SHOWN in page and LOG_SHOWN in page, lang          # the title, the log
-        md = (hostile / "blog" / f"report.{lang}.md").read_text()
+        md = (hostile / "blog" / f"index.{lang}.md").read_text()
         front = yaml.safe_load(md.split("\n---\n", 1)[0].removeprefix("---\n"))
         assert front["title"].startswith(YAML_SHOWN + " "), lang

@@ -56,7 +56,7 @@ def test_the_report_shows_the_name_shortened(long_name, lang):
     import pypdfium2 as pdfium
 
     report = long_name[0] / "report" / "mini"
-    for page in (report / f"report.{lang}.html", report / "blog" / f"report.{lang}.md"):
+    for page in (report / f"report.{lang}.html", report / "blog" / f"index.{lang}.md"):
         text = page.read_text()
         assert SHOWN in text, page.name
         assert LONG[: DISPLAY_CHARS + 1] not in text, page.name

@@ -62,7 +62,9 @@ def built(mini_build) -> Path:
 def test_build_writes_exactly_the_expected_files(built, project):
     found = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
     notebooks = {p.name for p in (project / "notebooks").glob("*.ipynb")}
-    expected = EXPECTED | {".build-keys.json", "blog/report.ko.md", "blog/report.en.md",
+    expected = EXPECTED | {".build-keys.json", "blog/index.ko.md", "blog/index.en.md",
+                           # the page the post links to for its appendix, in the bundle
+                           "blog/report.ko.html", "blog/report.en.html",
                            "blog/images/ko-results-1.svg", "blog/images/en-results-1.svg",
                            "blog/images/ko-results-2.svg", "blog/images/en-results-2.svg",
                            # each chart also as a 2× PNG, for blogs that take no SVG
@@ -195,7 +197,7 @@ def test_building_twice_gives_byte_identical_outputs(mini_build, project):
         shutil.rmtree(report, ignore_errors=True)
         aside.rename(report)
     for name in ("report.ko.html", "report.en.html", "report.ko.pdf", "report.en.pdf",
-                 "blog/report.ko.md", "blog/images/en-results-1.svg", "derived/figures.json",
+                 "blog/index.ko.md", "blog/images/en-results-1.svg", "derived/figures.json",
                  "notebooks/05-ingest.html", "notebooks/80-claims.html"):
         assert name in first
 
@@ -220,15 +222,17 @@ def test_article_has_its_sections_and_accessible_charts(built):
 
 
 def test_blog_markdown_has_front_matter_and_images(built):
-    md = (built / "blog/report.en.md").read_text()
-    assert md.startswith('---\ntitle: "A tiny test run"\ndate: 2026-01-15\nlang: "en"\n---\n')
+    md = (built / "blog/index.en.md").read_text()
+    front = md.split("---\n")[1]
+    assert front.startswith('title: "A tiny test run"\ndate: 2026-01-15\nlang: "en"\n')
+    assert '\nslug: "mini"\n' in front
     # each chart keeps its own description as alt text (the duration and the latency chart)
     alts = re.findall(r"!\[([^\]]*)\]\(images/en-results-(\d)\.png\)", md)
     assert [n for _, n in alts] == ["1", "2"]
     assert alts[0][0].startswith("Benchmark duration by input length: ")
     assert alts[1][0] != alts[0][0] and not alts[1][0].startswith("Benchmark duration")
     assert "That makes vLLM 1.25× as fast on this workload." in md
-    ko = (built / "blog/report.ko.md").read_text()
+    ko = (built / "blog/index.ko.md").read_text()
     assert 'lang: "ko"' in ko and "SGLang이 1.25배 빨랐습니다" in ko
     svg = (built / "blog/images/en-results-1.svg").read_text()
     assert svg.startswith('<?xml version="1.0" encoding="utf-8"?>\n<svg')

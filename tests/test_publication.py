@@ -281,7 +281,7 @@ def test_the_glossary_check_finds_a_variant(tmp_path):
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_the_markdown_has_every_section_of_the_article(reference_build, pages, lang):
-    md = (reference_build.paths.report / "blog" / f"report.{lang}.md").read_text()
+    md = (reference_build.paths.report / "blog" / f"index.{lang}.md").read_text()
     headings = re.findall(r"<h[23][^>]*>(.*?)</h[23]>", pages[lang].split('id="derivation"')[0])
     assert len(headings) > 8
     shown = {re.sub(r"<[^>]+>", "", h).replace("&#39;", "'") for h in headings}
@@ -293,6 +293,53 @@ def test_the_markdown_has_every_section_of_the_article(reference_build, pages, l
     for svg in images.glob(f"{lang}-*.svg"):
         png = svg.with_suffix(".png")
         assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def overlapping_characters(page, share: float = 0.25) -> list[tuple[str, str]]:
+    """Pairs of characters of one PDF page whose ink boxes overlap by more than ``share`` of
+    the smaller (neighbours in the text stream, a kerned pair, are not compared): words
+    printed over other words. A sweep over the boxes sorted by their left edge."""
+    text = page.get_textpage()
+    boxes = []
+    for c in range(text.count_chars()):
+        left, bottom, right, top = text.get_charbox(c)
+        if right - left >= 0.3 and top - bottom >= 0.3 and text.get_text_range(c, 1).strip():
+            boxes.append((left, bottom, right, top, c))
+    boxes.sort()
+    hits, active = [], []
+    for box in boxes:
+        active = [a for a in active if a[2] > box[0]]
+        for a in active:
+            w = min(a[2], box[2]) - max(a[0], box[0])
+            h = min(a[3], box[3]) - max(a[1], box[1])
+            smaller = min((a[2] - a[0]) * (a[3] - a[1]), (box[2] - box[0]) * (box[3] - box[1]))
+            if abs(a[4] - box[4]) > 1 and w > 0 and h > 0 and w * h > share * smaller:
+                hits.append((text.get_text_range(max(0, a[4] - 6), 12),
+                             text.get_text_range(max(0, box[4] - 6), 12)))
+        active.append(box)
+    return hits
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_no_words_overprint_each_other_in_the_pdf(reference_build, lang):
+    """No text of the PDF is printed over other text (a flag ran into the claims table's
+    next column once)."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    found = {i + 1: hits[:2] for i in range(len(pdf)) if (hits := overlapping_characters(pdf[i]))}
+    assert found == {}
+
+
+def test_the_overprint_check_sees_two_words_on_top_of_each_other(tmp_path):
+    import pypdfium2 as pdfium
+    from weasyprint import HTML
+
+    page = ('<p style="position:absolute;top:10mm;left:10mm">--gpu-memory-utilization</p>'
+            '<p style="position:absolute;top:10mm;left:14mm">consistent with</p>')
+    HTML(string=page).write_pdf(tmp_path / "x.pdf")
+    pdf = pdfium.PdfDocument(str(tmp_path / "x.pdf"))
+    assert overlapping_characters(pdf[0])
 
 
 def test_no_chart_label_overlaps_another(reference_build):

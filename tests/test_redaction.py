@@ -386,7 +386,7 @@ def test_no_planted_secret_in_any_output_of_the_build(planted):
     leaks = _leaks(report, ("derived/inputs/",))
     assert leaks["found"] == [] and leaks["searched"] > 40
     for name in ("report.en.html", "report.ko.html", "report.en.pdf", "report.ko.pdf",
-                 "blog/report.en.md", "derived/figures.json"):
+                 "blog/index.en.md", "derived/figures.json"):
         assert (report / name).is_file(), name
     assert list((report / "notebooks").glob("*.ipynb")) and \
         list((report / "notebooks").glob("*.html"))

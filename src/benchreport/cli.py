@@ -15,7 +15,7 @@ def _build(args: argparse.Namespace) -> int:
     from .build.pipeline import build
 
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
-                project=args.project, pdf=not args.no_pdf)
+                project=args.project, pdf=not args.no_pdf, base_url=args.base_url)
     report = run.paths.rel(run.paths.report)
     if _failed(run) and not args.allow_failed:
         # the report is written (it says why in its first line), but a failed run is not
@@ -190,6 +190,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="folder holding notebooks/ and templates/ (default: current folder)")
     p.add_argument("--no-pdf", action="store_true",
                    help="leave the PDFs out: a quicker draft of the HTML pages")
+    p.add_argument("--base-url", help="where the blog bundle (report/<RUN>/blog/) will be "
+                                      "served: its image and report links become absolute")
     p.add_argument("--allow-failed", action="store_true",
                    help="exit 0 for a run in which no request succeeded (its report says so)")
     p.set_defaults(func=_build)

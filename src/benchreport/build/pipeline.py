@@ -232,12 +232,13 @@ def show_warnings(run: Run, out: Callable[[str], None]) -> None:
 
 def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | str = "report",
           project: Path | str = ".", out: Callable[[str], None] | None = None,
-          pdf: bool = True) -> Run:
+          pdf: bool = True, base_url: str | None = None) -> Run:
     """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF.
 
     ``pdf=False`` (``benchreport build --no-pdf``) leaves the PDFs out: a quicker draft of
     the pages, and what tests that read no PDF build. A report built so has no PDF, not an
-    old one; the next full build renders again.
+    old one; the next full build renders again. ``base_url`` (``--base-url``) is where the
+    blog bundle will be served: its links become absolute.
 
     The build writes into report/.staging/<run_id>/ and swaps it in only when every step
     has succeeded, under a lock: a failed or interrupted build leaves the previous report
@@ -257,6 +258,8 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
         keys = step_keys(run, project)
         if not pdf:
             keys["render"] += ":no-pdf"
+        if base_url:
+            keys["render"] += f":base-url={base_url}"
         if _up_to_date(run, "notebooks", keys["notebooks"], _notebook_outputs(run, notebooks)) \
                 and _up_to_date(run, "render", keys["render"], _render_outputs(run, pdf)):
             steps.out("notebooks and figures: inputs unchanged, skipped")
@@ -270,7 +273,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
                     store.remove_leftovers(results, run.id)
             return run
         with staging.stage(run) as staged:
-            _build_into(staged, notebooks, keys, steps, project, pdf)
+            _build_into(staged, notebooks, keys, steps, project, pdf, base_url)
             # only a build that succeeded reaches the store, and before its report is swapped
             # in: a failed export leaves the previous report and store
             steps.run("export to the results store", lambda: store.export_run(staged, results))
@@ -287,7 +290,7 @@ def _render_outputs(run: Run, pdf: bool = True) -> list[Path]:
 
 
 def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: Steps,
-                project: Path, pdf: bool = True) -> None:
+                project: Path, pdf: bool = True, base_url: str | None = None) -> None:
     """The steps whose inputs changed, writing under ``run.paths.report`` (the staging copy)."""
     from ..publish.render import render_report
 
@@ -312,5 +315,6 @@ def _build_into(run: Run, notebooks: list[Path], keys: dict[str, str], steps: St
         for lang in ("ko", "en"):
             run.paths.pdf(lang).unlink(missing_ok=True)
     steps.run("render HTML and PDF (ko, en)" if pdf else "render HTML (ko, en)",
-              lambda: render_report(run, registry, project=project, pdf=pdf))
+              lambda: render_report(run, registry, project=project, pdf=pdf,
+                                    base_url=base_url))
     _record(run, "render", keys["render"])

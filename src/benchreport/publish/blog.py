@@ -1,29 +1,53 @@
-"""Blog export: one Markdown file per language with front matter, and an images folder.
+"""Blog export: a page bundle, one Markdown file per language, the images and the report.
+
+Layout (``report/<RUN>/blog/``)::
+
+    index.ko.md  index.en.md        the post, front matter first (Hugo's multilingual names)
+    images/<lang>-<section>-<n>.png the charts (and .svg), each its own numbered figure
+    report.ko.html  report.en.html  the article the post links to for its appendix
+
+The folder is a Hugo leaf bundle as it is (copy it under ``content/posts/<slug>/``). For a
+Jekyll post, give ``--base-url`` (where the folder will be served): image and report links
+are then absolute, and ``index.<lang>.md`` can be saved as ``_posts/<date>-<slug>.md``.
+Hugo does not publish an ``.html`` file inside a bundle either, so a Hugo site that should
+serve the report gives ``--base-url`` too.
 
 Text is taken from the same Article the HTML is made of; everything that came from data is
 escaped for Markdown (angle brackets, braces, table pipes, emphasis and link markers), so log
-or config text cannot become markup, or template code of the blog engine, either.
+or config text cannot become markup, or template code of the blog engine, either. Flags,
+paths and identifiers are code spans, so a typographer (SmartyPants, Hugo's and Jekyll's)
+leaves their ``--`` and quotes alone. Every image is a paragraph of its own, with a blank
+line before and after it, and a numbered caption under it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from ..core.files import write_text_atomic
+from .codemarks import split_code
 from .narrative import Article
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
 
 def plain(html: Markup | str) -> str:
-    """Markup to Markdown-safe text: tags dropped, then < > & and Markdown marks escaped."""
+    """Markup to Markdown-safe text: tags dropped; flags, paths and identifiers in backticks
+    (``codemarks``: a code span is taken literally, so no typographer makes ``--`` a dash),
+    the rest with < > & and Markdown marks escaped. A code token never holds a brace, a
+    backtick or a pipe."""
     # a line break inside a cell (a claim and its article, a verdict and its basis) reads
     # as a separator in one Markdown line
     text = Markup(str(html).replace("<br>", " · ")).striptags() if isinstance(html, Markup) \
         else str(html)
+    return "".join(f"`{piece}`" if code else _escaped(piece) for piece, code in split_code(text))
+
+
+def _escaped(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     # Braces as character references: blog engines run templates over Markdown (Jekyll's
     # Liquid evaluates {{ }} and {% %}, Hugo's shortcodes are {{< >}} and {{% %}}).
@@ -73,23 +97,71 @@ def alt_text(svg: Markup | str) -> str:
     return html.unescape(found.group(1)) if found else ""
 
 
-def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
-    """The article as Markdown; ``images`` maps a section id to (image path, alt text)."""
+@dataclass(frozen=True)
+class Post:
+    """What a blog needs beyond the article: the post's slug and tags, and where the bundle
+    will be served (None: links stay relative to the bundle)."""
+
+    slug: str
+    tags: tuple[str, ...] = ()
+    base_url: str | None = None
+
+    def link(self, path: str) -> str:
+        """``path`` (inside the bundle) as the post links to it."""
+        return f"{self.base_url.rstrip('/')}/{path}" if self.base_url else path
+
+
+def _text(markup: Markup | str) -> str:
+    return Markup(str(markup)).striptags() if isinstance(markup, Markup) else str(markup)
+
+
+DESCRIPTION_CHARS = 200
+
+
+def description(article: Article) -> str:
+    """The post's description (a social preview): the lede's first sentence, whole if it is
+    short enough, else cut at a word."""
+    first = _text(article.headline[0]) if article.headline else article.title
+    if len(first) <= DESCRIPTION_CHARS:
+        return first
+    cut = first[:DESCRIPTION_CHARS].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
+
+
+def _caption(alt: str) -> str:
+    """A chart's caption: its description up to the first full stop or colon (the title;
+    the values after it are the image's alternative text)."""
+    ends = [i for i in (alt.find(". "), alt.find(": ")) if i > 0]
+    return alt[:min(ends)] if ends else alt
+
+
+class _Figures:
+    """The post's images in order, each its own paragraph with a numbered caption."""
+
+    def __init__(self, t: dict[str, str], post: Post) -> None:
+        self.t, self.post, self.n = t, post, 0
+
+    def lines(self, images: list[tuple[str, str]], fallback: str = "") -> list[str]:
+        out: list[str] = []
+        for path, alt in images:
+            self.n += 1
+            caption = self.t["figure.caption"].format(n=self.n, caption=_caption(alt or fallback))
+            out += ["", f"![{plain(alt or fallback)}]({self.post.link(path)})", "",
+                    f"*{plain(caption)}*", ""]
+        return out
+
+
+def _front(article: Article, post: Post) -> list[str]:
+    fields = {"title": article.title, "date": article.date, "lang": article.lang,
+              "description": description(article), "slug": post.slug}
+    lines = front_matter(fields)
+    tags = "tags: " + json.dumps(list(post.tags), ensure_ascii=False)
+    return [*lines[:-1], tags, lines[-1]]
+
+
+def _setup(article: Article) -> list[str]:
     t = article.t
-    fields = {"title": article.title, "date": article.date, "lang": article.lang}
-    if article.reconstruction:
-        fields["description"] = article.reconstruction
-    lines = [*front_matter(fields), ""]
-    if article.reconstruction:
-        lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
-                  ""]
-    if article.notes:
-        lines += [f"> **{plain(t['notice.notes'])}** {plain(article.notes)}", ""]
-    lines += [f"## {plain(t['section.summary'])}", ""]
-    lines += [f"- {plain(s)}" for s in article.headline]
-    if article.finding:
-        lines.append(f"- {plain(article.finding)}")
-    lines += ["", f"## {plain(t['section.environment'])}", ""]
+    lines = ["", f"## {plain(t['section.environment'])}", ""]
     lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.environment])
     if article.settings:
         lines += [f"### {plain(t['heading.settings'])}", ""]
@@ -101,9 +173,15 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
         lines += [f"### {plain(t['section.generator'])}", "", plain(t["section.generator_intro"]),
                   ""]
         lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])
+    return lines
+
+
+def _results(article: Article, images: dict, figures: _Figures) -> list[str]:
+    t = article.t
+    lines: list[str] = []
     if article.results:        # as the page: no heading over nothing
         lines += [f"## {plain(t['section.results'])}", ""]
-        lines += [f"![{plain(alt)}]({p})" for p, alt in images.get("results", [])]
+        lines += figures.lines(images.get("results", []))
     for r in article.results:
         lines += ["", f"### {plain(r.heading)}", ""]
         lines += _table([t["table.engine"], t["table.duration"]], r.rows)
@@ -113,33 +191,58 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]]) -> str:
             lines += _table(r.latency.header, r.latency.rows)
         for note in r.latency_notes:
             lines += [plain(note), ""]
+    return lines
+
+
+def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
+             post: Post | None = None) -> str:
+    """The article as Markdown; ``images`` maps a section id to (image path, alt text)."""
+    post = post or Post(slug="report")
+    t = article.t
+    figures = _Figures(t, post)
+    lines = [*_front(article, post), ""]
+    if article.reconstruction:
+        lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
+                  ""]
+    if article.notes:
+        lines += [f"> **{plain(t['notice.notes'])}** {plain(article.notes)}", ""]
+    lines += [f"## {plain(t['section.summary'])}", ""]
+    lines += [f"- {plain(s)}" for s in article.headline]
+    if article.finding:
+        lines.append(f"- {plain(article.finding)}")
+    lines += _setup(article) + _results(article, images, figures)
     if article.finding:
         lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]
     for s in article.sections:
         lines += [f"## {plain(s.heading)}", ""]
-        lines += [f"![{plain(alt or s.heading)}]({p})" for p, alt in images.get(s.id, [])]
+        lines += figures.lines(images.get(s.id, []), s.heading)
         for p in s.paragraphs:
             lines += [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows)
-    # the Markdown sits in blog/, the article one folder up
-    lines += [f"[{plain(t['section.derivation'])}](../report.{article.lang}.html#derivation)",
-              ""]
-    return "\n".join(lines)
+    lines += [f"[{plain(t['section.derivation'])}]"
+              f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
 
 
-def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> list:
-    """Write blog/report.<lang>.md and blog/images/<lang>-<section>-<n>.svg (and .png)."""
+def _svg_file(svg: Markup) -> str:
+    text = str(svg)
+    if 'xmlns="http://www.w3.org/2000/svg"' not in text:
+        text = text.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + text
+
+
+def write_blog(folder, article: Article, charts: dict[str, list[Markup]], html: str,
+               post: Post) -> list:
+    """Write the bundle: index.<lang>.md, images/<lang>-<section>-<n>.svg (and .png), and
+    report.<lang>.html (``html``, the page the post links to)."""
     images: dict[str, list[tuple[str, str]]] = {}
     written = []
     for section, svgs in sorted(charts.items()):
         for i, svg in enumerate(svgs, start=1):
             name = f"images/{article.lang}-{section}-{i}.svg"
             path = folder / name
-            write_text_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n'
-                              + str(svg).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
-                              if 'xmlns="http://www.w3.org/2000/svg"' not in str(svg)
-                              else '<?xml version="1.0" encoding="utf-8"?>\n' + str(svg))
+            write_text_atomic(path, _svg_file(svg))
             written.append(path)
             png = getattr(svg, "png", b"")
             if png:
@@ -149,6 +252,8 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]]) -> lis
                 written.append(path.with_suffix(".png"))
                 name = name[:-len(".svg")] + ".png"
             images.setdefault(section, []).append((name, alt_text(svg)))
-    md = folder / f"report.{article.lang}.md"
-    write_text_atomic(md, markdown(article, images))
-    return written + [md]
+    md = folder / f"index.{article.lang}.md"
+    write_text_atomic(md, markdown(article, images, post))
+    page = folder / f"report.{article.lang}.html"
+    write_text_atomic(page, html)
+    return written + [md, page]

@@ -1,9 +1,16 @@
-"""The Hangul font, from the pip-installed koreanize-matplotlib package, subset and inlined."""
+"""The page's fonts, subset and inlined: the Hangul font from the pip-installed
+koreanize-matplotlib package, and DejaVu Sans and DejaVu Sans Mono from matplotlib's own
+files (symbols the Hangul font lacks, and code: flags, paths, identifiers).
+
+No Korean-capable monospace face is on the package index as a pip package (D2Coding and
+Nanum Gothic Coding are not), so code is set in DejaVu Sans Mono with the Hangul face as its
+fallback for a Korean character inside it."""
 
 from __future__ import annotations
 
 import base64
 import io
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,6 +20,8 @@ FAMILY = "BenchreportSans"
 FALLBACK = "BenchreportSymbols"     # DejaVu Sans from matplotlib: symbols Nanum lacks (−, …)
 FACES = {"normal": "NanumGothic.ttf", "bold": "NanumGothicBold.ttf"}
 FALLBACK_FACES = {"normal": "DejaVuSans.ttf", "bold": "DejaVuSans-Bold.ttf"}
+MONO = "BenchreportMono"            # DejaVu Sans Mono from matplotlib: code in the text
+MONO_FACES = {"normal": "DejaVuSansMono.ttf"}
 
 
 @lru_cache(maxsize=1)
@@ -31,7 +40,7 @@ def font_path(weight: str = "normal") -> Path:
     return font_dir() / FACES[weight]
 
 
-def fallback_path(weight: str = "normal") -> Path:
+def fallback_path(weight: str = "normal", faces: dict[str, str] = FALLBACK_FACES) -> Path:
     import importlib.util
 
     spec = importlib.util.find_spec("matplotlib")
@@ -39,7 +48,7 @@ def fallback_path(weight: str = "normal") -> Path:
         raise MissingInputError("matplotlib (which ships DejaVu Sans) is not installed",
                                 hint="run: make install")
     folder = Path(list(spec.submodule_search_locations)[0]) / "mpl-data" / "fonts" / "ttf"
-    return folder / FALLBACK_FACES[weight]
+    return folder / faces[weight]
 
 
 def missing_from_main(text: str) -> str:
@@ -79,15 +88,31 @@ def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
     return out.getvalue()
 
 
+_CODE = re.compile(r"<code[^>]*>(.*?)</code>", re.S)
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def code_text(html: str) -> str:
+    """The characters set in the code face: the text of every ``<code>`` element."""
+    import html as html_lib
+
+    return "".join(sorted({c for m in _CODE.finditer(html)
+                           for c in html_lib.unescape(_TAGS.sub("", m.group(1)))}))
+
+
 def font_face_css(text: str) -> str:
     """@font-face rules with the subset fonts inlined as data: URLs: NanumGothic for the
-    page, and DejaVu Sans for any character it lacks, so no system font is ever needed."""
+    page, DejaVu Sans for any character it lacks, and DejaVu Sans Mono (regular only; a
+    browser thickens it for bold) for code, so no system font is ever needed."""
     rules = []
     extra = missing_from_main(text)
+    code = code_text(text)
     for weight in FACES:
         faces = [(FAMILY, subset_woff(weight, text))]
         if extra:
             faces.append((FALLBACK, subset_woff(weight, extra, fallback_path(weight))))
+        if code and weight == "normal":
+            faces.append((MONO, subset_woff(weight, code, fallback_path(weight, MONO_FACES))))
         for family, blob in faces:
             data = base64.b64encode(blob).decode("ascii")
             rules.append(

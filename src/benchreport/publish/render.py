@@ -15,8 +15,9 @@ from ..core.files import read_json, write_text_atomic
 from ..core.i18n import load_catalogue
 from ..core.records import Run
 from ..core.runmeta import LANGS
-from .blog import write_blog
-from .fonts import FAMILY, font_face_css
+from .blog import Post, write_blog
+from .codemarks import mark_code_html
+from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, build_article
 
 FONT_SLOT = "/*@font-face@*/"
@@ -73,11 +74,14 @@ def render_html(env: Environment, article: Article, edition: str = "screen") -> 
 
     ``edition="print"`` is the PDF's: the appendix becomes a compact ledger (one row per
     number shown), and Korean words are kept whole on a line, which WeasyPrint's
-    ``word-break`` does not do by itself."""
+    ``word-break`` does not do by itself. In both, flags, paths and identifiers are set as
+    code (``codemarks``) and a number is bound to its unit by a no-break space."""
     html = env.get_template("report.html").render(a=article, font_family=FAMILY,
-                                                  edition=edition)
-    if edition == "print":
-        html = keep_words(html, korean=article.lang == "ko")
+                                                  mono_family=MONO, edition=edition)
+    html = mark_code_html(html)
+    # a number keeps its unit on the line in both editions; Korean words are kept whole in
+    # print only (a browser does that itself, by CSS word-break: keep-all)
+    html = keep_words(html, korean=edition == "print" and article.lang == "ko")
     return html.replace(FONT_SLOT, font_face_css(html), 1)
 
 
@@ -90,9 +94,8 @@ _RAW = ("style", "script", "svg", "title")          # elements whose text is lef
 _RUN = re.compile(r"(?:&#?\w+;|[^\s<>&])+")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 KEEP_LONGEST = 24     # longer tokens (a path with a Korean word in it) may still break
-# a linked number and the Korean word right after it ("5" + "개는"); a command-line flag
+# a linked number and the Korean word right after it ("5" + "개는")
 _LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
-_FLAG = re.compile(r"(?<![^\s(])--[\w.-]+")
 
 
 # a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
@@ -118,15 +121,20 @@ def keep_words(html: str, korean: bool = True) -> str:
             out.append(part)
         else:
             part = _UNIT.sub("\u00a0", part)
-            part = _FLAG.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', part)
             out.append(_RUN.sub(_kept_word, part) if korean else part)
     return "".join(out)
 
 
+# the Korean part of a long token ("10:12:05.050–10:12:15.367(보정값)"), kept whole on its own
+_HANGUL_PART = re.compile(r"[(\[]?[\uac00-\ud7a3]+[)\]]?")
+
+
 def _kept_word(m: re.Match) -> str:
     word = m.group(0)
-    if len(word) > KEEP_LONGEST or not _HANGUL.search(word):
+    if not _HANGUL.search(word):
         return word
+    if len(word) > KEEP_LONGEST:
+        return _HANGUL_PART.sub(lambda h: f'<span class="kw">{h.group(0)}</span>', word)
     return f'<span class="kw">{word}</span>'
 
 
@@ -205,9 +213,19 @@ def notebook_pages(folder: Path) -> list[str]:
     return names
 
 
+def blog_post(run: Run, base_url: str | None = None) -> Post:
+    """The blog post's slug (the run id) and tags (the model, each engine, the GPU), as
+    run.yaml names them."""
+    names = [run.meta.model.get("name"), *(e.name for e in run.meta.engines),
+             run.meta.hardware.get("gpu_model")]
+    tags = tuple(dict.fromkeys(str(n) for n in names if n))
+    return Post(slug=run.id, tags=tags, base_url=base_url)
+
+
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
-                  pdf: bool = True) -> list[Path]:
-    """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language; return
+                  pdf: bool = True, base_url: str | None = None) -> list[Path]:
+    """Write report.<lang>.html and (``pdf``) report.<lang>.pdf for every language, and the
+    blog bundle (``base_url``: where it will be served, for absolute links); return
     the paths. What run.yaml declares (title, sources, model, …) is the user's own text and
     is shown through ``core.redact`` (credentials in URLs, tokens)."""
     from ..core.display import display_meta
@@ -273,7 +291,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                 pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
                                                    run.paths.pdf(lang), run_epoch(run))))
                 written.append(run.paths.pdf(lang))
-            written += write_blog(run.paths.report / "blog", article, charts)
+            written += write_blog(run.paths.report / "blog", article, charts, html,
+                                  blog_post(run, base_url))
             write_text_atomic(run.paths.html(lang), html)
             written.append(run.paths.html(lang))
         notebook_pages(run.paths.notebooks)

@@ -1,0 +1,140 @@
+"""The blog export pastes into a blog: rendered by a CommonMark renderer (markdown-it-py) with
+its typographer on, as Hugo's and Jekyll's are, nothing of the article's code turns into a
+dash or emphasis, every image is its own paragraph with a numbered caption, and the front
+matter carries a description from the lede, tags and a slug."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markupsafe import Markup
+
+from benchreport.publish.blog import Post, description, markdown, plain
+from benchreport.publish.codemarks import is_code, mark_code_html, split_code
+from benchreport.publish.narrative import Article
+
+pytest.importorskip("markdown_it")
+
+
+def _render(md: str) -> str:
+    from markdown_it import MarkdownIt
+
+    body = md.split("---\n", 2)[2]        # the front matter is the blog engine's, not Markdown
+    return MarkdownIt("commonmark", {"typographer": True}).enable(
+        ["replacements", "smartquotes", "table"]).render(body)
+
+
+@pytest.mark.parametrize("token, code", [
+    ("--gpu-memory-utilization", True), ("--dcp-size=8", True), ("kv_lora_rank", True),
+    ("decode_context_parallel_size=1", True), ("data/2024-b300/raw/", True),
+    ("vllm/vllm-openai:v0.11.0", True), ("moonshotai/Kimi-K2-Instruct", True),
+    ("/models/Kimi-K3-DSpark", True), ("config.json", True), ("fp8_e4m3", True),
+    ("tok/s", False), ("TB/s", False), ("64K/200K", False), ("Kimi-K3", False),
+    ("v0.11.0", False), ("1.17", False), ("https://example.org/a/b", False), ("p99", False),
+])
+def test_what_reads_as_code(token, code):
+    assert is_code(token) is code
+
+
+def test_a_flag_keeps_its_number_and_a_korean_particle_stays_text():
+    assert split_code("SGLang --dcp-size 8로, vLLM --gpu-memory-utilization 0.95.") == [
+        ("SGLang ", False), ("--dcp-size 8", True), ("로, vLLM ", False),
+        ("--gpu-memory-utilization 0.95", True), (".", False)]
+
+
+def test_html_code_marks_leave_tags_drawings_and_existing_code_alone():
+    html = ('<p title="a_b">set x_y, see <code>q_r</code> <svg><text>m_n</text></svg>'
+            '<a class="fig" href="#f">0.95</a> in data/x/</p>')
+    assert mark_code_html(html) == (
+        '<p title="a_b">set <code>x_y</code>, see <code>q_r</code> <svg><text>m_n</text></svg>'
+        '<a class="fig" href="#f">0.95</a> in <code>data/x/</code></p>')
+
+
+def _article(**kw) -> Article:
+    t = {"notice.reconstruction": "About the data:", "notice.notes": "Note:",
+         "section.summary": "At a glance", "section.environment": "Test setup",
+         "table.setting": "Setting", "section.results": "Results", "table.engine": "Engine",
+         "table.duration": "Duration", "heading.finding": "Finding",
+         "section.derivation": "Appendix", "figure.caption": "Figure {n}. {caption}",
+         "heading.settings": "Settings", "section.assumed": "Assumed",
+         "section.generator": "Generator", "section.generator_intro": "Intro",
+         "heading.latency": "Latency"}
+    values = dict(lang="en", other_lang="ko", t=t, title="A run", date="2026-01-15",
+                  reconstruction=None,
+                  headline=[Markup("SGLang ran with <b>--dcp-size 8</b> and vLLM with "
+                                   "decode_context_parallel_size=1: the order reversed.")],
+                  environment=[], assumed=[], generator=[], results=[], derivations=[],
+                  inputs=[])
+    values.update(kw)
+    return Article(**values)
+
+
+def test_the_markdown_pastes(tmp_path):
+    from benchreport.publish.narrative import Section
+
+    section = Section(id="decode", heading="Decode", paragraphs=[
+        Markup("Set by --mem-fraction-static 0.88 and --max-running-requests 10 -- as "
+               "logged in data/run/raw/sglang/server.log, with kv_lora_rank 512.")])
+    article = _article(sections=[section])
+    images = {"decode": [("images/en-decode-1.png", "Decode throughput over the run: vLLM 400"),
+                         ("images/en-decode-2.png", "Server state. 64K vLLM: queued 8")]}
+    md = markdown(article, images, Post(slug="a-run", tags=("Kimi-K3", "vLLM")))
+    front = md.split("---\n")[1]
+    assert 'slug: "a-run"' in front and 'tags: ["Kimi-K3", "vLLM"]' in front
+    assert 'description: "SGLang ran with --dcp-size 8 and vLLM with ' in front
+    # every image a paragraph of its own, a blank line around it, a numbered caption under it
+    for n, path in enumerate(("images/en-decode-1.png", "images/en-decode-2.png"), start=1):
+        block = re.search(r"\n\n(!\[[^\]]*\]\(" + re.escape(path) + r"\))\n\n(\*[^\n]*\*)\n\n",
+                          md)
+        assert block, path
+        assert block.group(2).startswith(f"*Figure {n}. ")
+    assert "*Figure 1. Decode throughput over the run*" in md
+    assert "*Figure 2. Server state*" in md
+    html = _render(md)
+    assert len(re.findall(r"<p><img [^>]*></p>", html)) == 2
+    # code survives the typographer; the prose's own " -- " may become a dash
+    for code in ("--dcp-size 8", "--mem-fraction-static 0.88", "--max-running-requests 10",
+                 "data/run/raw/sglang/server.log", "kv_lora_rank", "decode_context_parallel_size=1"):
+        assert f"<code>{code}</code>" in html, code
+    assert html.count("–") == 1 and "</code> – as" in html
+    assert '<a href="report.en.html#derivation">' in html
+
+
+def test_base_url_makes_links_absolute():
+    article = _article()
+    md = markdown(article, {"results": []}, Post(slug="x", base_url="https://blog.example/p/"))
+    assert "(https://blog.example/p/report.en.html#derivation)" in md
+    assert Post(slug="x", base_url="https://b.example/p").link("images/a.png") == \
+        "https://b.example/p/images/a.png"
+
+
+def test_a_long_lede_is_cut_at_a_word_for_the_description():
+    long = Markup(" ".join(["word"] * 80))
+    text = description(_article(headline=[long]))
+    assert text.endswith("word…") and len(text) <= 201
+
+
+def test_code_spans_never_carry_template_syntax():
+    # braces, pipes and backticks are never part of a code token: Liquid and Hugo
+    # shortcodes stay escaped, and a table cell cannot be split
+    assert plain("a {{ x_y }} b|c `d_e`") == "a &#123;&#123; `x_y` &#125;&#125; b\\|c \\``d_e`\\`"
+
+
+def test_built_bundle_pastes(built_blog):
+    md, html_page = built_blog
+    lines = md.split("\n")
+    images = [i for i, line in enumerate(lines) if line.startswith("![")]
+    assert images
+    for i in images:
+        assert lines[i - 1] == "" and lines[i + 1] == "" and lines[i + 2].startswith("*Figure ")
+    rendered = _render(md)
+    assert len(re.findall(r"<p><img [^>]*></p>", rendered)) == len(images)
+    assert html_page.startswith("<!DOCTYPE html>")
+
+
+@pytest.fixture(scope="module")
+def built_blog(mini_build):
+    run, _ = mini_build
+    blog = run.paths.report / "blog"
+    return (blog / "index.en.md").read_text(), (blog / "report.en.html").read_text()
