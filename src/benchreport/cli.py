@@ -147,6 +147,53 @@ def _query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history(args: argparse.Namespace) -> int:
+    from .analyses.history import DEFAULT_METRICS, history, method_record, metric_columns, record
+    from .core.store import store_path
+    from .publish.history import render
+
+    metrics = list(metric_columns()) if "all" in (args.metric or []) \
+        else list(dict.fromkeys(args.metric or DEFAULT_METRICS))
+    store = store_path(args.report_root)
+    trends = history(store, metrics=metrics, engine=args.engine, model=args.model,
+                     workload=args.workload, load=args.load, point=args.point)
+    if not trends:
+        raise ReportError("no series in the results store matches the selection",
+                          path=store.as_posix(),
+                          hint="benchreport runs lists the runs; benchreport query "
+                               "\"select distinct engine, workload, load from points\" the points")
+    recs = [record(t) for t in trends]
+    charts = _history_charts(recs, args.chart) if args.chart else []
+    sys.stdout.write(render(recs, method_record(), args.format, charts))
+    return 0
+
+
+def _history_charts(recs: list[dict], folder: Path) -> list[str]:
+    """One SVG per trend in ``folder``: <engine>-<workload>-<load>-<metric>.svg (a suffix
+    when two points share those)."""
+    import re
+
+    from .core.files import write_text_atomic
+    from .core.i18n import load_catalogue
+    from .core.paths import LABELS
+    from .publish.charts import history_chart
+
+    t = load_catalogue(LABELS, "en")
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    for rec in recs:
+        p = rec["point"]
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(
+            str(x) for x in (p["engine"], p["workload"], p["load_id"], rec["metric"])))
+        path, n = folder / f"{stem}.svg", 1
+        while path.as_posix() in written:
+            n += 1
+            path = folder / f"{stem}-{n}.svg"
+        write_text_atomic(path, str(history_chart(rec, t)) + "\n")
+        written.append(path.as_posix())
+    return written
+
+
 RUNS_SQL = """
 SELECT r.run_id, r.date, r.model, r.gpus || ' x ' || r.gpu_model AS hardware,
        list_transform(r.engines, lambda e: e.name || ' ' ||
@@ -261,6 +308,24 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.set_defaults(func=_runs)
+
+    p = sub.add_parser("history", help="each metric of a point over the runs of the results "
+                                        "store in date order, and the runs from which its "
+                                        "level changed (a permutation test)")
+    p.add_argument("--engine", help="only this engine's points (an engine id, e.g. vllm)")
+    p.add_argument("--model", help="only points of this model (as the points table names it)")
+    p.add_argument("--workload", help="only points of series with a run of this workload id")
+    p.add_argument("--load", help="only series with a run at this load id (e.g. c16, r4)")
+    p.add_argument("--point", help="only the series of this point: <engine>.<workload>.<load>")
+    p.add_argument("--metric", action="append",
+                   help="a metric column of the points table (repeat it for more; 'all' for "
+                        "every one); default: output_throughput, mean_ttft_ms, p99_ttft_ms, "
+                        "mean_tpot_ms")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--chart", type=Path, metavar="DIR",
+                   help="also write a trend chart (SVG) per point and metric into DIR")
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.set_defaults(func=_history)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

@@ -67,3 +67,7 @@ PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED = "chunks", "estimate", "unplac
 # how a request's arrival at the client is known: the client's own send times, all sent at
 # once (num_prompts ≤ concurrency), or not at all
 SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"
+# history.<e>.<w>.<load>.<metric>.verdict (analyses.history): the metric's level changed
+# at one run or more of the history (a permutation test), did not, or the history is too
+# short to tell (CANNOT_TELL: never read as "no change")
+LEVEL_CHANGED, NO_LEVEL_CHANGE = "level changed", "no level change"

@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
-from ..core.verdicts import CLIENT_TIMES, NOT_MEASURED
+from ..core.verdicts import CANNOT_TELL, CLIENT_TIMES, NOT_MEASURED
 from .fonts import FALLBACK, FAMILY, font_path
 from .narrative_base import SECONDS_FROM_MS
 
@@ -935,3 +935,61 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     fig.tight_layout(rect=(0, 0.11 if nrows > 1 else 0.2, 1, 1))
     alt = t["chart.gantt"] + ": " + "; ".join(f"{e.name} {w.label}" for w, e in panels)
     return _svg(fig, alt)
+
+
+CHANGE_COLOUR = "#d55e00"      # seaborn colorblind's vermilion: the level changes
+MAX_RUN_TICKS = 12
+
+
+def _history_ticks(rec: dict) -> list[int]:
+    """Runs named on the x axis: the first, the last, each change's first run, and runs
+    spaced evenly between, none closer than half that spacing to another."""
+    n = len(rec["runs"])
+    step = max(1, -(-n // MAX_RUN_TICKS))
+    fixed = sorted({0, n - 1, *(c["index"] for c in rec["changes"])})
+    even = [i for i in range(0, n, step) if all(abs(i - f) * 2 >= step for f in fixed)]
+    return sorted(set(fixed + even))
+
+
+def history_chart(rec: dict, t: dict[str, str]) -> Chart:
+    """One metric of one point over a run history (a record of ``analyses.history``): each
+    run's value in date order, each level's mean as a dashed line over its runs, and each
+    level change as a dotted line before its first run, labelled with its ratio."""
+    _mpl()
+    import seaborn as sns
+    from matplotlib.figure import Figure as MplFigure
+
+    runs = rec["runs"]
+    index = {r["run"]: i for i, r in enumerate(runs)}
+    fig = MplFigure(figsize=(6.4, 2.9))
+    ax = fig.subplots()
+    ax.plot(range(len(runs)), [r["value"] for r in runs], marker="o", markersize=3,
+            linewidth=0.8, color=sns.color_palette("colorblind", 1).as_hex()[0],
+            label=t["chart.history_value"])
+    for i, level in enumerate(rec["levels"]):
+        ax.hlines(level["mean"], index[level["from_run"]] - 0.4, index[level["to_run"]] + 0.4,
+                  colors=GREY, linestyles="--", linewidth=1,
+                  label=t["chart.history_level"] if i == 0 else None)
+    for i, c in enumerate(rec["changes"]):
+        ax.axvline(c["index"] - 0.5, color=CHANGE_COLOUR, linestyle=":", linewidth=1.2,
+                   label=t["chart.history_change"] if i == 0 else None)
+        ax.annotate(f"×{c['ratio']:.3f}", (c["index"] - 0.5, 0.0), xycoords=("data",
+                    "axes fraction"), xytext=(3, 3), textcoords="offset points",
+                    fontsize=7, color=CHANGE_COLOUR,
+                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
+                          "alpha": 0.85})
+    ticks = _history_ticks(rec)
+    ax.set_xticks(ticks, [runs[i]["run"] for i in ticks], rotation=45, ha="right", fontsize=6)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_xlabel(t["chart.history_runs"], fontsize=7)
+    ax.set_ylabel(f"{rec['metric']} ({rec['unit']})", fontsize=7)
+    p = rec["point"]
+    title = f"{rec['metric']}: {p['engine']} {p['workload']} {p['load_id']}"
+    ax.set_title(title, fontsize=8, loc="left", pad=14)
+    _legend(ax, fontsize=6, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+            ncol=3, borderaxespad=0.1, handlelength=1.6, columnspacing=0.8)
+    fig.tight_layout()
+    said = "; ".join(f"{t['chart.history_change']} {c['run']} ×{c['ratio']:.3f}"
+                     for c in rec["changes"]) or \
+        t["chart.history_too_few" if rec["verdict"] == CANNOT_TELL else "chart.history_none"]
+    return _svg(fig, f"{title}: {said}")
