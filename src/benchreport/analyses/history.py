@@ -50,11 +50,14 @@ the answer is ``CANNOT_TELL``, never "no change". On a history with no change, a
 flagged with probability about ``ALPHA`` (1%): among 100 series and metrics, about one false
 alarm is expected.
 
-**Noise** (``noise``): the relative run-to-run spread of one level, ``1.4826 · MAD`` of the
-log values (the median absolute deviation from their median, scaled to estimate the standard
-deviation σ of normal noise; 0.02 is 2%). A robust estimate: one outlier run barely moves it.
-With 20 runs its own uncertainty is about ±25% (95% of estimates of a true 2% fall in
-1.0–3.2%). ``history_noise`` is what a regression gate calls.
+**Noise** (``noise``): the relative run-to-run spread of one level, the standard deviation
+of the log values (0.02 is 2%), leaving out any run more than ``OUTLIER_SIGMAS`` (5) robust
+deviations from the median (1.4826 × the median absolute deviation, which estimates σ of
+normal noise): one outlier run does not set it, and the runs that stay count with the
+efficiency of a standard deviation. With 20 runs of a true 2%, 95% of estimates fall in
+about 1.3–2.6%. Over a series whose level changed, ``pooled_noise`` measures each run from
+its own level. ``history_noise`` (or, for many look-ups, ``NoiseModel``) is what a
+regression gate calls.
 """
 
 from __future__ import annotations
@@ -79,9 +82,10 @@ from .compare import METRICS, VERDICT_NAMES, _slug, _source, effect
 from .stats import ratio_interval, verdict
 
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
-           "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "PointKey", "RunValue",
-           "Series", "Trend", "change_points", "history", "history_figures", "history_noise",
-           "method_record", "metric_columns", "noise", "read_series", "record", "trend"]
+           "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel", "PointKey",
+           "RunValue", "Series", "Trend", "change_points", "history", "history_figures", "history_noise",
+           "method_record", "metric_columns", "noise", "pooled_noise", "read_series", "record",
+           "trend"]
 
 ALPHA = 0.01             # a level change is kept when its permutation p-value is below this
 PERMUTATIONS = 999       # shufflings per test: the smallest p-value is 1 / 1000
@@ -91,6 +95,7 @@ MIN_RUNS = 12            # a series (or a level, for a further change) needs thi
 MIN_NOISE_RUNS = 6       # runs of one level for a noise estimate
 LENGTH_TOLERANCE = 0.10  # input and output lengths of one series agree within 10%
 MAD_TO_SIGMA = 1.4826    # MAD × this estimates σ of normal noise
+OUTLIER_SIGMAS = 5.0     # a run this many robust σ from its level's median is no noise
 DEFAULT_METRICS = ("output_throughput", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms")
 _POINT_COLUMNS = ("point", "engine", "workload", "load", "variant", "model",
                   "scenario_dataset", "max_concurrency_target", "request_rate_target",
@@ -433,61 +438,101 @@ def change_points(values: Sequence[float], runs: Sequence[str] | None = None, *,
     return out
 
 
+def _spread(levels: list[list[float]]) -> float:
+    """The robust standard deviation of log values grouped in levels (``noise``)."""
+    deviations = [abs(v - statistics.median(lv)) for lv in levels for v in lv]
+    screen = OUTLIER_SIGMAS * MAD_TO_SIGMA * statistics.median(deviations)
+    squares, kept_runs, kept_levels = 0.0, 0, 0
+    for lv in levels:
+        mid = statistics.median(lv)
+        kept = [v for v in lv if abs(v - mid) <= screen]
+        if kept:
+            mean = statistics.fmean(kept)
+            squares += sum((v - mean) ** 2 for v in kept)
+            kept_runs, kept_levels = kept_runs + len(kept), kept_levels + 1
+    return math.sqrt(squares / (kept_runs - kept_levels)) if kept_runs > kept_levels else 0.0
+
+
 def noise(values: Sequence[float]) -> float | None:
-    """The relative run-to-run noise of runs at one level: 1.4826 × the median absolute
-    deviation of their log values from the median log value (≈ σ of the relative noise;
-    0.02 is 2%). Robust: one outlier run barely moves it. 0 when most values are equal.
+    """The relative run-to-run noise of runs at one level: the standard deviation of their
+    log values (≈ the relative standard deviation; 0.02 is 2%), leaving out the runs more
+    than ``OUTLIER_SIGMAS`` robust deviations (1.4826 × MAD) from the median, so one outlier
+    run does not set it. 0 when most values are equal. None for fewer than
+    ``MIN_NOISE_RUNS`` values."""
+    xs = _positive(values)
+    if len(xs) < MIN_NOISE_RUNS:
+        return None
+    return _spread([[math.log(v) for v in xs]])
+
+
+def pooled_noise(values: Sequence[float]) -> float | None:
+    """``noise`` of a series whose level may have changed: each run measured from its own
+    level (the levels ``change_points`` finds; one level when the series is too short to
+    test), the standard deviation pooled over the levels (one degree of freedom per level
+    taken off). A past change is not taken for noise, and the runs of every level count.
     None for fewer than ``MIN_NOISE_RUNS`` values."""
     xs = _positive(values)
     if len(xs) < MIN_NOISE_RUNS:
         return None
-    logs = [math.log(v) for v in xs]
-    mid = statistics.median(logs)
-    return MAD_TO_SIGMA * statistics.median(abs(v - mid) for v in logs)
+    bounds = [0] + [c.index for c in change_points(xs) or []] + [len(xs)]
+    return _spread([[math.log(v) for v in xs[a:b]]
+                    for a, b in zip(bounds, bounds[1:], strict=False)])
 
 
-def _current_level(values: list[float]) -> list[float]:
-    """The runs since the last level change (all of them when there is none or the series
-    is too short to test)."""
-    changes = change_points(values) or []
-    return values[changes[-1].index:] if changes else values
+class NoiseModel:
+    """The store's history read once (every run's valid points of ``metrics``, of one
+    engine or all), for many ``noise`` look-ups: what a gate over many points and metrics
+    builds once rather than calling ``history_noise`` for each."""
+
+    def __init__(self, store: Path, metrics: Sequence[str] = DEFAULT_METRICS, *,
+                 engine: str | None = None, tolerance: float = LENGTH_TOLERANCE) -> None:
+        _check_metrics(metrics)
+        self.store, self.metrics, self.tolerance = store, list(metrics), tolerance
+        self.rows = _rows(store, self.metrics, engine, None)
+        con = connect(store)
+        self.dates = dict(con.execute("SELECT run_id, date FROM runs").fetchall())
+
+    def noise(self, key: PointKey | Mapping[str, Any], metric: str,
+              before_run: str) -> float | None:
+        """``history_noise`` of this model's store (its docstring says what it returns)."""
+        if metric not in self.metrics:
+            raise ReportError(f"metric {metric!r} was not read for this noise model",
+                              hint="read: " + ", ".join(self.metrics))
+        key = key if isinstance(key, PointKey) else PointKey.of(key)
+        if before_run not in self.dates:
+            raise ReportError(f"run {before_run} is not in the results store",
+                              path=self.store.as_posix(),
+                              hint=f"build it first: make report RUN={before_run}")
+        limit = _order(self.dates[before_run], before_run)
+        earlier = [r for r in self.rows if r["engine"] == key.engine
+                   and _order(r["date"], r["run_id"]) < limit]
+        group = next((g for k, g in _group(earlier, self.tolerance)
+                      if k.matches(key, self.tolerance)), [])
+        return pooled_noise(_series(key, group, metric).values)
 
 
 def history_noise(store: Path, key: PointKey | Mapping[str, Any], metric: str,
                   before_run: str, *, tolerance: float = LENGTH_TOLERANCE) -> float | None:
     """The relative noise of ``metric`` at the point ``key`` over the store's runs before
     ``before_run``: what a regression gate takes as its noise floor when the runs it
-    compares have no repeats.
+    compares have no repeats. (Over many points and metrics, build one ``NoiseModel`` and
+    call its ``noise``: the same answer, the store read once.)
 
     ``key``: a ``PointKey``, or a row of the store's ``points`` table (a dict with engine,
     model, max_concurrency_target, request_rate_target, load, variant, scenario_dataset,
     scenario_input_tokens, scenario_output_tokens, … as ``compare.StoredRun.points`` holds
     them). Runs count when they come before ``before_run`` in (date, run id) order and have
-    a valid point matching the key (lengths within ``tolerance``); of those, only the runs
-    since the last level change (``change_points``) are used, so a past change is not taken
-    for noise. Returns ``noise`` of their values: σ of the relative noise of one run (0.02
-    is 2%; the ratio of two runs then has a log-scale σ of about √2 times it). None when
-    fewer than ``MIN_NOISE_RUNS`` runs are left: the history cannot tell, and a gate must
-    not read None as "no noise". ``before_run`` must be in the store (else ReportError)."""
+    a valid point matching the key (lengths within ``tolerance``). Returns ``pooled_noise``
+    of their values (each run against the median of its own level, so a past level change
+    is not taken for noise): σ of the relative noise of one run (0.02 is 2%; the log ratio
+    of two runs then has a σ of about √2 times it). None when fewer than ``MIN_NOISE_RUNS``
+    runs come before: the history cannot tell, and a gate must not read None as "no
+    noise". ``before_run`` must be in the store and ``metric`` a metric column
+    of the points table (else ReportError)."""
     _check_metrics([metric])
     key = key if isinstance(key, PointKey) else PointKey.of(key)
-    if before_run not in stored_runs(store):
-        raise ReportError(f"run {before_run} is not in the results store",
-                          path=store.as_posix(), hint=f"build it first: make report "
-                                                      f"RUN={before_run}")
-    rows = _rows(store, [metric], key.engine, None)
-    limit = next((_order(r["date"], before_run) for r in rows if r["run_id"] == before_run),
-                 None) or _order(_run_date(store, before_run), before_run)
-    earlier = [r for r in rows if _order(r["date"], r["run_id"]) < limit]
-    group = next((g for k, g in _group(earlier, tolerance) if k.matches(key, tolerance)), [])
-    values = _series(key, group, metric).values
-    return noise(_current_level(values)) if len(values) >= MIN_NOISE_RUNS else None
-
-
-def _run_date(store: Path, run_id: str) -> Any:
-    con = connect(store)
-    row = con.execute("SELECT date FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    return row[0] if row else None
+    return NoiseModel(store, [metric], engine=key.engine, tolerance=tolerance).noise(
+        key, metric, before_run)
 
 
 # --- a trend: the series, its changes, its figures -----------------------------------------
@@ -497,7 +542,7 @@ class Trend:
     series: Series
     verdict: str                     # LEVEL_CHANGED, NO_LEVEL_CHANGE or CANNOT_TELL
     changes: list[ChangePoint]
-    noise: float | None              # of the newest level
+    noise: float | None              # pooled_noise: the spread within the levels
 
     def levels(self) -> list[tuple[int, int, float]]:
         """(first index, end index, mean value) of each level, oldest first."""
@@ -509,15 +554,14 @@ class Trend:
 
 def trend(series: Series, *, alpha: float = ALPHA, permutations: int = PERMUTATIONS,
           seed: int = SEED) -> Trend:
-    """The level changes of one series, with its verdict and the noise of its newest level."""
+    """The level changes of one series, with its verdict and its noise (``pooled_noise``)."""
     values = series.values
     changes = change_points(values, series.run_ids, alpha=alpha, permutations=permutations,
                             seed=seed)
     verdict = CANNOT_TELL if changes is None else \
         LEVEL_CHANGED if changes else NO_LEVEL_CHANGE
-    start = changes[-1].index if changes else 0
     return Trend(series=series, verdict=verdict, changes=changes or [],
-                 noise=noise(values[start:]))
+                 noise=pooled_noise(values))
 
 
 def history(store: Path, *, metrics: Sequence[str] = DEFAULT_METRICS, **select: Any
@@ -591,8 +635,10 @@ def history_figures(tr: Trend) -> list[Figure]:
                        method="runs of the store with this point, in date order", **common))
     if tr.noise is not None:
         figs.append(Figure(id=fid("noise"), value=tr.noise, unit="fraction", decimals=3,
-                           method="1.4826 × the median absolute deviation of the log values "
-                                  "of the runs since the last level change", **common))
+                           method="standard deviation of the log values about each level's "
+                                  "mean, pooled over the levels, runs beyond "
+                                  f"{OUTLIER_SIGMAS:g} robust deviations (1.4826 × MAD) left "
+                                  "out", **common))
     figs.append(Figure(id=fid("changes"), value=len(tr.changes), unit="count", decimals=0,
                        method=f"level changes found at p < {ALPHA} (binary segmentation)",
                        **common))
