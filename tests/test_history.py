@@ -240,6 +240,11 @@ def test_history_noise_names_an_unknown_run_or_metric(stepped):
         hist.history_noise(store, key, "p99_ttft_ms", "nightly-99")
     with pytest.raises(hist.ReportError, match="unknown metric 'p98_ttft_ms'"):
         hist.history_noise(store, key, "p98_ttft_ms", "nightly-10")
+    model = hist.NoiseModel(store, ["p99_ttft_ms"], engine="sglang")
+    with pytest.raises(hist.ReportError, match="read engine sglang's points only"):
+        model.noise(key, "p99_ttft_ms", "nightly-10")
+    with pytest.raises(hist.ReportError, match="'mean_tpot_ms' was not read"):
+        model.noise(key, "mean_tpot_ms", "nightly-10")
 
 
 def test_figures_of_a_trend(stepped):

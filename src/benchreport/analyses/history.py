@@ -78,7 +78,6 @@ from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
 from ..core.verdicts import CANNOT_TELL, INTERVAL_LEVEL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
-from .compare import METRICS, VERDICT_NAMES, _slug, _source, effect
 from .stats import ratio_interval, verdict
 
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
@@ -96,11 +95,12 @@ MIN_NOISE_RUNS = 6       # runs of one level for a noise estimate
 LENGTH_TOLERANCE = 0.10  # input and output lengths of one series agree within 10%
 MAD_TO_SIGMA = 1.4826    # MAD × this estimates σ of normal noise
 OUTLIER_SIGMAS = 5.0     # a run this many robust σ from its level's median is no noise
+_BATCH_VALUES = 1_000_000   # values shuffled at once in a permutation test
 DEFAULT_METRICS = ("output_throughput", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms")
 _POINT_COLUMNS = ("point", "engine", "workload", "load", "variant", "model",
                   "scenario_dataset", "max_concurrency_target", "request_rate_target",
                   "scenario_input_tokens", "scenario_output_tokens", "total_input_tokens",
-                  "total_output_tokens", "completed", "file", "sha256", "line", "sources")
+                  "total_output_tokens", "completed", "file", "sha256", "line")
 
 
 def metric_columns() -> dict[str, tuple[str, bool]]:
@@ -220,6 +220,8 @@ class Series:
         """The newest run's load id, with its variant: the id part of the series' figures."""
         if not self.runs:
             return self.key.load
+        from .compare import _slug       # here: compare may import this module (a gate)
+
         p = self.runs[-1].points[0]
         return p["load"] + (f"-{_slug(p['variant'])}" if p.get("variant") else "")
 
@@ -255,7 +257,10 @@ def _rows(store: Path, metrics: Sequence[str], engine: str | None,
     views = _views(con)
     if "points" not in views:
         return []
-    cols = ", ".join(f'p."{c}"' for c in (*_POINT_COLUMNS, *metrics))
+    # of the sources map, only the metrics' keys (a whole MAP per row costs more to fetch
+    # than every other column together)
+    cols = ", ".join([f'p."{c}"' for c in (*_POINT_COLUMNS, *metrics)]
+                     + [f"map_extract(p.sources, '{m}')[1] AS \"source:{m}\"" for m in metrics])
     where, params = [], []
     for column, value in (("engine", engine), ("model", model)):
         if value is not None:
@@ -267,6 +272,8 @@ def _rows(store: Path, metrics: Sequence[str], engine: str | None,
            + " ORDER BY p.run_id, p.point")
     invalid = _invalid(con, views)
     rows = [r for r in rows_of(con, sql, params) if (r["run_id"], r["point"]) not in invalid]
+    for r in rows:
+        r["sources"] = {m: key for m in metrics if (key := r.pop(f"source:{m}"))}
     rows.sort(key=lambda r: _order(r["date"], r["run_id"]))
     return rows
 
@@ -387,10 +394,14 @@ def _test(y: np.ndarray, permutations: int, seed: tuple[int, ...]) -> tuple[int,
     """The best split of one segment and its permutation p-value."""
     split, stat = _statistics(y[None, :])
     rng = np.random.default_rng(list(seed))
-    shuffled = rng.permuted(np.tile(y, (permutations, 1)), axis=1)
-    _, null = _statistics(shuffled)
-    # a shuffle that ties the observed statistic counts against it (rounding aside)
-    hits = int(np.count_nonzero(null >= stat[0] * (1 - 1e-9)))
+    hits, left = 0, permutations
+    batch = max(1, _BATCH_VALUES // len(y))      # shufflings at a time: bounded memory
+    while left:
+        shuffled = rng.permuted(np.tile(y, (min(batch, left), 1)), axis=1)
+        _, null = _statistics(shuffled)
+        # a shuffle that ties the observed statistic counts against it (rounding aside)
+        hits += int(np.count_nonzero(null >= stat[0] * (1 - 1e-9)))
+        left -= len(shuffled)
     return int(split[0]), (1 + hits) / (1 + permutations)
 
 
@@ -465,16 +476,19 @@ def noise(values: Sequence[float]) -> float | None:
     return _spread([[math.log(v) for v in xs]])
 
 
-def pooled_noise(values: Sequence[float]) -> float | None:
+def pooled_noise(values: Sequence[float],
+                 changes: Sequence[ChangePoint] | None = None) -> float | None:
     """``noise`` of a series whose level may have changed: each run measured from its own
-    level (the levels ``change_points`` finds; one level when the series is too short to
-    test), the standard deviation pooled over the levels (one degree of freedom per level
+    level (split at ``changes``, by default the ones ``change_points`` finds; one level when
+    the series is too short to test), the standard deviation pooled over the levels (one degree of freedom per level
     taken off). A past change is not taken for noise, and the runs of every level count.
     None for fewer than ``MIN_NOISE_RUNS`` values."""
     xs = _positive(values)
     if len(xs) < MIN_NOISE_RUNS:
         return None
-    bounds = [0] + [c.index for c in change_points(xs) or []] + [len(xs)]
+    if changes is None:
+        changes = change_points(xs) or []
+    bounds = [0] + [c.index for c in changes] + [len(xs)]
     return _spread([[math.log(v) for v in xs[a:b]]
                     for a, b in zip(bounds, bounds[1:], strict=False)])
 
@@ -488,6 +502,7 @@ class NoiseModel:
                  engine: str | None = None, tolerance: float = LENGTH_TOLERANCE) -> None:
         _check_metrics(metrics)
         self.store, self.metrics, self.tolerance = store, list(metrics), tolerance
+        self.engine = engine
         self.rows = _rows(store, self.metrics, engine, None)
         con = connect(store)
         self.dates = dict(con.execute("SELECT run_id, date FROM runs").fetchall())
@@ -499,6 +514,9 @@ class NoiseModel:
             raise ReportError(f"metric {metric!r} was not read for this noise model",
                               hint="read: " + ", ".join(self.metrics))
         key = key if isinstance(key, PointKey) else PointKey.of(key)
+        if self.engine is not None and key.engine != self.engine:
+            raise ReportError(f"this noise model read engine {self.engine}'s points only, "
+                              f"not {key.engine}'s")
         if before_run not in self.dates:
             raise ReportError(f"run {before_run} is not in the results store",
                               path=self.store.as_posix(),
@@ -561,7 +579,7 @@ def trend(series: Series, *, alpha: float = ALPHA, permutations: int = PERMUTATI
     verdict = CANNOT_TELL if changes is None else \
         LEVEL_CHANGED if changes else NO_LEVEL_CHANGE
     return Trend(series=series, verdict=verdict, changes=changes or [],
-                 noise=pooled_noise(values))
+                 noise=pooled_noise(values, changes or []))
 
 
 def history(store: Path, *, metrics: Sequence[str] = DEFAULT_METRICS, **select: Any
@@ -582,6 +600,8 @@ def _provenance(series: Series, value_ids: list[str]) -> tuple[str, str]:
 
 
 def _value_figures(series: Series, fid, ctx: dict[str, Any]) -> list[Figure]:
+    from .compare import METRICS, _source
+
     unit = metric_columns()[series.metric][0]
     decimals = METRICS.get(series.metric, (unit, 2, False))[1]
     return [Figure(id=fid("value", ids.run_key(r.run)), value=r.value, unit=unit,
@@ -662,6 +682,8 @@ def record(tr: Trend) -> dict[str, Any]:
     """One trend as plain data (JSON-ready): the point, the runs and values, the verdict,
     the noise, each level change (its effect: improved, regressed or within_noise by the
     metric's direction and the ratio's interval, as a comparison calls it) and each level."""
+    from .compare import VERDICT_NAMES, effect
+
     s = tr.series
     unit, higher = metric_columns()[s.metric]
     runs = s.runs
