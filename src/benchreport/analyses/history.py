@@ -41,12 +41,13 @@ configuration; a drift in the machine or a warm cache that carries from run to r
 this); levels are constant between changes, so a slow drift shows as a step somewhere in it
 or as nothing; a change needs ``MIN_SEGMENT`` runs at its new level, so a shift in the newest
 one or two runs is not a level change yet (``compare --gate`` judges the newest run against
-``history_noise``); a single outlier run is never a level change: with it in the data, a
-shuffle puts it in an end segment about ``2 · MIN_SEGMENT / n`` of the time, which keeps its
-p-value far above ``ALPHA``. The interval is computed after the split was chosen from the same
-data, so it is somewhat narrower than an interval for a split fixed in advance. With fewer
-than ``MIN_RUNS`` runs no split can reach ``ALPHA`` (there are too few distinct shufflings):
-the answer is ``CANNOT_TELL``, never "no change". On a history with no change, a series is
+``history_noise``); a single outlier run is not reported as a level change: with it in the
+data, a shuffle puts it in an end segment about ``2 · MIN_SEGMENT / n`` of the time, which
+keeps its p-value far above ``ALPHA``. The interval is computed after the split was chosen
+from the same data, so it is somewhat narrower than an interval for a split fixed in advance.
+With fewer than ``MIN_RUNS`` runs the test is not run: the levels either side would rest on
+a few runs each, and the distinct shufflings are few (6 runs split three and three only 20
+ways, so no p-value falls below 0.05): the answer is ``CANNOT_TELL``, never "no change". On a history with no change, a series is
 flagged with probability about ``ALPHA`` (1%): among 100 series and metrics, about one false
 alarm is expected.
 
@@ -82,8 +83,8 @@ from .stats import ratio_interval, verdict
 
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
            "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel", "PointKey",
-           "RunValue", "Series", "Trend", "change_points", "history", "history_figures", "history_noise",
-           "method_record", "metric_columns", "noise", "pooled_noise", "read_series", "record",
+           "RunValue", "Series", "Trend", "change_points", "history", "history_figures",
+           "history_noise", "method_record", "metric_columns", "noise", "pooled_noise", "read_series", "record",
            "trend"]
 
 ALPHA = 0.01             # a level change is kept when its permutation p-value is below this
