@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 
 from benchreport.analyses import history as hist
-from benchreport.build.store import RUN_TYPES, _copy, _write_runs
+from benchreport.build.store import RUN_TYPES, _copy, _write_figures, _write_runs
 from benchreport.cli import main
 from benchreport.core.store import STORE_VERSION, partition
 from benchreport.core.tables import POINT_TYPES, connect
-from benchreport.core.verdicts import CANNOT_TELL, LEVEL_CHANGED, NO_LEVEL_CHANGE
+from benchreport.core.verdicts import CANNOT_TELL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
 
 NOISE = 0.02
 STEP = 1.18
@@ -46,7 +46,8 @@ def _point(run_id: str, engine: str, workload: str, concurrency: int, repeat: in
             "output_throughput": 20000.0 / tpot, "requests": 0}
 
 
-def write_run(store: Path, run_id: str, date: str, points: list[dict], con=None) -> None:
+def write_run(store: Path, run_id: str, date: str, points: list[dict], con=None, *,
+              reconstruction: bool = False) -> None:
     """One run's ``points`` and ``runs`` partitions, typed as an export types them."""
     con = con or connect()
     frame = pd.DataFrame(points).reindex(columns=list(POINT_TYPES))
@@ -56,7 +57,8 @@ def write_run(store: Path, run_id: str, date: str, points: list[dict], con=None)
         partition(store, table, run_id).mkdir(parents=True)
     _copy(con, f"SELECT {casts} FROM frame", partition(store, "points", run_id) / "data.parquet")
     row = {name: None for name in RUN_TYPES}
-    row.update(store_version=STORE_VERSION, date=date, model="m-8b", reconstruction=False,
+    row.update(store_version=STORE_VERSION, date=date, model="m-8b",
+               reconstruction=reconstruction,
                engines=[{"id": "vllm", "name": "vLLM", "version": "1", "image": None,
                          "logged_version": None}], clients=["vllm-bench-serve"],
                workloads=sorted({p["workload"] for p in points}))
@@ -206,6 +208,21 @@ def test_points_match_by_what_they_measured_not_by_workload_id(tmp_path):
     assert hist.read_series(store, metrics=["p99_ttft_ms"], engine="sglang") == []
 
 
+def test_a_point_found_invalid_is_left_out(stepped, tmp_path):
+    """A run whose point the validity check found invalid (its figure in the store's
+    figures table, as a build exports it) is not part of the series."""
+    store, run_ids = stepped
+    registry = tmp_path / "figures.json"
+    registry.write_text(json.dumps({"figures": [
+        {"id": "point.vllm.1k.c16.r1.validity", "value": INVALID, "unit": "verdict",
+         "method": "validity", "sources": []}]}))
+    folder = partition(store, "figures", "nightly-03")
+    folder.mkdir(parents=True)
+    _write_figures(connect(), registry, folder / "data.parquet")
+    (series,) = hist.read_series(store, metrics=["p99_ttft_ms"])
+    assert series.run_ids == [r for r in run_ids if r != "nightly-03"]
+
+
 def test_history_noise_is_close_to_the_generated_noise(stepped):
     store, run_ids = stepped
     key = {"engine": "vllm", "model": "m-8b", "scenario_dataset": "random",
@@ -261,6 +278,19 @@ def test_figures_of_a_trend(stepped):
         "data/nightly-03/raw/vllm/c16-r1.json"
     assert {f.provenance for f in figs.values()} == {"measured"}
     assert all(hist.ids.well_formed(fid) for fid in figs)
+
+
+def test_a_reconstruction_in_the_history_is_no_measurement(stepped):
+    store, _ = stepped
+    write_run(store, "whatif", "2026-02-01", [_point("whatif", "vllm", "1k", 16, 1, 236.0, 12.0)],
+              reconstruction=True)
+    tr = hist.history(store, metrics=["p99_ttft_ms"])[0]
+    figs = {f.id: f for f in hist.history_figures(tr)}
+    base = "history.vllm.1k.c16.p99_ttft_ms"
+    assert figs[f"{base}.value.whatif"].provenance == "model-derived"
+    assert figs[f"{base}.value.nightly-01"].provenance == "measured"
+    assert figs[f"{base}.change1"].provenance == "model-derived"
+    assert f"{base}.value.whatif" in figs[f"{base}.change1"].provenance_why
 
 
 # --- the command line --------------------------------------------------------------------

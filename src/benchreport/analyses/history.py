@@ -47,9 +47,9 @@ keeps its p-value far above ``ALPHA``. The interval is computed after the split 
 from the same data, so it is somewhat narrower than an interval for a split fixed in advance.
 With fewer than ``MIN_RUNS`` runs the test is not run: the levels either side would rest on
 a few runs each, and the distinct shufflings are few (6 runs split three and three only 20
-ways, so no p-value falls below 0.05): the answer is ``CANNOT_TELL``, never "no change". On a history with no change, a series is
-flagged with probability about ``ALPHA`` (1%): among 100 series and metrics, about one false
-alarm is expected.
+ways, so no p-value falls below 0.05): the answer is ``CANNOT_TELL``, never "no change".
+On a history with no change, a series is flagged with probability about ``ALPHA`` (1%):
+among 100 series and metrics, about one false alarm is expected.
 
 **Noise** (``noise``): the relative run-to-run spread of one level, the standard deviation
 of the log values (0.02 is 2%), leaving out any run more than ``OUTLIER_SIGMAS`` (5) robust
@@ -84,8 +84,8 @@ from .stats import ratio_interval, verdict
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
            "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel", "PointKey",
            "RunValue", "Series", "Trend", "change_points", "history", "history_figures",
-           "history_noise", "method_record", "metric_columns", "noise", "pooled_noise", "read_series", "record",
-           "trend"]
+           "history_noise", "method_record", "metric_columns", "noise", "pooled_noise",
+           "read_series", "record", "trend"]
 
 ALPHA = 0.01             # a level change is kept when its permutation p-value is below this
 PERMUTATIONS = 999       # shufflings per test: the smallest p-value is 1 / 1000
@@ -481,8 +481,8 @@ def pooled_noise(values: Sequence[float],
                  changes: Sequence[ChangePoint] | None = None) -> float | None:
     """``noise`` of a series whose level may have changed: each run measured from its own
     level (split at ``changes``, by default the ones ``change_points`` finds; one level when
-    the series is too short to test), the standard deviation pooled over the levels (one degree of freedom per level
-    taken off). A past change is not taken for noise, and the runs of every level count.
+    the series is too short to test), the standard deviation pooled over the levels (one
+    degree of freedom per level taken off). A past change is not taken for noise, and the runs of every level count.
     None for fewer than ``MIN_NOISE_RUNS`` values."""
     xs = _positive(values)
     if len(xs) < MIN_NOISE_RUNS:

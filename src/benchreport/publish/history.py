@@ -21,6 +21,10 @@ def point_label(rec: dict[str, Any]) -> str:
     return " ".join(str(x) for x in (p["engine"], p["workload"], p["load_id"]))
 
 
+def _runs(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
 def _pct(x: float | None) -> str:
     return DASH if x is None else f"{100 * x:.1f}%"
 
@@ -52,11 +56,11 @@ def verdict_lines(rec: dict[str, Any], method: dict[str, Any]) -> list[str]:
     head = f"{rec['metric']} {point_label(rec)}"
     n = len(rec["runs"])
     if rec["verdict"] == CANNOT_TELL:
-        return [f"{head}: {CANNOT_TELL}: {n} runs; the change-point test needs "
+        return [f"{head}: {CANNOT_TELL}: {_runs(n)}; the change-point test needs "
                 f"{method['min_runs']} or more"]
     if rec["verdict"] != LEVEL_CHANGED:
         noise = f" (noise {_pct(rec['noise'])})" if rec["noise"] is not None else ""
-        return [f"{head}: no level change over {n} runs{noise}"]
+        return [f"{head}: no level change over {_runs(n)}{noise}"]
     return [change_line(rec, c, method["interval_level"]) for c in rec["changes"]]
 
 
@@ -95,7 +99,7 @@ def _describe(rec: dict[str, Any]) -> str:
         parts.append(f"request rate {p['rate']:g} req/s")
     if p["input_tokens"] is not None and p["output_tokens"] is not None:
         parts.append(f"input {p['input_tokens']:g}, output {p['output_tokens']:g} tokens")
-    return " · ".join(parts + [f"{len(rec['runs'])} runs"])
+    return " · ".join(parts + [_runs(len(rec["runs"]))])
 
 
 def text(recs: list[dict[str, Any]], method: dict[str, Any]) -> str:
@@ -119,7 +123,7 @@ def markdown(recs: list[dict[str, Any]], method: dict[str, Any]) -> str:
             out.append(f"{head}" + f" {DASH} |" * 6)
         for c in rec["changes"]:
             out.append(f"{head} {c['run']} | {c['ratio']:.3f} | {_interval(c)} | "
-                       f"{c['p_value']:.3f} | {_pct(c['noise_before'])} ({c['before']} runs) | "
+                       f"{c['p_value']:.3f} | {_pct(c['noise_before'])} ({_runs(c['before'])}) | "
                        f"{c['effect'].replace('_', ' ')} |")
     out += ["", f"A level change is found by a permutation test (p < {method['alpha']}, "
                 f"{method['permutations']} shufflings); {CANNOT_TELL}: fewer than "
