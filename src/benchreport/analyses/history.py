@@ -482,8 +482,8 @@ def pooled_noise(values: Sequence[float],
     """``noise`` of a series whose level may have changed: each run measured from its own
     level (split at ``changes``, by default the ones ``change_points`` finds; one level when
     the series is too short to test), the standard deviation pooled over the levels (one
-    degree of freedom per level taken off). A past change is not taken for noise, and the runs of every level count.
-    None for fewer than ``MIN_NOISE_RUNS`` values."""
+    degree of freedom per level taken off). A past change is not taken for noise, and the
+    runs of every level count. None for fewer than ``MIN_NOISE_RUNS`` values."""
     xs = _positive(values)
     if len(xs) < MIN_NOISE_RUNS:
         return None
