@@ -250,6 +250,24 @@ def test_history_noise_is_close_to_the_generated_noise(stepped):
                               "nightly-25") is None
 
 
+def test_noise_interval_of_a_ratio_of_two_single_runs(stepped):
+    store, _ = stepped
+    key = hist.PointKey("vllm", "m-8b", "random", 16.0, None, "", "", 1000.0, 200.0)
+    noise, runs = hist.NoiseModel(store, ["p99_ttft_ms"]).estimate(key, "p99_ttft_ms",
+                                                                    f"nightly-{STEP_RUN}")
+    assert runs == 20 and noise == hist.history_noise(store, key, "p99_ttft_ms",
+                                                      f"nightly-{STEP_RUN}")
+    # exp(± t(19) · σ · √2): σ 2% gives about ±6%
+    low, high = hist.noise_interval(1.18, 0.02, 20)
+    assert (low, high) == pytest.approx((1.18 * math.exp(-2.093 * 0.02 * math.sqrt(2)),
+                                         1.18 * math.exp(2.093 * 0.02 * math.sqrt(2))),
+                                        rel=1e-3)
+    assert hist.verdict(*hist.noise_interval(1.18, noise, runs), 1.0) == "higher"
+    assert hist.verdict(*hist.noise_interval(1.02, noise, runs), 1.0) == "tie"
+    assert hist.noise_interval(1.0, 0.02)[1] == pytest.approx(math.exp(1.96 * 0.02 * 2 ** .5),
+                                                              rel=1e-3)
+
+
 def test_history_noise_names_an_unknown_run_or_metric(stepped):
     store, _ = stepped
     key = hist.PointKey("vllm", "m-8b", "random", 16.0, None, "", "", 1000.0, 200.0)

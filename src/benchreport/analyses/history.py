@@ -79,13 +79,13 @@ from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
 from ..core.verdicts import CANNOT_TELL, INTERVAL_LEVEL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
-from .stats import ratio_interval, verdict
+from .stats import ratio_interval, t_critical, verdict
 
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
            "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel", "PointKey",
            "RunValue", "Series", "Trend", "change_points", "history", "history_figures",
-           "history_noise", "method_record", "metric_columns", "noise", "pooled_noise",
-           "read_series", "record", "trend"]
+           "history_noise", "method_record", "metric_columns", "noise", "noise_interval",
+           "pooled_noise", "read_series", "record", "trend"]
 
 ALPHA = 0.01             # a level change is kept when its permutation p-value is below this
 PERMUTATIONS = 999       # shufflings per test: the smallest p-value is 1 / 1000
@@ -507,10 +507,12 @@ class NoiseModel:
         self.rows = _rows(store, self.metrics, engine, None)
         con = connect(store)
         self.dates = dict(con.execute("SELECT run_id, date FROM runs").fetchall())
+        self._groups: dict[str, list[tuple[PointKey, list[dict[str, Any]]]]] = {}
 
-    def noise(self, key: PointKey | Mapping[str, Any], metric: str,
-              before_run: str) -> float | None:
-        """``history_noise`` of this model's store (its docstring says what it returns)."""
+    def estimate(self, key: PointKey | Mapping[str, Any], metric: str,
+                 before_run: str) -> tuple[float | None, int]:
+        """``(noise, runs)``: ``history_noise`` of this model's store (its docstring says
+        what it is) and how many runs it rests on (for ``noise_interval``)."""
         if metric not in self.metrics:
             raise ReportError(f"metric {metric!r} was not read for this noise model",
                               hint="read: " + ", ".join(self.metrics))
@@ -518,16 +520,40 @@ class NoiseModel:
         if self.engine is not None and key.engine != self.engine:
             raise ReportError(f"this noise model read engine {self.engine}'s points only, "
                               f"not {key.engine}'s")
+        groups = self._earlier(before_run)
+        group = next((g for k, g in groups if k.matches(key, self.tolerance)), [])
+        values = _series(key, group, metric).values
+        return pooled_noise(values), len(values)
+
+    def noise(self, key: PointKey | Mapping[str, Any], metric: str,
+              before_run: str) -> float | None:
+        """``history_noise`` of this model's store (its docstring says what it returns)."""
+        return self.estimate(key, metric, before_run)[0]
+
+    def _earlier(self, before_run: str) -> list[tuple[PointKey, list[dict[str, Any]]]]:
+        """The groups of the runs before ``before_run`` (kept for the next look-up)."""
         if before_run not in self.dates:
             raise ReportError(f"run {before_run} is not in the results store",
                               path=self.store.as_posix(),
                               hint=f"build it first: make report RUN={before_run}")
-        limit = _order(self.dates[before_run], before_run)
-        earlier = [r for r in self.rows if r["engine"] == key.engine
-                   and _order(r["date"], r["run_id"]) < limit]
-        group = next((g for k, g in _group(earlier, self.tolerance)
-                      if k.matches(key, self.tolerance)), [])
-        return pooled_noise(_series(key, group, metric).values)
+        if before_run not in self._groups:
+            limit = _order(self.dates[before_run], before_run)
+            self._groups[before_run] = _group(
+                [r for r in self.rows if _order(r["date"], r["run_id"]) < limit],
+                self.tolerance)
+        return self._groups[before_run]
+
+
+def noise_interval(ratio: float, noise: float, runs: int | None = None,
+                   level: float = INTERVAL_LEVEL) -> tuple[float, float]:
+    """The interval around ``ratio`` (one run's value ÷ another's, of the same point and
+    metric, one repeat each) that run-to-run noise alone gives: exp(ln ratio ± q · noise ·
+    √2), with q the two-sided t quantile at ``level`` with ``runs`` − 1 degrees of freedom
+    (``noise`` estimated from ``runs`` runs; the normal quantile when None). A change is
+    beyond the noise when the interval leaves out 1 (``stats.verdict(low, high, 1.0)``)."""
+    q = t_critical(runs - 1, level) if runs and runs > 1 else t_critical(1e9, level)
+    half = q * noise * math.sqrt(2.0)
+    return ratio * math.exp(-half), ratio * math.exp(half)
 
 
 def history_noise(store: Path, key: PointKey | Mapping[str, Any], metric: str,
@@ -535,7 +561,9 @@ def history_noise(store: Path, key: PointKey | Mapping[str, Any], metric: str,
     """The relative noise of ``metric`` at the point ``key`` over the store's runs before
     ``before_run``: what a regression gate takes as its noise floor when the runs it
     compares have no repeats. (Over many points and metrics, build one ``NoiseModel`` and
-    call its ``noise``: the same answer, the store read once.)
+    call its ``noise`` or ``estimate``: the same answer, the store read once.) With the
+    number of runs it rests on, ``noise_interval`` turns it into an interval for a ratio of
+    two single runs.
 
     ``key``: a ``PointKey``, or a row of the store's ``points`` table (a dict with engine,
     model, max_concurrency_target, request_rate_target, load, variant, scenario_dataset,
