@@ -508,6 +508,7 @@ class NoiseModel:
         con = connect(store)
         self.dates = dict(con.execute("SELECT run_id, date FROM runs").fetchall())
         self._groups: dict[str, list[tuple[PointKey, list[dict[str, Any]]]]] = {}
+        self._found: dict[tuple[str, int, str], tuple[float | None, int]] = {}
 
     def estimate(self, key: PointKey | Mapping[str, Any], metric: str,
                  before_run: str) -> tuple[float | None, int]:
@@ -521,9 +522,14 @@ class NoiseModel:
             raise ReportError(f"this noise model read engine {self.engine}'s points only, "
                               f"not {key.engine}'s")
         groups = self._earlier(before_run)
-        group = next((g for k, g in groups if k.matches(key, self.tolerance)), [])
-        values = _series(key, group, metric).values
-        return pooled_noise(values), len(values)
+        found = next((i for i, (k, _) in enumerate(groups) if k.matches(key, self.tolerance)),
+                     None)
+        if found is None:
+            return None, 0
+        if (before_run, found, metric) not in self._found:     # repeats share a group
+            values = _series(key, groups[found][1], metric).values
+            self._found[(before_run, found, metric)] = (pooled_noise(values), len(values))
+        return self._found[(before_run, found, metric)]
 
     def noise(self, key: PointKey | Mapping[str, Any], metric: str,
               before_run: str) -> float | None:
