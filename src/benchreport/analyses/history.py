@@ -49,7 +49,11 @@ With fewer than ``MIN_RUNS`` runs the test is not run: the levels either side wo
 a few runs each, and the distinct shufflings are few (6 runs split three and three only 20
 ways, so no p-value falls below 0.05): the answer is ``CANNOT_TELL``, never "no change".
 On a history with no change, a series is flagged with probability about ``ALPHA`` (1%):
-among 100 series and metrics, about one false alarm is expected.
+among 100 series and metrics, about one false alarm is expected (in 200 simulated flat
+histories of 25 runs with 2% noise, 3 were flagged). Sensitivity in the same setting, 100
+histories each, a step 5 runs from the end (13 runs from it): 3% found 33 times (60), 5%
+92 (99), 8% and more every time; the run of a 8% step exactly 93 times (91), of an 18% step
+every time.
 
 **Noise** (``noise``): the relative run-to-run spread of one level, the standard deviation
 of the log values (0.02 is 2%), leaving out any run more than ``OUTLIER_SIGMAS`` (5) robust
