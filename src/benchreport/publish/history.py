@@ -99,7 +99,10 @@ def _describe(rec: dict[str, Any]) -> str:
         parts.append(f"request rate {p['rate']:g} req/s")
     if p["input_tokens"] is not None and p["output_tokens"] is not None:
         parts.append(f"input {p['input_tokens']:g}, output {p['output_tokens']:g} tokens")
-    return " · ".join(parts + [_runs(len(rec["runs"]))])
+    parts.append(_runs(len(rec["runs"])))
+    if rec["left_out"]:
+        parts.append(f"{_runs(len(rec['left_out']))} with no value of {rec['metric']} left out")
+    return " · ".join(parts)
 
 
 def text(recs: list[dict[str, Any]], method: dict[str, Any]) -> str:
