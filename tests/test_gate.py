@@ -25,7 +25,7 @@ from benchreport.build.store import export_run
 from benchreport.cli import main
 from benchreport.core.files import write_json
 from benchreport.core.store import run_query, store_path
-from benchreport.core.verdicts import NO_INTERVAL, SAME_DATA
+from benchreport.core.verdicts import IMPROVED, NO_INTERVAL, REGRESSED, SAME_DATA, TIE_IN_NOISE
 from benchreport.ingest.io import load_run
 from benchreport.ingest.run import ingest_run, save_ingest
 
@@ -324,3 +324,48 @@ def test_a_run_stored_by_the_previous_schema_is_named_for_a_rebuild(ci_store, tm
     assert STORE_VERSION == 3 and code == 2
     assert "run changed is in the store with schema version 2" in err
     assert "make report RUN=changed" in err
+
+
+# --- the verdict function itself -------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, source, outcome", [
+    # repeats first: three each, a 2% rise with a few percent of spread holds 1
+    ({"base": [98, 100, 102], "new": [100, 102, 104]}, "repeats", TIE_IN_NOISE),
+    # one repeat: a declared floor decides (lower is better here: 10% higher is worse)
+    ({"base": [100], "new": [110], "floor": 0.05}, "floor", REGRESSED),
+    ({"base": [100], "new": [104], "floor": 0.05}, "floor", TIE_IN_NOISE),
+    # the history's noise, when a history model gives one and no floor is declared
+    ({"base": [100], "new": [90], "history": 0.05}, "history", IMPROVED),
+    ({"base": [100], "new": [110], "floor": 0.2, "history": 0.01}, "floor", TIE_IN_NOISE),
+    # paired requests only when nothing else applies
+    ({"base": [100], "new": [110], "pairs": lambda: (1.08, 1.12)}, "requests", REGRESSED),
+    ({"base": [100], "new": [110]}, "none", NO_INTERVAL),
+    ({"base": [100], "new": [100], "same": True}, "same data", SAME_DATA),
+])
+def test_judge_takes_the_first_noise_source_available(kwargs, source, outcome):
+    from benchreport.analyses.gate import judge
+
+    j = judge(kwargs.pop("base"), kwargs.pop("new"), False, **kwargs)
+    assert (j.source, j.outcome) == (source, outcome)
+
+
+def test_a_history_noise_model_plugs_in_per_point_and_metric(ci_store):
+    """The hook a run-history noise model will use: a function of the base run's point
+    group and the metric. Here a stand-in says p99 TTFT varies by 30% at rates of 4 or
+    more and knows nothing else: the 20% rise is within that noise there, and the other
+    points and metrics have no verdict (no repeats, no floor)."""
+    from benchreport.analyses.gate import Noise
+
+    seen = []
+
+    def history(group, metric):
+        seen.append((group.run, group.engine, group.rate, metric))
+        return 0.3 if metric == "p99_ttft_ms" and group.rate >= 4 else None
+
+    comp = compare_runs(store_path(ci_store / "report"), ["base", "changed"],
+                        noise={"changed": Noise(history=history, requests=False)})
+    p99 = {r["load"]: (r["verdict"], r["source"]) for r in comp.matched
+           if r["metric"] == "p99_ttft_ms"}
+    assert p99 == {"r1": (NO_INTERVAL, "none"), "r4": (TIE_IN_NOISE, "history"),
+                   "r16": (TIE_IN_NOISE, "history"), "rinf": (TIE_IN_NOISE, "history")}
+    assert ("base", "vLLM", 16.0, "p99_ttft_ms") in seen

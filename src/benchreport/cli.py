@@ -140,10 +140,20 @@ def _compare(args: argparse.Namespace) -> int:
 
     paths = build_compare(args.runs, base=args.base, name=args.name, data_root=args.data_root,
                           report_root=args.report_root, project=args.project)
+    _print_matching(paths.compare_json)
     shown = paths.rel(paths.report)
     print(f"comparison ready: {shown}/report.ko.html, report.en.html, report.ko.pdf, "
           "report.en.pdf")
     return 0
+
+
+def _print_matching(compare_json: Path) -> None:
+    """Which points of the compared runs matched and which did not, and why (stderr)."""
+    from .core.files import read_json
+
+    if compare_json.is_file():
+        for line in read_json(compare_json).get("matching", []):
+            print(line, file=sys.stderr)
 
 
 def _gate(args: argparse.Namespace) -> int:

@@ -404,7 +404,7 @@ def judge_metric(pair: _Pair, metric: str, noise: Noise) -> tuple[Judgement, str
         return bootstrap_ratio(found, zlib.crc32(pair.fid(metric).encode())) \
             if len(found) >= 2 else None
 
-    history = noise.history(pair.match.base.label, metric) if noise.history else None
+    history = noise.history(pair.match.base, metric) if noise.history else None
     j = judge(va, vb, METRICS[metric][2], floor=noise.floors.get(metric), history=history,
               pairs=resample, same={p["sha256"] for p in pa} == {p["sha256"] for p in pb})
     return j, _how(j, len(va), len(vb), len(found))
@@ -678,5 +678,6 @@ def record(comp: Comparison) -> dict[str, Any]:
                     "metric": t["metric"], "values": [list(v) for v in t["values"]]}
                    for t in comp.trends],
         "curves": comp.curves,
+        "matching": [line for m in comp.matchings for line in m.lines()],
         "inputs": sorted({(s.path, s.sha256) for f in comp.figures for s in f.sources}),
     }

@@ -10,7 +10,9 @@ first of these that is available (the *noise source*):
   ``gate:`` block, or a gate file): the interval is the ratio ± the floor, so a change within
   the floor is within the noise;
 - ``history``: a relative noise estimated from earlier runs of the same configuration
-  (``Noise.history``: a function of the point and the metric; nothing supplies one yet);
+  (``Noise.history``: a function of the base run's point group and the metric, e.g. the
+  spread of that metric over the last N nightly runs in the store; nothing supplies one
+  yet, so this source is not used until a caller passes one);
 - ``requests``: one repeat each, for the per-request means, the requests resampled in pairs
   (``compare.bootstrap_ratio``). It sees how consistently the requests changed, not
   run-to-run noise, so the gate does not use it (``Noise.requests`` False);
@@ -53,8 +55,10 @@ SAME, REPEATS, FLOOR, HISTORY, REQUESTS, NONE = (
 SOURCES = (SAME, REPEATS, FLOOR, HISTORY, REQUESTS, NONE)
 PASS, FAIL, INCONCLUSIVE, NOTHING = "pass", "fail", "inconclusive", "nothing matched"
 
-# a relative noise of one metric at one point: (group label, metric) -> fraction or None
-HistoryNoise = Callable[[str, str], "float | None"]
+# a relative noise of one metric at one point, from the history of its configuration:
+# (the base run's matching.Group: run id, engine, model, load, lengths; metric) -> fraction
+# (0.05: 5%) or None when the history cannot say
+HistoryNoise = Callable[[Any, str], "float | None"]
 
 
 @dataclass(frozen=True)

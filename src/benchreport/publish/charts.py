@@ -997,15 +997,22 @@ def overlay_chart(curve: dict, registry: dict[str, Figure], title: str,
                     linewidth=1.2, color=colours[run["run"]],
                     label=run["run"] if ax is axes[0] else None)
             alt.append(f"{run['run']} {y}: " + ", ".join(f"{a:,.1f} {b:,.1f}" for a, b in pts))
-        ax.set_title(t[f"xrun.chart.{y}"], fontsize=8, wrap=True)
-        ax.set_xlabel(t[f"xrun.chart.{x}"] if x else t["xrun.chart.load"], fontsize=7)
+        ax.set_title(_overlay_label(t, y), fontsize=8, wrap=True)
+        ax.set_xlabel(_overlay_label(t, x) if x else t["xrun.chart.load"], fontsize=7)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=7)
+        _grouped_ticks(ax.yaxis)
     if not drawn:
         return None
     _overlay_ticks(axes[0], places, curve, t)
     _legend(axes[0], fontsize=7, frameon=False)
     return _svg(fig, "; ".join(alt))
+
+
+def _overlay_label(t: dict[str, str], metric: str) -> str:
+    """A metric's axis title; a tail statistic named by its percentile (``p99``)."""
+    parsed = ids.parse_latency_field(metric)
+    return t[f"xrun.chart.{metric}"].format(p=parsed[0] if parsed else "")
 
 
 def _overlay_ticks(ax, places: dict[str, float], curve: dict, t: dict[str, str]) -> None:

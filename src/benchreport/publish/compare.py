@@ -28,7 +28,7 @@ from ..core.verdicts import (
     SAME_DATA,
     TIE_IN_NOISE,
 )
-from .charts import TAIL_PERCENTILE
+from .charts import OVERLAY_PANELS
 from .narrative import SHA_DIGITS, Article, Cell, _derivations, _ledger
 from .narrative_base import Writer
 from .sections import Section, Table
@@ -258,8 +258,9 @@ def curves_section(w: Writer, rec: dict[str, Any]) -> Section | None:
     drawn = overlay_charts(rec, w.registry, w.t, title)
     if not drawn:
         return None
+    tail = (ids.parse_latency_field(OVERLAY_PANELS[1][0]) or ("",))[0]
     return Section(id="curves", heading=w.t["xrun.curves_heading"],
-                   paragraphs=[sentence(w.t["xrun.curves_intro"], p=TAIL_PERCENTILE)],
+                   paragraphs=[sentence(w.t["xrun.curves_intro"], p=tail)],
                    charts=[chart for _, chart in drawn])
 
 
@@ -294,7 +295,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         environment=env, assumed=[], generator=[], results=[],
         inputs=[Cell(p, Markup(escape(h))) for p, h in rec["inputs"]],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
-        sections=sections,
+        sections=sections, charts={s.id: s.charts for s in sections if s.charts},
         derivations=_derivations(w, excerpts or {}),
         ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
         notebooks=sorted(p.with_suffix(".html").name
