@@ -188,6 +188,8 @@ def test_without_repeats_or_a_floor_the_gate_cannot_tell_and_says_so(tmp_path, c
                                                       "'p99_ttft'"),
     (["base", "changed", "--gate-file", "big.yaml"], "gate.noise.duration must be a "
                                                       "fraction from 0 to below 1"),
+    (["base", "changed", "--tolerance", "2"], "--tolerance must be a fraction"),
+    (["base"], "a comparison needs two or more runs"),
 ])
 def test_bad_input_exits_2_with_one_line(ci_store, capsys, monkeypatch, args, says):
     monkeypatch.chdir(ci_store)

@@ -22,6 +22,7 @@ from ..analyses.gateconfig import (
     read_gate_file,
     run_gate,
 )
+from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.store import store_path
 
@@ -34,6 +35,9 @@ def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None 
     """The gate's result for ``run_ids`` (base: the first, unless given)."""
     for run_id in run_ids:
         check_run_id(run_id)
+    if tolerance is not None and not 0 <= tolerance < 1:
+        raise ReportError(f"--tolerance must be a fraction from 0 to below 1 (0.1 is 10%), "
+                          f"got {tolerance:g}")
     base = base or (run_ids[0] if run_ids else None)
     others = [r for r in run_ids if r != base]
     configs: dict[str, GateConfig] = {}
