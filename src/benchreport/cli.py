@@ -131,12 +131,50 @@ def _init(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .build.compare import build_compare
 
+    if args.gate:
+        return _gate(args)
+    if args.gate_file or args.format or args.strict or args.tolerance is not None:
+        print("error: --gate-file, --format, --strict and --tolerance go with --gate",
+              file=sys.stderr)
+        return 2
+
     paths = build_compare(args.runs, base=args.base, name=args.name, data_root=args.data_root,
                           report_root=args.report_root, project=args.project)
+    _print_matching(paths.compare_json)
     shown = paths.rel(paths.report)
     print(f"comparison ready: {shown}/report.ko.html, report.en.html, report.ko.pdf, "
           "report.en.pdf")
     return 0
+
+
+def _print_matching(compare_json: Path) -> None:
+    """Which points of the compared runs matched and which did not, and why (stderr)."""
+    from .core.files import read_json
+
+    if compare_json.is_file():
+        for line in read_json(compare_json).get("matching", []):
+            print(line, file=sys.stderr)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    """``compare --gate``: exit 0 (no gated metric worse), 1 (one is worse; with --strict
+    also one that could not be judged), 2 (bad input, or no point matched)."""
+    from .build.gate import gate
+    from .publish.gate import render
+
+    try:
+        result = gate(args.runs, base=args.base, gate_file=args.gate_file,
+                      data_root=args.data_root, report_root=args.report_root,
+                      tolerance=args.tolerance)
+    except (ReportError, OSError) as exc:
+        if args.debug:
+            raise
+        text = exc.one_line() if isinstance(exc, ReportError) else \
+            f"{exc.filename or ''}: {exc.strerror or exc}"
+        print(f"error: {text}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(result, args.format or "text"))
+    return result.exit_code(strict=args.strict)
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -294,6 +332,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.add_argument("--project", type=Path, default=Path("."))
+    p.add_argument("--gate", action="store_true",
+                   help="a regression gate instead of the report: read the store only (the "
+                        "runs must be built), judge every gated metric of every matched point "
+                        "and exit 1 when one is worse beyond its noise, 2 on bad input or "
+                        "when nothing matched, else 0")
+    p.add_argument("--gate-file", type=Path, metavar="GATE.yaml",
+                   help="noise floors, gated metrics and length tolerance (default: the new "
+                        "run's run.yaml gate: block)")
+    p.add_argument("--format", choices=("text", "json", "markdown"),
+                   help="the gate's output (default text)")
+    p.add_argument("--strict", action="store_true",
+                   help="with --gate: exit 1 also when a gated metric could not be judged")
+    p.add_argument("--tolerance", type=float, metavar="FRACTION",
+                   help="with --gate: input and output lengths within this fraction of the "
+                        "larger match (default 0.1, or the gate file's)")
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("query", help="run SQL over the results store of every built run "

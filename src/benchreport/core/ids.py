@@ -390,6 +390,22 @@ def run_key(run_id: str) -> str:
     return run_id.replace(".", "_")
 
 
+def load_part(load: str, variant: str = "") -> str:
+    """A point's load as an id part of a comparison, with its variant when it has one
+    (characters other than letters, digits, ``_`` and ``-`` made ``_``).
+
+    >>> load_part("c16", "fp8 kv")
+    'c16-fp8_kv'
+    >>> load_part("r4")
+    'r4'
+    """
+    if not variant:
+        return load
+    import re
+
+    return f"{load}-{re.sub(r'[^A-Za-z0-9_-]+', '_', variant).strip('_') or '_'}"
+
+
 def diff(rk: str, name: str, part: str | None = None) -> str:
     return _join("diff", rk, name, part)
 

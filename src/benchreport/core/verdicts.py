@@ -25,6 +25,9 @@ INTERVAL_LEVEL = 0.95
 IMPROVED, REGRESSED = "improved", "regressed"
 # ... and when both runs' values come from the same file (same sha256): no change to judge
 SAME_DATA = "same data"
+# the regression gate's words for those (analyses.gate; CLI, JSON and Markdown output)
+GATE_WORDS = {IMPROVED: "better", REGRESSED: "worse", TIE_IN_NOISE: "within noise",
+              NO_INTERVAL: "cannot tell", SAME_DATA: "same data"}
 # consistency.<w>.<e>.<check> (analyses.consistency): two sources of one quantity agree
 # within their tolerance, or not; e2e.<w>.gap.where is INCONSISTENT when the duration it
 # rests on is

@@ -1,0 +1,54 @@
+"""The regression gate: ``benchreport compare --gate``, read from the results store only.
+
+The runs must have been built (each build exports its run into the store); the gate builds
+nothing, runs no notebook and writes no report, so it answers in about a second. It compares
+the base run with each other run as ``compare`` does (``analyses.compare.compare_runs``:
+the same matching and the same verdicts), with the noise each new run declares: the gate
+file when one is given, else the ``gate:`` block of the new run's
+``<data-root>/<run>/run.yaml`` when there is one (``analyses.gateconfig``). A later noise
+model from the run history plugs in as ``Noise.history`` (``analyses.gate``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..analyses.compare import compare_runs
+from ..analyses.gate import GateResult, gate_result
+from ..analyses.gateconfig import (
+    GateConfig,
+    default_tolerance,
+    gated_metrics,
+    read_gate_file,
+    run_gate,
+)
+from ..core.errors import ReportError
+from ..core.paths import check_run_id
+from ..core.store import store_path
+
+__all__ = ["gate"]
+
+
+def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None = None,
+         data_root: Path | str = "data", report_root: Path | str = "report",
+         tolerance: float | None = None) -> GateResult:
+    """The gate's result for ``run_ids`` (base: the first, unless given)."""
+    for run_id in run_ids:
+        check_run_id(run_id)
+    if tolerance is not None and not 0 <= tolerance < 1:
+        raise ReportError(f"--tolerance must be a fraction from 0 to below 1 (0.1 is 10%), "
+                          f"got {tolerance:g}")
+    base = base or (run_ids[0] if run_ids else None)
+    others = [r for r in run_ids if r != base]
+    configs: dict[str, GateConfig] = {}
+    shared = read_gate_file(gate_file) if gate_file else None
+    for run_id in others:
+        configs[run_id] = shared or run_gate(Path(data_root) / run_id / "run.yaml")
+    chosen = tolerance if tolerance is not None else default_tolerance(list(configs.values()))
+    comp = compare_runs(store_path(report_root), run_ids, base,
+                        noise={r: c.as_noise() for r, c in configs.items()},
+                        tolerance=chosen)
+    result = gate_result(comp, gated_metrics(list(configs.values())))
+    result.floors = {r: c.where for r, c in configs.items()}
+    result.tolerance = chosen
+    return result
