@@ -371,3 +371,42 @@ def test_a_history_noise_model_plugs_in_per_point_and_metric(ci_store):
     assert p99 == {"r1": (NO_INTERVAL, "none"), "r4": (TIE_IN_NOISE, "history"),
                    "r16": (TIE_IN_NOISE, "history"), "rinf": (TIE_IN_NOISE, "history")}
     assert ("base", "vLLM", 16.0, "p99_ttft_ms") in seen
+
+
+@pytest.mark.parametrize("step, code, verdict", [(1.20, 1, "worse"), (1.01, 0, "within noise")])
+def test_without_repeats_or_floors_the_history_is_the_noise(tmp_path, capsys, step, code,
+                                                            verdict):
+    """Twenty nightly runs of one point (2% noise), then a run with p99 TTFT ``step`` times
+    the last one's: with no repeats and no floor declared, the gate takes the noise of p99
+    TTFT from the history before the new run."""
+    from tests.test_history import nightly, noisy
+
+    store = tmp_path / "report" / "_store"
+    values = noisy(20, seed=11)
+    runs = nightly(store, values + [values[-1] * step])
+    gate_file = tmp_path / "gate.yaml"
+    gate_file.write_text("metrics: [p99_ttft_ms]\n")
+    got = main(["compare", "--gate", runs[-2], runs[-1], "--gate-file", str(gate_file),
+                "--format", "json", "--report-root", str(tmp_path / "report"),
+                "--data-root", str(tmp_path / "data")])
+    out = json.loads(capsys.readouterr().out)
+    assert got == code
+    [row] = out["rows"]
+    assert row["metric"] == "p99_ttft_ms" and row["verdict"] == verdict
+    assert row["noise_source"] == "history"
+    # 2% noise per run: the interval of a ratio of two single runs is about t · 2% · √2
+    assert 0.045 < row["noise"] < 0.09
+    assert row["ratio"] == pytest.approx(step)
+
+
+def test_a_history_too_short_for_a_noise_estimate_cannot_tell(tmp_path, capsys):
+    from tests.test_history import nightly, noisy
+
+    values = noisy(4, seed=5)
+    runs = nightly(tmp_path / "report" / "_store", values + [values[-1] * 1.3])
+    (tmp_path / "gate.yaml").write_text("metrics: [p99_ttft_ms]\n")
+    got = main(["compare", "--gate", runs[-2], runs[-1], "--gate-file", str(tmp_path / "gate.yaml"),
+                "--format", "json", "--report-root", str(tmp_path / "report"),
+                "--data-root", str(tmp_path / "data")])
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert got == 0 and row["verdict"] == "cannot tell" and row["noise_source"] == "none"

@@ -10,9 +10,9 @@ first of these that is available (the *noise source*):
   ``gate:`` block, or a gate file): the interval is the ratio ± the floor, so a change within
   the floor is within the noise;
 - ``history``: a relative noise estimated from earlier runs of the same configuration
-  (``Noise.history``: a function of the base run's point group and the metric, e.g. the
-  spread of that metric over the last N nightly runs in the store; nothing supplies one
-  yet, so this source is not used until a caller passes one);
+  (``Noise.history``: a function of the base run's point group and the metric; the gate
+  passes ``build.gate.history_noise``, the half-width that the store's history before the
+  new run gives a ratio of two single runs, ``analyses.history``);
 - ``requests``: one repeat each, for the per-request means, the requests resampled in pairs
   (``compare.bootstrap_ratio``). It sees how consistently the requests changed, not
   run-to-run noise, so the gate does not use it (``Noise.requests`` False);

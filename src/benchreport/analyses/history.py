@@ -721,7 +721,8 @@ def record(tr: Trend) -> dict[str, Any]:
     """One trend as plain data (JSON-ready): the point, the runs and values, the verdict,
     the noise, each level change (its effect: improved, regressed or within_noise by the
     metric's direction and the ratio's interval, as a comparison calls it) and each level."""
-    from .compare import VERDICT_NAMES, effect
+    from .compare import VERDICT_NAMES
+    from .gate import effect
 
     s = tr.series
     unit, higher = metric_columns()[s.metric]

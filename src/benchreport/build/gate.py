@@ -5,16 +5,21 @@ nothing, runs no notebook and writes no report, so it answers in about a second.
 the base run with each other run as ``compare`` does (``analyses.compare.compare_runs``:
 the same matching and the same verdicts), with the noise each new run declares: the gate
 file when one is given, else the ``gate:`` block of the new run's
-``<data-root>/<run>/run.yaml`` when there is one (``analyses.gateconfig``). A later noise
-model from the run history plugs in as ``Noise.history`` (``analyses.gate``).
+``<data-root>/<run>/run.yaml`` when there is one (``analyses.gateconfig``). Where neither
+run has repeats and no floor is declared for a metric, the noise comes from the store's
+history of the point (``analyses.history``: the runs before the new one, of the same
+engine, model, load and lengths; at least as many as ``history.MIN_NOISE_RUNS``), as the
+interval that run-to-run noise alone gives a ratio of two single runs; with less history, the
+verdict is "cannot tell".
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ..analyses.compare import compare_runs
-from ..analyses.gate import GateResult, gate_result
+from ..analyses.gate import GateResult, HistoryNoise, gate_result
 from ..analyses.gateconfig import (
     GateConfig,
     default_tolerance,
@@ -45,10 +50,35 @@ def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None 
     for run_id in others:
         configs[run_id] = shared or run_gate(Path(data_root) / run_id / "run.yaml")
     chosen = tolerance if tolerance is not None else default_tolerance(list(configs.values()))
-    comp = compare_runs(store_path(report_root), run_ids, base,
-                        noise={r: c.as_noise() for r, c in configs.items()},
-                        tolerance=chosen)
-    result = gate_result(comp, gated_metrics(list(configs.values())))
+    store = store_path(report_root)
+    gated = gated_metrics(list(configs.values()))
+    noise = {r: dataclasses.replace(c.as_noise(), history=history_noise(store, r, gated, chosen))
+             for r, c in configs.items()}
+    comp = compare_runs(store, run_ids, base, noise=noise, tolerance=chosen)
+    result = gate_result(comp, gated)
     result.floors = {r: c.where for r, c in configs.items()}
     result.tolerance = chosen
     return result
+
+
+def history_noise(store: Path, new_run: str, metrics: list[str],
+                  tolerance: float) -> HistoryNoise:
+    """The gate's noise from the store's history before ``new_run``: for a point (the base
+    run's group) and a metric, the relative half-width of the interval that run-to-run noise
+    gives a ratio of two single runs (``history.noise_interval``), or None where the history
+    is too short to say. The store is read once, on the first look-up."""
+    from ..analyses.history import NoiseModel, noise_interval
+
+    model: list[NoiseModel] = []
+
+    def look_up(group, metric: str) -> float | None:
+        if not group.points or metric not in metrics:
+            return None
+        if not model:
+            model.append(NoiseModel(store, metrics, tolerance=tolerance))
+        sigma, runs = model[0].estimate(group.points[0], metric, new_run)
+        if sigma is None:
+            return None
+        return noise_interval(1.0, sigma, runs)[1] - 1.0
+
+    return look_up
