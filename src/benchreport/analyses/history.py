@@ -83,6 +83,7 @@ from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
 from ..core.verdicts import CANNOT_TELL, INTERVAL_LEVEL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
+from .matching import load_columns, model_name, point_lengths
 from .stats import ratio_interval, t_critical, verdict
 
 __all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
@@ -129,11 +130,6 @@ def _number(value: Any) -> float | None:
         else float(value)
 
 
-def _per_request(total: Any, completed: Any) -> float | None:
-    total, completed = _number(total), _number(completed)
-    return total / completed if total is not None and completed else None
-
-
 def _close(a: float | None, b: float | None, tolerance: float) -> bool:
     if a is None or b is None:
         return a is None and b is None
@@ -157,19 +153,15 @@ class PointKey:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> PointKey:
-        concurrency = _number(row.get("max_concurrency_target"))
-        rate = _number(row.get("request_rate_target"))
-        inp = _number(row.get("scenario_input_tokens"))
-        out = _number(row.get("scenario_output_tokens"))
-        return cls(engine=row["engine"], model=row.get("model") or row.get("run_model"),
+        # the load, the lengths and the model as the gate's matching reads them (one rule)
+        concurrency, rate = load_columns(dict(row))
+        inp, out = point_lengths(dict(row))
+        return cls(engine=row["engine"],
+                   model=model_name(row.get("model") or row.get("run_model")),
                    dataset=row.get("scenario_dataset"), concurrency=concurrency, rate=rate,
                    load="" if concurrency is not None or rate is not None
                    else str(row.get("load") or ""),
-                   variant=row.get("variant") or "",
-                   input_tokens=inp if inp is not None else
-                   _per_request(row.get("total_input_tokens"), row.get("completed")),
-                   output_tokens=out if out is not None else
-                   _per_request(row.get("total_output_tokens"), row.get("completed")))
+                   variant=row.get("variant") or "", input_tokens=inp, output_tokens=out)
 
     @property
     def exact(self) -> tuple:

@@ -32,7 +32,7 @@ from typing import Any
 from ..core import ids
 
 __all__ = ["DEFAULT_TOLERANCE", "Group", "GroupKey", "Match", "Matching", "groups_of",
-           "load_columns", "match_groups", "point_lengths"]
+           "load_columns", "match_groups", "model_name", "point_lengths"]
 
 DEFAULT_TOLERANCE = 0.10      # lengths within 10% of the larger match
 GroupKey = tuple[str, str, str]    # (engine id, workload id, load part): a group in one run
@@ -77,7 +77,8 @@ def point_lengths(point: dict[str, Any]) -> tuple[float | None, float | None]:
     return out[0], out[1]
 
 
-def _model_name(model: Any) -> str | None:
+def model_name(model: Any) -> str | None:
+    """A model as matching compares it: the last part of its path or name, lower case."""
     if not model:
         return None
     return re.split(r"[/\\]", str(model).rstrip("/\\"))[-1].lower() or None
@@ -136,7 +137,7 @@ def groups_of(run_id: str, points: list[dict[str, Any]], engines: dict[str, str]
         conc, rate = load_columns(first)
         lengths = [point_lengths(p) for p in pts]
         out[key] = Group(run=run_id, key=key, engine=engines.get(key[0], key[0]),
-                         model=_model_name(first.get("model") or model),
+                         model=model_name(first.get("model") or model),
                          concurrency=conc, rate=rate,
                          input_tokens=_mean([x for x, _ in lengths]),
                          output_tokens=_mean([y for _, y in lengths]),
