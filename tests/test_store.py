@@ -259,6 +259,24 @@ def test_a_change_in_one_engine_is_a_regression_and_swapping_flips_it(store_pair
          "mean_e2el_ms")] * 2
 
 
+def test_the_gate_does_not_pass_a_change_it_cannot_judge(store_pair, capsys):
+    """vLLM's end-to-end latency is 20% higher in ref-slower, one repeat each and no floor:
+    the report's request resampling calls it regressed, but the gate, which takes its noise
+    only from repeats or a declared floor, says it cannot tell, and --strict fails on that."""
+    store, *_ = store_pair
+    args = ["compare", "--gate", "2024-b300", "ref-slower", "--report-root",
+            str(store.parent), "--format", "json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "inconclusive"
+    e2el = [r for r in doc["rows"] if r["engine"] == "vllm" and r["metric"] == "mean_e2el_ms"]
+    assert e2el and {(r["verdict"], r["noise_source"]) for r in e2el} == {
+        ("cannot tell", "none")}
+    assert all(r["ratio"] == pytest.approx(1.2) for r in e2el)
+    assert {r["verdict"] for r in doc["rows"] if r["engine"] == "sglang"} == {"same data"}
+    assert main(args + ["--strict"]) == 1
+
+
 def test_more_than_one_factor_is_said_first(store_pair, tmp_path):
     store, ref, _ = store_pair
     copy = tmp_path / "report" / "_store"
@@ -311,6 +329,10 @@ def test_the_comparison_report_in_both_languages(store_pair):
     anchor = "fig-" + ids.delta("2024-b300", "ref-slower", *E2EL, "verdict").replace(".", "-")
     assert f'href="#{anchor}">regressed</a>' in en
     assert f'href="#{anchor}">악화</a>' in ko
+    # the runs' curves overlaid: one chart per engine and workload, one colour per run
+    assert "The runs&#39; load curves" in en or "The runs' load curves" in en
+    assert "실행별 부하 곡선" in ko
+    assert en.count('aria-label="vLLM, ') >= 1 and "ref-slower output_throughput:" in en
     assert (paths.notebooks / "10-compare.ipynb").is_file()
     figures = json.loads(paths.figures_json.read_text())["figures"]
     assert any(f["id"] == ids.delta("2024-b300", "ref-slower", *E2EL) for f in figures)

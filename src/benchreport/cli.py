@@ -131,12 +131,50 @@ def _init(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .build.compare import build_compare
 
+    if args.gate:
+        return _gate(args)
+    if args.gate_file or args.format or args.strict or args.tolerance is not None:
+        print("error: --gate-file, --format, --strict and --tolerance go with --gate",
+              file=sys.stderr)
+        return 2
+
     paths = build_compare(args.runs, base=args.base, name=args.name, data_root=args.data_root,
                           report_root=args.report_root, project=args.project)
+    _print_matching(paths.compare_json)
     shown = paths.rel(paths.report)
     print(f"comparison ready: {shown}/report.ko.html, report.en.html, report.ko.pdf, "
           "report.en.pdf")
     return 0
+
+
+def _print_matching(compare_json: Path) -> None:
+    """Which points of the compared runs matched and which did not, and why (stderr)."""
+    from .core.files import read_json
+
+    if compare_json.is_file():
+        for line in read_json(compare_json).get("matching", []):
+            print(line, file=sys.stderr)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    """``compare --gate``: exit 0 (no gated metric worse), 1 (one is worse; with --strict
+    also one that could not be judged), 2 (bad input, or no point matched)."""
+    from .build.gate import gate
+    from .publish.gate import render
+
+    try:
+        result = gate(args.runs, base=args.base, gate_file=args.gate_file,
+                      data_root=args.data_root, report_root=args.report_root,
+                      tolerance=args.tolerance)
+    except (ReportError, OSError) as exc:
+        if args.debug:
+            raise
+        text = exc.one_line() if isinstance(exc, ReportError) else \
+            f"{exc.filename or ''}: {exc.strerror or exc}"
+        print(f"error: {text}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(result, args.format or "text"))
+    return result.exit_code(strict=args.strict)
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -145,6 +183,53 @@ def _query(args: argparse.Namespace) -> int:
     names, rows = run_query(store_path(args.report_root), args.sql)
     sys.stdout.write(format_rows(names, rows, args.format))
     return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from .analyses.history import DEFAULT_METRICS, history, method_record, metric_columns, record
+    from .core.store import store_path
+    from .publish.history import render
+
+    metrics = list(metric_columns()) if "all" in (args.metric or []) \
+        else list(dict.fromkeys(args.metric or DEFAULT_METRICS))
+    store = store_path(args.report_root)
+    trends = history(store, metrics=metrics, engine=args.engine, model=args.model,
+                     workload=args.workload, load=args.load, point=args.point)
+    if not trends:
+        raise ReportError("no series in the results store matches the selection",
+                          path=store.as_posix(),
+                          hint="benchreport runs lists the runs; benchreport query "
+                               "\"select distinct engine, workload, load from points\" the points")
+    recs = [record(t) for t in trends]
+    charts = _history_charts(recs, args.chart) if args.chart else []
+    sys.stdout.write(render(recs, method_record(), args.format, charts))
+    return 0
+
+
+def _history_charts(recs: list[dict], folder: Path) -> list[str]:
+    """One SVG per trend in ``folder``: <engine>-<workload>-<load>-<metric>.svg (a suffix
+    when two points share those)."""
+    import re
+
+    from .core.files import write_text_atomic
+    from .core.i18n import load_catalogue
+    from .core.paths import LABELS
+    from .publish.charts import history_chart
+
+    t = load_catalogue(LABELS, "en")
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    for rec in recs:
+        p = rec["point"]
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(
+            str(x) for x in (p["engine"], p["workload"], p["load_id"], rec["metric"])))
+        path, n = folder / f"{stem}.svg", 1
+        while path.as_posix() in written:
+            n += 1
+            path = folder / f"{stem}-{n}.svg"
+        write_text_atomic(path, str(history_chart(rec, t)) + "\n")
+        written.append(path.as_posix())
+    return written
 
 
 RUNS_SQL = """
@@ -249,6 +334,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", type=Path, default=Path("data"))
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.add_argument("--project", type=Path, default=Path("."))
+    p.add_argument("--gate", action="store_true",
+                   help="a regression gate instead of the report: read the store only (the "
+                        "runs must be built), judge every gated metric of every matched point "
+                        "and exit 1 when one is worse beyond its noise, 2 on bad input or "
+                        "when nothing matched, else 0")
+    p.add_argument("--gate-file", type=Path, metavar="GATE.yaml",
+                   help="noise floors, gated metrics and length tolerance (default: the new "
+                        "run's run.yaml gate: block)")
+    p.add_argument("--format", choices=("text", "json", "markdown"),
+                   help="the gate's output (default text)")
+    p.add_argument("--strict", action="store_true",
+                   help="with --gate: exit 1 also when a gated metric could not be judged")
+    p.add_argument("--tolerance", type=float, metavar="FRACTION",
+                   help="with --gate: input and output lengths within this fraction of the "
+                        "larger match (default 0.1, or the gate file's)")
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("query", help="run SQL over the results store of every built run "
@@ -263,6 +363,24 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument("--report-root", type=Path, default=Path("report"))
     p.set_defaults(func=_runs)
+
+    p = sub.add_parser("history", help="each metric of a point over the runs of the results "
+                                        "store in date order, and the runs from which its "
+                                        "level changed (a permutation test)")
+    p.add_argument("--engine", help="only this engine's points (an engine id, e.g. vllm)")
+    p.add_argument("--model", help="only points of this model (as the points table names it)")
+    p.add_argument("--workload", help="only points of series with a run of this workload id")
+    p.add_argument("--load", help="only series with a run at this load id (e.g. c16, r4)")
+    p.add_argument("--point", help="only the series of this point: <engine>.<workload>.<load>")
+    p.add_argument("--metric", action="append",
+                   help="a metric column of the points table (repeat it for more; 'all' for "
+                        "every one); default: output_throughput, mean_ttft_ms, p99_ttft_ms, "
+                        "mean_tpot_ms")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--chart", type=Path, metavar="DIR",
+                   help="also write a trend chart (SVG) per point and metric into DIR")
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    p.set_defaults(func=_history)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

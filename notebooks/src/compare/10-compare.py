@@ -2,16 +2,19 @@
 # # Comparison across runs
 # Runs read from the results store (`report/_store/`, written by each run's build): what
 # differs between the base run and each other run (hardware, model, each engine's release
-# and launch settings, client, workloads), and, for every point the runs share (same
-# engine, workload and load), each metric's change as a ratio with its 95% interval and a
-# verdict. No interval, no verdict: a change inside the noise is not called an improvement
-# or a regression. With three or more runs, each metric over the runs in date order.
+# and launch settings, client, workloads), and, for every point the runs share (the same
+# engine, model and load, input and output lengths within a tolerance, whatever the
+# workloads are called), each metric's change as a ratio with its interval and a verdict
+# (the gate's own, `analyses.gate.judge`). No interval, no verdict: a change inside the
+# noise is not called an improvement or a regression. Each run's load curve per engine and
+# workload; with three or more runs, each metric over the runs in date order.
 
 # %% tags=["parameters"]
 runs: str = "2024-b300 2024-b300-vllm-whatif"  # run ids, separated by spaces
 base: str = ""  # the run the others are compared with (default: the first)
 out: str = "report/_compare/2024-b300-vs-2024-b300-vllm-whatif"  # where it is written
 report_root: str = "report"  # folder holding the runs' reports and the results store
+data_root: str = "data"  # folder holding the runs' inputs (run.yaml's gate: noise floors)
 notebook: str = "10-compare.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
@@ -19,7 +22,7 @@ from benchreport.analyses.compare import tables
 from benchreport.analyses.notebook import CompareCollector, compare, save_compare
 
 figs = CompareCollector(out, notebook)
-comp = compare(report_root, runs, base)
+comp = compare(report_root, runs, base, data_root)
 figs.add(comp.figures)
 shown = tables(comp)
 shown["changes"]
@@ -32,7 +35,7 @@ shown["changes"]
 shown["matched"]
 
 # %% [markdown]
-# Points present in only one of two compared runs:
+# Points present in only one of two compared runs, and why they matched none of the other's:
 
 # %%
 shown["only"]

@@ -7,20 +7,28 @@ Three parts, each as registered figures:
   benchmark clients and the workloads. Items are grouped into factors (one engine's release,
   one engine's settings, the hardware, …); a comparison whose runs differ in more than one
   factor cannot put a change down to any one of them, and the report says so first.
-- **Per matched point** (same engine, workload and load; repeats pooled): each metric's
-  change as a ratio (other ÷ base) with a 95% interval and a verdict. The interval comes from
-  repeats when both runs have two or more (log-scale Welch t, as in a campaign), else, for
-  the per-request metrics (TTFT, TPOT, E2E latency means), from resampling each run's
-  requests (a percentile bootstrap; it treats the requests of a run as independent samples,
-  so it does not see run-to-run variance and can understate the noise). No interval, no
-  verdict: a change inside the noise is never called an improvement or a regression.
+- **Per matched point**: points of two runs are paired by what they measured (the same
+  engine, model, variant and load, input and output lengths within a tolerance;
+  ``analyses.matching``), not by their workload ids; repeats pooled. Each metric's change
+  as a ratio (other ÷ base) with an interval and a verdict, from ``analyses.gate.judge``
+  (the gate's own): the interval comes from repeats when both runs have two or more
+  (log-scale Welch t, as in a campaign), else from a relative noise floor declared for the
+  metric, else, for the per-request metrics (TTFT, TPOT, E2E latency means), from
+  resampling each run's requests (a percentile bootstrap; it treats the requests of a run
+  as independent samples, so it does not see run-to-run variance and can understate the
+  noise). No interval, no verdict: a change inside the noise is never called an
+  improvement or a regression.
 - **Trends** when three or more runs are compared: each metric of a matched point over the
   runs in date order, each step with the verdict of its change.
+- **Load curves**: per engine and workload, each run's output throughput, p99 TTFT and mean
+  TPOT at each of its loads (``Comparison.curves``), which the report overlays, one colour
+  per run.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import statistics
@@ -34,16 +42,24 @@ from ..core.errors import ReportError
 from ..core.figures import Figure, Source
 from ..core.store import connect, rows_of, stored_runs
 from ..core.verdicts import (
-    HIGHER,
     IMPROVED,
+    INTERVAL_LEVEL,
     INVALID,
-    LOWER,
     NO_INTERVAL,
     REGRESSED,
     SAME_DATA,
     TIE_IN_NOISE,
 )
-from .stats import INTERVAL_LEVEL, ratio_interval, verdict
+from .gate import FLOOR, HISTORY, REPEATS, REQUESTS, SAME, Judgement, Noise, judge
+from .matching import (
+    DEFAULT_TOLERANCE,
+    Group,
+    GroupKey,
+    Match,
+    Matching,
+    groups_of,
+    match_groups,
+)
 
 # metric -> (unit, decimals, higher is better)
 METRICS = {
@@ -104,6 +120,9 @@ class Comparison:
     matched: list[dict[str, Any]] = field(default_factory=list)
     only: list[dict[str, Any]] = field(default_factory=list)
     trends: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # matched, metric not judged
+    matchings: list[Matching] = field(default_factory=list)     # one per pair of runs
+    curves: list[dict[str, Any]] = field(default_factory=list)  # per engine and workload
 
 
 def load_stored(store: Path, run_ids: list[str]) -> list[StoredRun]:
@@ -262,17 +281,12 @@ def change_figures(base: StoredRun, other: StoredRun,
 
 # --- per matched point -----------------------------------------------------------------
 
-def _load_part(point: dict[str, Any]) -> str:
-    return point["load"] + (f"-{_slug(point['variant'])}" if point.get("variant") else "")
-
-
-def _groups(run: StoredRun) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
-    out: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for p in run.points:
-        if ids.point(p["point"], "validity") in run.invalid:
-            continue
-        out.setdefault((p["engine"], p["workload"], _load_part(p)), []).append(p)
-    return out
+def _groups(run: StoredRun) -> dict[GroupKey, Group]:
+    """The run's points by engine, workload, load and variant (repeats pooled), invalid
+    points left out."""
+    engines = {e["id"]: e["name"] for e in run.row.get("engines") or []}
+    skip = {p["point"] for p in run.points if ids.point(p["point"], "validity") in run.invalid}
+    return groups_of(run.id, run.points, engines, run.row.get("model"), skip)
 
 
 def _request_value(r: dict[str, Any], metric: str) -> float | None:
@@ -323,13 +337,6 @@ def bootstrap_ratio(pairs: list[tuple[float, float]], seed: int,
     return lo, hi
 
 
-def effect(direction: str, higher_is_better: bool) -> str:
-    """A ratio's verdict as a change for the better or the worse."""
-    if direction in (HIGHER, LOWER):
-        return IMPROVED if (direction == HIGHER) == higher_is_better else REGRESSED
-    return TIE_IN_NOISE if direction == TIE_IN_NOISE else NO_INTERVAL
-
-
 def _source(p: dict[str, Any], metric: str) -> Source:
     sources = p.get("sources") or {}
     key = sources.get(metric) if isinstance(sources, dict) else None
@@ -337,92 +344,151 @@ def _source(p: dict[str, Any], metric: str) -> Source:
                   lines=(int(p["line"]),) if p.get("line") else ())
 
 
-def delta_figures(a: StoredRun, b: StoredRun) -> tuple[list[Figure], list[dict], list[dict]]:
-    """Figures, table rows and unmatched points of run ``b`` against run ``a``."""
-    ga, gb = _groups(a), _groups(b)
+def _how(j: Judgement, n_a: int, n_b: int, n_pairs: int) -> str:
+    """How the verdict's interval was found, for the figure's method."""
+    if j.source == SAME:
+        return "both runs read the same result file (same sha256): no change to judge"
+    if j.source == REPEATS:
+        return f"mean over {n_b} and {n_a} repeats; 95% interval by Welch's t on the log scale"
+    if j.source in (FLOOR, HISTORY):
+        where = "declared for this metric (gate: block or gate file)" if j.source == FLOOR \
+            else "estimated from the history of this configuration"
+        return (f"fewer than two repeats in at least one run; the interval is the ratio ± "
+                f"the relative noise {j.noise:g} {where}")
+    if j.source == REQUESTS:
+        return (f"one repeat each; 95% percentile interval from {RESAMPLES:,} resamples of the "
+                f"{n_pairs} requests, paired by their place in the run (the same prompts in "
+                "both runs). It measures how consistently the requests changed, not "
+                "run-to-run noise, which a single run cannot show")
+    return ("fewer than two repeats in at least one run, no noise floor declared for this "
+            "metric and no per-request values that pair request by request: no interval")
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One matched point of two runs, as the figures name it (the base's key, canonical)."""
+
+    a: StoredRun
+    b: StoredRun
+    match: Match
+    key: GroupKey
+
+    def fid(self, metric: str, part: str | None = None) -> str:
+        return ids.delta(self.a.key, self.b.key, *self.key, metric, part)
+
+    def context(self, metric: str) -> dict[str, Any]:
+        engine, workload, load = self.key
+        return {"engine": engine, "workload": workload, "load": load, "metric": metric,
+                "base": self.a.id, "run": self.b.id,
+                "other_workload": self.match.other.key[1], "other_load": self.match.other.key[2]}
+
+
+def judge_metric(pair: _Pair, metric: str, noise: Noise) -> tuple[Judgement, str] | str:
+    """The verdict of one metric of a matched point and how its interval was found, or why
+    it has none at all (not measured in both runs, or defined differently)."""
+    pa, pb = list(pair.match.base.points), list(pair.match.other.points)
+    va = [p[metric] for p in pa if p.get(metric) is not None]
+    vb = [p[metric] for p in pb if p.get(metric) is not None]
+    if not va or not vb:
+        return "not measured in both runs"
+    defined = DEFINED_AS.get(metric)
+    if defined and _definition(pa, defined) != _definition(pb, defined):
+        return "the two runs' clients define it differently"
+    found: list[tuple[float, float]] = []
+
+    def resample() -> tuple[float, float] | None:
+        if not noise.requests or metric not in ("mean_ttft_ms", "mean_e2el_ms",
+                                                "mean_tpot_ms"):
+            return None
+        found.extend(paired_requests(pair.a, pa, pair.b, pb, metric))
+        return bootstrap_ratio(found, zlib.crc32(pair.fid(metric).encode())) \
+            if len(found) >= 2 else None
+
+    history = noise.history(pair.match.base, metric) if noise.history else None
+    j = judge(va, vb, METRICS[metric][2], floor=noise.floors.get(metric), history=history,
+              pairs=resample, same={p["sha256"] for p in pa} == {p["sha256"] for p in pb})
+    return j, _how(j, len(va), len(vb), len(found))
+
+
+def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Figure]:
+    unit, decimals, higher_better = METRICS[metric]
+    pa, pb = pair.match.base.points, pair.match.other.points
+    ctx = {**pair.context(metric), "noise_source": j.source}
+    src = tuple(_source(p, metric) for p in pb + pa)
+    label = " ".join(pair.key)
+    figures = [
+        Figure(id=pair.fid(metric, part), unit=unit, decimals=decimals, context=ctx,
+               value=statistics.fmean(p[metric] for p in pts if p.get(metric) is not None),
+               method=f"{metric} of {run.id}'s {' '.join(g.key)} ({label} in the comparison),"
+                      f" mean over {sum(p.get(metric) is not None for p in pts)} repeat(s)",
+               sources=tuple(_source(p, metric) for p in pts))
+        for part, run, pts, g in (("from", pair.a, pa, pair.match.base),
+                                  ("to", pair.b, pb, pair.match.other))]
+    fid = pair.fid(metric)
+    figures.append(Figure(id=fid, value=j.ratio, unit="x", decimals=3, context=ctx, sources=src,
+                          method=f"{pair.b.id} ÷ {pair.a.id}; {how}",
+                          depends_on=(pair.fid(metric, "from"), pair.fid(metric, "to"))))
+    if j.low is not None:
+        figures += [Figure(id=pair.fid(metric, part), value=bound, unit="x", decimals=3,
+                           context=ctx, depends_on=(fid,), sources=src,
+                           method=f"{part} bound of the ratio's interval: {how}")
+                    for part, bound in (("low", j.low), ("high", j.high))]
+    figures.append(Figure(
+        id=pair.fid(metric, "verdict"), value=j.outcome, unit="verdict", context=ctx,
+        depends_on=(fid,),
+        method=("improved or regressed when the whole interval lies on one side of 1 (for "
+                "this metric " + ("higher" if higher_better else "lower") + " is better), "
+                "within noise when it holds 1, no verdict without an interval; same data when "
+                "both runs read the same file (analyses.gate.judge)")))
+    return figures
+
+
+def delta_figures(a: StoredRun, b: StoredRun, noise: Noise | None = None,
+                  canon: dict[GroupKey, GroupKey] | None = None,
+                  tolerance: float = DEFAULT_TOLERANCE) -> tuple[list[Figure], list[dict],
+                                                                 list[dict], Matching]:
+    """Figures, table rows, unmatched points and the matching of run ``b`` against run
+    ``a``. ``canon`` names a group of ``a`` in the figure ids (default: its own key)."""
+    noise = noise or Noise()
+    matching = match_groups(_groups(a), _groups(b), tolerance)
     figures: list[Figure] = []
     rows: list[dict[str, Any]] = []
     counts = {name: 0 for name in VERDICT_NAMES.values()}
-    matched = sorted(set(ga) & set(gb))
-    for engine, workload, load in matched:
-        pa, pb = ga[(engine, workload, load)], gb[(engine, workload, load)]
-        for metric, (unit, decimals, higher_better) in METRICS.items():
-            va = [p[metric] for p in pa if p.get(metric) is not None]
-            vb = [p[metric] for p in pb if p.get(metric) is not None]
-            if not va or not vb:
+    for m in matching.matched:
+        pair = _Pair(a, b, m, (canon or {}).get(m.base.key, m.base.key))
+        for metric in METRICS:
+            found = judge_metric(pair, metric, noise)
+            engine, workload, load = pair.key
+            if isinstance(found, str):
+                rows.append({"engine": engine, "workload": workload, "load": load,
+                             "metric": metric, "verdict": None, "why": found})
                 continue
-            defined = DEFINED_AS.get(metric)
-            if defined and _definition(pa, defined) != _definition(pb, defined):
-                continue
-            fid = ids.delta(a.key, b.key, engine, workload, load, metric)
-            r = ratio_interval(vb, va)
-            value, low, high = r.value, r.low, r.high
-            same = {p["sha256"] for p in pa} == {p["sha256"] for p in pb}
-            if same:                  # the same bytes: nothing changed to judge
-                low = high = None
-                how = "both runs read the same result file (same sha256): no change to judge"
-            elif low is not None:
-                how = (f"mean over {len(vb)} and {len(va)} repeats; 95% interval by Welch's t "
-                       "on the log scale")
-            else:
-                pairs = paired_requests(a, pa, b, pb, metric) \
-                    if metric in ("mean_ttft_ms", "mean_e2el_ms", "mean_tpot_ms") else []
-                if len(pairs) >= 2:
-                    low, high = bootstrap_ratio(pairs, zlib.crc32(fid.encode()))
-                    how = (f"one repeat each; 95% percentile interval from {RESAMPLES:,} "
-                           f"resamples of the {len(pairs)} requests, paired by their place in "
-                           "the run (the same prompts in both runs). It measures how "
-                           "consistently the requests changed, not run-to-run noise, which "
-                           "a single run cannot show")
-                else:
-                    how = ("one repeat in at least one run, and no per-request values of this "
-                           "mean that pair request by request: no interval")
-            outcome = SAME_DATA if same else effect(verdict(low, high, 1.0), higher_better)
-            counts[VERDICT_NAMES[outcome]] += 1
-            src = tuple(_source(p, metric) for p in pb + pa)
-            ctx = {"engine": engine, "workload": workload, "load": load, "metric": metric,
-                   "base": a.id, "run": b.id}
-            mean_a, mean_b = statistics.fmean(va), statistics.fmean(vb)
-            figures += [
-                Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric, "from"),
-                       value=mean_a, unit=unit, decimals=decimals, context=ctx,
-                       method=f"{metric} of {engine} {workload} {load} in {a.id}, mean over "
-                              f"{len(va)} repeat(s)",
-                       sources=tuple(_source(p, metric) for p in pa)),
-                Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric, "to"),
-                       value=mean_b, unit=unit, decimals=decimals, context=ctx,
-                       method=f"{metric} of {engine} {workload} {load} in {b.id}, mean over "
-                              f"{len(vb)} repeat(s)",
-                       sources=tuple(_source(p, metric) for p in pb)),
-                Figure(id=fid, value=value, unit="x", decimals=3, context=ctx, sources=src,
-                       method=f"{b.id} ÷ {a.id}; {how}",
-                       depends_on=(ids.delta(a.key, b.key, engine, workload, load, metric,
-                                             "from"),
-                                   ids.delta(a.key, b.key, engine, workload, load, metric,
-                                             "to"))),
-            ]
-            if low is not None:
-                figures += [Figure(id=ids.delta(a.key, b.key, engine, workload, load, metric,
-                                                part), value=bound, unit="x", decimals=3,
-                                   context=ctx, depends_on=(fid,), sources=src,
-                                   method=f"{part} bound of the ratio's 95% interval: {how}")
-                            for part, bound in (("low", low), ("high", high))]
-            figures.append(Figure(
-                id=ids.delta(a.key, b.key, engine, workload, load, metric, "verdict"),
-                value=outcome, unit="verdict", context=ctx, depends_on=(fid,),
-                method=("improved or regressed when the whole interval lies on one side of "
-                        "1 (for this metric " + ("higher" if higher_better else "lower")
-                        + " is better), within noise when it holds 1, no verdict without an "
-                          "interval; same data when both runs read the same file")))
+            j, how = found
+            counts[VERDICT_NAMES[j.outcome]] += 1
+            figures += _metric_figures(pair, metric, j, how)
             rows.append({"engine": engine, "workload": workload, "load": load,
-                         "metric": metric, "from": mean_a, "to": mean_b, "ratio": value,
-                         "low": low, "high": high, "verdict": outcome, "id": fid})
-    only = [{"run": run.id, "engine": e, "workload": w, "load": ld}
-            for run, mine, theirs in ((a, ga, gb), (b, gb, ga))
-            for (e, w, ld) in sorted(set(mine) - set(theirs))]
-    method = f"matched points (same engine, workload and load) of {b.id} against {a.id}"
-    figures.append(Figure(id=ids.delta_count(a.key, b.key, "matched"), value=len(matched),
-                          unit="count", method=method))
+                         "metric": metric, "decimals": METRICS[metric][1],
+                         "from": _mean_of(m.base.points, metric),
+                         "to": _mean_of(m.other.points, metric), "ratio": j.ratio,
+                         "low": j.low, "high": j.high, "verdict": j.outcome,
+                         "source": j.source, "noise": j.noise, "id": pair.fid(metric),
+                         "other": m.other.label, "notes": list(m.notes)})
+    only = [{"run": g.run, "engine": g.key[0], "workload": g.key[1], "load": g.key[2],
+             "why": why} for g, why in matching.unmatched]
+    figures += _count_figures(a, b, len(matching.matched), counts, only)
+    return figures, rows, only, matching
+
+
+def _mean_of(points: tuple[dict[str, Any], ...], metric: str) -> float:
+    return statistics.fmean(p[metric] for p in points if p.get(metric) is not None)
+
+
+def _count_figures(a: StoredRun, b: StoredRun, matched: int, counts: dict[str, int],
+                   only: list[dict[str, Any]]) -> list[Figure]:
+    method = (f"matched points of {b.id} against {a.id}: the same engine, model, variant and "
+              "load, and input and output lengths within the tolerance (analyses.matching)")
+    figures = [Figure(id=ids.delta_count(a.key, b.key, "matched"), value=matched,
+                      unit="count", method=method)]
     for name, n in counts.items():
         figures.append(Figure(id=ids.delta_count(a.key, b.key, name), value=n, unit="count",
                               method=f"metrics of the matched points whose verdict is "
@@ -431,7 +497,7 @@ def delta_figures(a: StoredRun, b: StoredRun) -> tuple[list[Figure], list[dict],
         n = sum(1 for o in only if o["run"] == run.id)
         figures.append(Figure(id=ids.delta_count(a.key, b.key, "only_" + run.key), value=n,
                               unit="count", method=f"points present only in {run.id}"))
-    return figures, rows, only
+    return figures
 
 
 def _definition(points: list[dict[str, Any]], metric: str) -> str | None:
@@ -448,9 +514,7 @@ def _date_order(runs: list[StoredRun]) -> list[StoredRun]:
     return sorted(runs, key=lambda r: (r.row["date"], runs.index(r)))
 
 
-def compare_runs(store: Path, run_ids: list[str], base: str | None = None) -> Comparison:
-    """Compare runs of the store: ``base`` (default the first) against each other run, and,
-    for three or more, each run against the one before it in date order."""
+def _checked_order(run_ids: list[str], base: str | None) -> list[str]:
     if len(run_ids) < 2:
         raise ReportError("a comparison needs two or more runs")
     if len(set(run_ids)) != len(run_ids):
@@ -458,8 +522,18 @@ def compare_runs(store: Path, run_ids: list[str], base: str | None = None) -> Co
     base = base or run_ids[0]
     if base not in run_ids:
         raise ReportError(f"the base run {base} is not one of the compared runs")
-    order = [base] + [r for r in run_ids if r != base]
-    runs = load_stored(store, order)
+    return [base] + [r for r in run_ids if r != base]
+
+
+def compare_runs(store: Path, run_ids: list[str], base: str | None = None, *,
+                 noise: dict[str, Noise] | None = None,
+                 tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
+    """Compare runs of the store: ``base`` (default the first) against each other run, and,
+    for three or more, each run against the one before it in date order. Points are paired
+    by what they measured (``analyses.matching``, lengths within ``tolerance``); ``noise``
+    gives, per run, the noise its changes are judged with besides its repeats (a run not
+    named: ``Noise()``, no floor, paired requests resampled)."""
+    runs = load_stored(store, _checked_order(run_ids, base))
     ordered = _date_order(runs)
     comp = Comparison(runs=runs, ordered=ordered)
     pairs = [(runs[0], other) for other in runs[1:]]
@@ -470,46 +544,94 @@ def compare_runs(store: Path, run_ids: list[str], base: str | None = None) -> Co
         items = changes(runs[0], other)
         comp.changes += [{**c, "run": other.id} for c in items]
         comp.figures += change_figures(runs[0], other, items)
+    # a point of another run is named by its match in the base run, in every figure id
+    canon: dict[str, dict[GroupKey, GroupKey]] = {r.id: {} for r in runs}
     for a, b in pairs:                # each pair once (pairs holds no duplicate)
-        figs, rows, only = delta_figures(a, b)
+        figs, rows, only, matching = delta_figures(a, b, (noise or {}).get(b.id),
+                                                   canon[a.id], tolerance)
+        if a is runs[0]:
+            canon[b.id] = {m.other.key: m.base.key for m in matching.matched}
         comp.figures += figs
-        comp.matched += [{**r, "base": a.id, "run": b.id} for r in rows]
+        comp.matched += [{**r, "base": a.id, "run": b.id} for r in rows if r["verdict"]]
+        comp.skipped += [{**r, "base": a.id, "run": b.id} for r in rows if not r["verdict"]]
         comp.only += [{**o, "base": a.id, "other": b.id} for o in only]
-    if len(runs) >= 3:
-        comp.figures += trend_figures(ordered, comp)
+        comp.matchings.append(matching)
+    comp.figures += trend_figures(ordered, comp, canon)
     return comp
 
 
-def trend_figures(ordered: list[StoredRun], comp: Comparison) -> list[Figure]:
+def _x(group: Group) -> float | None:
+    """A group's load as a number for a chart: the request rate (``inf`` unbounded), else
+    the concurrency cap."""
+    return group.rate if group.rate is not None else group.concurrency
+
+
+def trend_figures(ordered: list[StoredRun], comp: Comparison,
+                  canon: dict[str, dict[GroupKey, GroupKey]] | None = None) -> list[Figure]:
+    """Each trend metric of each point in each run (``trend.…`` figures); ``canon`` renames
+    a run's groups to their match in the base run. With three runs or more, the trends
+    table (``comp.trends``: points in two runs or more); always, each run's load curve per
+    engine and workload (``comp.curves``), for the chart that overlays the runs."""
     figures = []
-    groups = [_groups(r) for r in ordered]
-    keys = sorted(set().union(*groups))
-    for engine, workload, load in keys:
-        present = [(run, g[(engine, workload, load)]) for run, g in zip(ordered, groups,
-                                                                        strict=True)
-                   if (engine, workload, load) in g]
-        if len(present) < 2:
-            continue
+    groups = [{(canon or {}).get(r.id, {}).get(k, k): g for k, g in _groups(r).items()}
+              for r in ordered]
+    found: dict[tuple[GroupKey, str, str], str] = {}     # (key, metric, run) -> figure id
+    for run, mine in zip(ordered, groups, strict=True):
+        for key, group in mine.items():
+            for metric in TREND_METRICS:
+                fig = _trend_figure(run, key, group.points, metric)
+                if fig is not None:
+                    figures.append(fig)
+                    found[(key, metric, run.id)] = fig.id
+    for key in sorted(set().union(*groups)):
         for metric in TREND_METRICS:
-            unit, decimals, _ = METRICS[metric]
-            row = {"engine": engine, "workload": workload, "load": load, "metric": metric,
-                   "values": []}
-            for run, points in present:
-                vals = [p[metric] for p in points if p.get(metric) is not None]
-                if not vals:
-                    continue
-                fid = ids.trend(engine, workload, load, metric, run.key)
-                figures.append(Figure(
-                    id=fid, value=statistics.fmean(vals), unit=unit, decimals=decimals,
-                    method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over "
-                           f"{len(vals)} repeat(s)",
-                    sources=tuple(_source(p, metric) for p in points),
-                    context={"engine": engine, "workload": workload, "load": load,
-                             "metric": metric, "run": run.id}))
-                row["values"].append((run.id, fid))
-            if len(row["values"]) >= 2:
-                comp.trends.append(row)
+            values = [(r.id, found[(key, metric, r.id)]) for r in ordered
+                      if (key, metric, r.id) in found]
+            if len(ordered) >= 3 and len(values) >= 2:
+                comp.trends.append({"engine": key[0], "workload": key[1], "load": key[2],
+                                    "metric": metric, "values": values})
+    comp.curves = _curves(ordered, groups, found)
     return figures
+
+
+def _trend_figure(run: StoredRun, key: GroupKey, points: tuple[dict[str, Any], ...],
+                  metric: str) -> Figure | None:
+    vals = [p[metric] for p in points if p.get(metric) is not None]
+    if not vals:
+        return None
+    engine, workload, load = key
+    unit, decimals, _ = METRICS[metric]
+    return Figure(
+        id=ids.trend(engine, workload, load, metric, run.key), value=statistics.fmean(vals),
+        unit=unit, decimals=decimals,
+        method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over {len(vals)} "
+               "repeat(s)",
+        sources=tuple(_source(p, metric) for p in points),
+        context={"engine": engine, "workload": workload, "load": load, "metric": metric,
+                 "run": run.id})
+
+
+CURVE_METRICS = ("output_throughput", "p99_ttft_ms", "mean_tpot_ms")
+
+
+def _curves(ordered: list[StoredRun], groups: list[dict[GroupKey, Group]],
+            found: dict[tuple[GroupKey, str, str], str]) -> list[dict[str, Any]]:
+    """Per engine and workload (as the base run names them), each run's points in load
+    order: the load as a number and the figure ids of CURVE_METRICS."""
+    series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run, mine in zip(ordered, groups, strict=True):
+        by_series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for key, group in sorted(mine.items(), key=lambda kv: (_x(kv[1]) is None,
+                                                               _x(kv[1]) or 0.0)):
+            x = _x(group)
+            unbounded = x is not None and math.isinf(x)
+            by_series.setdefault((key[0], key[1]), []).append(
+                {"load": key[2], "x": None if unbounded else x, "unbounded": unbounded,
+                 **{m: found.get((key, m, run.id)) for m in CURVE_METRICS}})
+        for name, points in by_series.items():
+            series.setdefault(name, []).append({"run": run.id, "points": points})
+    return [{"engine": e, "workload": w, "runs": runs}
+            for (e, w), runs in sorted(series.items())]
 
 
 # --- tables and the saved record --------------------------------------------------------
@@ -555,5 +677,7 @@ def record(comp: Comparison) -> dict[str, Any]:
         "trends": [{"engine": t["engine"], "workload": t["workload"], "load": t["load"],
                     "metric": t["metric"], "values": [list(v) for v in t["values"]]}
                    for t in comp.trends],
+        "curves": comp.curves,
+        "matching": [line for m in comp.matchings for line in m.lines()],
         "inputs": sorted({(s.path, s.sha256) for f in comp.figures for s in f.sources}),
     }

@@ -386,13 +386,22 @@ def _indistinguishable(verdicts, src) -> Figure:
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------
 
-def compare(report_root: str, runs: str, base: str):
+def compare(report_root: str, runs: str, base: str, data_root: str | None = None):
     """The comparison of ``runs`` (run ids separated by spaces) against ``base``, read from
-    the results store under ``report_root``."""
+    the results store under ``report_root``; each other run's changes judged with the
+    noise floors of its ``<data_root>/<run>/run.yaml`` ``gate:`` block, where it has one."""
+    from pathlib import Path
+
     from ..core.store import store_path
     from .compare import compare_runs
+    from .gate import Noise
+    from .gateconfig import run_gate
 
-    return compare_runs(store_path(report_root), runs.split(), base or None)
+    ids_ = runs.split()
+    others = [r for r in ids_ if r != (base or ids_[0])]
+    noise = {r: Noise(floors=run_gate(Path(data_root) / r / "run.yaml").noise)
+             for r in others} if data_root else None
+    return compare_runs(store_path(report_root), ids_, base or None, noise=noise)
 
 
 class CompareCollector(Collector):

@@ -65,20 +65,24 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
         staged: ComparePaths = job.paths
         for stale in staged.figure_fragments.glob("*.json"):
             stale.unlink()
-        _execute(notebooks, staged, run_ids, base or "", report_root, project, steps)
+        _execute(notebooks, staged, run_ids, base or "", (report_root, data_root), project,
+                 steps)
         steps.run("figures", lambda: _collect(staged))
         steps.run("render HTML and PDF (ko, en)", lambda: _render(staged, project))
     return paths
 
 
 def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], base: str,
-             report_root: Path | str, project: Path, steps: Steps) -> None:
+             roots: tuple[Path | str, Path | str], project: Path, steps: Steps) -> None:
     """Run the comparison notebooks in turn in one worker's kernel (the main process runs
     no kernel client, so Ctrl-C stays its own); they write into ``paths.report`` (the
-    staging copy) and read the store under ``report_root``."""
+    staging copy), read the store under the report root and the runs' run.yaml files (their
+    ``gate:`` noise floors) under the data root (``roots``: report root, data root)."""
+    report_root, data_root = roots
     jobs = [(src, paths.notebooks / src.name,
              {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
               "report_root": shown(Path(report_root).resolve(), project),
+              "data_root": shown(Path(data_root).resolve(), project),
               "notebook": src.name}) for src in notebooks]
     with Workers(1, project) as workers:
         workers.run([jobs], lambda name: steps.note(f"notebook compare/{name}"),

@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..analyses.matching import load_columns
+from ..analyses.validity import load_value
+from ..core import ids
 from ..core.records import Run
 from ..core.redact import redact_value
 from ..core.store import (
@@ -58,6 +61,7 @@ from ..core.store import (
     store_path,
 )
 from ..core.tables import POINT_TYPES, connect
+from ..core.verdicts import INVALID
 
 EVENT_KINDS = ("memory_event", "jit_event", "retraction", "traceback")
 INCOMING = ".incoming"
@@ -229,6 +233,62 @@ def _write_table(con, source: Path, path: Path, types: dict[str, str]) -> None:
         _copy(con, f"SELECT {cols} WHERE false", path)
 
 
+# columns the store adds to a run's points table (core.store documents them)
+POINT_EXTRA_TYPES = {"load_concurrency": "DOUBLE", "load_rate": "DOUBLE",
+                     "load_value": "DOUBLE", "validity": "VARCHAR", "valid": "BOOLEAN",
+                     "validity_reason": "VARCHAR"}
+
+
+def _validity(figures_json: Path) -> dict[str, tuple[str, str | None]]:
+    """Point id -> (its validity verdict, the codes of the checks that made it), from the
+    run's ``point.<p>.validity`` figures."""
+    if not figures_json.is_file():
+        return {}
+    out = {}
+    for f in json.loads(figures_json.read_text(encoding="utf-8"))["figures"]:
+        parsed = ids.parse_point(f["id"])
+        if not parsed or parsed[1] != "validity":
+            continue
+        verdict = str(f.get("value"))
+        codes = [c["code"] for c in (f.get("context") or {}).get("checks", [])
+                 if c.get("severity") == verdict]
+        out[parsed[0]] = (verdict, ", ".join(codes) or None)
+    return out
+
+
+def point_extras(point: dict[str, Any], validity: dict[str, tuple[str, str | None]]
+                 ) -> dict[str, Any]:
+    """The store's own columns of one point: its load as numbers (concurrency cap and
+    request rate as ``analyses.matching`` reads them; ``load_value`` orders a series'
+    loads as ``analyses.validity.load_value`` does, ``inf`` for an unbounded rate) and
+    its validity (NULL when the run has no validity figure for it)."""
+    conc, rate = load_columns(point)
+    verdict, reason = validity.get(point["point"], (None, None))
+    return {"point": point["point"], "load_concurrency": conc, "load_rate": rate,
+            "load_value": load_value(point), "validity": verdict,
+            "valid": None if verdict is None else verdict != INVALID,
+            "validity_reason": reason}
+
+
+def _write_points(con, source: Path, figures_json: Path, path: Path) -> None:
+    """The run's points table (every column cast as ``_write_table`` does) with the
+    store's columns (``point_extras``) after them."""
+    import pandas as pd
+
+    staged = path.with_name("points.base.parquet")
+    _write_table(con, source, staged, POINT_TYPES)
+    points = [dict(zip(POINT_TYPES, row, strict=True)) for row in con.execute(
+        f"SELECT * FROM {_q(staged)}").fetchall()]
+    validity = _validity(figures_json)
+    frame = pd.DataFrame([point_extras(p, validity) for p in points],
+                         columns=["point", *POINT_EXTRA_TYPES])
+    con.register("point_extras", frame.astype(object).where(frame.notna(), None))
+    extra = ", ".join(f'CAST(e."{n}" AS {t}) AS "{n}"' for n, t in POINT_EXTRA_TYPES.items())
+    _copy(con, f"SELECT p.*, {extra} FROM {_q(staged)} p LEFT JOIN point_extras e "
+               "USING (point) ORDER BY p.point", path)
+    staged.unlink()
+
+
 REQUEST_TYPES = {"point": "VARCHAR", "index": "BIGINT", "ttft_ms": "DOUBLE",
                  "e2el_ms": "DOUBLE", "input_tokens": "BIGINT", "output_tokens": "BIGINT",
                  "error": "VARCHAR"}
@@ -245,7 +305,8 @@ def _write_tables(run: Run, folder: Path) -> None:
     con = connect()
     try:
         files = {t: folder / f"{t}.parquet" for t in TABLES}
-        _write_table(con, tables / "points.parquet", files["points"], POINT_TYPES)
+        _write_points(con, tables / "points.parquet", run.paths.figures_json,
+                      files["points"])
         _write_table(con, tables / "requests.parquet", files["requests"], REQUEST_TYPES)
         _write_table(con, tables / "settings.parquet", files["settings"], SETTING_TYPES)
         _write_table(con, tables / "inputs.parquet", files["inputs"], INPUT_TYPES)

@@ -102,6 +102,11 @@ Families (id — constructor — example):
   within_noise, no_interval, only_<rk> — ``delta.2024-b300.2024-b300-vllm-next.regressed``
 - ``trend.<e>.<w>.<load>.<metric>.<rk>`` — ``trend(e, w, load, metric, rk)``; a metric of
   one point at each run of a comparison of three or more — ``trend.vllm.64k.c10.duration.2024-b300``
+- ``history.<e>.<w>.<load>.<metric>.<name>[.<part>]`` — ``history(e, w, load, metric, name,
+  part)``; one point's metric over a run history of the store (``analyses.history``): runs,
+  noise, verdict, changes, ``value.<rk>`` (the metric in run ``<rk>``) and, for the i-th
+  level change, ``change<i>`` (the ratio after ÷ before) with part low, high, p_value, run,
+  before, after — ``history.vllm.1k.c16.p99_ttft_ms.change1.low``
 - ``consistency.<w>.<e>.<check>[.<part>]`` — ``consistency(w, e, check, part)``; whether the
   client and the engine's log agree on a quantity (check: duration), part client, server,
   tolerance — ``consistency.64k.vllm.duration.server``
@@ -285,6 +290,16 @@ def point_place(point_id: str, engine: str, w: str) -> str:
     return point_id[len(head):] if point_id.startswith(head) else point_id
 
 
+def point_stem(point_id: str) -> str:
+    """A point id without its repeat: what the repeats of one point share.
+
+    >>> point_stem("vllm.1k.c4.r2"), point_stem("vllm.1k.c4.max_num_seqs_4.r1")
+    ('vllm.1k.c4', 'vllm.1k.c4.max_num_seqs_4')
+    """
+    head, _, last = point_id.rpartition(".")
+    return head if head and last[:1] == "r" and last[1:].isdigit() else point_id
+
+
 def generator(key: str) -> str:
     """One input of a reconstruction's generator (its scenario), as the report states it."""
     return _join("generator", key)
@@ -375,6 +390,22 @@ def run_key(run_id: str) -> str:
     return run_id.replace(".", "_")
 
 
+def load_part(load: str, variant: str = "") -> str:
+    """A point's load as an id part of a comparison, with its variant when it has one
+    (characters other than letters, digits, ``_`` and ``-`` made ``_``).
+
+    >>> load_part("c16", "fp8 kv")
+    'c16-fp8_kv'
+    >>> load_part("r4")
+    'r4'
+    """
+    if not variant:
+        return load
+    import re
+
+    return f"{load}-{re.sub(r'[^A-Za-z0-9_-]+', '_', variant).strip('_') or '_'}"
+
+
 def diff(rk: str, name: str, part: str | None = None) -> str:
     return _join("diff", rk, name, part)
 
@@ -390,6 +421,19 @@ def delta_count(ra: str, rb: str, name: str) -> str:
 
 def trend(engine: str, w: str, load: str, metric: str, rk: str) -> str:
     return _join("trend", engine, w, load, metric, rk)
+
+
+def history(engine: str, w: str, load: str, metric: str, name: str,
+            part: str | None = None) -> str:
+    """``history.<e>.<w>.<load>.<metric>.<name>[.<part>]``: one point's metric over a run
+    history (``analyses.history``); ``name`` ``value`` with the run key as ``part`` is the
+    metric in that run, ``change<i>`` (``history_change(i)``) the i-th level change."""
+    return _join("history", engine, w, load, metric, name, part)
+
+
+def history_change(i: int) -> str:
+    """The name part of the ``i``-th (1-based) level change of a history: ``change1``."""
+    return f"change{i}"
 
 
 def family(fid: str) -> str:
@@ -532,9 +576,9 @@ def parse_setting(fid: str) -> tuple[str, str] | None:
 
 FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "spec", "model",
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
-            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend", "consistency",
-            "server", "cache", "specrun", "arrival", "generator", "stepmodel", "state",
-            "timeline")
+            "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend",
+            "history", "consistency", "server", "cache", "specrun", "arrival", "generator",
+            "stepmodel", "state", "timeline")
 
 
 def well_formed(fid: str) -> bool:

@@ -258,7 +258,7 @@ class _Checker:
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
             "workloads", "reconstruction", "assumed", "notes", "scenario", "windows", "scrapes",
-            "repeats", "sources", "slo", "cost", "results", "client"}
+            "repeats", "sources", "slo", "cost", "results", "client", "gate"}
 SLO_PERCENTILES = (50, 90, 99)
 SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
 TODO = "TODO"      # a value `benchreport init` could not read from the files

@@ -31,7 +31,16 @@ key-value metadata ``benchreport_store_version``; ``runs`` has it as a column to
               (the version that built it).
 ``points``    one benchmark point (engine × workload × load × repeat): the run's derived
               ``points`` table as is (``core.tables``: durations s, latencies ms,
-              throughputs tok/s or req/s, the client and its definitions).
+              throughputs tok/s or req/s, the client and its definitions), then the
+              store's own columns: load_concurrency (DOUBLE: the concurrency cap, run.yaml's
+              target else the client's setting; NULL for none), load_rate (DOUBLE: the
+              request rate, likewise; ``inf`` for an unbounded rate), load_value (DOUBLE:
+              the number a series' loads sort by, the finite rate else the cap, ``inf`` for
+              an unbounded rate with no cap; ``load`` itself is text and sorts r1, r16,
+              r4), validity (the point's verdict: valid, unverified, flagged, saturated,
+              cannot tell or invalid; NULL when the build made none), valid (BOOLEAN:
+              false only for invalid; NULL with validity) and validity_reason (the codes
+              of the checks that gave the verdict, e.g. ``slots_idle``; NULL when none).
 ``requests``  one request of a point, where the client's file has per-request data:
               point, index, ttft_ms, e2el_ms, input_tokens, output_tokens, error.
 ``figures``   one figure of the run's registry: id, family (the id's first part), value
@@ -56,7 +65,10 @@ from typing import Any
 from .errors import ReportError
 
 # 2: points gained scenario_range_ratio (a partition of version 1 lacks the column)
-STORE_VERSION = 2
+# 3: points gained load_concurrency, load_rate, load_value, validity, valid and
+#    validity_reason (a partition of version 2 lacks them: it is refused, naming the run to
+#    rebuild; a build re-exports a run whose partition has another version)
+STORE_VERSION = 3
 STORE_DIR = "_store"
 TABLES = ("runs", "points", "requests", "figures", "settings", "events", "inputs")
 PARTITION_FILE = "data.parquet"

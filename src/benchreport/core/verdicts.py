@@ -25,6 +25,9 @@ INTERVAL_LEVEL = 0.95
 IMPROVED, REGRESSED = "improved", "regressed"
 # ... and when both runs' values come from the same file (same sha256): no change to judge
 SAME_DATA = "same data"
+# the regression gate's words for those (analyses.gate; CLI, JSON and Markdown output)
+GATE_WORDS = {IMPROVED: "better", REGRESSED: "worse", TIE_IN_NOISE: "within noise",
+              NO_INTERVAL: "cannot tell", SAME_DATA: "same data"}
 # consistency.<w>.<e>.<check> (analyses.consistency): two sources of one quantity agree
 # within their tolerance, or not; e2e.<w>.gap.where is INCONSISTENT when the duration it
 # rests on is
@@ -67,3 +70,7 @@ PREFILL_CHUNKS, PREFILL_ESTIMATE, PHASE_UNPLACED = "chunks", "estimate", "unplac
 # how a request's arrival at the client is known: the client's own send times, all sent at
 # once (num_prompts ≤ concurrency), or not at all
 SENT_AT_ONCE, CLIENT_TIMES, NOT_MEASURED = "sent at once", "client start times", "not measured"
+# history.<e>.<w>.<load>.<metric>.verdict (analyses.history): the metric's level changed
+# at one run or more of the history (a permutation test), did not, or the history is too
+# short to tell (CANNOT_TELL: never read as "no change")
+LEVEL_CHANGED, NO_LEVEL_CHANGE = "level changed", "no level change"

@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
-from ..core.verdicts import CLIENT_TIMES, NOT_MEASURED
+from ..core.verdicts import CANNOT_TELL, CLIENT_TIMES, NOT_MEASURED
 from .fonts import FALLBACK, FAMILY, font_path
 from .narrative_base import SECONDS_FROM_MS
 
@@ -935,3 +935,168 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
     fig.tight_layout(rect=(0, 0.11 if nrows > 1 else 0.2, 1, 1))
     alt = t["chart.gantt"] + ": " + "; ".join(f"{e.name} {w.label}" for w, e in panels)
     return _svg(fig, alt)
+
+
+CHANGE_COLOUR = "#d55e00"      # seaborn colorblind's vermilion: the level changes
+MAX_RUN_TICKS = 12
+
+
+def _history_ticks(rec: dict) -> list[int]:
+    """Runs named on the x axis: the first, the last, each change's first run, and runs
+    spaced evenly between, none closer than half that spacing to another."""
+    n = len(rec["runs"])
+    step = max(1, -(-n // MAX_RUN_TICKS))
+    fixed = sorted({0, n - 1, *(c["index"] for c in rec["changes"])})
+    even = [i for i in range(0, n, step) if all(abs(i - f) * 2 >= step for f in fixed)]
+    return sorted(set(fixed + even))
+
+
+def history_chart(rec: dict, t: dict[str, str]) -> Chart:
+    """One metric of one point over a run history (a record of ``analyses.history``): each
+    run's value in date order, each level's mean as a dashed line over its runs, and each
+    level change as a dotted line before its first run, labelled with its ratio."""
+    _mpl()
+    import seaborn as sns
+    from matplotlib.figure import Figure as MplFigure
+
+    runs = rec["runs"]
+    index = {r["run"]: i for i, r in enumerate(runs)}
+    fig = MplFigure(figsize=(6.4, 2.9))
+    ax = fig.subplots()
+    ax.plot(range(len(runs)), [r["value"] for r in runs], marker="o", markersize=3,
+            linewidth=0.8, color=sns.color_palette("colorblind", 1).as_hex()[0],
+            label=t["chart.history_value"])
+    for i, level in enumerate(rec["levels"]):
+        ax.hlines(level["mean"], index[level["from_run"]] - 0.4, index[level["to_run"]] + 0.4,
+                  colors=GREY, linestyles="--", linewidth=1,
+                  label=t["chart.history_level"] if i == 0 else None)
+    for i, c in enumerate(rec["changes"]):
+        ax.axvline(c["index"] - 0.5, color=CHANGE_COLOUR, linestyle=":", linewidth=1.2,
+                   label=t["chart.history_change"] if i == 0 else None)
+        ax.annotate(f"×{c['ratio']:.3f}", (c["index"] - 0.5, 0.0), xycoords=("data",
+                    "axes fraction"), xytext=(3, 3), textcoords="offset points",
+                    fontsize=7, color=CHANGE_COLOUR,
+                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
+                          "alpha": 0.85})
+    ticks = _history_ticks(rec)
+    ax.set_xticks(ticks, [runs[i]["run"] for i in ticks], rotation=45, ha="right", fontsize=6)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_xlabel(t["chart.history_runs"], fontsize=7)
+    ax.set_ylabel(f"{rec['metric']} ({rec['unit']})", fontsize=7)
+    p = rec["point"]
+    title = f"{rec['metric']}: {p['engine']} {p['workload']} {p['load_id']}"
+    ax.set_title(title, fontsize=8, loc="left", pad=14)
+    _legend(ax, fontsize=6, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+            ncol=3, borderaxespad=0.1, handlelength=1.6, columnspacing=0.8)
+    fig.tight_layout()
+    said = "; ".join(f"{t['chart.history_change']} {c['run']} ×{c['ratio']:.3f}"
+                     for c in rec["changes"]) or \
+        t["chart.history_too_few" if rec["verdict"] == CANNOT_TELL else "chart.history_none"]
+    return _svg(fig, f"{title}: {said}")
+
+
+# --- a comparison of runs: their load curves overlaid ----------------------------------
+
+OVERLAY_PANELS = (("output_throughput", None), ("p99_ttft_ms", "output_throughput"))
+
+
+def run_colours(run_ids: list[str]) -> dict[str, str]:
+    """One colour-blind-safe colour per compared run, by its place in the comparison."""
+    import seaborn as sns
+
+    colours = sns.color_palette("colorblind", max(3, len(run_ids))).as_hex()
+    return {r: colours[i % len(colours)] for i, r in enumerate(run_ids)}
+
+
+def _overlay_x(points: list[dict]) -> dict[str, float]:
+    """load -> its place on the x axis: the load as a number, the unbounded load set apart
+    at twice the highest (1 when there is no other)."""
+    finite = [p["x"] for p in points if p.get("x") is not None]
+    top = max(finite) * 2 if finite else 1.0
+    return {p["load"]: (top if p.get("unbounded") else p["x"]) for p in points
+            if p.get("unbounded") or p.get("x") is not None}
+
+
+def _overlay_series(registry: dict[str, Figure], run: dict, y: str, x: str | None,
+                    places: dict[str, float]) -> list[tuple[float, float]]:
+    """(x, y) of one run's points: y a metric's figure, x the load's place or, for a
+    frontier, another metric's figure."""
+    out = []
+    for p in run["points"]:
+        fy, fx = p.get(y), p.get(x) if x else None
+        if fy not in registry or (x and fx not in registry) or (not x and p["load"] not in
+                                                                 places):
+            continue
+        out.append((registry[fx].value if x else places[p["load"]], registry[fy].value))
+    return out
+
+
+def overlay_chart(curve: dict, registry: dict[str, Figure], title: str,
+                  t: dict[str, str], colours: dict[str, str]) -> Chart | None:
+    """One engine and workload across the compared runs: output throughput against the
+    load (left) and TTFT p99 against output throughput (right, the frontier), one colour
+    per run. None when no run has a point with both figures."""
+    _mpl()
+    from matplotlib.figure import Figure as MplFigure
+
+    places = _overlay_x([p for r in curve["runs"] for p in r["points"]])
+    fig = MplFigure(figsize=(7.0, 2.9))
+    axes = fig.subplots(1, 2)
+    fig.subplots_adjust(wspace=0.4, bottom=0.3, top=0.8)
+    fig.suptitle(title, fontsize=9)
+    alt, drawn = [title], 0
+    for ax, (y, x) in zip(axes, OVERLAY_PANELS, strict=True):
+        for run in curve["runs"]:
+            pts = _overlay_series(registry, run, y, x, places)
+            if not pts:
+                continue
+            drawn += 1
+            ax.plot([a for a, _ in pts], [b for _, b in pts], marker="o", markersize=3,
+                    linewidth=1.2, color=colours[run["run"]],
+                    label=run["run"] if ax is axes[0] else None)
+            alt.append(f"{run['run']} {y}: " + ", ".join(f"{a:,.1f} {b:,.1f}" for a, b in pts))
+        ax.set_title(_overlay_label(t, y), fontsize=8, wrap=True)
+        ax.set_xlabel(_overlay_label(t, x) if x else t["xrun.chart.load"], fontsize=7)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=7)
+        _grouped_ticks(ax.yaxis)
+    if not drawn:
+        return None
+    _overlay_ticks(axes[0], places, curve, t)
+    _legend(axes[0], fontsize=7, frameon=False)
+    return _svg(fig, "; ".join(alt))
+
+
+def _overlay_label(t: dict[str, str], metric: str) -> str:
+    """A metric's axis title; a tail statistic named by its percentile (``p99``)."""
+    parsed = ids.parse_latency_field(metric)
+    return t[f"xrun.chart.{metric}"].format(p=parsed[0] if parsed else "")
+
+
+def _overlay_ticks(ax, places: dict[str, float], curve: dict, t: dict[str, str]) -> None:
+    """The load axis: log scale when the loads span LOG_SPAN or more, each load named."""
+    xs = sorted(set(places.values()))
+    if xs and xs[0] > 0 and xs[-1] / xs[0] >= LOG_SPAN:
+        ax.set_xscale("log")
+    from matplotlib.ticker import NullLocator
+
+    ax.xaxis.set_minor_locator(NullLocator())
+    unbounded = {places[p["load"]] for r in curve["runs"] for p in r["points"]
+                 if p.get("unbounded") and p["load"] in places}
+    ax.set_xticks(xs, [t["chart.unbounded"] if x in unbounded else f"{x:g}" for x in xs],
+                  fontsize=7)
+
+
+def overlay_charts(rec: dict, registry: dict[str, Figure], t: dict[str, str],
+                   title: Callable[[dict], str]) -> list[tuple[dict, Chart]]:
+    """Per engine and workload that at least two runs measured: the overlay chart, with
+    the curve it draws (``analyses.compare``'s ``curves``)."""
+    colours = run_colours([r["id"] for r in rec["runs"]])
+    out = []
+    for curve in rec.get("curves", []):
+        if len(curve["runs"]) < 2:
+            continue
+        chart = overlay_chart(curve, registry, title(curve), t, colours)
+        if chart is not None:
+            out.append((curve, chart))
+    return out

@@ -28,6 +28,7 @@ from ..core.verdicts import (
     SAME_DATA,
     TIE_IN_NOISE,
 )
+from .charts import OVERLAY_PANELS
 from .narrative import SHA_DIGITS, Article, Cell, _derivations, _ledger
 from .narrative_base import Writer
 from .sections import Section, Table
@@ -245,6 +246,24 @@ def trends_section(w: Writer, rec: dict[str, Any]) -> Section | None:
                    paragraphs=[Markup(escape(t["xrun.trends_intro"]))], tables=[table])
 
 
+def curves_section(w: Writer, rec: dict[str, Any]) -> Section | None:
+    """Per engine and workload that two runs or more measured, their load curves overlaid
+    (``charts.overlay_charts``), one colour per run."""
+    from .charts import overlay_charts
+
+    def title(curve: dict[str, Any]) -> str:
+        return str(sentence(w.t["xrun.chart.title"], engine=w.engine_name(curve["engine"]),
+                            workload=_label(rec, curve["workload"])))
+
+    drawn = overlay_charts(rec, w.registry, w.t, title)
+    if not drawn:
+        return None
+    tail = (ids.parse_latency_field(OVERLAY_PANELS[1][0]) or ("",))[0]
+    return Section(id="curves", heading=w.t["xrun.curves_heading"],
+                   paragraphs=[sentence(w.t["xrun.curves_intro"], p=tail)],
+                   charts=[chart for _, chart in drawn])
+
+
 def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang: str,
                           t: dict[str, str], rec: dict[str, Any],
                           packages: list[tuple[str, str]],
@@ -254,6 +273,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
     factor_lines, changes = changes_section(w, rec)
     point_lines, points = points_section(w, rec)
     trends = trends_section(w, rec)
+    curves = curves_section(w, rec)
     derived = [r["id"] for r in rec["runs"] if r["reconstruction"]]
     env = [Cell(sentence(t["xrun.run_label"], run=r["id"], role=t["xrun.base"]
                          if r["id"] == rec["base"] else ""),
@@ -261,7 +281,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
                          date=r["date"] or t["env.not_stated"],
                          sha_label="sha256", sha=(r["inputs_sha256"] or "")[:12]))
            for r in rec["runs"]]
-    sections = [s for s in (changes, points, trends) if s is not None]
+    sections = [s for s in (changes, points, curves, trends) if s is not None]
     dates = sorted(r["date"] for r in rec["runs"] if r["date"])
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
@@ -275,7 +295,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         environment=env, assumed=[], generator=[], results=[],
         inputs=[Cell(p, Markup(escape(h))) for p, h in rec["inputs"]],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
-        sections=sections,
+        sections=sections, charts={s.id: s.charts for s in sections if s.charts},
         derivations=_derivations(w, excerpts or {}),
         ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
         notebooks=sorted(p.with_suffix(".html").name
