@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from ..core.files import write_text_atomic
+from .captions import alt_text, caption
 from .codemarks import split_code
 from .narrative import Article
 
@@ -79,22 +80,14 @@ def front_matter(fields: dict[str, str]) -> list[str]:
     return [*lines, "---"]
 
 
-def _table(header: list[str], rows: list[list]) -> list[str]:
+def _table(header: list[str], rows: list[list], collapsed: tuple[int, ...] = (),
+           note: Markup | str = "") -> list[str]:
+    """A Markdown table; the ``collapsed`` rows left out and ``note`` said after it."""
     out = ["| " + " | ".join(plain(h) for h in header) + " |",
            "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(plain(c) for c in row) + " |" for row in rows]
-    return out + [""]
-
-
-_ALT = re.compile(r'aria-label="([^"]*)"')
-
-
-def alt_text(svg: Markup | str) -> str:
-    """A chart's own description (the aria-label its SVG carries), as plain text."""
-    import html
-
-    found = _ALT.search(str(svg))
-    return html.unescape(found.group(1)) if found else ""
+    out += ["| " + " | ".join(plain(c) for c in row) + " |" for i, row in enumerate(rows)
+            if i not in collapsed]
+    return out + [""] + ([plain(note), ""] if note else [])
 
 
 @dataclass(frozen=True)
@@ -128,13 +121,6 @@ def description(article: Article) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-def _caption(alt: str) -> str:
-    """A chart's caption: its description up to the first full stop or colon (the title;
-    the values after it are the image's alternative text)."""
-    ends = [i for i in (alt.find(". "), alt.find(": ")) if i > 0]
-    return alt[:min(ends)] if ends else alt
-
-
 class _Figures:
     """The post's images in order, each its own paragraph with a numbered caption."""
 
@@ -145,9 +131,9 @@ class _Figures:
         out: list[str] = []
         for path, alt in images:
             self.n += 1
-            caption = self.t["figure.caption"].format(n=self.n, caption=_caption(alt or fallback))
+            text = self.t["figure.caption"].format(n=self.n, caption=caption(alt or fallback))
             out += ["", f"![{plain(alt or fallback)}]({self.post.link(path)})", "",
-                    f"*{plain(caption)}*", ""]
+                    f"*{plain(text)}*", ""]
         return out
 
 
@@ -219,7 +205,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
         for p in s.paragraphs:
             lines += [plain(p), ""]
         for table in s.tables:
-            lines += _table(table.header, table.rows)
+            lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))

@@ -16,6 +16,7 @@ from ..core.i18n import load_catalogue
 from ..core.records import Run
 from ..core.runmeta import LANGS
 from .blog import Post, write_blog
+from .captions import alt_text, caption
 from .codemarks import mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, build_article
@@ -24,10 +25,13 @@ FONT_SLOT = "/*@font-face@*/"
 
 
 def make_env(templates: Path) -> Environment:
-    """The one jinja2 environment: autoescape on, unknown names fail loudly."""
-    return Environment(loader=FileSystemLoader(str(templates)),
-                       autoescape=select_autoescape(["html", "xml"], default=True),
-                       undefined=StrictUndefined, keep_trailing_newline=True)
+    """The one jinja2 environment: autoescape on, unknown names fail loudly; ``caption``
+    gives a chart's caption (``captions``)."""
+    env = Environment(loader=FileSystemLoader(str(templates)),
+                      autoescape=select_autoescape(["html", "xml"], default=True),
+                      undefined=StrictUndefined, keep_trailing_newline=True)
+    env.filters["caption"] = lambda svg: caption(alt_text(svg))
+    return env
 
 
 def input_checksums(run: Run) -> list[tuple[str, str]]:

@@ -46,6 +46,9 @@ class Table:
     numeric: tuple[int, ...] = ()        # columns aligned right
     caption: str = ""
     cls: str = ""                        # a class for the print stylesheet's column widths
+    # rows the PDF and the blog leave out (the HTML keeps them), and the line said instead
+    collapsed: tuple[int, ...] = ()
+    collapsed_note: Markup | str = ""
 
 
 @dataclass(frozen=True)
@@ -937,8 +940,10 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     if not claims:
         return None
     t, lang = w.t, w.lang
-    rows, floors = [], set()
-    for c in claims:
+    rows, floors, collapsed = [], set(), []
+    for i, c in enumerate(claims):
+        if c.get("basis") in (CALIBRATED, ASSUMED):
+            collapsed.append(i)
         reason = claim_reason(w, c, floors)
         fid = ids.claim(c["claim"])
         basis = t[BASIS[c["basis"]]] if c.get("basis") else None
@@ -963,10 +968,14 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     quiet = ids.CLAIMS_INDISTINGUISHABLE
     if w.has(quiet) and w.registry[quiet].value:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
+    # set by construction, these rows say nothing of the engines: one line in print and blog
+    note = sentence(t["claims.collapsed"], n=format_value(len(collapsed), "count", lang)) \
+        if collapsed else ""
     return Section("claims", t["heading.claims"], paras,
                    [Table(header=[t["table.claim"], t["table.published"],
                                   t["table.recomputed"], t["table.verdict"],
-                                  t["table.reason"]], rows=rows, cls="claims")])
+                                  t["table.reason"]], rows=rows, cls="claims",
+                          collapsed=tuple(collapsed), collapsed_note=note)])
 
 
 def doubtful(w: Writer, wid: str) -> list[str]:
