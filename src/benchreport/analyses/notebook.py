@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pandas as pd
 
@@ -386,13 +387,13 @@ def _indistinguishable(verdicts, src) -> Figure:
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------
 
-def compare(report_root: str, runs: str, base: str):
+def compare(store: str, runs: str, base: str):
     """The comparison of ``runs`` (run ids separated by spaces) against ``base``, read from
-    the results store under ``report_root``."""
-    from ..core.store import store_path
+    the results store ``store`` (the folder the build resolved: ``--store``,
+    ``$BENCHREPORT_STORE`` or ``report/_store``)."""
     from .compare import compare_runs
 
-    return compare_runs(store_path(report_root), runs.split(), base or None)
+    return compare_runs(Path(store), runs.split(), base or None)
 
 
 class CompareCollector(Collector):

@@ -54,6 +54,8 @@ from ..core.store import (
     PARTITION_FILE,
     STORE_VERSION,
     TABLES,
+    compacted_file,
+    compacted_runs,
     partition,
     store_path,
 )
@@ -64,6 +66,7 @@ INCOMING = ".incoming"
 GENERATIONS = ".generations"
 CURRENT = "current"
 LOCK = "lock"
+STORE_LOCK = ".lock"
 # "runs" last: a run is listed (core.store.stored_runs) once all its other tables are linked
 LINK_ORDER = tuple(sorted(TABLES, key=lambda t: t == "runs"))
 
@@ -284,16 +287,32 @@ def remove_leftovers(store: Path, run_id: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(store: Path, run_id: str) -> Iterator[None]:
-    """One export of a run at a time (builds of one run already wait for each other; this
-    covers callers outside a build). ``flock``: a killed holder leaves no stale lock."""
+def store_locked(store: Path, exclusive: bool = False) -> Iterator[None]:
+    """The store-wide lock, ``_store/.lock``: every export holds it shared, so exports of
+    different runs run at the same time; a compaction holds it exclusive only while it
+    switches to its new compacted set and removes the partitions it took over
+    (``build.compact``), so no export is half-way then. ``flock``: a killed holder leaves
+    no stale lock."""
     import fcntl
 
-    folder = store / GENERATIONS / run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    store.mkdir(parents=True, exist_ok=True)
+    with open(store / STORE_LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
+
+
+@contextlib.contextmanager
+def _locked(store: Path, run_id: str) -> Iterator[None]:
+    """One export of a run at a time (builds of one run already wait for each other; this
+    covers callers outside a build), under the store-wide lock held shared."""
+    import fcntl
+
+    with store_locked(store):
+        folder = store / GENERATIONS / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / LOCK, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
 
 
 def _current(store: Path, run_id: str) -> Path:
@@ -451,7 +470,10 @@ def export_needed(run: Run, store: Path | None = None) -> bool:
     store = store or store_path(run.paths.report.parent)
     stored = partition(store, "runs", run.id) / PARTITION_FILE
     if not stored.is_file():
-        return True
+        # a compacted run is up to date when the compacted set is newer than its build
+        stored = compacted_file(store, "runs")
+        if run.id not in compacted_runs(store):
+            return True
     newest = max((p.stat().st_mtime for p in (run.paths.figures_json,
                                               run.paths.tables / "points.parquet")
                   if p.is_file()), default=0.0)
