@@ -102,6 +102,14 @@ def test_a_later_export_of_a_compacted_run_supersedes_its_compacted_rows(builds,
     assert state["run-a"] == new_a and sorted(state) == list(RUNS)
     _, rows = run_query(store, "select run_id, count(*) from points group by 1 order by 1")
     assert rows == [(r, 4) for r in RUNS]                 # no run twice
+    # the README's query for a reader without benchreport: the union, with the rule applied
+    plain = duckdb.sql(
+        f"select run_id, count(*) from (select * from read_parquet('{store}/points/*/*.parquet', "
+        "hive_partitioning = true, hive_types = {'run_id': VARCHAR}) union all by name "
+        f"select * from read_parquet('{store}/compacted/points/*.parquet') where run_id not in "
+        f"(select run_id from read_parquet('{store}/runs/*/*.parquet', hive_partitioning = "
+        "true))) group by 1 order by 1").fetchall()
+    assert plain == rows
     # the next compaction takes the new rows in and drops the old: plain readers agree
     assert compact(store).moved == 1
     assert _state(store) == state and _plain_counts(store) == _counts(state)

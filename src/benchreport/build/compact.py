@@ -7,7 +7,7 @@ and takes seconds. ``benchreport store compact`` merges them.
 Layout. The compacted set is one more plain Parquet table per table, not partitioned, with
 ``run_id`` a real column of every row (a Hive partition value cannot hold many runs)::
 
-    _store/compacted/<table>/data.parquet        rows of many runs, sorted by run_id
+    _store/compacted/<table>/data.parquet        rows of many runs, each run's together
     _store/<table>/run_id=<RUN>/data.parquet     a run exported since (as before)
 
 ``_store/compacted`` is a relative symlink to ``_store/.compacted/<gen>/``: a compaction
@@ -32,7 +32,10 @@ Steps and locks.
    (from then on readers take its compacted rows), its other links, its partition folders and
    its generations. A run exported again meanwhile keeps its own partitions, which supersede
    what was copied. Partitions that ``runs`` does not list (a killed first export: no export
-   is under way now) are removed too, and older compacted sets.
+   is under way now) are removed too. Each is taken out by renaming its folder into
+   ``_store/.trash/`` (one quick step a folder); the trash and the older compacted sets are
+   deleted after the lock is released (deleting many folders can take minutes on a file
+   system that discards freed blocks at once).
 
 So an export during a compaction loses nothing and doubles nothing for benchreport's readers:
 its run is either not in the set (a new run) or in it and superseded by its own partition.
@@ -74,17 +77,22 @@ __all__ = ["Compaction", "compact"]
 
 COMPACT_LOCK = ".compact.lock"
 SETS = ".compacted"
+TRASH = ".trash"
 
 
 @dataclass(frozen=True)
 class Compaction:
     """What a compaction did: runs in the new set, runs moved out of their own partitions
     into it, runs left there (exported again while it copied: their partitions supersede
-    what it copied)."""
+    what it copied); and its seconds copying, holding the exclusive lock (exports wait
+    only then), and deleting what it took out."""
 
     runs: int
     moved: int
     kept: int
+    copy_s: float
+    locked_s: float
+    delete_s: float
 
 
 def compact(store: Path) -> Compaction:
@@ -92,25 +100,32 @@ def compact(store: Path) -> Compaction:
     if not (store / "runs").is_dir() and not (store / COMPACTED).is_dir():
         raise ReportError("no results store here: nothing to compact", path=store.as_posix(),
                           hint="give the store's folder (--store DIR, or $BENCHREPORT_STORE)")
+    clock = [time.perf_counter()]
     with _compact_lock(store):
+        _empty_trash(store)                  # what a killed compaction left to remove
         seen = listing(store)
         noted = {run: _generation(store, run) for run in seen.own}
-        sets = store / SETS
-        sets.mkdir(exist_ok=True)
-        fresh = sets / f"{time.time_ns()}.{os.getpid()}"
+        (store / SETS).mkdir(exist_ok=True)
+        fresh = store / SETS / f"{time.time_ns()}.{os.getpid()}"
         try:
             _write_set(store, seen, fresh)
+            trash = _trash(store)
+            clock.append(time.perf_counter())
             with store_locked(store, exclusive=True):
                 _switch(store, fresh)
                 # unchanged since noted (None: files, not links, which no export changed:
                 # an export first turns them into links)
                 moved = [run for run, gen in noted.items() if _generation(store, run) == gen]
                 for run in moved:
-                    _drop_own(store, run)
-                _drop_unlisted(store)
+                    _drop_own(store, run, trash)
+                _drop_unlisted(store, trash)
+            clock.append(time.perf_counter())
         finally:
             _drop_old_sets(store)
-    return Compaction(runs=len(seen.runs), moved=len(moved), kept=len(noted) - len(moved))
+        _empty_trash(store)
+    clock.append(time.perf_counter())
+    return Compaction(len(seen.runs), len(moved), len(noted) - len(moved),
+                      *(b - a for a, b in zip(clock, clock[1:], strict=False)))
 
 
 @contextlib.contextmanager
@@ -127,10 +142,12 @@ def _generation(store: Path, run: str) -> str | None:
 
 
 def _write_set(store: Path, seen: Listing, folder: Path) -> None:
-    """Every table's rows of ``seen``'s runs into ``folder/<table>/data.parquet``, sorted by
-    run: a run with its own partition from there, any other from the compacted set. A run
-    that appears, or reappears, after ``seen`` was taken stays out. ``run_id`` is the last
-    column, as readers' views have it."""
+    """Every table's rows of ``seen``'s runs into ``folder/<table>/data.parquet``: a run
+    with its own partition from there, any other from the compacted set; a run that appears,
+    or reappears, after ``seen`` was taken stays out. Rows keep the order they are read in
+    (the previous set's, then the partitions' in run order: runs stay together, so a reader
+    looking for one run skips most row groups); ``run_id`` is the last column, as readers'
+    views have it."""
     con = connect(store, seen=seen)          # refuses a store of mixed schema versions
     try:
         for name, runs in (("own", seen.own), ("old", seen.compacted - seen.own)):
@@ -139,16 +156,15 @@ def _write_set(store: Path, seen: Listing, folder: Path) -> None:
                 con.executemany(f"INSERT INTO {name} VALUES (?)", [[r] for r in sorted(runs)])
         for table in TABLES:
             parts = []
-            if seen.own and any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
-                parts.append(f"SELECT * FROM {read_sql(store, table)} "
-                             "WHERE run_id IN (SELECT run_id FROM own)")
             if compacted_file(store, table).is_file():
                 parts.append(f"SELECT * FROM read_parquet({_q(compacted_file(store, table))}) "
                              "WHERE run_id IN (SELECT run_id FROM old)")
+            if seen.own and any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
+                parts.append(f"SELECT * FROM {read_sql(store, table)} "
+                             "WHERE run_id IN (SELECT run_id FROM own)")
             if parts:
                 (folder / table).mkdir(parents=True)
-                _copy(con, f"SELECT * FROM ({' UNION ALL BY NAME '.join(parts)}) "
-                           "ORDER BY run_id", folder / table / PARTITION_FILE)
+                _copy(con, " UNION ALL BY NAME ".join(parts), folder / table / PARTITION_FILE)
     finally:
         con.close()
 
@@ -166,20 +182,29 @@ def _switch(store: Path, fresh: Path) -> None:
     os.replace(tmp, link)
 
 
-def _drop_own(store: Path, run: str) -> None:
-    """Remove ``run``'s own partitions, ``runs`` first (from then on readers take its
-    compacted rows), and its generations."""
+def _trash(store: Path) -> Path:
+    """A new folder that what a compaction takes out is renamed into: a rename is one quick
+    step under the exclusive lock; removing folders can be slow (a file system that discards
+    freed blocks at once), so it happens after the lock is released."""
+    trash = store / TRASH / f"{time.time_ns()}.{os.getpid()}"
+    for sub in TABLES + (GENERATIONS,):
+        (trash / sub).mkdir(parents=True)
+    return trash
+
+
+def _drop_own(store: Path, run: str, trash: Path) -> None:
+    """Take ``run``'s own partitions out, ``runs`` first (from then on readers take its
+    compacted rows), then its generations, each with one rename into ``trash``."""
     for table in ("runs",) + tuple(t for t in TABLES if t != "runs"):
-        folder = partition(store, table, run)
-        _remove(folder / PARTITION_FILE)
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-    shutil.rmtree(store / GENERATIONS / run, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(partition(store, table, run), trash / table / run)
+    with contextlib.suppress(FileNotFoundError):
+        os.rename(store / GENERATIONS / run, trash / GENERATIONS / run)
 
 
-def _drop_unlisted(store: Path) -> None:
-    """Remove the partitions and generations of runs that ``runs`` does not list: under the
-    exclusive lock no export is under way, so they are what a killed first export, or a
+def _drop_unlisted(store: Path, trash: Path) -> None:
+    """Take out the partitions and generations of runs that ``runs`` does not list: under
+    the exclusive lock no export is under way, so they are what a killed first export, or a
     killed compaction, left."""
     listed = {p.name.removeprefix("run_id=") for p in (store / "runs").glob("run_id=*")
               if (p / PARTITION_FILE).is_file()}
@@ -187,7 +212,11 @@ def _drop_unlisted(store: Path) -> None:
     for table in TABLES:
         found |= {p.name.removeprefix("run_id=") for p in (store / table).glob("run_id=*")}
     for run in sorted(found - listed):
-        _drop_own(store, run)
+        _drop_own(store, run, trash)
+
+
+def _empty_trash(store: Path) -> None:
+    shutil.rmtree(store / TRASH, ignore_errors=True)
 
 
 def _drop_old_sets(store: Path) -> None:

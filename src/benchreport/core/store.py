@@ -16,6 +16,16 @@ does not list, so a run whose first export was killed halfway is not seen in any
 store written before generations, with real files in the partitions, reads the same; each
 run is moved over at its next export.
 
+Where. ``resolve_store`` names the folder: ``--store DIR``, else ``$BENCHREPORT_STORE``, else
+``<report-root>/_store``; the store may sit on a shared file system that many machines
+export into (``build.store`` says what holds then).
+
+Compacted runs. ``benchreport store compact`` (``build.compact``) moves runs' rows into one
+plain Parquet file per table, ``_store/compacted/<table>/data.parquet``, with ``run_id`` a
+real column (its last, as the views have it). A reader takes the union of both folders with
+one rule: a run with its own ``runs`` partition is read from its partitions, any other
+compacted run from the compacted set (``view_sql``); ``stored_runs`` lists both.
+
 Tables (one row per what; units in the names or below). Every file also carries the Parquet
 key-value metadata ``benchreport_store_version``; ``runs`` has it as a column too.
 
