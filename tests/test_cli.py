@@ -46,11 +46,11 @@ def test_make_runs_no_code_given_as_a_run_id(project, tmp_path, goal, payload):
     assert not planted.exists()
 
 
-@pytest.mark.parametrize("var", ["SQL", "FORMAT", "RUNS", "BASE", "FILES"])
+@pytest.mark.parametrize("var", ["SQL", "FORMAT", "RUNS", "BASE", "FILES", "STORE"])
 def test_make_passes_other_values_as_text_not_shell_code(project, tmp_path, var):
     planted = tmp_path / "planted"
     goal = {"SQL": "query", "FORMAT": "query", "RUNS": "compare", "BASE": "compare",
-            "FILES": "init"}[var]
+            "FILES": "init", "STORE": "query"}[var]
     given = {"query": ["SQL=select 1"], "compare": ["RUNS=nope"], "init": ["RUN=nope"]}[goal]
     for payload in (f"x\"; touch {planted}; echo \"", f"$(shell touch {planted})",
                     f"$$(touch {planted})"):

@@ -4,9 +4,9 @@ A build calls ``export_run`` once every step has succeeded and before it swaps t
 in: a run whose build failed never touches the store, and a full disk or an interrupt during
 the export leaves the previous report and the previous store as they were.
 
-Atomic per run. An export writes all the run's tables under ``_store/.incoming/<RUN>.<pid>/``,
-renames that folder to a new generation ``_store/.generations/<RUN>/<gen>/``, and replaces the
-symlink ``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
+Atomic per run. An export writes all the run's tables under
+``_store/.incoming/<RUN>@<host>.<pid>/``, renames that folder to a new generation
+``_store/.generations/<RUN>/<gen>/``, and replaces the symlink ``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
 ``_store/<table>/run_id=<RUN>/data.parquet``, is a fixed relative symlink through ``current``
 (``../../.generations/<RUN>/current/<table>.parquet``), so that one rename switches every table
 of the run at once, and a kill at any instant leaves the run at one generation, the previous
@@ -29,8 +29,18 @@ sees, so that the switch to the new build is again one rename.
 
 Leftovers. An export holds ``.generations/<RUN>/lock`` (``flock``, which the kernel drops when
 the process dies) and removes, under it, what a killed export of the run left: generations
-that ``current`` does not name, and ``.incoming/<RUN>.<pid>/`` folders (of any run) whose
-process is gone. A build whose inputs did not change calls ``remove_leftovers`` instead.
+that ``current`` does not name, and ``.incoming/<RUN>@<host>.<pid>/`` folders (of any run)
+of this machine whose process is gone. A build whose inputs did not change calls
+``remove_leftovers`` instead.
+
+Many processes, many machines. The store may sit on a shared file system (``--store``,
+``$BENCHREPORT_STORE``). Exports of different runs share only folders they create with
+``exist_ok`` and scratch folders named by run, machine and process; exports of one run wait
+for each other on its lock; every export holds ``_store/.lock`` shared, which a compaction
+(``build.compact``) takes exclusive only to switch. All of it rests on ``rename`` being atomic
+and ``flock`` holding between the machines (NFS v4, CephFS; Lustre mounted with ``flock``).
+A killed export's scratch folder is removed only from the machine it ran on, the one place
+that can tell its process is gone.
 """
 
 from __future__ import annotations
@@ -265,7 +275,7 @@ def export_run(run: Run, store: Path | None = None) -> Path:
     store = store or store_path(run.paths.report.parent)
     with _locked(store, run.id):
         _sweep(store, run.id)
-        scratch = store / INCOMING / f"{run.id}.{os.getpid()}"
+        scratch = store / INCOMING / f"{run.id}@{_host()}.{os.getpid()}"
         try:
             _write_tables(run, scratch / "tables")
             _adopt(store, run.id, scratch)
@@ -426,14 +436,25 @@ def _sweep(store: Path, run_id: str) -> None:
     _sweep_generations(store, run_id)
 
 
+def _host() -> str:
+    """This machine's name, as scratch folders carry it (no '@': it separates the run)."""
+    import socket
+
+    return socket.gethostname().replace("@", "_") or "localhost"
+
+
 def _sweep_incoming(store: Path, run_id: str) -> None:
-    """Remove ``.incoming/<RUN>.<pid>`` of processes that are gone (an export killed), and
-    this process's own one of ``run_id`` (an export of it that failed)."""
+    """Remove ``.incoming/<RUN>@<host>.<pid>`` of this machine's processes that are gone (an
+    export killed), and this process's own one of ``run_id`` (an export of it that failed).
+    Another machine's are left alone: whether its process lives cannot be told from here
+    (a store on a shared file system). A name without ``@<host>`` (an older benchreport's)
+    counts as this machine's."""
     for entry in list((store / INCOMING).glob("*")):
         name, _, pid = entry.name.rpartition(".")
-        if not pid.isdigit():
+        run, at, host = name.rpartition("@")
+        if not pid.isdigit() or (at and host != _host()):
             continue
-        if not _alive(int(pid)) or (int(pid) == os.getpid() and name == run_id):
+        if not _alive(int(pid)) or (int(pid) == os.getpid() and (run if at else name) == run_id):
             _remove(entry)
 
 
