@@ -14,7 +14,7 @@ import pytest
 
 from benchreport.analyses.compare import compare_runs
 from benchreport.build.compact import compact
-from benchreport.build.store import export_run
+from benchreport.build.store import export_needed, export_run
 from benchreport.cli import main
 from benchreport.core.store import TABLES, compacted_file, listing, run_query, stored_runs
 
@@ -96,6 +96,12 @@ def test_a_later_export_of_a_compacted_run_supersedes_its_compacted_rows(builds,
     export_run(again["run-a"], alone)
     new_a = _rows(alone, "run-a")
     compact(store)
+    # an unchanged build of a compacted run needs no export; a newer one does
+    assert not export_needed(runs["run-b"], store)
+    assert export_needed(again["run-a"], tmp_path / "empty")
+    later = compacted_file(store, "runs").stat().st_mtime + 10
+    os.utime(again["run-a"].paths.figures_json, (later, later))
+    assert export_needed(again["run-a"], store)
     export_run(again["run-a"], store)
     assert listing(store).own == {"run-a"}
     state = _state(store)
