@@ -6,7 +6,8 @@ the export leaves the previous report and the previous store as they were.
 
 Atomic per run. An export writes all the run's tables under
 ``_store/.incoming/<RUN>@<host>.<pid>/``, renames that folder to a new generation
-``_store/.generations/<RUN>/<gen>/``, and replaces the symlink ``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
+``_store/.generations/<RUN>/<gen>/``, and replaces the symlink
+``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
 ``_store/<table>/run_id=<RUN>/data.parquet``, is a fixed relative symlink through ``current``
 (``../../.generations/<RUN>/current/<table>.parquet``), so that one rename switches every table
 of the run at once, and a kill at any instant leaves the run at one generation, the previous
