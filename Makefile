@@ -13,7 +13,9 @@ export MPLBACKEND := Agg
 # What the command line gives (RUN, RUNS, FILES, SQL, ...) reaches the recipes as environment
 # variables with their text as typed, never pasted into a shell command: a quote, ';' or
 # '$(...)' in a value is a character of it, run neither by the shell nor by make.
-PASSED := RUN RUNS BASE NAME FILES ENGINE SQL FORMAT WORKLOAD LOAD METRIC CHART GATE_FILE
+# STORE=<dir> puts the results store elsewhere (a shared file system); it becomes --store, which
+# comes before $BENCHREPORT_STORE, which comes before report/_store (core/store.py).
+PASSED := RUN RUNS BASE NAME FILES ENGINE SQL FORMAT WORKLOAD LOAD METRIC CHART GATE_FILE STORE
 $(foreach v,$(PASSED),$(eval override $(v) := $$(value $(v))))
 export $(PASSED)
 
@@ -40,7 +42,7 @@ ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report compare gate query runs history init check test bench checksums lock clean
+.PHONY: help install report compare gate query runs compact history init check test bench checksums lock clean
 
 ## Show this help
 help:
@@ -61,29 +63,33 @@ install: $(STAMP)
 
 ## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English (ALLOW_FAILED=1: exit 0 for a run where every request failed)
 report: $(STAMP)
-	@$(BIN)/benchreport build "$$RUN" $(if $(ALLOW_FAILED),--allow-failed)
+	@$(BIN)/benchreport build "$$RUN" $(if $(ALLOW_FAILED),--allow-failed) $${STORE:+--store "$$STORE"}
 
 ## Compare built runs: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]
 compare: $(STAMP)
 	@test -n "$$RUNS" || { echo 'RUNS is not set. Usage: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]' >&2; exit 2; }
-	@set -f; $(BIN)/benchreport compare $$RUNS $${BASE:+--base "$$BASE"} $${NAME:+--name "$$NAME"}
+	@set -f; $(BIN)/benchreport compare $$RUNS $${BASE:+--base "$$BASE"} $${NAME:+--name "$$NAME"} $${STORE:+--store "$$STORE"}
 
-## Gate built runs on regressions (store only; exit 1 if a metric is worse beyond its noise): make gate RUNS="base new" [BASE=base] [FORMAT=text|json|markdown] [GATE_FILE=gate.yaml]
+## Gate built runs on regressions (store only; exit 1 if a metric is worse beyond its noise): make gate RUNS="base new" [BASE=base] [FORMAT=text|json|markdown] [GATE_FILE=gate.yaml] [STORE=dir]
 gate: $(STAMP)
 	@test -n "$$RUNS" || { echo 'RUNS is not set. Usage: make gate RUNS="<base-run> <new-run>" [BASE=<run>] [FORMAT=markdown] [GATE_FILE=gate.yaml]' >&2; exit 2; }
-	@set -f; $(BIN)/benchreport compare --gate $$RUNS $${BASE:+--base "$$BASE"} $${FORMAT:+--format "$$FORMAT"} $${GATE_FILE:+--gate-file "$$GATE_FILE"}
+	@set -f; $(BIN)/benchreport compare --gate $$RUNS $${BASE:+--base "$$BASE"} $${FORMAT:+--format "$$FORMAT"} $${GATE_FILE:+--gate-file "$$GATE_FILE"} $${STORE:+--store "$$STORE"}
 
-## Run SQL over the results store of every built run: make query SQL="select ..."
+## Run SQL over the results store of every built run: make query SQL="select ..." [STORE=dir]
 query: $(STAMP)
-	@$(BIN)/benchreport query "$$SQL" $${FORMAT:+--format "$$FORMAT"}
+	@$(BIN)/benchreport query "$$SQL" $${FORMAT:+--format "$$FORMAT"} $${STORE:+--store "$$STORE"}
 
-## List the runs in the results store
+## List the runs in the results store [STORE=dir]
 runs: $(STAMP)
-	@$(BIN)/benchreport runs
+	@$(BIN)/benchreport runs $${STORE:+--store "$$STORE"}
+
+## Merge the store's per-run files into one per table, so many runs stay quick [STORE=dir]
+compact: $(STAMP)
+	@$(BIN)/benchreport store compact $${STORE:+--store "$$STORE"}
 
 ## Each metric over the stored runs and the runs where its level changed: make history [ENGINE=vllm] [WORKLOAD=1k] [LOAD=c16] [METRIC=p99_ttft_ms|all] [FORMAT=text|json|markdown] [CHART=dir]
 history: $(STAMP)
-	@$(BIN)/benchreport history $${ENGINE:+--engine "$$ENGINE"} $${WORKLOAD:+--workload "$$WORKLOAD"} $${LOAD:+--load "$$LOAD"} $${METRIC:+--metric "$$METRIC"} $${FORMAT:+--format "$$FORMAT"} $${CHART:+--chart "$$CHART"}
+	@$(BIN)/benchreport history $${ENGINE:+--engine "$$ENGINE"} $${WORKLOAD:+--workload "$$WORKLOAD"} $${LOAD:+--load "$$LOAD"} $${METRIC:+--metric "$$METRIC"} $${FORMAT:+--format "$$FORMAT"} $${CHART:+--chart "$$CHART"} $${STORE:+--store "$$STORE"}
 
 ## Start data/$(RUN)/ from result files, logs or folders: make init RUN=my-run FILES="a.json logs/" (DRY_RUN=1: only show what it would do)
 init: $(STAMP)

@@ -46,11 +46,12 @@ def test_make_runs_no_code_given_as_a_run_id(project, tmp_path, goal, payload):
     assert not planted.exists()
 
 
-@pytest.mark.parametrize("var", ["SQL", "FORMAT", "RUNS", "BASE", "FILES", "GATE_FILE"])
+@pytest.mark.parametrize("var", ["SQL", "FORMAT", "RUNS", "BASE", "FILES", "GATE_FILE",
+                                 "STORE"])
 def test_make_passes_other_values_as_text_not_shell_code(project, tmp_path, var):
     planted = tmp_path / "planted"
     goal = {"SQL": "query", "FORMAT": "query", "RUNS": "compare", "BASE": "compare",
-            "FILES": "init", "GATE_FILE": "gate"}[var]
+            "FILES": "init", "GATE_FILE": "gate", "STORE": "query"}[var]
     given = {"query": ["SQL=select 1"], "compare": ["RUNS=nope"], "init": ["RUN=nope"],
              "gate": ["RUNS=nope other"]}[goal]
     for payload in (f"x\"; touch {planted}; echo \"", f"$(shell touch {planted})",

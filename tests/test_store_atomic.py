@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -216,8 +217,17 @@ def test_an_export_of_another_live_process_is_left_alone(builds, tmp_path):
             busy.mkdir()
             dead = store / ".incoming" / f"other.{_dead_pid()}"
             dead.mkdir()
+            # the same, named as exports name them now: run@host.pid
+            host = socket.gethostname()
+            busy_now = store / ".incoming" / f"other@{host}.{live.pid}"
+            dead_now = store / ".incoming" / f"other@{host}.{_dead_pid()}"
+            # another machine's export on a shared store: its process cannot be seen here
+            elsewhere = store / ".incoming" / f"other@not-{host}.{_dead_pid()}"
+            for folder in (busy_now, dead_now, elsewhere):
+                folder.mkdir()
             remove_leftovers(store, RUN)
             assert busy.is_dir() and not dead.exists()
+            assert busy_now.is_dir() and elsewhere.is_dir() and not dead_now.exists()
         finally:
             live.kill()
 

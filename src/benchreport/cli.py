@@ -15,7 +15,8 @@ def _build(args: argparse.Namespace) -> int:
     from .build.pipeline import build
 
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
-                project=args.project, pdf=not args.no_pdf, base_url=args.base_url)
+                project=args.project, pdf=not args.no_pdf, base_url=args.base_url,
+                store_dir=args.store)
     report = run.paths.rel(run.paths.report)
     if _failed(run) and not args.allow_failed:
         # the report is written (it says why in its first line), but a failed run is not
@@ -139,7 +140,8 @@ def _compare(args: argparse.Namespace) -> int:
         return 2
 
     paths = build_compare(args.runs, base=args.base, name=args.name, data_root=args.data_root,
-                          report_root=args.report_root, project=args.project)
+                          report_root=args.report_root, project=args.project,
+                          store_dir=args.store)
     _print_matching(paths.compare_json)
     shown = paths.rel(paths.report)
     print(f"comparison ready: {shown}/report.ko.html, report.en.html, report.ko.pdf, "
@@ -165,7 +167,7 @@ def _gate(args: argparse.Namespace) -> int:
     try:
         result = gate(args.runs, base=args.base, gate_file=args.gate_file,
                       data_root=args.data_root, report_root=args.report_root,
-                      tolerance=args.tolerance)
+                      tolerance=args.tolerance, store_dir=args.store)
     except (ReportError, OSError) as exc:
         if args.debug:
             raise
@@ -178,21 +180,21 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from .core.store import format_rows, run_query, store_path
+    from .core.store import format_rows, resolve_store, run_query
 
-    names, rows = run_query(store_path(args.report_root), args.sql)
+    names, rows = run_query(resolve_store(args.report_root, args.store), args.sql)
     sys.stdout.write(format_rows(names, rows, args.format))
     return 0
 
 
 def _history(args: argparse.Namespace) -> int:
     from .analyses.history import DEFAULT_METRICS, history, method_record, metric_columns, record
-    from .core.store import store_path
+    from .core.store import resolve_store
     from .publish.history import render
 
     metrics = list(metric_columns()) if "all" in (args.metric or []) \
         else list(dict.fromkeys(args.metric or DEFAULT_METRICS))
-    store = store_path(args.report_root)
+    store = resolve_store(args.report_root, args.store)
     trends = history(store, metrics=metrics, engine=args.engine, model=args.model,
                      workload=args.workload, load=args.load, point=args.point)
     if not trends:
@@ -246,11 +248,32 @@ ORDER BY r.date NULLS LAST, r.run_id
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from .core.store import format_rows, run_query, store_path
+    from .core.store import format_rows, resolve_store, run_query
 
-    names, rows = run_query(store_path(args.report_root), RUNS_SQL)
+    names, rows = run_query(resolve_store(args.report_root, args.store), RUNS_SQL)
     sys.stdout.write(format_rows(names, rows, args.format))
     return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from .build.compact import compact
+    from .core.store import resolve_store
+
+    store = resolve_store(args.report_root, args.store)
+    done = compact(store)
+    print(f"{store.as_posix()}: {done.runs} runs in the compacted set; {done.moved} moved "
+          f"there from their own partitions, {done.kept} kept theirs (exported again while "
+          f"it ran); {done.copy_s:.1f} s copying, {done.locked_s:.1f} s with exports held, "
+          f"{done.delete_s:.1f} s deleting")
+    return 0
+
+
+STORE_HELP = ("the results store folder (default: $BENCHREPORT_STORE, else "
+              "<report-root>/_store)")
+
+
+def _store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="DIR", help=STORE_HELP)
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -279,6 +302,7 @@ def make_parser() -> argparse.ArgumentParser:
                                       "served: its image and report links become absolute")
     p.add_argument("--allow-failed", action="store_true",
                    help="exit 0 for a run in which no request succeeded (its report says so)")
+    _store_arg(p)
     p.set_defaults(func=_build)
 
     p = sub.add_parser("check", help="read every input of data/<RUN>/ and report problems, "
@@ -349,6 +373,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=float, metavar="FRACTION",
                    help="with --gate: input and output lengths within this fraction of the "
                         "larger match (default 0.1, or the gate file's)")
+    _store_arg(p)
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("query", help="run SQL over the results store of every built run "
@@ -357,11 +382,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("sql", help='e.g. "select run_id, count(*) from points group by 1"')
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument("--report-root", type=Path, default=Path("report"))
+    _store_arg(p)
     p.set_defaults(func=_query)
 
     p = sub.add_parser("runs", help="list the runs in the results store")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument("--report-root", type=Path, default=Path("report"))
+    _store_arg(p)
     p.set_defaults(func=_runs)
 
     p = sub.add_parser("history", help="each metric of a point over the runs of the results "
@@ -380,7 +407,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--chart", type=Path, metavar="DIR",
                    help="also write a trend chart (SVG) per point and metric into DIR")
     p.add_argument("--report-root", type=Path, default=Path("report"))
+    _store_arg(p)
     p.set_defaults(func=_history)
+
+    p = sub.add_parser("store", help="maintain the results store")
+    actions = p.add_subparsers(dest="action", required=True)
+    p = actions.add_parser("compact", help="merge the runs' small partitions into one "
+                                           "file per table, so many runs stay quick to query")
+    p.add_argument("--report-root", type=Path, default=Path("report"))
+    _store_arg(p)
+    p.set_defaults(func=_compact)
 
     p = sub.add_parser("synth", help="write a seeded synthetic run from a scenario file")
     p.add_argument("scenario", type=Path, help="scenario YAML, e.g. data/2024-b300/scenario.yaml")

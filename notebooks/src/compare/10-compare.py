@@ -13,7 +13,7 @@
 runs: str = "2024-b300 2024-b300-vllm-whatif"  # run ids, separated by spaces
 base: str = ""  # the run the others are compared with (default: the first)
 out: str = "report/_compare/2024-b300-vs-2024-b300-vllm-whatif"  # where it is written
-report_root: str = "report"  # folder holding the runs' reports and the results store
+store: str = "report/_store"  # the results store (--store, $BENCHREPORT_STORE)
 data_root: str = "data"  # folder holding the runs' inputs (run.yaml's gate: noise floors)
 notebook: str = "10-compare.ipynb"  # this notebook's name, stamped on its figures
 
@@ -22,7 +22,7 @@ from benchreport.analyses.compare import tables
 from benchreport.analyses.notebook import CompareCollector, compare, save_compare
 
 figs = CompareCollector(out, notebook)
-comp = compare(report_root, runs, base, data_root)
+comp = compare(store, runs, base, data_root)
 figs.add(comp.figures)
 shown = tables(comp)
 shown["changes"]

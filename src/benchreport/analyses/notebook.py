@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pandas as pd
 
@@ -386,13 +387,11 @@ def _indistinguishable(verdicts, src) -> Figure:
 
 # --- comparisons across runs (notebooks/compare/) ----------------------------------------
 
-def compare(report_root: str, runs: str, base: str, data_root: str | None = None):
+def compare(store: str, runs: str, base: str, data_root: str | None = None):
     """The comparison of ``runs`` (run ids separated by spaces) against ``base``, read from
-    the results store under ``report_root``; each other run's changes judged with the
+    the results store ``store`` (the folder the build resolved: ``--store``,
+    ``$BENCHREPORT_STORE`` or ``report/_store``); each other run's changes judged with the
     noise floors of its ``<data_root>/<run>/run.yaml`` ``gate:`` block, where it has one."""
-    from pathlib import Path
-
-    from ..core.store import store_path
     from .compare import compare_runs
     from .gate import Noise
     from .gateconfig import run_gate
@@ -401,7 +400,7 @@ def compare(report_root: str, runs: str, base: str, data_root: str | None = None
     others = [r for r in ids_ if r != (base or ids_[0])]
     noise = {r: Noise(floors=run_gate(Path(data_root) / r / "run.yaml").noise)
              for r in others} if data_root else None
-    return compare_runs(store_path(report_root), ids_, base or None, noise=noise)
+    return compare_runs(Path(store), ids_, base or None, noise=noise)
 
 
 class CompareCollector(Collector):

@@ -18,6 +18,7 @@ from ..core.errors import ReportError
 from ..core.figures import load_registry, merge
 from ..core.files import read_json, write_json
 from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
+from ..core.store import resolve_store
 from . import staging
 from .kernels import Workers
 from .pipeline import Interrupts, Steps, list_notebooks
@@ -37,8 +38,11 @@ def default_name(run_ids: list[str]) -> str:
 def build_compare(run_ids: list[str], *, base: str | None = None, name: str | None = None,
                   data_root: Path | str = "data", report_root: Path | str = "report",
                   project: Path | str = ".", out: Callable[[str], None] | None = None,
-                  build_runs: bool = True) -> ComparePaths:
-    """Build the comparison of ``run_ids`` (base: the first, unless given)."""
+                  build_runs: bool = True,
+                  store_dir: Path | str | None = None) -> ComparePaths:
+    """Build the comparison of ``run_ids`` (base: the first, unless given), reading the
+    store ``core.store.resolve_store`` names (``store_dir``, ``$BENCHREPORT_STORE``, or
+    ``<report_root>/_store``)."""
     from .pipeline import build
 
     project = Path(project).resolve()
@@ -53,11 +57,12 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
     if base and base not in run_ids:
         raise ReportError(f"BASE={base} is not one of RUNS ({' '.join(run_ids)})")
     paths = compare_paths(report_root, name or default_name(run_ids))
+    store = resolve_store(report_root, store_dir).resolve()
     if build_runs:
         for run_id in run_ids:
             say(f"run {run_id}:")
             build(run_id, data_root=data_root, report_root=report_root, project=project,
-                  out=say)
+                  out=say, store_dir=store)
     notebooks = list_notebooks(project / "notebooks" / "compare")
     with Interrupts() as interrupts, staging.lock(paths.report, say), \
             staging.stage(CompareJob(paths)) as job:
@@ -65,23 +70,22 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
         staged: ComparePaths = job.paths
         for stale in staged.figure_fragments.glob("*.json"):
             stale.unlink()
-        _execute(notebooks, staged, run_ids, base or "", (report_root, data_root), project,
-                 steps)
+        _execute(notebooks, staged, run_ids, base or "", (store, data_root), project, steps)
         steps.run("figures", lambda: _collect(staged))
         steps.run("render HTML and PDF (ko, en)", lambda: _render(staged, project))
     return paths
 
 
 def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], base: str,
-             roots: tuple[Path | str, Path | str], project: Path, steps: Steps) -> None:
+             roots: tuple[Path, Path | str], project: Path, steps: Steps) -> None:
     """Run the comparison notebooks in turn in one worker's kernel (the main process runs
     no kernel client, so Ctrl-C stays its own); they write into ``paths.report`` (the
-    staging copy), read the store under the report root and the runs' run.yaml files (their
-    ``gate:`` noise floors) under the data root (``roots``: report root, data root)."""
-    report_root, data_root = roots
+    staging copy), read the store and the runs' run.yaml files (their ``gate:`` noise
+    floors) under the data root (``roots``: the store, the data root)."""
+    store, data_root = roots
     jobs = [(src, paths.notebooks / src.name,
              {"runs": " ".join(run_ids), "base": base, "out": shown(paths.report, project),
-              "report_root": shown(Path(report_root).resolve(), project),
+              "store": shown(store, project),
               "data_root": shown(Path(data_root).resolve(), project),
               "notebook": src.name}) for src in notebooks]
     with Workers(1, project) as workers:

@@ -29,13 +29,14 @@ from ..analyses.gateconfig import (
 )
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
-from ..core.store import store_path
+from ..core.store import resolve_store
 
 __all__ = ["gate"]
 
 
 def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None = None,
          data_root: Path | str = "data", report_root: Path | str = "report",
+         store_dir: Path | str | None = None,
          tolerance: float | None = None) -> GateResult:
     """The gate's result for ``run_ids`` (base: the first, unless given)."""
     for run_id in run_ids:
@@ -50,7 +51,7 @@ def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None 
     for run_id in others:
         configs[run_id] = shared or run_gate(Path(data_root) / run_id / "run.yaml")
     chosen = tolerance if tolerance is not None else default_tolerance(list(configs.values()))
-    store = store_path(report_root)
+    store = resolve_store(report_root, store_dir)
     gated = gated_metrics(list(configs.values()))
     noise = {r: dataclasses.replace(c.as_noise(), history=history_noise(store, r, gated, chosen))
              for r, c in configs.items()}

@@ -14,6 +14,7 @@ from ..core.errors import BuildError
 from ..core.figures import load_registry, merge
 from ..analyses.provenance import with_provenance
 from ..core.paths import shown
+from ..core.store import resolve_store
 from ..ingest.io import Run, load_run, write_json
 from . import checksums, staging, store
 from .kernels import Workers
@@ -232,7 +233,8 @@ def show_warnings(run: Run, out: Callable[[str], None]) -> None:
 
 def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | str = "report",
           project: Path | str = ".", out: Callable[[str], None] | None = None,
-          pdf: bool = True, base_url: str | None = None) -> Run:
+          pdf: bool = True, base_url: str | None = None,
+          store_dir: Path | str | None = None) -> Run:
     """Build report/<run_id>/ from data/<run_id>/: notebooks, figures, HTML and PDF.
 
     ``pdf=False`` (``benchreport build --no-pdf``) leaves the PDFs out: a quicker draft of
@@ -243,12 +245,13 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     The build writes into report/.staging/<run_id>/ and swaps it in only when every step
     has succeeded, under a lock: a failed or interrupted build leaves the previous report
     as it was, and a second build of the same run waits for the first. The last step,
-    before the swap, exports the run into the results store (report/_store/), so a full
+    before the swap, exports the run into the results store (report/_store/, or
+    ``store_dir``, or ``$BENCHREPORT_STORE``: ``core.store.resolve_store``), so a full
     disk or an interrupt there leaves the previous report and store alike.
     """
     project = Path(project).resolve()
     run = load_run(run_id, data_root, report_root)
-    results = store.store_path(run.paths.report.parent)
+    results = resolve_store(run.paths.report.parent, store_dir)
     steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
     with Interrupts() as interrupts, staging.lock(run.paths.report, steps_out):
         notebooks = list_notebooks(project / "notebooks")
@@ -266,7 +269,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
             steps.out("render: inputs unchanged, skipped")
             shutil.rmtree(staging.failed_dir(run.paths.report), ignore_errors=True)
             with staging.full_disk_is_one_line(run.paths.report):
-                if store.export_needed(run):
+                if store.export_needed(run, results):
                     steps.run("export to the results store",
                               lambda: store.export_run(run, results))
                 else:

@@ -4,9 +4,10 @@ A build calls ``export_run`` once every step has succeeded and before it swaps t
 in: a run whose build failed never touches the store, and a full disk or an interrupt during
 the export leaves the previous report and the previous store as they were.
 
-Atomic per run. An export writes all the run's tables under ``_store/.incoming/<RUN>.<pid>/``,
-renames that folder to a new generation ``_store/.generations/<RUN>/<gen>/``, and replaces the
-symlink ``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
+Atomic per run. An export writes all the run's tables under
+``_store/.incoming/<RUN>@<host>.<pid>/``, renames that folder to a new generation
+``_store/.generations/<RUN>/<gen>/``, and replaces the symlink
+``_store/.generations/<RUN>/current`` with one naming it. Each partition file,
 ``_store/<table>/run_id=<RUN>/data.parquet``, is a fixed relative symlink through ``current``
 (``../../.generations/<RUN>/current/<table>.parquet``), so that one rename switches every table
 of the run at once, and a kill at any instant leaves the run at one generation, the previous
@@ -29,8 +30,18 @@ sees, so that the switch to the new build is again one rename.
 
 Leftovers. An export holds ``.generations/<RUN>/lock`` (``flock``, which the kernel drops when
 the process dies) and removes, under it, what a killed export of the run left: generations
-that ``current`` does not name, and ``.incoming/<RUN>.<pid>/`` folders (of any run) whose
-process is gone. A build whose inputs did not change calls ``remove_leftovers`` instead.
+that ``current`` does not name, and ``.incoming/<RUN>@<host>.<pid>/`` folders (of any run)
+of this machine whose process is gone. A build whose inputs did not change calls
+``remove_leftovers`` instead.
+
+Many processes, many machines. The store may sit on a shared file system (``--store``,
+``$BENCHREPORT_STORE``). Exports of different runs share only folders they create with
+``exist_ok`` and scratch folders named by run, machine and process; exports of one run wait
+for each other on its lock; every export holds ``_store/.lock`` shared, which a compaction
+(``build.compact``) takes exclusive only to switch. All of it rests on ``rename`` being atomic
+and ``flock`` holding between the machines (NFS v4, CephFS; Lustre mounted with ``flock``).
+A killed export's scratch folder is removed only from the machine it ran on, the one place
+that can tell its process is gone.
 """
 
 from __future__ import annotations
@@ -57,6 +68,8 @@ from ..core.store import (
     PARTITION_FILE,
     STORE_VERSION,
     TABLES,
+    compacted_file,
+    compacted_runs,
     partition,
     store_path,
 )
@@ -68,6 +81,7 @@ INCOMING = ".incoming"
 GENERATIONS = ".generations"
 CURRENT = "current"
 LOCK = "lock"
+STORE_LOCK = ".lock"
 # "runs" last: a run is listed (core.store.stored_runs) once all its other tables are linked
 LINK_ORDER = tuple(sorted(TABLES, key=lambda t: t == "runs"))
 
@@ -323,7 +337,7 @@ def export_run(run: Run, store: Path | None = None) -> Path:
     store = store or store_path(run.paths.report.parent)
     with _locked(store, run.id):
         _sweep(store, run.id)
-        scratch = store / INCOMING / f"{run.id}.{os.getpid()}"
+        scratch = store / INCOMING / f"{run.id}@{_host()}.{os.getpid()}"
         try:
             _write_tables(run, scratch / "tables")
             _adopt(store, run.id, scratch)
@@ -345,16 +359,32 @@ def remove_leftovers(store: Path, run_id: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(store: Path, run_id: str) -> Iterator[None]:
-    """One export of a run at a time (builds of one run already wait for each other; this
-    covers callers outside a build). ``flock``: a killed holder leaves no stale lock."""
+def store_locked(store: Path, exclusive: bool = False) -> Iterator[None]:
+    """The store-wide lock, ``_store/.lock``: every export holds it shared, so exports of
+    different runs run at the same time; a compaction holds it exclusive only while it
+    switches to its new compacted set and removes the partitions it took over
+    (``build.compact``), so no export is half-way then. ``flock``: a killed holder leaves
+    no stale lock."""
     import fcntl
 
-    folder = store / GENERATIONS / run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    store.mkdir(parents=True, exist_ok=True)
+    with open(store / STORE_LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
+
+
+@contextlib.contextmanager
+def _locked(store: Path, run_id: str) -> Iterator[None]:
+    """One export of a run at a time (builds of one run already wait for each other; this
+    covers callers outside a build), under the store-wide lock held shared."""
+    import fcntl
+
+    with store_locked(store):
+        folder = store / GENERATIONS / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / LOCK, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
 
 
 def _current(store: Path, run_id: str) -> Path:
@@ -468,14 +498,25 @@ def _sweep(store: Path, run_id: str) -> None:
     _sweep_generations(store, run_id)
 
 
+def _host() -> str:
+    """This machine's name, as scratch folders carry it (no '@': it separates the run)."""
+    import socket
+
+    return socket.gethostname().replace("@", "_") or "localhost"
+
+
 def _sweep_incoming(store: Path, run_id: str) -> None:
-    """Remove ``.incoming/<RUN>.<pid>`` of processes that are gone (an export killed), and
-    this process's own one of ``run_id`` (an export of it that failed)."""
+    """Remove ``.incoming/<RUN>@<host>.<pid>`` of this machine's processes that are gone (an
+    export killed), and this process's own one of ``run_id`` (an export of it that failed).
+    Another machine's are left alone: whether its process lives cannot be told from here
+    (a store on a shared file system). A name without ``@<host>`` (an older benchreport's)
+    counts as this machine's."""
     for entry in list((store / INCOMING).glob("*")):
         name, _, pid = entry.name.rpartition(".")
-        if not pid.isdigit():
+        run, at, host = name.rpartition("@")
+        if not pid.isdigit() or (at and host != _host()):
             continue
-        if not _alive(int(pid)) or (int(pid) == os.getpid() and name == run_id):
+        if not _alive(int(pid)) or (int(pid) == os.getpid() and (run if at else name) == run_id):
             _remove(entry)
 
 
@@ -512,7 +553,10 @@ def export_needed(run: Run, store: Path | None = None) -> bool:
     store = store or store_path(run.paths.report.parent)
     stored = partition(store, "runs", run.id) / PARTITION_FILE
     if not stored.is_file():
-        return True
+        # a compacted run is up to date when the compacted set is newer than its build
+        stored = compacted_file(store, "runs")
+        if run.id not in compacted_runs(store):
+            return True
     newest = max((p.stat().st_mtime for p in (run.paths.figures_json,
                                               run.paths.tables / "points.parquet")
                   if p.is_file()), default=0.0)

@@ -16,6 +16,16 @@ does not list, so a run whose first export was killed halfway is not seen in any
 store written before generations, with real files in the partitions, reads the same; each
 run is moved over at its next export.
 
+Where. ``resolve_store`` names the folder: ``--store DIR``, else ``$BENCHREPORT_STORE``, else
+``<report-root>/_store``; the store may sit on a shared file system that many machines
+export into (``build.store`` says what holds then).
+
+Compacted runs. ``benchreport store compact`` (``build.compact``) moves runs' rows into one
+plain Parquet file per table, ``_store/compacted/<table>/data.parquet``, with ``run_id`` a
+real column (its last, as the views have it). A reader takes the union of both folders with
+one rule: a run with its own ``runs`` partition is read from its partitions, any other
+compacted run from the compacted set (``view_sql``); ``stored_runs`` lists both.
+
 Tables (one row per what; units in the names or below). Every file also carries the Parquet
 key-value metadata ``benchreport_store_version``; ``runs`` has it as a column too.
 
@@ -59,6 +69,9 @@ key-value metadata ``benchreport_store_version``; ``runs`` has it as a column to
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,13 +83,28 @@ from .errors import ReportError
 #    rebuild; a build re-exports a run whose partition has another version)
 STORE_VERSION = 3
 STORE_DIR = "_store"
+STORE_ENV = "BENCHREPORT_STORE"
+COMPACTED = "compacted"
 TABLES = ("runs", "points", "requests", "figures", "settings", "events", "inputs")
 PARTITION_FILE = "data.parquet"
 KV_KEY = "benchreport_store_version"
 
 
 def store_path(report_root: Path | str) -> Path:
+    """The default store: ``<report-root>/_store``."""
     return Path(report_root) / STORE_DIR
+
+
+def resolve_store(report_root: Path | str, given: Path | str | None = None,
+                  environ: Mapping[str, str] | None = None) -> Path:
+    """The store a command reads and writes. Precedence: ``given`` (``--store DIR``), then
+    the environment variable ``BENCHREPORT_STORE``, then ``<report-root>/_store``. An empty
+    value counts as not given, so ``make ... STORE=`` keeps the default."""
+    env = os.environ if environ is None else environ
+    for choice in (given, env.get(STORE_ENV)):
+        if choice is not None and str(choice).strip():
+            return Path(str(choice).strip()).expanduser()
+    return store_path(report_root)
 
 
 def partition(store: Path, table: str, run_id: str) -> Path:
@@ -100,13 +128,83 @@ def unlisted(store: Path, table: str, run_ids: set[str]) -> list[str]:
                   if p.name.removeprefix("run_id=") not in run_ids)
 
 
-def stored_runs(store: Path) -> list[str]:
-    """Run ids with a complete partition (their ``runs`` partition is linked last)."""
+def own_runs(store: Path) -> list[str]:
+    """Run ids with a complete partition of their own (their ``runs`` partition is linked
+    last)."""
     folder = store / "runs"
     if not folder.is_dir():
         return []
     return sorted(p.name.removeprefix("run_id=") for p in folder.iterdir()
                   if p.name.startswith("run_id=") and (p / PARTITION_FILE).is_file())
+
+
+def compacted_file(store: Path, table: str) -> Path:
+    """The compacted set's file of ``table`` (``run_id`` is a column of it)."""
+    return store / COMPACTED / table / PARTITION_FILE
+
+
+def compacted_runs(store: Path) -> list[str]:
+    """Run ids in the compacted set, whether or not a later export superseded them."""
+    path = compacted_file(store, "runs")
+    if not path.is_file():
+        return []
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        return [r for (r,) in con.execute("SELECT run_id FROM read_parquet(?) ORDER BY 1",
+                                          [path.as_posix()]).fetchall()]
+    finally:
+        con.close()
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a reader takes as the store at one moment: the runs with their own partitions,
+    and the compacted set's runs (those with their own partition too read from it)."""
+
+    own: frozenset[str]
+    compacted: frozenset[str]
+
+    @property
+    def runs(self) -> list[str]:
+        return sorted(self.own | self.compacted)
+
+
+def listing(store: Path) -> Listing:
+    return Listing(frozenset(own_runs(store)), frozenset(compacted_runs(store)))
+
+
+def stored_runs(store: Path) -> list[str]:
+    """Run ids in the store: with a complete partition of their own, or compacted."""
+    return listing(store).runs
+
+
+def _in_list(run_ids) -> str:
+    return ", ".join("'" + r.replace("'", "''") + "'" for r in sorted(run_ids))
+
+
+def view_sql(store: Path, table: str, seen: Listing) -> str | None:
+    """What a reader sees of ``table``: the rows of the runs' own partitions (leaving out
+    partitions that ``runs`` does not list), and the compacted set's rows of the runs
+    with no partition of their own (a later export supersedes the compacted rows).
+    None when neither holds the table."""
+    parts = []
+    if any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
+        # a filter on the partition key: DuckDB skips those files without opening them
+        left_out = _in_list(unlisted(store, table, set(seen.own)))
+        parts.append(f"SELECT * FROM {read_sql(store, table)}"
+                     + (f" WHERE run_id NOT IN ({left_out})" if left_out else ""))
+    compacted = compacted_file(store, table)
+    if seen.compacted and compacted.is_file():
+        shadowed = _in_list(seen.own & seen.compacted)
+        parts.append(f"SELECT * FROM read_parquet({_literal(compacted)})"
+                     + (f" WHERE run_id NOT IN ({shadowed})" if shadowed else ""))
+    return " UNION ALL BY NAME ".join(parts) or None
+
+
+def _literal(path: Path) -> str:
+    return "'" + path.as_posix().replace("'", "''") + "'"
 
 
 def check_versions(con) -> None:
@@ -125,23 +223,20 @@ def check_versions(con) -> None:
                  f"report/{STORE_DIR}/.generations/{run_id}")
 
 
-def connect(store: Path, *, check: bool = True):
-    """An in-memory DuckDB connection with one view per table of the store."""
+def connect(store: Path, *, check: bool = True, seen: Listing | None = None):
+    """An in-memory DuckDB connection with one view per table of the store (``view_sql``),
+    as ``seen`` lists it (default: as it is now)."""
     import duckdb
 
     con = duckdb.connect()
     con.execute("SET threads=2")
     con.execute("SET parquet_metadata_cache = true")
-    run_ids = set(stored_runs(store))
+    seen = seen or listing(store)
     for table in TABLES:
-        if not any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
-            continue
-        # a filter on the partition key: DuckDB skips those files without opening them
-        left_out = ", ".join("'" + r.replace("'", "''") + "'"
-                             for r in unlisted(store, table, run_ids))
-        where = f" WHERE run_id NOT IN ({left_out})" if left_out else ""
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM {read_sql(store, table)}{where}")
-    if check and run_ids:
+        sql = view_sql(store, table, seen)
+        if sql:
+            con.execute(f"CREATE VIEW {table} AS {sql}")
+    if check and seen.runs:
         check_versions(con)
     return con
 
