@@ -137,7 +137,7 @@ def test_compare_hands_the_store_to_its_builds_and_notebook(monkeypatch, tmp_pat
 
     built, ran = [], []
     monkeypatch.setattr(pipeline, "build", lambda run_id, **kw: built.append(kw["store_dir"]))
-    monkeypatch.setattr(compare, "_execute", lambda *a: ran.append(a[4]) or _stop())
+    monkeypatch.setattr(compare, "_execute", lambda *a: ran.append(a[4][0]) or _stop())
     with pytest.raises(_Stop):
         compare.build_compare(["a", "b"], report_root=tmp_path / "report",
                               store_dir=tmp_path / "s", out=lambda line: None)
