@@ -3,9 +3,10 @@
 Three parts, each as registered figures:
 
 - **What changed** between the base run and each other run: hardware, model, each engine's
-  release (version, image, the version its log printed), each engine's launch settings, the
-  benchmark clients and the workloads. Items are grouped into factors (one engine's release,
-  one engine's settings, the hardware, …); a comparison whose runs differ in more than one
+  release (version, image, the version its log printed), each engine's launch settings and
+  the benchmark clients (a workload id is a name, not a factor). Items are grouped into
+  factors (one engine's release, one engine's settings, the hardware, …); a comparison
+  whose runs differ in more than one
   factor cannot put a change down to any one of them, and the report says so first.
 - **Per matched point**: points of two runs are paired by what they measured (the same
   engine, model, variant and load, input and output lengths within a tolerance;
@@ -226,8 +227,9 @@ def changes(base: StoredRun, other: StoredRun) -> list[dict[str, Any]]:
             _setting_source(ra), _setting_source(rb))
     add("client", "clients", "points.client", base.row.get("clients"),
         other.row.get("clients"), None, None)
-    add("workload", "workloads", "workloads[].id", base.row.get("workloads"),
-        other.row.get("workloads"), yaml_src(ya, "workloads"), yaml_src(yb, "workloads"))
+    # Workload ids are not a factor: they are names in run.yaml, points are matched by
+    # what they measured (``matching``: load and lengths), and a point that differs in
+    # those is listed as unmatched, with the reason.
     # a reconstruction's generator input: its results are set by construction
     sa, sb = (next((r for r in run.inputs if r["role"] == "scenario"), None)
               for run in (base, other))

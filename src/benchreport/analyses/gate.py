@@ -5,7 +5,9 @@ first of these that is available (the *noise source*):
 
 - ``same data``: both runs read the same result file (same sha256): nothing changed;
 - ``repeats``: both runs have two or more repeats of the point: the ratio's 95% interval by
-  Welch's t on the log scale (``stats.ratio_interval``);
+  Welch's t on the log scale (``stats.ratio_interval``); an interval that holds 1 but
+  reaches beyond ×1.5 or ÷1.5 (``UNINFORMATIVE``) tells nothing, and the next source
+  decides (a floor, the history, else "cannot tell");
 - ``floor``: a relative noise the user declared for the metric (the new run's run.yaml
   ``gate:`` block, or a gate file): the interval is the ratio ± the floor, so a change within
   the floor is within the noise;
@@ -70,6 +72,16 @@ class Noise:
     requests: bool = True              # resample paired requests (the report; not the gate)
 
 
+# an interval of repeats that reaches beyond ×1.5 or ÷1.5 cannot tell a large change from
+# none (two repeats apart by half give such an interval): it is no "within noise"
+UNINFORMATIVE = 1.5
+
+
+def informative(low: float, high: float) -> bool:
+    """Whether a ratio's interval is narrow enough for "within noise" to mean something."""
+    return low >= 1 / UNINFORMATIVE and high <= UNINFORMATIVE
+
+
 @dataclass(frozen=True)
 class Judgement:
     ratio: float | None        # mean(new) ÷ mean(base)
@@ -110,8 +122,9 @@ def judge(base: Iterable[float], new: Iterable[float], higher_is_better: bool, *
     if same:
         return Judgement(r.value, None, None, SAME_DATA, SAME)
     if r.low is not None:
-        return Judgement(r.value, r.low, r.high,
-                         effect(verdict(r.low, r.high, 1.0), higher_is_better), REPEATS)
+        outcome = effect(verdict(r.low, r.high, 1.0), higher_is_better)
+        if outcome != TIE_IN_NOISE or informative(r.low, r.high):
+            return Judgement(r.value, r.low, r.high, outcome, REPEATS)
     if floor is not None:
         return _relative(r.value, floor, FLOOR, higher_is_better)
     if history is not None:

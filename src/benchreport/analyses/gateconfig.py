@@ -99,9 +99,11 @@ def read_gate_file(path: Path) -> GateConfig:
 
 
 def run_gate(run_yaml: Path) -> GateConfig:
-    """The ``gate:`` block of a run's run.yaml; none when the file or the block is absent."""
+    """The ``gate:`` block of a run's run.yaml; none when the block is absent, and none,
+    said so in ``where``, when the file is (a machine that has only the store: give a gate
+    file there)."""
     if not run_yaml.is_file():
-        return NONE
+        return GateConfig({}, None, None, f"no {run_yaml.as_posix()} here (give --gate-file)")
     doc = load_yaml(run_yaml.read_text(encoding="utf-8"), run_yaml.as_posix())
     if not isinstance(doc, dict) or doc.get("gate") is None:
         return NONE

@@ -86,11 +86,11 @@ from ..core.verdicts import CANNOT_TELL, INTERVAL_LEVEL, INVALID, LEVEL_CHANGED,
 from .matching import load_columns, model_name, point_lengths
 from .stats import ratio_interval, t_critical, verdict
 
-__all__ = ["ALPHA", "DEFAULT_METRICS", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS", "MIN_RUNS",
-           "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel", "PointKey",
-           "RunValue", "Series", "Trend", "change_points", "history", "history_figures",
-           "history_noise", "method_record", "metric_columns", "noise", "noise_interval",
-           "pooled_noise", "read_series", "record", "trend"]
+__all__ = ["ALPHA", "DEFAULT_METRICS", "GATE_LEVEL", "LENGTH_TOLERANCE", "MIN_NOISE_RUNS",
+           "MIN_RUNS", "MIN_SEGMENT", "PERMUTATIONS", "SEED", "ChangePoint", "NoiseModel",
+           "PointKey", "RunValue", "Series", "Trend", "change_points", "gate_noise", "history",
+           "history_figures", "history_noise", "method_record", "metric_columns", "noise",
+           "noise_interval", "pooled_noise", "read_series", "record", "trend"]
 
 ALPHA = 0.01             # a level change is kept when its permutation p-value is below this
 PERMUTATIONS = 999       # shufflings per test: the smallest p-value is 1 / 1000
@@ -98,6 +98,10 @@ SEED = 20261205
 MIN_SEGMENT = 3          # runs on either side of a split, at least
 MIN_RUNS = 12            # a series (or a level, for a further change) needs this many runs
 MIN_NOISE_RUNS = 6       # runs of one level for a noise estimate
+# A gate tests many points × metrics against the history's noise at once: each at this level,
+# so that, together, a few dozen of them raise a false alarm about once in twenty gates
+# (Bonferroni: 0.05 / 50 = 0.001)
+GATE_LEVEL = 0.999
 LENGTH_TOLERANCE = 0.10  # input and output lengths of one series agree within 10%
 MAD_TO_SIGMA = 1.4826    # MAD × this estimates σ of normal noise
 OUTLIER_SIGMAS = 5.0     # a run this many robust σ from its level's median is no noise
@@ -217,7 +221,7 @@ class Series:
         """The newest run's load id, with its variant: the id part of the series' figures."""
         if not self.runs:
             return self.key.load
-        from .compare import _slug       # here: compare may import this module (a gate)
+        from .compare import _slug  # here: compare may import this module (a gate)
 
         p = self.runs[-1].points[0]
         return p["load"] + (f"-{_slug(p['variant'])}" if p.get("variant") else "")
@@ -449,7 +453,10 @@ def change_points(values: Sequence[float], runs: Sequence[str] | None = None, *,
 def _spread(levels: list[list[float]]) -> float:
     """The robust standard deviation of log values grouped in levels (``noise``)."""
     deviations = [abs(v - statistics.median(lv)) for lv in levels for v in lv]
-    screen = OUTLIER_SIGMAS * MAD_TO_SIGMA * statistics.median(deviations)
+    # Fewer runs than a change-point test needs: no run is screened out (the median
+    # deviation of a handful of runs is too erratic to call any of them an outlier).
+    screen = OUTLIER_SIGMAS * MAD_TO_SIGMA * statistics.median(deviations) \
+        if len(deviations) >= MIN_RUNS else math.inf
     squares, kept_runs, kept_levels = 0.0, 0, 0
     for lv in levels:
         mid = statistics.median(lv)
@@ -465,7 +472,8 @@ def noise(values: Sequence[float]) -> float | None:
     """The relative run-to-run noise of runs at one level: the standard deviation of their
     log values (≈ the relative standard deviation; 0.02 is 2%), leaving out the runs more
     than ``OUTLIER_SIGMAS`` robust deviations (1.4826 × MAD) from the median, so one outlier
-    run does not set it. 0 when most values are equal. None for fewer than
+    run does not set it (with ``MIN_RUNS`` runs or more; fewer are all kept). 0 when most
+    values are equal. None for fewer than
     ``MIN_NOISE_RUNS`` values."""
     xs = _positive(values)
     if len(xs) < MIN_NOISE_RUNS:
@@ -734,3 +742,26 @@ def record(tr: Trend) -> dict[str, Any]:
         "levels": [{"from_run": runs[a].run, "to_run": runs[b - 1].run, "runs": b - a,
                     "mean": m} for a, b, m in tr.levels()],
     }
+
+
+def gate_noise(store: Path, new_run: str, metrics: Sequence[str],
+               tolerance: float = LENGTH_TOLERANCE):
+    """A gate's or a comparison's noise from the store's history before ``new_run``
+    (``gate.Noise.history``): for a point (a ``matching.Group`` of the base run) and a
+    metric, the relative half-width of the interval that run-to-run noise gives a ratio of
+    two single runs at ``GATE_LEVEL`` (``noise_interval``); None where the history is too
+    short, or shows no variation at all (runs that all read the same numbers say nothing
+    of noise). The store is read once, on the first look-up."""
+    model: list[NoiseModel] = []
+
+    def look_up(group, metric: str) -> float | None:
+        if not group.points or metric not in metrics:
+            return None
+        if not model:
+            model.append(NoiseModel(store, list(metrics), tolerance=tolerance))
+        sigma, runs = model[0].estimate(group.points[0], metric, new_run)
+        if not sigma:
+            return None
+        return noise_interval(1.0, sigma, runs, GATE_LEVEL)[1] - 1.0
+
+    return look_up

@@ -12,14 +12,16 @@ pooled (invalid points left out). Two groups of two runs match when they measure
    else what the client was told; an unbounded rate matches an unbounded rate);
 5. input and output lengths (tokens per request: the scenario's, else the file's totals ÷
    completed requests) within ``tolerance`` of the larger of the two, when both runs state
-   them.
+   them;
+6. the same number of requests asked, when both clients record it (a benchmark of twice
+   the prompts takes twice as long).
 
 The workload id is not a criterion: two sweeps of the same rates and lengths whose run.yaml
 names them ``in218-out223`` and ``nightly`` match point by point. Among several candidates a
 group takes the one with its own engine id (two engines of a run may share a name), then its
-own workload id, then the closest lengths; each group is matched once. Every group left without a partner carries the reason, in words a
-user can check against the files: the first criterion no candidate met, with the nearest
-candidate's value (``vLLM r=16: no point in run B at this load (B has r=1, r=4)``).
+own workload id, then the closest lengths; each group is matched once. Every group left
+without a partner carries the reason, in words a user can check against the files: the
+first criterion no candidate met, with the nearest candidate's value (``vLLM r=16: no point in run B at this load (B has r=1, r=4)``).
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class Group:
     output_tokens: float | None
     variant: str
     points: tuple[dict[str, Any], ...] = field(repr=False, default=())
+    requests: float | None = None      # requests the client was asked to send (None: unstated)
 
     @property
     def label(self) -> str:
@@ -141,7 +144,8 @@ def groups_of(run_id: str, points: list[dict[str, Any]], engines: dict[str, str]
                          concurrency=conc, rate=rate,
                          input_tokens=_mean([x for x, _ in lengths]),
                          output_tokens=_mean([y for _, y in lengths]),
-                         variant=first.get("variant") or "", points=tuple(pts))
+                         variant=first.get("variant") or "", points=tuple(pts),
+                         requests=_num(first.get("requests_asked")))
     return out
 
 
@@ -195,6 +199,8 @@ def _criteria(tolerance: float):
         ("variant", lambda a, b: a.variant == b.variant),
         ("load", lambda a, b: _same(a.concurrency, b.concurrency) and _same(a.rate, b.rate)),
         ("lengths", lambda a, b: _length_gap(a, b) <= tolerance + 1e-12),
+        ("requests", lambda a, b: a.requests is None or b.requests is None
+         or _same(a.requests, b.requests)),
     )
 
 
@@ -215,6 +221,9 @@ def _why(group: Group, others: list[Group], other_run: str, tolerance: float) ->
         if name == "load":
             loads = ", ".join(sorted({o.load for o in left}))
             return f"no point in run {other_run} at this load ({other_run} has {loads})"
+        if name == "requests":
+            return (f"{_short(group.requests)} vs {_short(left[0].requests)} requests asked "
+                    "(a duration and its throughputs depend on how many)")
         near = min(left, key=lambda o: _length_gap(group, o))
         return _length_reason(group, near, tolerance)
     return f"its match in run {other_run} was taken by another point"

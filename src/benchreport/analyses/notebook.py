@@ -184,10 +184,10 @@ def caveats(run: Run, ing) -> Caveats:
     """Settings that differ, events inside the measurements and what one run cannot tell."""
     from . import limits
     from .arrival import arrival
-    from .provenance import generator_figures
     from .caveats import caveat_figures, event_caveats, setting_caveats
     from .consistency import all_checks
     from .consistency import limit_rows as consistency_rows
+    from .provenance import generator_figures
     from .spec import spec_figures
 
     rows, compared = setting_caveats(run, ing)
@@ -392,14 +392,18 @@ def compare(store: str, runs: str, base: str, data_root: str | None = None):
     the results store ``store`` (the folder the build resolved: ``--store``,
     ``$BENCHREPORT_STORE`` or ``report/_store``); each other run's changes judged with the
     noise floors of its ``<data_root>/<run>/run.yaml`` ``gate:`` block, where it has one."""
-    from .compare import compare_runs
+    from .compare import METRICS, compare_runs
     from .gate import Noise
     from .gateconfig import run_gate
+    from .history import gate_noise
 
     ids_ = runs.split()
     others = [r for r in ids_ if r != (base or ids_[0])]
-    noise = {r: Noise(floors=run_gate(Path(data_root) / r / "run.yaml").noise)
-             for r in others} if data_root else None
+    # the gate's noise sources (floors, then the store's history), so that the report and
+    # `compare --gate` say the same of every change; the report also resamples requests
+    noise = {r: Noise(floors=run_gate(Path(data_root) / r / "run.yaml").noise if data_root
+                      else {}, history=gate_noise(Path(store), r, list(METRICS)))
+             for r in others}
     return compare_runs(Path(store), ids_, base or None, noise=noise)
 
 

@@ -9,8 +9,9 @@ file when one is given, else the ``gate:`` block of the new run's
 run has repeats and no floor is declared for a metric, the noise comes from the store's
 history of the point (``analyses.history``: the runs before the new one, of the same
 engine, model, load and lengths; at least as many as ``history.MIN_NOISE_RUNS``), as the
-interval that run-to-run noise alone gives a ratio of two single runs; with less history, the
-verdict is "cannot tell".
+interval that run-to-run noise alone gives a ratio of two single runs (``history.gate_noise``,
+at ``history.GATE_LEVEL``); with less history, the verdict is "cannot tell". The comparison
+report takes the same noise, so both say the same of every change.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import dataclasses
 from pathlib import Path
 
 from ..analyses.compare import compare_runs
-from ..analyses.gate import GateResult, HistoryNoise, gate_result
+from ..analyses.gate import GateResult, gate_result
 from ..analyses.gateconfig import (
     GateConfig,
     default_tolerance,
@@ -27,6 +28,7 @@ from ..analyses.gateconfig import (
     read_gate_file,
     run_gate,
 )
+from ..analyses.history import gate_noise
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.store import resolve_store
@@ -53,7 +55,7 @@ def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None 
     chosen = tolerance if tolerance is not None else default_tolerance(list(configs.values()))
     store = resolve_store(report_root, store_dir)
     gated = gated_metrics(list(configs.values()))
-    noise = {r: dataclasses.replace(c.as_noise(), history=history_noise(store, r, gated, chosen))
+    noise = {r: dataclasses.replace(c.as_noise(), history=gate_noise(store, r, gated, chosen))
              for r, c in configs.items()}
     comp = compare_runs(store, run_ids, base, noise=noise, tolerance=chosen)
     result = gate_result(comp, gated)
@@ -61,25 +63,3 @@ def gate(run_ids: list[str], *, base: str | None = None, gate_file: Path | None 
     result.tolerance = chosen
     return result
 
-
-def history_noise(store: Path, new_run: str, metrics: list[str],
-                  tolerance: float) -> HistoryNoise:
-    """The gate's noise from the store's history before ``new_run``: for a point (the base
-    run's group) and a metric, the relative half-width of the interval that run-to-run noise
-    gives a ratio of two single runs (``history.noise_interval``), or None where the history
-    is too short to say. The store is read once, on the first look-up."""
-    from ..analyses.history import NoiseModel, noise_interval
-
-    model: list[NoiseModel] = []
-
-    def look_up(group, metric: str) -> float | None:
-        if not group.points or metric not in metrics:
-            return None
-        if not model:
-            model.append(NoiseModel(store, metrics, tolerance=tolerance))
-        sigma, runs = model[0].estimate(group.points[0], metric, new_run)
-        if sigma is None:
-            return None
-        return noise_interval(1.0, sigma, runs)[1] - 1.0
-
-    return look_up

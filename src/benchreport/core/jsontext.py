@@ -1,4 +1,5 @@
-"""JSON text as users' files hold it, read so that no content can crash the reader.
+"""JSON text as users' files hold it, read so that no content can crash the reader; and
+JSON the tool writes, strict (``finite``: no ``Infinity`` or ``NaN``, which JSON has not).
 
 ``json.loads`` fails in two ways that are no ``JSONDecodeError``: an integer of more than
 4,300 digits (a ``ValueError``) and values nested deeper than Python's recursion limit (a
@@ -59,3 +60,15 @@ def deepest(text: str) -> tuple[int, int]:
 def too_deep(text: str) -> str:
     """What to say of ``text`` that ``loads`` could not follow (a RecursionError)."""
     return f"values nested {deepest(text)[0]:,} levels deep, more than a JSON reader follows"
+
+
+def finite(value: Any) -> Any:
+    """``value`` for strict JSON: a non-finite number as text (``"inf"``, ``"nan"``), in
+    dicts, lists and tuples too; what ``json.dumps(..., allow_nan=False)`` then writes."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value

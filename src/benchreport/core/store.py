@@ -76,6 +76,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ReportError
+from .jsontext import finite
 
 # 2: points gained scenario_range_ratio (a partition of version 1 lacks the column)
 # 3: points gained load_concurrency, load_rate, load_value, validity, valid and
@@ -287,8 +288,8 @@ def rows_of(con, sql: str, params: list | None = None) -> list[dict[str, Any]]:
 def format_rows(names: list[str], rows: list[tuple], fmt: str) -> str:
     """Rows as an aligned text table, CSV or JSON (a list of objects)."""
     if fmt == "json":
-        return json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=_plain,
-                          ensure_ascii=False, indent=1) + "\n"
+        return json.dumps(finite([dict(zip(names, r, strict=True)) for r in rows]),
+                          default=_plain, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
         import csv
         import io

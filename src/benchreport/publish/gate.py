@@ -9,6 +9,7 @@ import json
 import math
 from typing import Any
 
+from ..core.jsontext import finite
 from ..core.verdicts import GATE_WORDS, REGRESSED
 
 __all__ = ["FORMATS", "render"]
@@ -104,18 +105,7 @@ def _json(result: Any) -> str:
                                              "why")} for r in result.skipped],
            "matching": matching, "noise_floors_from": result.floors,
            "tolerance": result.tolerance}
-    return json.dumps(_finite(doc), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def _finite(value: Any) -> Any:
-    """Strict JSON: a non-finite number as text ("inf"), never the invalid ``Infinity``."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite(doc), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _markdown(result: Any) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.jsontext import finite
 from ..core.verdicts import CANNOT_TELL, LEVEL_CHANGED
 
 __all__ = ["point_label", "render"]
@@ -138,7 +139,7 @@ def render(recs: list[dict[str, Any]], method: dict[str, Any], fmt: str,
            charts: list[str] = ()) -> str:
     """The histories in ``fmt`` (text, json or markdown); ``charts``: the files written."""
     if fmt == "json":
-        return json.dumps({"test": method, "trends": recs, "charts": list(charts)},
+        return json.dumps(finite({"test": method, "trends": recs, "charts": list(charts)}),
                           ensure_ascii=False, indent=1, allow_nan=False) + "\n"
     body = markdown(recs, method) if fmt == "markdown" else text(recs, method)
     return body + "".join(f"chart: {c}\n" for c in charts)
