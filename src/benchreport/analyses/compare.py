@@ -585,7 +585,7 @@ def trend_figures(ordered: list[StoredRun], comp: Comparison,
                 if fig is not None:
                     figures.append(fig)
                     found[(key, metric, run.id)] = fig.id
-    for key in sorted(set().union(*groups)):
+    for key in sorted(set().union(*groups), key=lambda k: _numeric_order(k, groups)):
         for metric in TREND_METRICS:
             values = [(r.id, found[(key, metric, r.id)]) for r in ordered
                       if (key, metric, r.id) in found]
@@ -594,6 +594,14 @@ def trend_figures(ordered: list[StoredRun], comp: Comparison,
                                     "metric": metric, "values": values})
     comp.curves = _curves(ordered, groups, found)
     return figures
+
+
+def _numeric_order(key: GroupKey, groups: list[dict[GroupKey, Any]]) -> tuple:
+    """Engine, workload, then the load as numbers (``r1, r4, r16, rinf``, not as text)."""
+    group = next(g[key] for g in groups if key in g)
+    big = float("inf")
+    return (key[0], key[1], group.concurrency if group.concurrency is not None else big,
+            group.rate if group.rate is not None else big, key[2])
 
 
 def _trend_figure(run: StoredRun, key: GroupKey, points: tuple[dict[str, Any], ...],

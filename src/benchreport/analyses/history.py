@@ -168,6 +168,16 @@ class PointKey:
                    variant=row.get("variant") or "", input_tokens=inp, output_tokens=out)
 
     @property
+    def order(self) -> tuple:
+        """How series are listed: engine, model, dataset, then the load as numbers (``r1, r4,
+        r16, rinf``), variant and lengths."""
+        big = math.inf
+        return (self.engine, self.model or "", self.dataset or "",
+                self.concurrency if self.concurrency is not None else big,
+                self.rate if self.rate is not None else big, self.load, self.variant,
+                self.input_tokens or 0.0, self.output_tokens or 0.0)
+
+    @property
     def exact(self) -> tuple:
         """The parts that must be equal (lengths are compared within a tolerance)."""
         return (self.engine, self.model, self.dataset, self.concurrency, self.rate, self.load,
@@ -342,7 +352,8 @@ def read_series(store: Path, *, metrics: Sequence[str] = DEFAULT_METRICS,
     pick a series when one of its runs has such a point."""
     _check_metrics(metrics)
     out = []
-    for key, rows in _group(_rows(store, metrics, engine, model), tolerance):
+    for key, rows in sorted(_group(_rows(store, metrics, engine, model), tolerance),
+                            key=lambda kv: kv[0].order):
         if _picked(rows, workload, load, point):
             out += [s for m in metrics if (s := _series(key, rows, m)).runs]
     return out
