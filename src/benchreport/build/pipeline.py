@@ -26,7 +26,9 @@ def list_notebooks(folder: Path) -> list[Path]:
     """The pipeline's notebooks: ``NN-name.ipynb`` in ``folder``, in name order."""
     found = sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name))
     if not found:
-        raise BuildError(f"no notebooks named NN-name.ipynb in {folder}")
+        raise BuildError(f"no notebooks named NN-name.ipynb in {folder}",
+                         hint="run from the benchreport checkout, or give it with "
+                              "--project <checkout>")
     return found
 
 
