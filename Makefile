@@ -42,7 +42,7 @@ ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report compare gate query runs compact history init check test bench checksums lock clean
+.PHONY: help install report compare gate query runs compact history init check test lint bench checksums lock clean
 
 ## Show this help
 help:
@@ -102,6 +102,10 @@ check: $(STAMP)
 ## Run the test suite
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q
+
+## Check the code with ruff, by the project's own settings (pyproject.toml)
+lint: $(STAMP)
+	@$(BIN)/python -m ruff check src tests benchmarks tools notebooks/src
 
 ## Print ingest and build speed of generated logs and campaigns (scripts, not tests)
 bench: $(STAMP)

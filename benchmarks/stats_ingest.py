@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import re
-import resource
 import shutil
 import subprocess
 import sys

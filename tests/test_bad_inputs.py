@@ -35,7 +35,8 @@ CORPUS = Path(__file__).parent / "badinputs"
 VLOG, SLOG = "raw/vllm/server.log", "raw/sglang/server.log"
 V64 = "raw/vllm/vllm-infqps-concurrency10-Kimi-K3-20261120-101345.json"
 V200 = "raw/vllm/vllm-infqps-concurrency10-Kimi-K3-20261120-102135.json"
-S64, S200 = "raw/sglang/sglang_1120_10_65536_3072.jsonl", "raw/sglang/sglang_1120_10_200000_3072.jsonl"
+S64 = "raw/sglang/sglang_1120_10_65536_3072.jsonl"
+S200 = "raw/sglang/sglang_1120_10_200000_3072.jsonl"
 
 
 def fresh(root: Path) -> Path:

@@ -95,7 +95,8 @@ def test_the_markdown_pastes(tmp_path):
     assert len(re.findall(r"<p><img [^>]*></p>", html)) == 2
     # code survives the typographer; the prose's own " -- " may become a dash
     for code in ("--dcp-size 8", "--mem-fraction-static 0.88", "--max-running-requests 10",
-                 "data/run/raw/sglang/server.log", "kv_lora_rank", "decode_context_parallel_size=1"):
+                 "data/run/raw/sglang/server.log", "kv_lora_rank",
+                 "decode_context_parallel_size=1"):
         assert f"<code>{code}</code>" in html, code
     assert html.count("–") == 1 and "</code> – as" in html
     assert '<a href="report.en.html#derivation">' in html

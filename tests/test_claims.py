@@ -26,14 +26,17 @@ def test_reference_claims_cover_both_articles_and_the_known_contradictions(refer
     assert all(c.value is not None for c in figures)
 
 
+HEAD = "schema: 1\narticles: {a: x}\nclaims:\n"
+
+
 @pytest.mark.parametrize("text, message", [
-    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [b], kind: figure, text: {ko: a, en: b}}\n",
+    (HEAD + "  - {id: x, source: [b], kind: figure, text: {ko: a, en: b}}\n",
      "unknown article 'b'"),
-    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: guess, text: {ko: a, en: b}}\n",
+    (HEAD + "  - {id: x, source: [a], kind: guess, text: {ko: a, en: b}}\n",
      "kind must be one of"),
-    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: figure, text: {ko: a}}\n",
+    (HEAD + "  - {id: x, source: [a], kind: figure, text: {ko: a}}\n",
      "text needs ko and en"),
-    ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: figure, text: {ko: a, en: b}}\n"
+    (HEAD + "  - {id: x, source: [a], kind: figure, text: {ko: a, en: b}}\n"
      "  - {id: x, source: [a], kind: figure, text: {ko: a, en: b}}\n", "duplicate claim id 'x'"),
 ])
 def test_bad_claims_are_refused_with_the_line(text, message):

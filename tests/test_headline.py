@@ -293,7 +293,8 @@ def test_a_load_row_quotes_the_files_own_rate_and_says_which_it_is(built, projec
              "basis": "recorded"}
     for lang, words in (("en", "requests went through at 4.4 req/s (the client's own "
                                "request throughput)"),
-                        ("ko", "요청이 초당 요청 4.4개로 처리되어(클라이언트가 기록한 요청 처리량)")):
+                        ("ko", "요청이 초당 요청 4.4개로 처리되어"
+                               "(클라이언트가 기록한 요청 처리량)")):
         w = _writer(built, POINT, project, lang)
         assert words in unescape(_text([_found(w, [check])]))
     w = _writer(built, POINT, project)

@@ -123,7 +123,7 @@ def both(tmp_path_factory):
 
 
 def test_batches_give_the_same_records_windows_and_excerpts(both):
-    (run_a, a), (run_b, b) = both["memory"], both["batches"]
+    (_, a), (_, b) = both["memory"], both["batches"]
     assert b.records.is_large("engine_stats") and not a.records.is_large("engine_stats")
     assert a.windows == b.windows and a.point_windows == b.point_windows
     assert a.summaries == b.summaries

@@ -170,7 +170,8 @@ def test_a_saved_launch_command_in_a_txt_is_a_launch_record(tmp_path, capsys):
 
     folder = tmp_path / "in"
     folder.mkdir()
-    shutil.copy(REAL / "vllm-sweep" / "vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_1.json",
+    sweep = REAL / "vllm-sweep"
+    shutil.copy(sweep / "vllm-ascend-nightly-2025-05-serving_qwen2_5_7B_tp1_qps_1.json",
                 folder / "serving_qps_1.json")
     command = folder / "vllm_command.txt"
     command.write_text("vllm serve Qwen/Qwen2.5-7B-Instruct \\\n  --tensor-parallel-size 1 \\\n"

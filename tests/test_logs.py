@@ -124,7 +124,8 @@ VLLM_OTHER = [
      dict(version="0.9.2")),
     ("(APIServer pid=1) INFO 11-29 07:00:00 [utils.py:1] non-default args: {'model': 'm', "
      "'tensor_parallel_size': 8, 'speculative_config': {'method': 'eagle3'}}", "server_args",
-     dict(args={"model": "m", "tensor_parallel_size": 8, "speculative_config": {"method": "eagle3"}})),
+     dict(args={"model": "m", "tensor_parallel_size": 8,
+                "speculative_config": {"method": "eagle3"}})),
     ("(EngineCore pid=3) INFO 11-29 07:00:00 [kv_cache_utils.py:1] GPU KV cache size: 1,823,372 "
      "tokens, Maximum concurrency for 262,144 tokens per request: 6.96x", "kv_cache",
      dict(kv_tokens=1823372, max_len=262144, max_concurrency=6.96, device="GPU")),
@@ -139,7 +140,8 @@ VLLM_OTHER = [
      dict(seconds=205.79, compile_seconds=60.04)),
     ("(Worker_TP2 pid=5) WARNING 11-29 07:00:00 [fused_moe.py:1] CUDA out of memory while "
      "allocating the MoE workspace (3.1 GiB requested, 2.2 GiB free); freeing cached blocks and "
-     "retrying (soft OOM retry 1/4)", "memory_event", dict(event="soft_oom_retry", proc="Worker_TP2")),
+     "retrying (soft OOM retry 1/4)", "memory_event",
+     dict(event="soft_oom_retry", proc="Worker_TP2")),
     ("(EngineCore pid=3) ERROR 11-29 07:00:00 [core.py:1] torch.OutOfMemoryError: CUDA out of "
      "memory. Tried to allocate 2.00 GiB.", "memory_event", dict(event="oom")),
     ("WARNING 05-01 10:00:00 scheduler.py:1] Sequence group 12 is preempted by "
@@ -221,7 +223,8 @@ SGLANG_OTHER = [
      "#new_token_ratio: 0.4000 -> 0.6000", "retraction", dict(retracted=3)),
     (SG + "Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.1 -> 0.2",
      "retraction", dict(retracted=1)),
-    (SG + "Prefill out of memory. Try to lower your batch size.", "memory_event", dict(event="oom")),
+    (SG + "Prefill out of memory. Try to lower your batch size.", "memory_event",
+     dict(event="oom")),
     ("[2026-11-29 07:00:00] server_args={'model_path': '/m', 'tp_size': 8, 'dcp_size': 8}",
      "server_args", dict(args={"model_path": "/m", "tp_size": 8, "dcp_size": 8})),
     ("[2025-06-01 07:00:00] server_args=ServerArgs(model_path='/m', tp_size=4, "

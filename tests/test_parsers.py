@@ -112,7 +112,8 @@ def test_vllm_append_result_file_is_read_as_lines():
     # two lines, one of them good: read as one document cut after its first line
     (SGLANG_LINE + "\n" + '{"duration": 1,', "not valid JSON at column 1", 2),
     (SGLANG_LINE + "\n" + '{"duration": 1,]', "not valid JSON at column 1", 2),
-    (SGLANG_LINE.replace('"duration": 58.2', '"duration": "fast"'), "'duration' must be a number", 1),
+    (SGLANG_LINE.replace('"duration": 58.2', '"duration": "fast"'),
+     "'duration' must be a number", 1),
     (SGLANG_LINE.replace('"duration": 58.2', '"duration": 0'), "'duration' must be > 0", 1),
     ("\x89PNG\r\n\x1a\n\x00\x00", "binary content", None),
 ])

@@ -167,7 +167,7 @@ def test_keep_words_wraps_each_korean_word_and_leaves_markup_alone():
     assert keep_words("<p>3,072 tokens</p>", korean=False) == "<p>3,072\u00a0tokens</p>"
     # a character reference stays whole, inside the word it belongs to
     assert keep_words("<p>&#34;단일 GPU&#34;라는</p>") == \
-        '<p><span class="kw">&#34;단일</span> <span class="kw">GPU&#34;라는</span></p>' 
+        '<p><span class="kw">&#34;단일</span> <span class="kw">GPU&#34;라는</span></p>'
 
 
 def _setting_ids(reference_build) -> set[str]:
@@ -416,7 +416,8 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
     # one setting of two engines: the engines name it; numbers grouped
     assert value_text(en, {"chunked_prefill.sglang": "32768", "chunked_prefill.vllm": "32768"}) \
         == "SGLang 32,768, vLLM 32,768"
-    assert value_text(ko, ["attention_backend", "dcp"]) == "어텐션 백엔드, 디코드 컨텍스트 병렬(DCP) 크기"
+    assert value_text(ko, ["attention_backend", "dcp"]) == \
+        "어텐션 백엔드, 디코드 컨텍스트 병렬(DCP) 크기"
     # two figures' distance as a share, the figures named by engine, length and metric
     gap = value_text(en, {"prefill.64k.vllm.mean vs prefill.64k.sglang.mean": 0.015})
     assert gap == "vLLM 64K prefill mean vs SGLang 64K prefill mean 2%"

@@ -9,8 +9,8 @@ import pytest
 from benchreport.analyses.gap import BOTH, DECODE, FIRST_TOKENS, split_figures, where
 from benchreport.core.i18n import load_catalogue
 from benchreport.core.metrics import compare_lower_is_better
-from benchreport.core.runmeta import Workload
 from benchreport.core.records import PointResult, RawFile
+from benchreport.core.runmeta import Workload
 from benchreport.publish.sections import CHOSEN_BY
 
 LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"

@@ -8,7 +8,6 @@ parsers, so every expected value is worked out by hand from the lines."""
 from __future__ import annotations
 
 import dataclasses
-
 import hashlib
 import io
 import re
@@ -313,9 +312,9 @@ def test_the_aiperf_runs_state_comes_from_its_own_server_log(aiperf):
 
 @needs_samples
 def test_the_dgx_runs_state_per_engine(tmp_path):
-    from benchreport.build.explain import registry_of
     import shutil
 
+    from benchreport.build.explain import registry_of
     from benchreport.build.pipeline import build
 
     rid = "2026-08-dgx-spark-laguna"

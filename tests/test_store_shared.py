@@ -5,7 +5,6 @@ runs and of one run, leave it consistent."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 from pathlib import Path
 
 import duckdb

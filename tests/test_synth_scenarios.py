@@ -49,7 +49,8 @@ def test_logged_steady_decode_equals_the_truth_and_the_targets(small):
     beta = sglang_runs(run / "raw/beta/server.log", prompts=4)
     for i, w in enumerate(("8k", "32k")):
         assert vllm_steady(alpha[i], 4) == pytest.approx(truth_steady(by["alpha", w], 4), abs=0.051)
-        assert sglang_steady(beta[i], 4) == pytest.approx(truth_steady(by["beta", w], 4), abs=0.0051)
+        assert sglang_steady(beta[i], 4) == pytest.approx(truth_steady(by["beta", w], 4),
+                                                          abs=0.0051)
     assert (min(vllm_steady(alpha[1], 4)), max(vllm_steady(alpha[1], 4))) == (380.0, 430.0)
     s = sglang_steady(beta[0], 4)
     assert (min(s), max(s), round(sum(s) / len(s))) == (460.0, 520.0, 480)

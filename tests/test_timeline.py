@@ -333,7 +333,8 @@ def test_reference_page_words_what_its_figures_select(reference):
     assert w.t["timeline.rounding"] in text
     # a value that rounds to zero has no sign; a negative one a minus sign
     assert ">0.0 ms<" in rows[("SGLang", "200K")][7]
-    assert "−0.6 ms" in rows[("SGLang", "64K")][7] and "-0." not in " ".join(rows[("SGLang", "64K")])
+    sglang = rows[("SGLang", "64K")]
+    assert "−0.6 ms" in sglang[7] and "-0." not in " ".join(sglang)
 
 
 def test_no_rounding_note_where_the_parts_add_up(reference):
@@ -369,7 +370,8 @@ def test_aiperf_records_keep_send_times_and_chunk_gaps():
            "metrics": {"time_to_first_token": {"value": 5.0, "unit": "ms"},
                        "inter_chunk_latency": {"value": [1.0, 2.0], "unit": "ms"}}}
     first = {**rec, "metadata": {"request_start_ns": 1_000_000_000}}
-    p = _requests_point(Doc(path="x.jsonl", name="x.jsonl", kind="jsonl", value=[(1, first), (2, rec)]))
+    p = _requests_point(Doc(path="x.jsonl", name="x.jsonl", kind="jsonl",
+                            value=[(1, first), (2, rec)]))
     assert [r["start_s"] for r in p.requests] == [0.0, 1.5]
     assert p.requests[1]["itl_ms"] == [1.0, 2.0]
 

@@ -1,7 +1,8 @@
 """Write a stripped .ipynb from a py:percent-style source (cells split on '# %%').
 
 Notebooks are committed without outputs; this keeps them diffable and lets us write them as
-plain text. Usage: python tools/make_notebook.py notebooks/src/10-end-to-end.py notebooks/10-end-to-end.ipynb
+plain text. Usage:
+python tools/make_notebook.py notebooks/src/10-end-to-end.py notebooks/10-end-to-end.ipynb
 """
 
 import json
@@ -16,7 +17,8 @@ def cells_from(text: str) -> list[dict]:
         body = body.strip("\n")
         tags = ["parameters"] if 'tags=["parameters"]' in header else []
         if header.strip().startswith("[markdown]"):
-            lines = [line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.splitlines()]
+            lines = [line[2:] if line.startswith("# ") else line.lstrip("#")
+                     for line in body.splitlines()]
             cells.append({"cell_type": "markdown", "metadata": {}, "source": "\n".join(lines)})
         else:
             cells.append({"cell_type": "code", "execution_count": None,

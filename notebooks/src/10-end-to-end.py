@@ -31,7 +31,8 @@ e2e.table
 # %%
 import pandas as pd
 
-pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit, "method": f.method} for f in e2e.figures])
+pd.DataFrame([{"id": f.id, "value": f.value, "unit": f.unit, "method": f.method}
+              for f in e2e.figures])
 
 # %%
 save_figures(run, workload_figures(run) + e2e.figures, notebook)

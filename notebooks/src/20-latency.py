@@ -8,8 +8,8 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "20-latency.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analyses.notebook import Collector, load_run
 from benchreport.analyses.latency import latency_figures
+from benchreport.analyses.notebook import Collector, load_run
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

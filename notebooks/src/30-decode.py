@@ -8,8 +8,8 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "30-decode.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analyses.notebook import Collector, load_run
 from benchreport.analyses.decode import decode_figures
+from benchreport.analyses.notebook import Collector, load_run
 from benchreport.analyses.stepmodel import stepmodel_figures
 from benchreport.core.tables import load_ingested
 

@@ -8,10 +8,10 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "50-spec.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analyses.notebook import Collector, load_run
-from benchreport.core.tables import load_ingested
-from benchreport.analyses.spec import spec_figures
 from benchreport.analyses.cache import cache_figures
+from benchreport.analyses.notebook import Collector, load_run
+from benchreport.analyses.spec import spec_figures
+from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)
 figs = Collector(run, notebook)

@@ -8,9 +8,9 @@ report_root: str = "report"  # folder the report is written to
 notebook: str = "60-crossover.ipynb"  # this notebook's name, stamped on its figures
 
 # %%
-from benchreport.analyses.notebook import Collector, load_run
 from benchreport.analyses.crossover import crossover_figures
 from benchreport.analyses.decode import decode_figures
+from benchreport.analyses.notebook import Collector, load_run
 from benchreport.core.tables import load_ingested
 
 run = load_run(run_id, data_root, report_root)

@@ -131,7 +131,8 @@ def load_stored(store: Path, run_ids: list[str]) -> list[StoredRun]:
     missing = [r for r in run_ids if r not in have]
     if missing:
         raise ReportError(f"run {missing[0]} is not in the results store",
-                          path=store.as_posix(), hint=f"build it first: make report RUN={missing[0]}")
+                          path=store.as_posix(),
+                          hint=f"build it first: make report RUN={missing[0]}")
     out = []
     con = connect(store)
     tables = {name for (name,) in con.execute("SELECT view_name FROM duckdb_views() "

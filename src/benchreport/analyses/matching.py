@@ -21,7 +21,8 @@ names them ``in218-out223`` and ``nightly`` match point by point. Among several 
 group takes the one with its own engine id (two engines of a run may share a name), then its
 own workload id, then the closest lengths; each group is matched once. Every group left
 without a partner carries the reason, in words a user can check against the files: the
-first criterion no candidate met, with the nearest candidate's value (``vLLM r=16: no point in run B at this load (B has r=1, r=4)``).
+first criterion no candidate met, with the nearest candidate's value
+(``vLLM r=16: no point in run B at this load (B has r=1, r=4)``).
 """
 
 from __future__ import annotations

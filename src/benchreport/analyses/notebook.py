@@ -449,8 +449,8 @@ def server_view(run: Run, ing) -> tuple[pd.DataFrame, list[Figure], list[dict]]:
 
 def save_server_series(run: Run, series: list[dict]) -> str:
     """Write derived/tables/server_series.parquet: running and waiting requests and KV
-    usage (a fraction; a scrape as exposed) at every stats line (source log: file, line) and every /metrics
-    scrape (source metrics) inside a benchmark window (the charts draw it)."""
+    usage (a fraction; a scrape as exposed) at every stats line (source log: file, line) and
+    every /metrics scrape (source metrics) inside a benchmark window (the charts draw it)."""
     from ..core.tables import write_rows
     from .state import SERIES_COLUMNS
 

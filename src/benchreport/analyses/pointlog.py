@@ -32,6 +32,7 @@ from .cache import source_of as _src
 from .decode import STEPS, TIME, time_weighted_mean
 from .spec import per_position
 
+
 def records_in(ing: Ingested, kind: str, w: BenchWindow) -> list[dict]:
     """The engine's records of ``kind`` inside window ``w``: by line when the window was
     placed by its lines (its last line belongs to it, unless the next window starts on it),

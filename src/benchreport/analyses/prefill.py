@@ -722,7 +722,8 @@ def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
                   method=f"logged intervals the phase table keeps, of {len(intervals)} with "
                          f"prompt throughput in the window ({rule})"),
            Figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
-                  sources=_lines_of(left) or src, context={**ctx, "lines": [iv.line for iv in left]},
+                  sources=_lines_of(left) or src,
+                  context={**ctx, "lines": [iv.line for iv in left]},
                   method=f"logged intervals the phase table leaves out, of {len(intervals)}: "
                          f"{left_how} ({PHASE_RULE})"),
            Figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,

@@ -31,7 +31,7 @@ import statistics
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import NOT_MEASURED
 from .cache import num, source_of

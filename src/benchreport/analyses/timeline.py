@@ -326,7 +326,8 @@ def request_row(entry: PointResult, i: int, r: dict, arrival: float | None, basi
     finish = (r["e2el_ms"] / 1000, E2EL) if r.get("e2el_ms") is not None else \
         (ttft + sum(gaps) / 1000, SUMMED) if gaps else (None, NOT_MEASURED)
     base = arrival or 0.0
-    unplaced = ["engine arrival"] + (["own prefill", "time before own prefill"] if own is None else []) \
+    unplaced = ["engine arrival"] \
+        + (["own prefill", "time before own prefill"] if own is None else []) \
         + (["arrival"] if basis == NOT_MEASURED else []) \
         + (["finish"] if finish[0] is None else [])
     return {"engine": entry.engine, "workload": entry.workload, "point": entry.point,
@@ -412,8 +413,8 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
                                    f"TTFT; {how}"),
         Figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
                sources=src, context={**ctx, "index": top["index"]},
-               method=f"the longest time before own prefill of any request (request {top['index'] + 1}, "
-                      f"TTFT {top['ttft_s']:.3f} s); {how}"),
+               method=f"the longest time before own prefill of any request "
+                      f"(request {top['index'] + 1}, TTFT {top['ttft_s']:.3f} s); {how}"),
         Figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
                decimals=2, sources=src, context={**ctx, "index": top["index"]},
                method=f"own prefill of that request (request "
@@ -443,8 +444,8 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
                sources=src, context=c, method=f"the longest stall before token 2 (request "
                                               f"{top['index'] + 1}): {rule}"),
         Figure(id=fid("longest_stall_token2_s"), value=at, unit="s", decimals=1,
-               sources=src, context=c, method=f"when that request's token 2 came: its TTFT "
-                                              f"+ its first gap, s after it was sent"),
+               sources=src, context=c, method="when that request's token 2 came: its TTFT "
+                                              "+ its first gap, s after it was sent"),
     ]
 
 

@@ -22,14 +22,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.redact import redact
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
+from ..core.redact import redact
 from ..core.runmeta import Load
 from ..ingest.clients.base import DECLARED_CLIENT, Point
 from ..ingest.points import (
     INPUT_TOLERANCE,
-    LAUNCH_PARAMS,
     _load_order,
     _series_parts,
     point_load,

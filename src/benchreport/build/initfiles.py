@@ -122,7 +122,6 @@ def _export(doc) -> str | None:
 def _structured(path: Path, data: bytes, shown: str) -> tuple[str, list[Point], Any] | None:
     """("result" | "metadata" | "skip", points, doc or why) for JSON/CSV content, else None."""
     from ..ingest import clients
-
     from ..ingest.points import RESULT_SUFFIXES
 
     if path.suffix.lower() not in RESULT_SUFFIXES:

@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..analyses.provenance import with_provenance
 from ..core.errors import BuildError
 from ..core.figures import load_registry, merge
-from ..analyses.provenance import with_provenance
 from ..core.paths import shown
 from ..core.store import resolve_store
 from ..ingest.io import Run, load_run, write_json

@@ -75,7 +75,8 @@ def _final(word: str) -> str:
 
 
 def josa(word: str, pair: str) -> str:
-    """The particle of ``pair`` (e.g. "이/가") that follows ``word``: josa("vLLM", "이/가") == "이"."""
+    """The particle of ``pair`` (e.g. "이/가") that follows ``word``:
+    josa("vLLM", "이/가") == "이"."""
     with_consonant, without = _PAIRS[pair]
     final = _final(word)
     if pair == "으로/로" and final == "rieul":

@@ -97,7 +97,8 @@ Families (id — constructor — example):
   ``diff.2024-b300-vllm-next.engine-vllm-version.to``
 - ``delta.<ra>.<rb>.<e>.<w>.<load>.<metric>[.<part>]`` — ``delta(ra, rb, e, w, load, metric,
   part)``; one matched point's metric in run ``<rb>`` against run ``<ra>``: the ratio rb ÷ ra,
-  part low, high, verdict, from, to — ``delta.2024-b300.2024-b300-vllm-next.vllm.64k.c10.mean_ttft_ms.verdict``;
+  part low, high, verdict, from, to —
+  ``delta.2024-b300.2024-b300-vllm-next.vllm.64k.c10.mean_ttft_ms.verdict``;
   ``delta.<ra>.<rb>.<name>`` — ``delta_count(ra, rb, name)``; matched, improved, regressed,
   within_noise, no_interval, only_<rk> — ``delta.2024-b300.2024-b300-vllm-next.regressed``
 - ``trend.<e>.<w>.<load>.<metric>.<rk>`` — ``trend(e, w, load, metric, rk)``; a metric of

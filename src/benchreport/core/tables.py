@@ -2,8 +2,9 @@
 
 Ingest writes one Parquet file per table under ``report/<RUN>/derived/tables/``, through
 DuckDB (an embedded engine: no server, and the same files answer SQL in any Parquet reader).
-After ingest no module opens ``data/``: benchmark points and requests, log records, windows, the checksums of every
-input and the raw text of every log line a figure can cite all come from here.
+After ingest no module opens ``data/``: benchmark points and requests, log records, windows,
+the checksums of every input and the raw text of every log line a figure can cite all come
+from here.
 
 Tables (one row per what; units in the column names or below):
 
@@ -57,9 +58,9 @@ Tables (one row per what; units in the column names or below):
                  prefill_s (prefill_basis: chunks, estimate, unplaced), first_token_s,
                  stall_s (before token 2), second_token_s, decode_s, finish_s (finish_basis:
                  e2el, ttft + sum of gaps), shared_gaps and shared_s (gaps after token 2 that
-                 began while another request's prompt was pending), output_tokens, tpot_ms, unplaced (the phases no file
-                 places). Times in s from the first request's send (from the request's own
-                 send when arrival is not measured).
+                 began while another request's prompt was pending), output_tokens,
+                 tpot_ms, unplaced (the phases no file places). Times in s from the first
+                 request's send (from the request's own send when arrival is not measured).
 
 A single-point result (one point per engine and workload of a workload that is not a sweep;
 the analyses of one load level read these) is not a table of its own: it is a view of its
@@ -82,14 +83,6 @@ from typing import Any
 
 from .errors import ReportError
 from .files import sha256_file
-from .recordset import (  # noqa: F401 (LIST_COLUMNS, SETTING_FIELDS re-exported)
-    BATCH_ROWS,
-    LIST_COLUMNS,
-    SETTING_FIELDS,
-    Excerpts,
-    Records,
-)
-from .redact import redact, redact_settings
 from .records import (
     SGLANG_CLIENT,
     VLLM_CLIENT,
@@ -99,6 +92,14 @@ from .records import (
     RawFile,
     Run,
 )
+from .recordset import (  # noqa: F401 (LIST_COLUMNS, SETTING_FIELDS re-exported)
+    BATCH_ROWS,
+    LIST_COLUMNS,
+    SETTING_FIELDS,
+    Excerpts,
+    Records,
+)
+from .redact import redact, redact_settings
 
 # nested fields of log records (lists keep their type; launch settings get their own
 # table): LIST_COLUMNS and SETTING_FIELDS, defined in recordset

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ParseError
-from ..core.recordset import ExcerptSink, Excerpts, Records, RecordSink
-from ..core.redact import redact_line
 from ..core.records import LEAD, BenchWindow, Ingested, PointResult  # noqa: F401 (re-exported)
+from ..core.recordset import Excerpts, ExcerptSink, Records, RecordSink
+from ..core.redact import redact_line
 from ..core.tables import (  # noqa: F401 (the loader, re-exported for callers of ingest)
     EXCERPT_CHARS,
     LIST_COLUMNS,
@@ -44,7 +44,6 @@ from .parsers.logscan import Summary
 from .points import RESULT_SUFFIXES as POINT_SUFFIXES
 from .points import load_points, point_row, request_row
 from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re-exported)
-
 
 
 def _a_result(run: Run, raw: RawFile) -> bool:

@@ -16,7 +16,6 @@ number of requests than the result counts, are warnings ("file: message") that r
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import datetime as dt
 import json
@@ -78,7 +77,8 @@ def span_seconds(point) -> float | None:
     understates its duration (a client bug, an edit) is warned elsewhere; the window must
     still hold every request, or the log's events of the run fall outside it."""
     duration = point.fields.get("duration")
-    covered = [(r.get("start_s") or 0.0) + r["e2el_ms"] / 1000 for r in getattr(point, "requests", ())
+    covered = [(r.get("start_s") or 0.0) + r["e2el_ms"] / 1000
+               for r in getattr(point, "requests", ())
                if r.get("e2el_ms") and not r.get("error")]
     spans = ([float(duration)] if duration else []) + covered
     return max(spans) if duration and spans else None

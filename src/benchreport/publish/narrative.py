@@ -25,6 +25,8 @@ from .narrative_base import Writer, anchor
 from .sections import (
     Section,
     Table,
+    arrival_sentence,
+    calibrated_durations,
     caveats_section,
     claims_section,
     conclusion_section,
@@ -32,14 +34,12 @@ from .sections import (
     finding,
     latency_notes,
     latency_table,
+    point_log_section,
     points_section,
     prefill_section,
+    resting_on_values,
     settings_section,
     spec_section,
-    point_log_section,
-    arrival_sentence,
-    calibrated_durations,
-    resting_on_values,
 )
 from .server import server_section
 from .state import state_section
@@ -420,7 +420,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))
     sections = [s for s in (
-        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w), prefill_section(w),
+        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w),
+        prefill_section(w),
         timeline_section(w), spec_section(w),
         state_section(w), point_log_section(w),
         server_section(w),

@@ -103,7 +103,8 @@ _LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
 
 
 # a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
-_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)(?![A-Za-z0-9/]))")
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)"
+                   r"(?![A-Za-z0-9/]))")
 
 
 def keep_words(html: str, korean: bool = True) -> str:

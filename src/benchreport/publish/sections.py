@@ -16,9 +16,9 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
+from ..core.metrics import TIE
 from ..core.provenance import ASSUMED, CALIBRATED, FREE, MEASURED, MODEL
 from ..core.provenance import origins as provenance_origins
-from ..core.metrics import TIE
 from ..core.records import DECLARED_CLIENT, declared_text
 from ..core.verdicts import (
     BOTH,

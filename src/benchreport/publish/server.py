@@ -7,11 +7,11 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.i18n import sentence
 from ..core.verdicts import CONSISTENT
+from .narrative_base import Writer
+from .sections import Section, Table
 
 # the checks of the client against the server's counters (analyses.consistency)
 METRIC_CHECKS = ("metrics_span", "output_tokens", "requests", "spec_acceptance")
-from .narrative_base import Writer
-from .sections import Section, Table
 
 # (figure name, catalogue key of the column)
 COLUMNS = (("interval_s", "server.col.interval"), ("throughput", "server.col.throughput"),

@@ -1,6 +1,7 @@
 """The "Where each request's time went" section: per engine and workload, the time before
 each request's own prefill against that prefill, the stall before token 2, the gaps after it
-that overlap another request's pending prompt, and the client's mean TPOT split into those parts (analyses.timeline)."""
+that overlap another request's pending prompt, and the client's mean TPOT split into those
+parts (analyses.timeline)."""
 
 from __future__ import annotations
 

@@ -460,7 +460,7 @@ def _event_time(r: RunSpec) -> str:
 def _client_tails(scenario: Scenario) -> tuple[tuple[str, str, str], ...]:
     """The client tail each run's fit left (its duration beyond the engine's last token),
     then what the fit aimed at and allowed (synth.calibrate.CLIENT_TAIL_S)."""
-    from . import client_tails     # the simulation imports this module
+    from . import client_tails  # the simulation imports this module
 
     tails = client_tails(scenario)
     return tuple((e, w, f"{tails[e, w]:.2f} s") for e, w in tails) + _whole(

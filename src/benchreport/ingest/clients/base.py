@@ -15,11 +15,12 @@ when the load was unbounded by concurrency.
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ...core.records import DECLARED, DECLARED_CLIENT, declared_text  # noqa: F401
+
 # the one redaction, under the name the client modules import from here
 from ...core.redact import redact  # noqa: F401
 
