@@ -194,8 +194,6 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
         lines += [f"> **{plain(t['notice.notes'])}** {plain(article.notes)}", ""]
     lines += [f"## {plain(t['section.summary'])}", ""]
     lines += [f"- {plain(s)}" for s in article.headline]
-    if article.finding:
-        lines.append(f"- {plain(article.finding)}")
     lines += _setup(article) + _results(article, images, figures)
     if article.finding:
         lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]

@@ -130,9 +130,9 @@ class Article:
     ledger_intro: Markup = Markup("")
 
 
-def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult | None:
-    """One input length's durations, the sentence that compares them, its latency table;
-    the note that every result is one run is said with the first length only."""
+def _workload_result(w: Writer, workload) -> WorkloadResult | None:
+    """One input length's durations, the sentence that compares them, its latency table
+    (what the comparison rests on is said once, in the lede: ``lede``)."""
     wid = workload.id
     def e2e(engine: str | None, name: str) -> str:
         return ids.e2e(wid, engine, name)
@@ -170,12 +170,62 @@ def _workload_result(w: Writer, workload, first: bool = True) -> WorkloadResult 
                     w.t["results.inconsistent"], engine=w.name(e),
                     client=w.fig(ids.consistency(wid, e, "duration", "client")),
                     server=w.fig(ids.consistency(wid, e, "duration", "server")))])
-        text = Markup(" ").join([text, *_rests_on(w, wid)])
-        if first and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
-            text = Markup(" ").join([text, sentence(w.t["results.single_run"],
-                                                    n=w.fig(ids.REPEATS))])
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
                           latency=latency_table(w, wid), latency_notes=latency_notes(w, wid))
+
+
+def _brief(w: Writer, workload, first: bool) -> Markup | None:
+    """One input length's result in the lede: who was faster and by how much, with both
+    durations, then what the comparison rests on (how requests arrived, assumed values,
+    durations the reconstruction was fitted to) and, with the first length, that each
+    result is one run; the results section gives the rest."""
+    wid = workload.id
+    if not w.has(ids.e2e(wid, None, "faster")):
+        return None
+    faster = w.registry[ids.e2e(wid, None, "faster")].value
+    slower = str(w.registry[ids.e2e(wid, None, "slower")].value)
+    if faster == TIE:
+        best = [e.id for e in w.run.meta.engines
+                if e.id != slower and w.has(ids.e2e(wid, e.id, "duration"))][0]
+        text = sentence(w.t["lede.tie"], label=workload.label, a=w.engine_name(best),
+                        a_s=w.fig(ids.e2e(wid, best, "duration")), b=w.engine_name(slower),
+                        b_s=w.fig(ids.e2e(wid, slower, "duration")))
+    else:
+        text = sentence(w.t["lede.faster"], label=workload.label,
+                        faster=w.fig(ids.e2e(wid, None, "faster")),
+                        ratio=w.fig(ids.e2e(wid, None, "speedup")),
+                        faster_s=w.fig(ids.e2e(wid, str(faster), "duration")),
+                        slower_s=w.fig(ids.e2e(wid, slower, "duration")))
+    parts = [text, *_rests_on(w, wid)]
+    if first and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+        parts.append(sentence(w.t["results.single_run"], n=w.fig(ids.REPEATS)))
+    return Markup(" ").join(parts)
+
+
+def _thesis(w: Writer, workloads: list) -> Markup | None:
+    """The lede's first sentence where the faster engine changed between the shortest and
+    the longest input: the reversal (the settings the engines were not run alike in follow
+    it, in the headline's last line)."""
+    if len(workloads) < 2:
+        return None
+    short, long_ = workloads[0], workloads[-1]
+    first, last = (w.registry[ids.e2e(x.id, None, "faster")].value
+                   if w.has(ids.e2e(x.id, None, "faster")) else None for x in (short, long_))
+    if first in (None, TIE) or last in (None, TIE) or first == last:
+        return None
+    return sentence(w.t["lede.reversal"], short=short.label, long=long_.label,
+                    short_engine=w.fig(ids.e2e(short.id, None, "faster")),
+                    long_engine=w.fig(ids.e2e(long_.id, None, "faster")))
+
+
+def lede(w: Writer, workloads: list) -> list[Markup]:
+    """The lede's findings of an engine comparison, each said once in the article: the
+    reversal where there is one, then each input length's result in brief with what it
+    rests on."""
+    briefs = [b for b in (_brief(w, x, i == 0) for i, x in enumerate(workloads))
+              if b is not None]
+    thesis = _thesis(w, workloads)
+    return ([thesis] if thesis is not None else []) + briefs
 
 
 def generator_cells(w: Writer) -> list[Cell]:
@@ -373,8 +423,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
     benchmark windows ingest found (the setup says how)."""
     meta = run.meta
     w = Writer(run, registry, lang, t)
-    results = [r for r in (_workload_result(w, wl, i == 0)
-                           for i, wl in enumerate(meta.workloads)) if r]
+    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
     hw = meta.hardware
     unstated = Markup(escape(t["env.not_stated"]))
     env = [
@@ -415,7 +464,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                                  prompts=w.fig(ids.workload(wl.id, "num_prompts")),
                                  dataset=wl.dataset)))
     env += window_cells(w, windows or [])
-    headline = run_headline(w, [r.sentence for r in results if r.sentence],
+    headline = run_headline(w, lede(w, [wl for wl in meta.workloads
+                                        if any(r.id == wl.id for r in results)]),
                             key_findings(w) + single_run_findings(w))
     finding_html = finding(w)
     settings = settings_section(w, (caveats or {}).get("compared", {}))

@@ -115,6 +115,10 @@ CHOSEN_BY = {
     "xrun.largest_improved": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "xrun.largest_regressed": "delta.<ra>.<rb>.<e>.<w>.<load>.<metric>.verdict",
     "results.faster": "e2e.<w>.faster",
+    # the lede (narrative.lede): each input length in brief, and the reversal
+    "lede.faster": "e2e.<w>.faster",
+    "lede.tie": "e2e.<w>.faster",
+    "lede.reversal": "e2e.<w>.faster",
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
