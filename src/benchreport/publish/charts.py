@@ -333,8 +333,8 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
                     alt.append(f"{t['metric.' + m]}, {label}: " + ", ".join(
                         f"{w.label} {v:,.1f} {unit}" for _, w, v in pts))
         ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
-        ax.set_title(t[f"metric.{m}"], fontsize=9)
-        ax.set_ylabel(unit, fontsize=8)
+        # the unit in the panel's title, not as a rotated one-syllable axis label
+        ax.set_title(f"{t[f'metric.{m}']}, {unit}", fontsize=9)
         _grouped_ticks(ax.yaxis)
         ax.spines[["top", "right"]].set_visible(False)
         _legend(ax, frameon=False, fontsize=6)
@@ -351,9 +351,18 @@ def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -
         return None
     fig, ax, rows = made
     ax.set_ylabel(t["table.accept_len"], fontsize=8)
+    title = t["chart.acceptance"].format(floor=f"{floor:.1f}")
+    ax.set_title(title, fontsize=10)
     rise = max(v for _, _, v in rows) - floor
-    ax.set_ylim(floor, floor + (rise * 1.25 if rise > 0 else 1.0))
-    return _svg(fig, t["table.accept_len"] + ": " + "; ".join(
+    ax.set_ylim(floor - (rise * 0.08 if rise > 0 else 0.08),
+                floor + (rise * 1.25 if rise > 0 else 1.0))
+    # 1.0: the verified token alone, no draft token accepted
+    ax.axhline(floor, color=GREY, linestyle="--", linewidth=0.9)
+    ax.annotate(t["chart.acceptance_floor"].format(floor=f"{floor:.1f}"), (1.0, floor),
+                xycoords=("axes fraction", "data"),
+                xytext=(4, 0), textcoords="offset points", ha="left", va="center", fontsize=7,
+                color=GREY, annotation_clip=False)
+    return _svg(fig, title + ": " + "; ".join(
         f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))
 
 
