@@ -136,7 +136,8 @@ def _check_headline(report: Path, case: str) -> None:
     names no second one; no section is empty; every chart drew something."""
     words, charts = HEADLINES[case]
     for lang in ("en", "ko"):
-        html = (report / f"report.{lang}.html").read_text()
+        # a number's no-break space before its unit read as a plain one
+        html = (report / f"report.{lang}.html").read_text().replace("\u00a0", " ")
         summary = html[html.index('id="summary"'):html.index('id="environment"')]
         items = re.findall(r"<li>(.*?)</li>", summary, re.S)
         assert 1 <= len(items) <= 6, (case, lang, items)
@@ -354,6 +355,6 @@ def test_a_third_of_the_requests_failing_leads_the_headline(tmp_path, project):
     _build(tmp_path, "r", project)
     for lang, words in (("en", "33.3% of the requests failed (50 requests failed, 100 "
                                "requests completed)"), ("ko", "요청의 33.3%가 실패했습니다")):
-        html = (tmp_path / f"report/r/report.{lang}.html").read_text()
+        html = (tmp_path / f"report/r/report.{lang}.html").read_text().replace("\u00a0", " ")
         first = re.findall(r"<li>(.*?)</li>", html[html.index('id="summary"'):], re.S)[0]
         assert words in re.sub(r"<[^>]+>", "", first), (lang, first)

@@ -462,5 +462,5 @@ def test_a_figure_that_rests_on_an_assumption_says_so(reference_build, pages):
     # the split itself is the generator's (test_figure_provenance.py); the 64K comparison
     # names the assumption it rests on, the 200K one names none
     assert text.count("This comparison rests on a value the published text did not state: "
-                      "arrival spacing of SGLang's 64K requests") == 2      # glance, 64K
+                      "arrival spacing of SGLang's 64K requests") == 1   # once, in the lede
     assert "At 200K, that split rests" not in text

@@ -117,8 +117,9 @@ def test_the_server_view_in_both_languages(built, capsys):
     assert "TTFT p99 (bucket estimate)" in section
     row = re.search(r"<tr><td>vllm</td><td>4K</td>(.*?)</tr>", section).group(1)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    # a number and its unit are kept together by a no-break space
     texts = [re.sub(r"<[^>]+>", "", c) for c in cells]
-    assert texts[2:6] == ["384 tokens", "2.0 s", "192.0 tok/s", "384 tokens"]
+    assert texts[2:6] == ["384\u00a0tokens", "2.0\u00a0s", "192.0\u00a0tok/s", "384\u00a0tokens"]
     assert main(["check", "met", "--data-root", str(root / "data")]) == 0
     assert capsys.readouterr().err == ""
 
