@@ -99,16 +99,13 @@ _NOT_IDS = {
     ("compare.py", "group.partition('-')"),         # a diff group name (engine-<e>)
     ("render.py", "line.strip().partition('==')"),  # a pip freeze line: name==version
     ("render.py", "line.startswith('#')"),          # a pip freeze comment
-    ("render.py", "_TAG.split(html)"),              # HTML tags and text, for word wrapping
-    ("render.py", "part.startswith('<')"),
-    ("render.py", "part.startswith('</')"),
-    ("render.py", "part.endswith('/>')"),
     ("sections.py", "r['path'].split('/')"),        # a file path: its last two parts
     ("sections.py", "k.endswith('engine')"),        # a limit's placeholder name (engine, …)
     ("blog.py", "first[:DESCRIPTION_CHARS].rsplit(' ', 1)"),   # a sentence cut at a word
 }
-# files exempt as a whole: codemarks reads running text for flags, paths and identifiers
-# (it tells what is code by its shape, and takes no id of ours apart)
+# files exempt as a whole: codemarks walks a page's text (tags and text, for code marking
+# and word wrapping) and reads it for flags, paths and identifiers by their shape; it takes
+# no id of ours apart
 _WHOLE_FILES: set[str] = {"codemarks.py"}
 
 

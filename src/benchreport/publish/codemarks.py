@@ -24,9 +24,9 @@ Web addresses stay text (a blog links them).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-__all__ = ["is_code", "split_code", "mark_code_html"]
+__all__ = ["is_code", "map_text", "mark_code_html", "split_code"]
 
 # a run of ASCII characters that can make up a flag, path or identifier
 _TOKEN = re.compile(r"[A-Za-z0-9_./:=+@-]+")
@@ -106,31 +106,40 @@ def split_code(text: str) -> list[tuple[str, bool]]:
 
 
 _TAG = re.compile(r"(<[^>]*>)")
-# elements whose text is left as it is: raw text, drawings, and what is code already
+# elements whose text code marking leaves as it is: raw text, drawings, what is code already
 _SKIP = ("style", "script", "svg", "title", "code", "pre", "head")
 
 
-def _skip_depth(tag: str, depth: int) -> int:
+def _skip_depth(tag: str, depth: int, skip: tuple[str, ...]) -> int:
     name = re.match(r"</?\s*([a-zA-Z0-9]+)", tag)
-    if not name or name.group(1).lower() not in _SKIP:
+    if not name or name.group(1).lower() not in skip:
         return depth
     if tag.startswith("</"):
         return depth - 1
     return depth if tag.endswith("/>") else depth + 1
 
 
+def map_text(html: str, change: Callable[[str], str], skip: tuple[str, ...]) -> str:
+    """``html`` with ``change`` applied to each run of its text that holds more than space,
+    outside its tags and outside the elements named in ``skip``: the one walk over a page's
+    text (code marking here, words and units kept together in ``render.keep_words``)."""
+    out, depth = [], 0
+    for part in _TAG.split(html):
+        if part.startswith("<"):
+            depth = _skip_depth(part, depth, skip)
+            out.append(part)
+        else:
+            out.append(part if depth or not part.strip() else change(part))
+    return "".join(out)
+
+
+def _marked(text: str) -> str:
+    return "".join(f"<code>{piece}</code>" if code else piece
+                   for piece, code in split_code(text))
+
+
 def mark_code_html(html: str) -> str:
     """``html`` with every code token of its text (not of its tags, scripts, drawings or
     existing code) wrapped in ``<code>``; tokens never hold ``&``, ``<`` or ``>``, so the
     page's escaping is unchanged."""
-    out, depth = [], 0
-    for part in _TAG.split(html):
-        if part.startswith("<"):
-            depth = _skip_depth(part, depth)
-            out.append(part)
-        elif depth or not part.strip():
-            out.append(part)
-        else:
-            out.append("".join(f"<code>{piece}</code>" if code else piece
-                               for piece, code in split_code(part)))
-    return "".join(out)
+    return map_text(html, _marked, _SKIP)

@@ -17,7 +17,7 @@ from ..core.records import Run
 from ..core.runmeta import LANGS
 from .blog import Post, write_blog
 from .captions import alt_text, caption
-from .codemarks import mark_code_html
+from .codemarks import map_text, mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, build_article
 
@@ -89,7 +89,6 @@ def render_html(env: Environment, article: Article, edition: str = "screen") -> 
     return html.replace(FONT_SLOT, font_face_css(html), 1)
 
 
-_TAG = re.compile(r"(<[^>]*>)")
 _RAW = ("style", "script", "svg", "title")          # elements whose text is left alone
 # A run of text with no space, tag or bare '&' (an entity counts as one character); one
 # that holds a Hangul syllable is a Korean word. (Matching the Hangul inside the pattern,
@@ -113,21 +112,14 @@ def keep_words(html: str, korean: bool = True) -> str:
 
     CSS ``word-break: keep-all`` does the latter in a browser; WeasyPrint breaks Hangul
     between any two syllables, so the print edition says it per word."""
-    out, raw = [], 0
     if korean:
         html = _LINKED.sub(r'<span class="kw">\1\2</span>', html)
-    for part in _TAG.split(html):
-        if part.startswith("<"):
-            name = re.match(r"</?\s*([a-zA-Z0-9]+)", part)
-            if name and name.group(1).lower() in _RAW:
-                raw += -1 if part.startswith("</") else (0 if part.endswith("/>") else 1)
-            out.append(part)
-        elif raw or not part.strip():
-            out.append(part)
-        else:
-            part = _UNIT.sub("\u00a0", part)
-            out.append(_RUN.sub(_kept_word, part) if korean else part)
-    return "".join(out)
+
+    def kept(text: str) -> str:
+        text = _UNIT.sub("\u00a0", text)
+        return _RUN.sub(_kept_word, text) if korean else text
+
+    return map_text(html, kept, _RAW)
 
 
 # the Korean part of a long token ("10:12:05.050–10:12:15.367(보정값)"), kept whole on its own
