@@ -115,7 +115,7 @@ def measure(folder: Path, engine: str, size_mb: int) -> None:
 
 def measure_build(folder: Path, size_mb: int) -> None:
     """A full build (no PDF) of the reference run with a stats log of ``size_mb`` MiB."""
-    from benchreport.build import checksums
+    from benchreport.pipeline import checksums
 
     data = folder / "data" / "2024-b300"
     shutil.copytree(ROOT / "data" / "2024-b300", data)

@@ -37,9 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchreport.build.compact import compact  # noqa: E402
-from benchreport.build.pipeline import build  # noqa: E402
-from benchreport.build.store import (  # noqa: E402
+from benchreport.core.store import TABLES, partition, run_query, store_path  # noqa: E402
+from benchreport.core.tables import POINT_TYPES, connect  # noqa: E402
+from benchreport.pipeline.compact import compact  # noqa: E402
+from benchreport.pipeline.run import build  # noqa: E402
+from benchreport.pipeline.store import (  # noqa: E402
     CURRENT,
     GENERATIONS,
     KV_KEY,
@@ -49,8 +51,6 @@ from benchreport.build.store import (  # noqa: E402
     export_run,
     run_row,
 )
-from benchreport.core.store import TABLES, partition, run_query, store_path  # noqa: E402
-from benchreport.core.tables import POINT_TYPES, connect  # noqa: E402
 
 LOADS = (1, 2, 4, 8, 16, 32, 64, 128)
 QUERY = """

@@ -51,7 +51,7 @@ def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
 @pytest.fixture(scope="session")
 def mini_build(tmp_path_factory):
     """The hand-made 'mini' run built once per test session: (the Run, the step lines)."""
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.run import build
 
     workspace = tmp_path_factory.mktemp("mini")
     (workspace / "data").mkdir()
@@ -66,7 +66,7 @@ def mini_build(tmp_path_factory):
 @pytest.fixture(scope="session")
 def reference_build(tmp_path_factory):
     """The reference run built once per test session, into a temp folder (returns the Run)."""
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.run import build
 
     out = tmp_path_factory.mktemp("ref")
     shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")

@@ -14,10 +14,10 @@ import yaml
 from benchreport.analyses.decode import decode_figures
 from benchreport.analyses.prefill import prefill_figures
 from benchreport.analyses.spec import spec_figures
-from benchreport.build.explain import Explainer, explain, registry_of
-from benchreport.build.pipeline import build
 from benchreport.ingest.io import load_run
 from benchreport.ingest.run import ingest_run
+from benchreport.pipeline.explain import Explainer, explain, registry_of
+from benchreport.pipeline.run import build
 from benchreport.synth import make_run
 
 from .conftest import ROOT

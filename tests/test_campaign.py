@@ -40,7 +40,7 @@ def _init(tmp_path, run_id, paths, *extra):
 def _build(tmp_path, run_id, project, pdf=False):
     """A build of the run; without PDFs unless the test reads them (they take half a
     build's time, and the print edition has tests of its own)."""
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.run import build
 
     return build(run_id, data_root=tmp_path / "data", report_root=tmp_path / "report",
                  project=project, out=lambda line: None, pdf=pdf)

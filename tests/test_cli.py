@@ -129,8 +129,8 @@ def test_changed_raw_file_stops_the_build_and_says_how_to_re_record(workspace, p
 
 
 def test_notebook_parameters_are_literals_that_read_back_as_themselves():
-    from benchreport.build.kernels import check_parameters
     from benchreport.core.errors import BuildError
+    from benchreport.pipeline.kernels import check_parameters
 
     # quotes and backslashes are escaped by papermill's translator: still plain data
     check_parameters({"report_root": 'rep"ort\\\'; import os; os.system("x") #'})

@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from benchreport.analyses.consistency import duration_checks
-from benchreport.build.pipeline import build
 from benchreport.cli import main
 from benchreport.core import ids
 from benchreport.core.tables import load_ingested
 from benchreport.core.verdicts import CONSISTENT, INCONSISTENT
+from benchreport.pipeline.run import build
 
 from .conftest import ROOT
 

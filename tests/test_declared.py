@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.build.init import init_run
 from benchreport.core.errors import ConfigError, ParseError
 from benchreport.core.records import declared_text
 from benchreport.core.runmeta import parse_client_yaml, parse_run_yaml
 from benchreport.ingest.clients import read_declared
+from benchreport.pipeline.init import init_run
 
 HERE = Path(__file__).parent / "fixtures" / "declared" / "dgx-spark-laguna"
 MAPPING = (HERE / "client.yaml").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 
 from benchreport.analyses.crossover import band, crossover_figures, rounded
 from benchreport.analyses.decode import FOUND, STEPS, TIME, Steady, steady_phase, time_weighted_mean
-from benchreport.build.explain import registry_of
+from benchreport.pipeline.explain import registry_of
 
 
 @pytest.fixture(scope="module")

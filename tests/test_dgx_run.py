@@ -27,7 +27,7 @@ import shutil
 
 import pytest
 
-from benchreport.build.explain import registry_of
+from benchreport.pipeline.explain import registry_of
 
 from .conftest import ROOT
 
@@ -36,7 +36,7 @@ RUN = "2026-08-dgx-spark-laguna"
 
 @pytest.fixture(scope="module")
 def dgx(tmp_path_factory):
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.run import build
 
     out = tmp_path_factory.mktemp("dgx")
     shutil.copytree(ROOT / "data" / RUN, out / "data" / RUN)

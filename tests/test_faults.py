@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.build import staging
 from benchreport.cli import main
+from benchreport.pipeline import staging
 from benchreport.publish import render
 
 from .conftest import ROOT, copy_run
@@ -331,7 +331,7 @@ def test_a_ctrl_c_dropped_in_a_weakref_callback_still_stops_the_build():
     step, and nothing of the dropped one is printed."""
     import weakref
 
-    from benchreport.build.pipeline import Interrupts, Steps
+    from benchreport.pipeline.run import Interrupts, Steps
 
     class Thing:
         pass
@@ -385,7 +385,7 @@ def test_ctrl_c_during_the_export_leaves_the_previous_report_and_store(
         ws, project, capsys, monkeypatch):
     """The export runs before the new report is swapped in (issue 33, finding 15), so an
     interrupt there leaves both as they were, and the next build exports."""
-    from benchreport.build import pipeline
+    from benchreport.pipeline import run as pipeline
 
     export_run = pipeline.store.export_run
     before = snapshot(ws / "report/mini")
@@ -435,7 +435,7 @@ def test_a_full_disk_while_exporting_leaves_the_previous_report_and_store(
         ws, project, capsys, monkeypatch, where):
     """Issue 33, finding 15: a full disk at the store export gave a traceback after the
     report had been replaced. Now one line, and the report and the store as they were."""
-    from benchreport.build import pipeline
+    from benchreport.pipeline import run as pipeline
 
     store = ws / "report/_store"
     before = snapshot(ws / "report/mini")

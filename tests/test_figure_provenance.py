@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 
-from benchreport.build.explain import explain, registry_of
 from benchreport.core.errors import ConfigError
 from benchreport.core.figures import Figure
 from benchreport.core.provenance import (
@@ -24,6 +23,7 @@ from benchreport.core.provenance import (
     origins,
     weakest,
 )
+from benchreport.pipeline.explain import explain, registry_of
 
 
 def _fig(fid: str, *deps: str, **ctx) -> Figure:

@@ -284,7 +284,7 @@ def test_the_command_line_prints_one_line_and_no_traceback(tmp_path):
 
 @pytest.mark.parametrize("module", ["benchreport.core.jsontext",
                                     "benchreport.ingest.clients.base",
-                                    "benchreport.build.init"])
+                                    "benchreport.pipeline.init"])
 def test_the_doctests_hold(module):
     import doctest
     import importlib
@@ -418,7 +418,7 @@ def _read_through_entry_points(path: Path, tmp: Path, shown: str) -> None:
         return
     read(path, shown)
     if path.suffix in (".json", ".jsonl", ".csv"):
-        from benchreport.build.init import init_run
+        from benchreport.pipeline.init import init_run
 
         init_run("fuzzed", [path], tmp / "init", dry_run=True, out=lambda line: None)
 

@@ -22,13 +22,13 @@ import pytest
 
 from benchreport.analyses.compare import METRICS, compare_runs, record
 from benchreport.analyses.matching import Group, match_groups
-from benchreport.build.store import export_run
 from benchreport.cli import main
 from benchreport.core.files import write_json
 from benchreport.core.store import run_query, store_path
 from benchreport.core.verdicts import IMPROVED, NO_INTERVAL, REGRESSED, SAME_DATA, TIE_IN_NOISE
 from benchreport.ingest.io import load_run
 from benchreport.ingest.run import ingest_run, save_ingest
+from benchreport.pipeline.store import export_run
 
 from .conftest import ROOT
 

@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 
 from benchreport.analyses import history as hist
-from benchreport.build.store import RUN_TYPES, _copy, _write_figures, _write_runs
 from benchreport.cli import main
 from benchreport.core.store import STORE_VERSION, partition
 from benchreport.core.tables import POINT_TYPES, connect
 from benchreport.core.verdicts import CANNOT_TELL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
+from benchreport.pipeline.store import RUN_TYPES, _copy, _write_figures, _write_runs
 
 NOISE = 0.02
 STEP = 1.18

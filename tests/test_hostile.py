@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.build.pipeline import build
+from benchreport.pipeline.run import build
 
 from .conftest import ROOT
 

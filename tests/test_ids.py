@@ -39,9 +39,9 @@ def test_constructors_and_parsers_agree():
 def _article_lookups(run) -> tuple[dict, dict[str, set[str]]]:
     """Build both languages' articles from the run's registry with a Writer that records every
     id it is asked for, by method."""
-    from benchreport.build.explain import registry_of
     from benchreport.core.files import read_json
     from benchreport.core.i18n import load_catalogue
+    from benchreport.pipeline.explain import registry_of
     from benchreport.publish import narrative, narrative_base
 
     registry = dict(registry_of(run))

@@ -66,8 +66,8 @@ def _bench_serve(path, model, ttft, rate=4.0):
 # one series per model
 
 def test_a_nightly_aggregate_of_two_models_is_two_series_and_builds(tmp_path, project):
-    from benchreport.build.pipeline import build
     from benchreport.core.tables import load_ingested
+    from benchreport.pipeline.run import build
 
     rows = _nightly(tmp_path / "in" / "benchmark_results.json")
     data = tmp_path / "data"

@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchreport.build.kernels import Kernel
-from benchreport.build.pipeline import plan_notebooks
+from benchreport.pipeline.kernels import Kernel
+from benchreport.pipeline.run import plan_notebooks
 
 # A module that warns from a fixed place: Python shows such a warning once per place, and
 # remembers that in the module, which outlives a notebook in a reused kernel.
@@ -80,7 +80,7 @@ def test_the_topic_notebooks_are_split_by_name_not_by_timing():
 
 def test_a_kernel_that_cannot_start_is_an_error_of_the_build_not_a_worker_traceback(
         tmp_path, capfd):
-    from benchreport.build.kernels import Workers
+    from benchreport.pipeline.kernels import Workers
 
     nb = _notebook(tmp_path, "a.ipynb", ["print(1)"])
     workers = Workers(1, tmp_path / "no-such-folder")      # the kernel's working folder
@@ -125,7 +125,7 @@ def test_a_worker_runs_its_notebooks_in_the_one_kernel_it_reports(tmp_path):
     """One kernel per worker: the notebooks run in the kernel whose pid the main process
     was told (the one it kills on Ctrl-C), and a finished build leaves nothing behind."""
 
-    from benchreport.build.kernels import Workers
+    from benchreport.pipeline.kernels import Workers
 
     nb = _notebook(tmp_path, "pid.ipynb", ["import os; print(os.getpid())"])
     workers = Workers(1, tmp_path)
@@ -148,8 +148,8 @@ def test_a_worker_runs_its_notebooks_in_the_one_kernel_it_reports(tmp_path):
 def test_a_kernel_that_dies_under_a_worker_is_an_error_and_kill_leaves_nothing(tmp_path):
     import threading
 
-    from benchreport.build.kernels import Workers
     from benchreport.core.errors import BuildError
+    from benchreport.pipeline.kernels import Workers
 
     dies = _notebook(tmp_path, "dies.ipynb", ["import os; os._exit(3)"])
     sleeps = _notebook(tmp_path, "sleeps.ipynb", ["import time; time.sleep(60)"])
@@ -184,9 +184,9 @@ def test_notebooks_late_in_a_reused_kernel_read_as_in_a_kernel_of_their_own(mini
     kernel: the same cells, numbers and outputs (the folders aside)."""
     import shutil
 
-    from benchreport.build.kernels import run_notebook
-    from benchreport.build.pipeline import list_notebooks, notebook_parameters
     from benchreport.ingest.io import load_run
+    from benchreport.pipeline.kernels import run_notebook
+    from benchreport.pipeline.run import list_notebooks, notebook_parameters
 
     from .conftest import ROOT
 

@@ -8,8 +8,8 @@ from statistics import mean
 import pytest
 
 from benchreport.analyses.latency import latency_figures
-from benchreport.build.explain import registry_of
 from benchreport.ingest.io import load_run
+from benchreport.pipeline.explain import registry_of
 
 from .conftest import ROOT
 

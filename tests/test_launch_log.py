@@ -232,7 +232,7 @@ def test_init_says_when_the_engines_serve_different_models(tmp_path, capsys):
 
 @pytest.mark.parametrize("module", ["benchreport.ingest.parsers.launch",
                                     "benchreport.ingest.parsers.vllm_log",
-                                    "benchreport.build.initfiles",
+                                    "benchreport.pipeline.initfiles",
                                     "benchreport.analyses.caveats"])
 def test_the_doctests_hold(module):
     import doctest

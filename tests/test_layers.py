@@ -8,7 +8,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PKG = SRC / "benchreport"
-ORDER = {"core": 0, "ingest": 1, "synth": 1, "analyses": 2, "publish": 3, "build": 4}
+ORDER = {"core": 0, "ingest": 1, "synth": 1, "analyses": 2, "publish": 3, "pipeline": 4}
 READS_RAW = ("benchreport.ingest.parsers", "benchreport.ingest.io", "benchreport.ingest.run")
 
 
@@ -113,8 +113,8 @@ def test_after_ingest_no_raw_file_is_opened(reference_build):
     from benchreport.analyses.notebook import load_run
     from benchreport.analyses.prefill import prefill_figures
     from benchreport.analyses.spec import spec_figures
-    from benchreport.build.explain import explain, registry_of
     from benchreport.core.tables import load_ingested
+    from benchreport.pipeline.explain import explain, registry_of
     from benchreport.publish.render import excerpts, input_checksums
 
     run = load_run(reference_build.id, reference_build.paths.data.parent,

@@ -21,11 +21,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchreport.build import kernels
-from benchreport.build.kernels import run_notebook
-from benchreport.build.pipeline import notebook_parameters
 from benchreport.core.errors import BuildError
 from benchreport.ingest.io import load_run
+from benchreport.pipeline import kernels
+from benchreport.pipeline.kernels import run_notebook
+from benchreport.pipeline.run import notebook_parameters
 
 from .conftest import ROOT, copy_run
 

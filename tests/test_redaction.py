@@ -225,7 +225,7 @@ def test_table_writers_store_text_redacted(tmp_path):
 
 
 def test_init_drafts_run_yaml_values_redacted():
-    from benchreport.build.init import _yaml_scalar
+    from benchreport.pipeline.init import _yaml_scalar
 
     assert _yaml_scalar("https://u:p@data.example.com/d.jsonl") == \
         '"https://[redacted]@data.example.com/d.jsonl"'
@@ -315,9 +315,9 @@ def _plant(run: Path, shell: Path) -> None:
 def planted(tmp_path_factory):
     """The reference run with secrets planted, built (with PDFs, as test_hostile does),
     a copy exported under another id, and the comparison of the two."""
-    from benchreport.build.compare import build_compare
-    from benchreport.build.pipeline import build
-    from benchreport.build.store import export_run
+    from benchreport.pipeline.compare import build_compare
+    from benchreport.pipeline.run import build
+    from benchreport.pipeline.store import export_run
 
     ws = tmp_path_factory.mktemp("redaction")
     run_dir = ws / "data" / "2024-b300"
@@ -468,7 +468,7 @@ def test_parse_json_and_explain_print_no_secret(planted, capsys):
     main(["parse", str(shell), "--json", "--engine", "vllm"])
     captured = capsys.readouterr()
     assert MARK not in captured.out + captured.err
-    from benchreport.build.explain import Explainer, list_ids
+    from benchreport.pipeline.explain import Explainer, list_ids
 
     lines: list[str] = []
     list_ids(run, lines.append)

@@ -89,8 +89,8 @@ def test_swapping_the_first_token_share_changes_the_sentence(reference_build):
     """On the reference article: 64K splits about 44/56; swap the engines' first-token
     times so the slower engine's lag lies before its first tokens, and the sentence
     changes."""
-    from benchreport.build.explain import registry_of
     from benchreport.core.i18n import load_catalogue
+    from benchreport.pipeline.explain import registry_of
     from benchreport.publish.narrative_base import Writer
     from benchreport.publish.sections import gap_sentences
 
@@ -121,7 +121,7 @@ def test_the_mixed_basis_sentence_follows_its_direction(reference_build):
     """Peak over mean above mean over mean overstates the drop; below, it understates it."""
     from dataclasses import replace
 
-    from benchreport.build.explain import registry_of
+    from benchreport.pipeline.explain import registry_of
     from benchreport.publish.narrative_base import Writer
     from benchreport.publish.sections import decode_section
 
@@ -145,7 +145,7 @@ def test_a_mean_chunk_gap_above_its_p99_is_explained_and_only_then(reference_bui
     longest gap). Put the mean below the p99 and the sentence goes."""
     from dataclasses import replace
 
-    from benchreport.build.explain import registry_of
+    from benchreport.pipeline.explain import registry_of
     from benchreport.publish.narrative_base import Writer
     from benchreport.publish.sections import latency_notes
 

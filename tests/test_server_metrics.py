@@ -12,12 +12,12 @@ import pytest
 
 from benchreport.analyses.consistency import duration_checks, metric_checks
 from benchreport.analyses.server import server_figures
-from benchreport.build.pipeline import build
 from benchreport.cli import main
 from benchreport.core import ids
 from benchreport.core.verdicts import CONSISTENT, INCONSISTENT
 from benchreport.ingest.io import load_run
 from benchreport.ingest.run import ingest_run
+from benchreport.pipeline.run import build
 from benchreport.synth import make_run
 from benchreport.synth.metrics import benchmark_truth
 

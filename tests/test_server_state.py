@@ -274,9 +274,9 @@ AIPERF = "paired/inferencemax-glm51-mi355x-sglang-aiperf"
 def aiperf(tmp_path_factory):
     if not (REAL_SAMPLES / AIPERF).is_dir():
         pytest.skip(f"no real samples at {REAL_SAMPLES / AIPERF}")
-    from benchreport.build.explain import registry_of
-    from benchreport.build.pipeline import build
     from benchreport.cli import main
+    from benchreport.pipeline.explain import registry_of
+    from benchreport.pipeline.run import build
 
     out = tmp_path_factory.mktemp("aiperf")
     assert main(["init", "aip", str(REAL_SAMPLES / AIPERF), "--data-root",
@@ -314,8 +314,8 @@ def test_the_aiperf_runs_state_comes_from_its_own_server_log(aiperf):
 def test_the_dgx_runs_state_per_engine(tmp_path):
     import shutil
 
-    from benchreport.build.explain import registry_of
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.explain import registry_of
+    from benchreport.pipeline.run import build
 
     rid = "2026-08-dgx-spark-laguna"
     shutil.copytree(ROOT / "data" / rid, tmp_path / "data" / rid)

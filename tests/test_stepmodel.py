@@ -291,8 +291,8 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
     """The reconstruction's decode was generated with a known step model (scenario.yaml):
     the fit from the report's own figures gives it back, within what the output ÷ 2
     approximation and the generator's noise allow, and the article's table shows both."""
-    from benchreport.build.explain import registry_of
     from benchreport.core.i18n import load_catalogue
+    from benchreport.pipeline.explain import registry_of
     from benchreport.publish.narrative_base import Writer
     from benchreport.publish.stepmodel import stepmodel_section
     from benchreport.synth.scenario import load_scenario

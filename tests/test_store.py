@@ -12,13 +12,13 @@ import duckdb
 import pytest
 
 from benchreport.analyses.compare import compare_runs
-from benchreport.build.store import export_run
 from benchreport.cli import main
 from benchreport.core import ids
 from benchreport.core.errors import ReportError
 from benchreport.core.runmeta import Engine
 from benchreport.core.store import STORE_VERSION, partition, run_query, store_path
 from benchreport.core.verdicts import IMPROVED, REGRESSED, SAME_DATA
+from benchreport.pipeline.store import export_run
 
 from .conftest import ROOT, copy_run
 
@@ -206,7 +206,7 @@ def test_rebuilding_replaces_only_its_partition_and_parallel_exports_coexist(
 
 
 def test_a_failed_build_leaves_the_store_as_it_was(mini_build, tmp_path):
-    from benchreport.build.pipeline import build
+    from benchreport.pipeline.run import build
 
     run, _ = mini_build
     root = tmp_path / "report"
@@ -313,7 +313,7 @@ def test_three_runs_give_trends_in_date_order(store_pair, tmp_path):
 
 
 def test_the_comparison_report_in_both_languages(store_pair):
-    from benchreport.build.compare import build_compare
+    from benchreport.pipeline.compare import build_compare
 
     store, *_ = store_pair
     paths = build_compare(["2024-b300", "ref-slower"], report_root=store.parent,

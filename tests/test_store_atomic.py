@@ -23,8 +23,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from benchreport.build.store import export_run, remove_leftovers
 from benchreport.core.store import TABLES, connect, partition, store_path, stored_runs
+from benchreport.pipeline.store import export_run, remove_leftovers
 
 FS_CALLS = ("rename", "replace", "symlink", "link", "mkdir", "unlink", "rmdir")
 RUN = "ref"

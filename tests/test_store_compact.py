@@ -13,10 +13,10 @@ import duckdb
 import pytest
 
 from benchreport.analyses.compare import compare_runs
-from benchreport.build.compact import compact
-from benchreport.build.store import export_needed, export_run
 from benchreport.cli import main
 from benchreport.core.store import TABLES, compacted_file, listing, run_query, stored_runs
+from benchreport.pipeline.compact import compact
+from benchreport.pipeline.store import export_needed, export_run
 
 from .test_store_atomic import _as_build, _leftovers, _rows, _state, crash_copies
 from .test_store_shared import _in_processes

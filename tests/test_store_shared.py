@@ -10,7 +10,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from benchreport.build.store import export_run
 from benchreport.cli import main
 from benchreport.core.store import (
     STORE_ENV,
@@ -20,6 +19,7 @@ from benchreport.core.store import (
     store_path,
     stored_runs,
 )
+from benchreport.pipeline.store import export_run
 
 from .test_store_atomic import _as_build, _leftovers, _rows
 
@@ -131,8 +131,8 @@ def test_a_build_exports_into_the_store_it_is_given(reference_build, tmp_path, c
 
 
 def test_compare_hands_the_store_to_its_builds_and_notebook(monkeypatch, tmp_path):
-    import benchreport.build.compare as compare
-    import benchreport.build.pipeline as pipeline
+    import benchreport.pipeline.compare as compare
+    import benchreport.pipeline.run as pipeline
 
     built, ran = [], []
     monkeypatch.setattr(pipeline, "build", lambda run_id, **kw: built.append(kw["store_dir"]))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchreport.build.compact import compact
-from benchreport.build.store import export_run
 from benchreport.core.store import compacted_file, listing, run_query
+from benchreport.pipeline.compact import compact
+from benchreport.pipeline.store import export_run
 
 from .test_store_atomic import _as_build
 

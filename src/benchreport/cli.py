@@ -12,7 +12,7 @@ from .core.errors import ReportError
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build.pipeline import build
+    from .pipeline.run import build
 
     run = build(args.run_id, data_root=args.data_root, report_root=args.report_root,
                 project=args.project, pdf=not args.no_pdf, base_url=args.base_url,
@@ -40,10 +40,10 @@ def _failed(run) -> bool:
 def _check(args: argparse.Namespace) -> int:
     from .analyses.consistency import all_checks
     from .analyses.consistency import warnings as consistency_warnings
-    from .build import checksums
     from .core.recordset import Records
     from .ingest.io import load_run
     from .ingest.run import check_windows, ingest_run, warnings_of
+    from .pipeline import checksums
 
     run = load_run(args.run_id, args.data_root)
     shown = run.paths.rel(run.paths.data)
@@ -63,8 +63,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _checksums(args: argparse.Namespace) -> int:
-    from .build import checksums
     from .core.paths import run_paths
+    from .pipeline import checksums
 
     paths = run_paths(args.run_id, args.data_root)
     shown = paths.rel(paths.data)
@@ -110,8 +110,8 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from .build.explain import explain, list_ids
     from .ingest.io import load_run
+    from .pipeline.explain import explain, list_ids
 
     run = load_run(args.run_id, args.data_root, args.report_root)
     if args.list or not args.figure_id:
@@ -122,7 +122,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .build.init import init_run
+    from .pipeline.init import init_run
 
     init_run(args.run_id, args.paths, args.data_root, engine=args.engine, dry_run=args.dry_run,
              client=args.client)
@@ -130,7 +130,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .build.compare import build_compare
+    from .pipeline.compare import build_compare
 
     if args.gate:
         return _gate(args)
@@ -161,7 +161,7 @@ def _print_matching(compare_json: Path) -> None:
 def _gate(args: argparse.Namespace) -> int:
     """``compare --gate``: exit 0 (no gated metric worse), 1 (one is worse; with --strict
     also one that could not be judged), 2 (bad input, or no point matched)."""
-    from .build.gate import gate
+    from .pipeline.gate import gate
     from .publish.gate import render
 
     try:
@@ -256,8 +256,8 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _compact(args: argparse.Namespace) -> int:
-    from .build.compact import compact
     from .core.store import resolve_store
+    from .pipeline.compact import compact
 
     store = resolve_store(args.report_root, args.store)
     done = compact(store)

@@ -21,7 +21,7 @@ from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
 from ..core.store import resolve_store
 from . import staging
 from .kernels import Workers
-from .pipeline import Interrupts, Steps, list_notebooks
+from .run import Interrupts, Steps, list_notebooks
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
     """Build the comparison of ``run_ids`` (base: the first, unless given), reading the
     store ``core.store.resolve_store`` names (``store_dir``, ``$BENCHREPORT_STORE``, or
     ``<report_root>/_store``)."""
-    from .pipeline import build
+    from .run import build
 
     project = Path(project).resolve()
     say = out or (lambda line: print(line, file=sys.stderr, flush=True))
