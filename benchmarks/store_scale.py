@@ -14,8 +14,8 @@ it, then after ``benchreport store compact``:
   ``core.store.run_query`` (opening the store, one view per table, the schema check, the
   query) — what ``benchreport query`` does; and the same as a command, in a new process;
 - compare: ``analyses.compare.compare_runs`` of two runs (what the comparison notebook does);
-- export: ``build.store.export_run`` of the built reference run into the full store;
-- compaction: ``build.compact.compact`` of the whole store (once; and once more after the
+- export: ``pipeline.store.export_run`` of the built reference run into the full store;
+- compaction: ``pipeline.compact.compact`` of the whole store (once; and once more after the
   exports, when one run has its own partition again).
 
 The reference run is built into a temporary folder first (about half a minute).

@@ -1,5 +1,5 @@
 """Issue 30: ``benchreport store compact`` merges the runs' partitions into one file per
-table (``build.compact``). Readers see the same rows before and after; a later export of a
+table (``pipeline.compact``). Readers see the same rows before and after; a later export of a
 compacted run supersedes its compacted rows; exports during a compaction lose and double
 nothing; a kill at any step of a compaction leaves a readable store."""
 

@@ -13,7 +13,7 @@ first of these that is available (the *noise source*):
   the floor is within the noise;
 - ``history``: a relative noise estimated from earlier runs of the same configuration
   (``Noise.history``: a function of the base run's point group and the metric; the gate
-  passes ``build.gate.history_noise``, the half-width that the store's history before the
+  passes ``pipeline.gate.history_noise``, the half-width that the store's history before the
   new run gives a ratio of two single runs, ``analyses.history``);
 - ``requests``: one repeat each, for the per-request means, the requests resampled in pairs
   (``compare.bootstrap_ratio``). It sees how consistently the requests changed, not

@@ -10,7 +10,7 @@ as ``2025-05-01`` stays text). ``_store`` starts with an underscore, which no ru
 
 Each ``data.parquet`` is a relative symlink into the run's current generation,
 ``_store/.generations/<RUN>/current/<table>.parquet``: an export switches all the run's tables
-with one rename (``build.store`` says how and why). A reader here lists the runs first
+with one rename (``pipeline.store`` says how and why). A reader here lists the runs first
 (a run's first export links ``runs`` last) and leaves out the partitions of any run ``runs``
 does not list, so a run whose first export was killed halfway is not seen in any table. A
 store written before generations, with real files in the partitions, reads the same; each
@@ -18,9 +18,9 @@ run is moved over at its next export.
 
 Where. ``resolve_store`` names the folder: ``--store DIR``, else ``$BENCHREPORT_STORE``, else
 ``<report-root>/_store``; the store may sit on a shared file system that many machines
-export into (``build.store`` says what holds then).
+export into (``pipeline.store`` says what holds then).
 
-Compacted runs. ``benchreport store compact`` (``build.compact``) moves runs' rows into one
+Compacted runs. ``benchreport store compact`` (``pipeline.compact``) moves runs' rows into one
 plain Parquet file per table, ``_store/compacted/<table>/data.parquet``, with ``run_id`` a
 real column (its last, as the views have it). A reader takes the union of both folders with
 one rule: a run with its own ``runs`` partition is read from its partitions, any other

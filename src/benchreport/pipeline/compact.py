@@ -26,7 +26,7 @@ Steps and locks.
 2. Note which generation each run with its own partition is at (``current``), then copy
    every table, as ``core.store.connect`` shows it for those runs and the compacted ones,
    into a new ``.compacted/<gen>/``. Exports of other runs, or of these, may go on.
-3. Take the store-wide lock exclusive (``build.store.store_locked``: every export holds it
+3. Take the store-wide lock exclusive (``pipeline.store.store_locked``: every export holds it
    shared, so none is half-way now), switch ``compacted`` to the new set, then for each run
    whose ``current`` is still the generation noted in step 2, remove its ``runs`` link first
    (from then on readers take its compacted rows), its other links, its partition folders and

@@ -38,7 +38,7 @@ Many processes, many machines. The store may sit on a shared file system (``--st
 ``$BENCHREPORT_STORE``). Exports of different runs share only folders they create with
 ``exist_ok`` and scratch folders named by run, machine and process; exports of one run wait
 for each other on its lock; every export holds ``_store/.lock`` shared, which a compaction
-(``build.compact``) takes exclusive only to switch. All of it rests on ``rename`` being atomic
+(``pipeline.compact``) takes exclusive only to switch. All of it rests on ``rename`` being atomic
 and ``flock`` holding between the machines (NFS v4, CephFS; Lustre mounted with ``flock``).
 A killed export's scratch folder is removed only from the machine it ran on, the one place
 that can tell its process is gone.
@@ -363,7 +363,7 @@ def store_locked(store: Path, exclusive: bool = False) -> Iterator[None]:
     """The store-wide lock, ``_store/.lock``: every export holds it shared, so exports of
     different runs run at the same time; a compaction holds it exclusive only while it
     switches to its new compacted set and removes the partitions it took over
-    (``build.compact``), so no export is half-way then. ``flock``: a killed holder leaves
+    (``pipeline.compact``), so no export is half-way then. ``flock``: a killed holder leaves
     no stale lock."""
     import fcntl
 
