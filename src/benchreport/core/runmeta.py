@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+from .sources import Source, parse_sources
 from .yamlio import Located, load_yaml
 
 if TYPE_CHECKING:
@@ -148,8 +149,8 @@ class RunMeta:
     reconstruction: dict[str, str] | None
     assumed: tuple[Assumption, ...]
     notes: dict[str, str] | None
-    # what the run's inputs are and where they came from (real data: repository, commit)
-    sources: tuple[dict[str, str], ...] = ()
+    # where the run's files came from, and the write-ups its report re-derives (core.sources)
+    sources: tuple[Source, ...] = ()
     not_stated: tuple[str, ...] = ()          # top-level keys left as TODO in run.yaml
     # engine -> workload -> {"start": ISO time, "end": ISO time}: benchmark spans in the logs
     windows: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
@@ -396,10 +397,7 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
             provenance=_assumption_kind(c, a),
         ))
     notes = c.bilingual(doc, "notes", "run", required=False)
-    sources = []
-    for item in c.get(doc, "sources", list, "run", required=False, default=[]):
-        m = c.mapping(item, "run.sources[]", doc, "sources")
-        sources.append({str(k): str(v) for k, v in m.items()})
+    sources = parse_sources(c, doc)
     windows: dict[str, dict[str, dict[str, str]]] = {}
     for eid, per in c.get(doc, "windows", Located, "run", required=False, default={}).items():
         if eid not in ids:
@@ -426,7 +424,7 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     return RunMeta(title=title, date=date, hardware=hardware, model=model,
                    deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
                    reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
-                   sources=tuple(sources), not_stated=not_stated, windows=windows,
+                   sources=sources, not_stated=not_stated, windows=windows,
                    scrapes=scrapes,
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
                    slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,

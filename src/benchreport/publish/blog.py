@@ -190,6 +190,9 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
     if article.reconstruction:
         lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
                   ""]
+    if article.writeups:
+        lines += [f"**{plain(t['writeups.heading'])}** {plain(t['writeups.intro'])}", ""]
+        lines += [f"- {c.markdown(_escaped)}" for c in article.writeups] + [""]
     if article.notes:
         lines += [f"> **{plain(t['notice.notes'])}** {plain(article.notes)}", ""]
     lines += [f"## {plain(t['section.summary'])}", ""]

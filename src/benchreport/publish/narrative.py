@@ -19,6 +19,7 @@ from ..core.metrics import TIE
 from ..core.records import WINDOW_METHODS, BenchWindow, Run
 from ..core.verdicts import INCONSISTENT
 from .campaign import campaign_conclusion, campaign_sections, key_findings, single_run_findings
+from .citations import Citation, citations
 from .headline import conclusion as one_engine_conclusion
 from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
@@ -125,7 +126,8 @@ class Article:
     notebooks: list[str] = field(default_factory=list)   # rendered notebook pages (links)
     ingest_notes: list[str] = field(default_factory=list)  # warnings, "file:line: text"
     notes: str | None = None                # run.yaml notes, in this language
-    sources: list[str] = field(default_factory=list)   # run.yaml sources, one line each
+    sources: list[str] = field(default_factory=list)   # where the files came from, one line each
+    writeups: list[Citation] = field(default_factory=list)  # the texts re-derived here
     ledger: list[LedgerRow] = field(default_factory=list)  # the PDF's compact appendix
     ledger_intro: Markup = Markup("")
 
@@ -497,5 +499,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         charts=charts or {}, notebooks=notebooks or [],
         ingest_notes=ingest_notes or [],
         notes=meta.notes[lang] if meta.notes else None,
-        sources=["; ".join(f"{k}: {v}" for k, v in src.items()) for src in meta.sources],
+        sources=["; ".join(f"{k}: {v}" for k, v in src.fields) for src in meta.sources
+                 if not src.is_writeup],
+        writeups=citations(meta, t, lang),
     )

@@ -35,6 +35,7 @@ from ..core.verdicts import (
     VALID,
     YES,
 )
+from . import citations
 from .claimtext import reason_text, value_text
 from .narrative_base import Writer
 
@@ -945,6 +946,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         return None
     t, lang = w.t, w.lang
     rows, floors, collapsed = [], set(), []
+    named = citations.names(w.run.meta, lang)     # run.yaml write-ups by claims.yaml key
     for i, c in enumerate(claims):
         if c.get("basis") in (CALIBRATED, ASSUMED):
             collapsed.append(i)
@@ -954,7 +956,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
         if basis:
             verdict = Markup('{}<br><span class="aside">{}</span>').format(verdict, basis)
-        titles = [(x or {}).get(lang) or key for key, x in
+        titles = [named.get(key) or (x or {}).get(lang) or key for key, x in
                   zip(c["source"], c.get("source_titles") or [None] * len(c["source"]),
                       strict=True)]
         claim = Markup('{}<br><span class="aside">{}</span>').format(
@@ -962,7 +964,10 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         rows.append([claim, value_text(w, c["published"]),
                      value_text(w, c["recomputed"], like=c["published"]),
                      verdict, reason])
-    paras = [sentence(t["claims.intro"])]
+    cited = [named[k] for k in dict.fromkeys(k for c in claims for k in c["source"])
+             if k in named]
+    paras = [sentence(t["claims.intro_named"], articles=t["claims.articles_and"].join(cited))
+             if cited else sentence(t["claims.intro"])]
     if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
         none = w.registry[ids.CLAIMS_INFORMATIVE].value == 0
         paras.append(sentence(t["claims.intro_reconstruction_none" if none
