@@ -58,7 +58,7 @@ def _article(**kw) -> Article:
          "table.duration": "Duration", "heading.finding": "Finding",
          "section.derivation": "Appendix", "figure.caption": "Figure {n}. {caption}",
          "heading.settings": "Settings", "section.assumed": "Assumed",
-         "section.generator": "Generator", "section.generator_intro": "Intro",
+         "section.generator_appendix": "Generator", "section.generator_intro": "Intro",
          "heading.latency": "Latency"}
     values = dict(lang="en", other_lang="ko", t=t, title="A run", date="2026-01-15",
                   reconstruction=None,

@@ -190,7 +190,7 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     # what the published text fixed still reads as a result
     assert "That makes vLLM 1.50× as fast on this workload." in page
     ko = _page(reference_build, "ko")
-    assert "이 재구성본에서 생성기의 난수 시드(seed 20261120)에 따라 정해진 것이므로" in ko
+    assert "이 재구성본에서 생성기의 난수 시드(seed 20261120)에 따라 정해진 것으로" in ko
     assert "재구성본을 맞춘 공개 수치" not in ko        # the fit ran the other way
 
 
@@ -199,13 +199,13 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     glance = page.split("At a glance")[2].split("Test setup")[0]
     assert "In this reconstruction the engines did not receive the requests alike: up to 8 " \
         "waited at once at vLLM, while SGLang's requests reached it spaced out, a new " \
-        "prefill beginning every 6.3 s on average: a spacing fitted so that the " \
-        "reconstruction meets the published duration, not a measurement" in glance
-    assert "This comparison rests on a value the published text did not state: arrival " \
-        "spacing of SGLang's 64K requests, about 6.3 s (calibrated)" in glance
-    # the durations are the published targets: restated, not tested
-    assert glance.count("Both durations are the published ones, which the reconstruction "
-                        "was fitted to") == 2
+        "prefill beginning every 6.3 s on average. The generator set that spacing to meet " \
+        "the published duration" in glance
+    # the spacing is said once: not again as a value the published text did not state
+    assert "arrival spacing of SGLang's 64K requests, about 6.3 s" not in glance
+    # the durations are the published targets: restated, not tested, said once for both
+    assert glance.count("Every duration here is a published figure the reconstruction was "
+                        "fitted to: this summary restates the published result") == 1
     results_64k = page.split("Results by input length")[2].split("200K input")[0]
     assert results_64k.count("SGLang requests arrived spaced out; arrival spacing of " \
                              "SGLang's 64K requests") == 4          # TTFT, TPOT, ITL, E2E
@@ -262,8 +262,8 @@ def test_the_assumed_section_lists_every_generator_input(reference_build):
     assert {"decode_step", "accept_prob", "fitted", "events", "prefill_speed", "scheduler",
             "client_tail", "seed"} <= set(keys)
     page = _page(reference_build)
-    part = page.split("What the reconstruction's generator assumed")[1].split(
-        "Results by input length")[0]
+    part = page.split("Appendix: the reconstruction generator's inputs")[2].split(
+        "Appendix: how each number was derived")[0]
     assert "vLLM decode_step_fixed_ms 1.3, decode_ns_per_kv_token 30.4, dcp 1; SGLang " \
         "decode_step_fixed_ms 28.4, decode_ns_per_kv_token 38.7, dcp 8 (model-derived)" in part
     assert "SGLang 64K arrival_gap 6.3125" in part and "vLLM 64K event_scale 1.125" in part
@@ -335,7 +335,7 @@ def test_the_generator_list_holds_the_clock_the_prefill_and_step_rules_and_each_
     kinds = {k: g.kind for k, g in got.items()}
     assert (kinds["clock"], kinds["prefill_rule"], kinds["mixed_step"], kinds["event_time"],
             kinds["client_tail"]) == (ASSUMED, MODEL, MODEL, CALIBRATED, ASSUMED)
-    part = _page(reference_build).split("What the reconstruction's generator assumed")[1]
+    part = _page(reference_build).split("Appendix: the reconstruction generator's inputs")[2]
     assert "vLLM 64K 0.63 s; vLLM 200K 0.70 s; SGLang 64K 0.37 s; SGLang 200K 0.69 s; " \
         "0.3 s (0.02–0.8 s) (assumed)" in part
     assert "vLLM 64K start 10:12:05, phase 8.4 s" in part

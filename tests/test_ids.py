@@ -67,7 +67,7 @@ def _article_lookups(run) -> tuple[dict, dict[str, set[str]]]:
     try:
         for lang in ("ko", "en"):
             narrative.build_article(run, registry, lang, load_catalogue(LABELS, lang),
-                                    inputs=[], packages=[], caveats=caveats, claims=claims)
+                                    narrative.Given(caveats=caveats, claims=claims))
     finally:
         narrative.Writer = original
     assert seen["fig"], "the article looked up no figure"

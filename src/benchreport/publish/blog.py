@@ -155,11 +155,32 @@ def _setup(article: Article) -> list[str]:
     if article.assumed:
         lines += [f"### {plain(t['section.assumed'])}", ""]
         lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.assumed])
-    if article.generator:
-        lines += [f"### {plain(t['section.generator'])}", "", plain(t["section.generator_intro"]),
-                  ""]
-        lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])
     return lines
+
+
+def _finding(article: Article) -> list[str]:
+    """The key finding, and apart the questions the data of a reconstruction cannot answer."""
+    f, t = article.finding, article.t
+    if not f:
+        return []
+    lines = [f"## {plain(t['heading.finding'] if f.said else t['heading.unanswered'])}", ""]
+    if f.said:
+        lines += [" ".join(plain(p) for p in f.said), ""]
+    if f.unanswered:
+        lines += [f"### {plain(t['heading.unanswered'])}", ""] if f.said else []
+        lines += [plain(t["finding.unanswered_intro"]), ""]
+        lines += [f"- {plain(q)}" for q in f.unanswered] + [""]
+    return lines
+
+
+def _generator(article: Article) -> list[str]:
+    """A reconstruction's generator inputs: an appendix, after the findings they qualify."""
+    t = article.t
+    if not article.generator:
+        return []
+    return [f"## {plain(t['section.generator_appendix'])}", "",
+            plain(t["section.generator_intro"]), "",
+            *_table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])]
 
 
 def _results(article: Article, images: dict, figures: _Figures) -> list[str]:
@@ -198,8 +219,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
     lines += [f"## {plain(t['section.summary'])}", ""]
     lines += [f"- {plain(s)}" for s in article.headline]
     lines += _setup(article) + _results(article, images, figures)
-    if article.finding:
-        lines += [f"## {plain(t['heading.finding'])}", "", plain(article.finding), ""]
+    lines += _finding(article)
     for s in article.sections:
         lines += [f"## {plain(s.heading)}", ""]
         lines += figures.lines(images.get(s.id, []), s.heading)
@@ -207,6 +227,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
             lines += [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note)
+    lines += _generator(article)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))

@@ -539,6 +539,17 @@ def _verdict_cell(w: Writer, fid: str) -> Markup:
     return cell
 
 
+def merge_same_rows(rows: list[list[Markup]]) -> list[list[Markup]]:
+    """Rows that read the same after their first cell become one row listing their first
+    cells: four points with the same verdict, findings and checks are one line, not four
+    copies (the links of the later rows' verdicts stay in the ledger; the text is equal)."""
+    merged: dict[tuple[str, ...], list[list[Markup]]] = {}
+    for row in rows:
+        merged.setdefault(tuple(Markup(c).striptags() for c in row[1:]), []).append(row)
+    return [[Markup("<br>").join(r[0] for r in same), *same[0][1:]]
+            for same in merged.values()]
+
+
 def validity_section(w: Writer) -> Section | None:
     """Every point's checks: its verdict (and how many checks could not run), what they
     found, which could not run and for want of what, and which passed."""
@@ -576,7 +587,7 @@ def validity_section(w: Writer) -> Section | None:
         paras.append(sentence(t["validity.reconstruction"]))
     tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"],
                             t["validity.header_unrun"], t["validity.header_passed"]],
-                    rows=rows)]
+                    rows=merge_same_rows(rows))]
     return Section(id="validity", heading=t["section.validity"], paragraphs=paras,
                    tables=tables)
 

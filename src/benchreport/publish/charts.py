@@ -215,7 +215,7 @@ def decode_chart(run: Run, ing: Ingested, registry: dict[str, Figure],
         ax.set_title(w.label, fontsize=9, loc="left")
         ax.set_ylabel(t["chart.tps"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
-        _legend(ax, frameon=False, fontsize=7)
+        _legend(ax, frameon=False, fontsize=8)
     axes[-1].set_xlabel(t["chart.seconds"], fontsize=8)
     # the title speaks of a hatched span only where one is drawn
     title = t["chart.decode_time" if summary else "chart.decode_time_plain"]
@@ -294,7 +294,7 @@ def chunk_chart(run: Run, chunks: list[dict], t: dict[str, str]) -> Markup | Non
     ax.set_ylabel(t["chart.tps"], fontsize=8)
     ax.set_title(f'{t["chart.chunks"]} ({longest.label})', fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
-    _legend(ax, frameon=False, fontsize=7)
+    _legend(ax, frameon=False, fontsize=8)
     alt = t["chart.chunks"] + ": " + "; ".join(
         f"{e.name} " + " → ".join(f"{r['tps']:.0f}" for r in clean) for e, clean, *_ in series)
     return _svg(fig, alt)
@@ -337,7 +337,7 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
         ax.set_title(f"{t[f'metric.{m}']}, {unit}", fontsize=9)
         _grouped_ticks(ax.yaxis)
         ax.spines[["top", "right"]].set_visible(False)
-        _legend(ax, frameon=False, fontsize=6)
+        _legend(ax, frameon=False, fontsize=8)
     return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
 
 
@@ -353,14 +353,15 @@ def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -
     ax.set_ylabel(t["table.accept_len"], fontsize=8)
     title = t["chart.acceptance"].format(floor=f"{floor:.1f}")
     ax.set_title(title, fontsize=10)
-    rise = max(v for _, _, v in rows) - floor
-    ax.set_ylim(floor - (rise * 0.08 if rise > 0 else 0.08),
-                floor + (rise * 1.25 if rise > 0 else 1.0))
+    # at least one whole token above the floor: a rise of 0.06 drawn over the full height
+    # would read as a large gain
+    rise = max(max(v for _, _, v in rows) - floor, 0.8)
+    ax.set_ylim(floor - rise * 0.08, floor + rise * 1.25)
     # 1.0: the verified token alone, no draft token accepted
     ax.axhline(floor, color=GREY, linestyle="--", linewidth=0.9)
     ax.annotate(t["chart.acceptance_floor"].format(floor=f"{floor:.1f}"), (1.0, floor),
                 xycoords=("axes fraction", "data"),
-                xytext=(4, 0), textcoords="offset points", ha="left", va="center", fontsize=7,
+                xytext=(4, 0), textcoords="offset points", ha="left", va="center", fontsize=8,
                 color=GREY, annotation_clip=False)
     return _svg(fig, title + ": " + "; ".join(
         f"{w.label} {e.name} {v:.2f}" for w, e, v in rows))
@@ -568,18 +569,18 @@ def _dress_axis(ax, axis: _LoadAxis, title: str) -> None:
         from matplotlib.ticker import NullLocator
 
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks([x for x, _ in axis.ticks], [n for _, n in axis.ticks], fontsize=7)
+        ax.set_xticks([x for x, _ in axis.ticks], [n for _, n in axis.ticks], fontsize=8)
     if axis.split is not None:
         ax.axvline(axis.split, color="#bbbbbb", linestyle="--", linewidth=0.7)
     ax.set_title(title, fontsize=8, wrap=True)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.tick_params(labelsize=7)
+    ax.tick_params(labelsize=8)
 
 
 def _name_points(ax, axis: _LoadAxis, pts: list[tuple[float, Figure, str]]) -> None:
     """On an achieved-rate axis, each point carries the rate that was asked."""
     for x, f, load in pts:
-        ax.annotate(axis.names.get(load, load), (x, f.value), fontsize=6, xytext=(3, 3),
+        ax.annotate(axis.names.get(load, load), (x, f.value), fontsize=8, xytext=(3, 3),
                     textcoords="offset points", color=GREY)
 
 
@@ -600,7 +601,7 @@ def _curve_legend(fig, styles: dict, p99: bool, seen: set[str], t: dict[str, str
                                   markerfacecolor="none", markeredgecolor=GREY))
             labels.append(t[label])
     fig.legend(handles, labels, loc="lower center", ncol=min(len(handles), 4),
-               frameon=False, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+               frameon=False, fontsize=8, bbox_to_anchor=(0.5, 0.0))
 
 
 def _panel_title(run: Run, key: str, t: dict[str, str]) -> str:
@@ -639,7 +640,7 @@ def _curve_chart(run: Run, wid: str, per: dict[tuple, dict], t: dict[str, str]) 
                                                  for load, f in s.items() if m in f)
                     for m in (median, tail) if m and any(m in f for f in s.values())]
         _dress_axis(ax, axis, t[_panel_title(run, title, t)] + unit)
-    fig.supxlabel(axis.label, fontsize=7, y=0.1)
+    fig.supxlabel(axis.label, fontsize=8, y=0.1)
     _curve_legend(fig, styles, p99, seen, t)
     return _svg(fig, t["section.curves"] + ": " + "; ".join(alt + _marked_loads(per, seen, t)))
 
@@ -674,7 +675,7 @@ def _pareto_series(ax, pts: list, keep: set[str], style: tuple) -> str:
     ax.plot([p[0] for p in line], [p[1] for p in line], dash, color=colour, marker="o",
             markersize=3, label=label)
     for x, y, load in pts:
-        ax.annotate(load, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points",
+        ax.annotate(load, (x, y), fontsize=8, xytext=(2, 2), textcoords="offset points",
                     color="#000000" if load in keep else "#888888")
     off = [p for p in pts if p[2] not in keep]
     return f"{label}: " + ", ".join(f"{load} ({x:.1f}, {y:.1f})" for x, y, load in line) + (
@@ -726,8 +727,8 @@ def pareto_charts(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> l
         ax.set_ylabel(t["campaign.per_gpu"] if y_metric == "output_throughput_per_gpu"
                       else t["table.out_tok_per_s"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.tick_params(labelsize=7)
-        _legend(ax, frameon=False, fontsize=7)
+        ax.tick_params(labelsize=8)
+        _legend(ax, frameon=False, fontsize=8)
         charts.append(_svg(fig, t["section.pareto"] + ": " + "; ".join(alt)))
     return charts
 
@@ -775,7 +776,7 @@ def server_chart(run: Run, series: list[dict], t: dict[str, str]) -> Markup | No
             ax.set_title(f"{w.label}: {t[title]}", fontsize=9)
             ax.set_xlabel(t["chart.seconds_in"], fontsize=8)
             ax.tick_params(labelsize=8)
-        _legend(row[0], fontsize=7, frameon=False)
+        _legend(row[0], fontsize=8, frameon=False)
     fig.tight_layout()
     return _svg(fig, t["chart.server"] + ": " + "; ".join(summary))
 
@@ -802,7 +803,7 @@ def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
     from matplotlib.figure import Figure as MplFigure
 
     xs = seconds_from(rows, start)
-    fig = MplFigure(figsize=(3.4, 1.9))
+    fig = MplFigure(figsize=(3.4, 2.3))
     ax = fig.subplots()
     for key, style, label in (("running", "-", t["chart.running"]),
                               ("waiting", "--", t["chart.waiting"])):
@@ -812,18 +813,19 @@ def _state_chart(run: Run, rows: list[dict], colour: str, title: str,
           if r["kv_usage"] <= 1.0 else r["kv_usage"] for r in rows]
     right = ax.twinx()
     right.step(xs, kv, where="post", color=colour, linestyle=":", label=t["chart.kv_usage"])
-    ax.set_ylabel(t["chart.requests"], fontsize=7)
-    right.set_ylabel(t["chart.kv_usage"], fontsize=7)
+    ax.set_ylabel(t["chart.requests"], fontsize=8)
+    right.set_ylabel(t["chart.kv_usage"], fontsize=8)
     ax.set_ylim(bottom=0)
     right.set_ylim(bottom=0)
-    ax.set_xlabel(t["chart.seconds_in" if start else "chart.seconds_first_line"], fontsize=7)
+    ax.set_xlabel(t["chart.seconds_in" if start else "chart.seconds_first_line"], fontsize=8)
     for a in (ax, right):
-        a.tick_params(labelsize=6)
-    ax.set_title(title, fontsize=8, loc="left", pad=11)
+        a.tick_params(labelsize=8)
+    ax.set_title(title, fontsize=8, loc="left", pad=4)
     handles = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
-    ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=5.5, frameon=False,
-              loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, borderaxespad=0.1,
+    # under the axis label, where the three entries at a legible size do not meet the title
+    ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=8, frameon=False,
+              loc="upper center", bbox_to_anchor=(0.5, -0.38), ncol=3, borderaxespad=0.1,
               handlelength=1.6, columnspacing=0.8)
     fig.tight_layout()
     peak = max((v for v in kv if v is not None), default=None)
@@ -896,7 +898,7 @@ def _gantt_panel(ax, rows: list[dict], t: dict[str, str], seen: set[str]) -> Non
     ax.set_xlim(left=0)
     ax.set_yticks([])
     ax.spines[["top", "right"]].set_visible(False)
-    ax.tick_params(labelsize=7)
+    ax.tick_params(labelsize=8)
 
 
 def gantt_order(rows: list[dict]) -> str:
@@ -930,8 +932,8 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
         seen: set[str] = set()
         _gantt_panel(ax, mine, t, seen)
         ax.set_title(f"{e.name}, {w.label}", fontsize=8)
-        ax.set_xlabel(t["chart.gantt_own" if own else "chart.gantt_seconds"], fontsize=7)
-        ax.set_ylabel(t[gantt_order(mine)], fontsize=7)
+        ax.set_xlabel(t["chart.gantt_own" if own else "chart.gantt_seconds"], fontsize=8)
+        ax.set_ylabel(t[gantt_order(mine)], fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     handles: dict = {}
@@ -940,7 +942,7 @@ def gantt_chart(run: Run, rows: list[dict], t: dict[str, str]) -> Markup | None:
             handles.setdefault(label, h)
     if handles:
         fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3,
-                   fontsize=7, frameon=False)
+                   fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.11 if nrows > 1 else 0.2, 1, 1))
     alt = t["chart.gantt"] + ": " + "; ".join(f"{e.name} {w.label}" for w, e in panels)
     return _svg(fig, alt)
@@ -984,18 +986,18 @@ def history_chart(rec: dict, t: dict[str, str]) -> Chart:
                    label=t["chart.history_change"] if i == 0 else None)
         ax.annotate(f"×{c['ratio']:.3f}", (c["index"] - 0.5, 0.0), xycoords=("data",
                     "axes fraction"), xytext=(3, 3), textcoords="offset points",
-                    fontsize=7, color=CHANGE_COLOUR,
+                    fontsize=8, color=CHANGE_COLOUR,
                     bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
                           "alpha": 0.85})
     ticks = _history_ticks(rec)
-    ax.set_xticks(ticks, [runs[i]["run"] for i in ticks], rotation=45, ha="right", fontsize=6)
-    ax.tick_params(axis="y", labelsize=7)
-    ax.set_xlabel(t["chart.history_runs"], fontsize=7)
-    ax.set_ylabel(f"{rec['metric']} ({rec['unit']})", fontsize=7)
+    ax.set_xticks(ticks, [runs[i]["run"] for i in ticks], rotation=45, ha="right", fontsize=8)
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_xlabel(t["chart.history_runs"], fontsize=8)
+    ax.set_ylabel(f"{rec['metric']} ({rec['unit']})", fontsize=8)
     p = rec["point"]
     title = f"{rec['metric']}: {p['engine']} {p['workload']} {p['load_id']}"
     ax.set_title(title, fontsize=8, loc="left", pad=14)
-    _legend(ax, fontsize=6, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+    _legend(ax, fontsize=8, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0),
             ncol=3, borderaxespad=0.1, handlelength=1.6, columnspacing=0.8)
     fig.tight_layout()
     said = "; ".join(f"{t['chart.history_change']} {c['run']} ×{c['ratio']:.3f}"
@@ -1065,14 +1067,14 @@ def overlay_chart(curve: dict, registry: dict[str, Figure], title: str,
                     label=run["run"] if ax is axes[0] else None)
             alt.append(f"{run['run']} {y}: " + ", ".join(f"{a:,.1f} {b:,.1f}" for a, b in pts))
         ax.set_title(_overlay_label(t, y), fontsize=8, wrap=True)
-        ax.set_xlabel(_overlay_label(t, x) if x else t["xrun.chart.load"], fontsize=7)
+        ax.set_xlabel(_overlay_label(t, x) if x else t["xrun.chart.load"], fontsize=8)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=8)
         _grouped_ticks(ax.yaxis)
     if not drawn:
         return None
     _overlay_ticks(axes[0], places, curve, t)
-    _legend(axes[0], fontsize=7, frameon=False)
+    _legend(axes[0], fontsize=8, frameon=False)
     return _svg(fig, "; ".join(alt))
 
 
@@ -1093,7 +1095,7 @@ def _overlay_ticks(ax, places: dict[str, float], curve: dict, t: dict[str, str])
     unbounded = {places[p["load"]] for r in curve["runs"] for p in r["points"]
                  if p.get("unbounded") and p["load"] in places}
     ax.set_xticks(xs, [t["chart.unbounded"] if x in unbounded else f"{x:g}" for x in xs],
-                  fontsize=7)
+                  fontsize=8)
 
 
 def overlay_charts(rec: dict, registry: dict[str, Figure], t: dict[str, str],

@@ -56,6 +56,8 @@ class _Meta:
 
 @dataclass(frozen=True)
 class _Subject:
+    """The compared runs as a Writer's subject (``narrative_base.Subject``)."""
+
     meta: _Meta
 
 
@@ -268,7 +270,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
                           t: dict[str, str], rec: dict[str, Any],
                           packages: list[tuple[str, str]],
                           excerpts: dict | None = None) -> Article:
-    w = Writer(_Subject(_Meta(rec["runs"])), registry, lang, t)   # type: ignore[arg-type]
+    w = Writer(_Subject(_Meta(rec["runs"])), registry, lang, t)
     run_ids = [r["id"] for r in rec["runs"]]
     factor_lines, changes = changes_section(w, rec)
     point_lines, points = points_section(w, rec)

@@ -24,8 +24,10 @@ from .headline import conclusion as one_engine_conclusion
 from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
 from .sections import (
+    Finding,
     Section,
     Table,
+    arrival_gap_id,
     arrival_sentence,
     calibrated_durations,
     caveats_section,
@@ -119,7 +121,7 @@ class Article:
     derivations: list[Derivation]
     inputs: list[Cell]
     packages: list[Cell] = field(default_factory=list)
-    finding: Markup | None = None
+    finding: Finding | None = None
     settings: Table | None = None
     sections: list[Section] = field(default_factory=list)
     charts: dict[str, list[Markup]] = field(default_factory=dict)
@@ -176,11 +178,10 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                           latency=latency_table(w, wid), latency_notes=latency_notes(w, wid))
 
 
-def _brief(w: Writer, workload, first: bool) -> Markup | None:
+def _brief(w: Writer, workload) -> Markup | None:
     """One input length's result in the lede: who was faster and by how much, with both
-    durations, then what the comparison rests on (how requests arrived, assumed values,
-    durations the reconstruction was fitted to) and, with the first length, that each
-    result is one run; the results section gives the rest."""
+    durations, then what the comparison rests on (how requests arrived, assumed values);
+    the results section gives the rest."""
     wid = workload.id
     if not w.has(ids.e2e(wid, None, "faster")):
         return None
@@ -198,10 +199,7 @@ def _brief(w: Writer, workload, first: bool) -> Markup | None:
                         ratio=w.fig(ids.e2e(wid, None, "speedup")),
                         faster_s=w.fig(ids.e2e(wid, str(faster), "duration")),
                         slower_s=w.fig(ids.e2e(wid, slower, "duration")))
-    parts = [text, *_rests_on(w, wid)]
-    if first and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
-        parts.append(sentence(w.t["results.single_run"], n=w.fig(ids.REPEATS)))
-    return Markup(" ").join(parts)
+    return Markup(" ").join([text, *_rests_on(w, wid)])
 
 
 def _thesis(w: Writer, workloads: list) -> Markup | None:
@@ -224,10 +222,21 @@ def lede(w: Writer, workloads: list) -> list[Markup]:
     """The lede's findings of an engine comparison, each said once in the article: the
     reversal where there is one, then each input length's result in brief with what it
     rests on."""
-    briefs = [b for b in (_brief(w, x, i == 0) for i, x in enumerate(workloads))
-              if b is not None]
+    briefs = [b for b in (_brief(w, x) for x in workloads) if b is not None]
     thesis = _thesis(w, workloads)
-    return ([thesis] if thesis is not None else []) + briefs
+    return ([thesis] if thesis is not None else []) + briefs + _standing(w, workloads, briefs)
+
+
+def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
+    """After the briefs, once for them all: whether the durations are the published ones a
+    reconstruction was fitted to (then the lede restates, it does not test), and that each
+    result is one run."""
+    parts = []
+    if briefs and calibrated_durations(w, workloads):
+        parts.append(sentence(w.t["lede.calibrated"]))
+    if briefs and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+        parts.append(sentence(w.t["results.single_run"], n=w.fig(ids.REPEATS)))
+    return [Markup(" ").join(parts)] if parts else []
 
 
 def generator_cells(w: Writer) -> list[Cell]:
@@ -257,12 +266,13 @@ def _generator_value(w: Writer, fig: Figure) -> Markup:
 def _rests_on(w: Writer, wid: str) -> list[Markup]:
     """After a workload's comparison: that the engines received its requests differently,
     and the assumptions of run.yaml the comparison rests on."""
-    out = [x for x in (arrival_sentence(w, wid),) if x is not None]
-    assumed = resting_on_values(w, ids.e2e(wid, None, "speedup"))
+    arrival = arrival_sentence(w, wid)
+    out = [arrival] if arrival is not None else []
+    # an assumption the arrival sentence already states (it names the same spacing figure)
+    said = arrival_gap_id(w, wid) if arrival is not None else None
+    assumed = [a for a in resting_on_values(w, ids.e2e(wid, None, "speedup"), without=said)]
     if assumed:
         out.append(sentence(w.t["results.rests_on"], assumed="; ".join(assumed)))
-    if calibrated_durations(w, [w.run.meta.workload(wid)]):
-        out.append(sentence(w.t["results.calibrated"]))
     return out
 
 
@@ -412,20 +422,27 @@ def window_cells(w: Writer, windows: list[BenchWindow]) -> list[Cell]:
     return cells
 
 
-def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
-                  inputs: list[tuple[str, str]], packages: list[tuple[str, str]],
-                  caveats: dict | None = None, claims: list | None = None,
-                  charts: dict[str, list[Markup]] | None = None,
-                  excerpts: dict[tuple[str, int], str] | None = None,
-                  notebooks: list[str] | None = None,
-                  ingest_notes: list[str] | None = None,
-                  windows: list[BenchWindow] | None = None) -> Article:
-    """The page content for ``lang``; ``inputs`` are (path, sha256), ``packages`` (name,
-    version); caveats and claim verdicts as the notebooks wrote them; ``windows``: the
-    benchmark windows ingest found (the setup says how)."""
-    meta = run.meta
-    w = Writer(run, registry, lang, t)
-    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
+@dataclass(frozen=True)
+class Given:
+    """What a page shows besides the registry: the inputs as (path, sha256), the pinned
+    packages as (name, version), the caveats and claim verdicts as the notebooks wrote
+    them, the charts per section, the raw lines the derivations quote, the executed
+    notebooks' pages, ingest's warnings and the benchmark windows ingest found."""
+
+    inputs: list[tuple[str, str]] = field(default_factory=list)
+    packages: list[tuple[str, str]] = field(default_factory=list)
+    caveats: dict = field(default_factory=dict)
+    claims: list = field(default_factory=list)
+    charts: dict[str, list[Markup]] = field(default_factory=dict)
+    excerpts: dict[tuple[str, int], str] = field(default_factory=dict)
+    notebooks: list[str] = field(default_factory=list)
+    ingest_notes: list[str] = field(default_factory=list)
+    windows: list[BenchWindow] = field(default_factory=list)
+
+
+def _machine_cells(w: Writer) -> list[Cell]:
+    """Hardware, model, draft model, deployment and each engine's image or version."""
+    meta, t = w.run.meta, w.t
     hw = meta.hardware
     unstated = Markup(escape(t["env.not_stated"]))
     env = [
@@ -446,60 +463,80 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         key = "env.engine" if engine.image or not engine.version else "env.engine_version"
         env.append(Cell(t[key].format(name=engine.name),
                         Markup(escape(engine.image or engine.version or "–"))))
-    for wl in meta.workloads:
-        if wl.is_sweep or not w.has(ids.workload(wl.id, "concurrency"),
-                                    ids.workload(wl.id, "num_prompts"),
-                                    ids.workload(wl.id, "output_tokens")):
-            env.append(Cell(sentence(t["env.workload"], label=wl.label),
-                            sentence(t["env.workload_sweep"], dataset=t["env.not_stated"]
-                                     if wl.dataset == "TODO" else wl.dataset,
-                                     input=w.fig(ids.workload(wl.id, "input_tokens")),
-                                     loads=", ".join(x.id for x in wl.loads),
-                                     repeats=w.fig(ids.workload(wl.id, "repeats"))
-                                     if w.has(ids.workload(wl.id, "repeats")) else "–")))
-            continue
-        env.append(Cell(sentence(t["env.workload"], label=wl.label),
-                        sentence(t["env.workload_value"],
-                                 input=w.fig(ids.workload(wl.id, "input_tokens")),
-                                 output=w.fig(ids.workload(wl.id, "output_tokens")),
-                                 concurrency=w.fig(ids.workload(wl.id, "concurrency")),
-                                 prompts=w.fig(ids.workload(wl.id, "num_prompts")),
-                                 dataset=wl.dataset)))
-    env += window_cells(w, windows or [])
+    return env
+
+
+def _workload_cell(w: Writer, wl) -> Cell:
+    """A workload's lengths, load and prompts (a sweep: its loads and repeats)."""
+    t = w.t
+    if wl.is_sweep or not w.has(ids.workload(wl.id, "concurrency"),
+                                ids.workload(wl.id, "num_prompts"),
+                                ids.workload(wl.id, "output_tokens")):
+        return Cell(sentence(t["env.workload"], label=wl.label),
+                    sentence(t["env.workload_sweep"], dataset=t["env.not_stated"]
+                             if wl.dataset == "TODO" else wl.dataset,
+                             input=w.fig(ids.workload(wl.id, "input_tokens")),
+                             loads=", ".join(x.id for x in wl.loads),
+                             repeats=w.fig(ids.workload(wl.id, "repeats"))
+                             if w.has(ids.workload(wl.id, "repeats")) else "–"))
+    return Cell(sentence(t["env.workload"], label=wl.label),
+                sentence(t["env.workload_value"],
+                         input=w.fig(ids.workload(wl.id, "input_tokens")),
+                         output=w.fig(ids.workload(wl.id, "output_tokens")),
+                         concurrency=w.fig(ids.workload(wl.id, "concurrency")),
+                         prompts=w.fig(ids.workload(wl.id, "num_prompts")),
+                         dataset=wl.dataset))
+
+
+def _sections(w: Writer, given: Given) -> list[Section]:
+    """The analysis sections, in reading order, each where its figures exist."""
+    return [s for s in (
+        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w),
+        prefill_section(w), timeline_section(w), spec_section(w), state_section(w),
+        point_log_section(w), server_section(w), caveats_section(w, given.caveats),
+        claims_section(w, given.claims), _conclusion(w)) if s is not None]
+
+
+def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
+                  given: Given | None = None) -> Article:
+    """The page content for ``lang``: the text the figures select, with what ``given``
+    adds (inputs, charts, caveats and claims as the notebooks wrote them)."""
+    given = given or Given()
+    meta = run.meta
+    w = Writer(run, registry, lang, t)
+    results = [r for r in (_workload_result(w, wl) for wl in meta.workloads) if r]
+    env = _machine_cells(w) + [_workload_cell(w, wl) for wl in meta.workloads] \
+        + window_cells(w, given.windows)
     headline = run_headline(w, lede(w, [wl for wl in meta.workloads
                                         if any(r.id == wl.id for r in results)]),
                             key_findings(w) + single_run_findings(w))
-    finding_html = finding(w)
-    settings = settings_section(w, (caveats or {}).get("compared", {}))
-    sections = [s for s in (
-        points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w),
-        prefill_section(w),
-        timeline_section(w), spec_section(w),
-        state_section(w), point_log_section(w),
-        server_section(w),
-        caveats_section(w, caveats or {}), claims_section(w, claims or []),
-        _conclusion(w)) if s is not None]
+    found = finding(w)
+    settings = settings_section(w, given.caveats.get("compared", {}))
+    sections = _sections(w, given)
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
+        headline=headline, environment=env, generator=generator_cells(w), results=results,
+        inputs=[Cell(p, Markup(escape(h))) for p, h in given.inputs],
+        packages=[Cell(n, Markup(escape(v))) for n, v in given.packages],
+        finding=found, settings=settings, sections=sections,
+        # last: the entries cover what the text above cited
+        derivations=_derivations(w, given.excerpts),
+        ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
+        charts=given.charts, notebooks=given.notebooks, ingest_notes=given.ingest_notes,
+        **_run_fields(w))
+
+
+def _run_fields(w: Writer) -> dict[str, Any]:
+    """What run.yaml itself gives the page, in the reader's language: title, date, the
+    reconstruction notice, the assumptions, notes, and the sources (write-ups apart)."""
+    meta, lang, t = w.run.meta, w.lang, w.t
+    return dict(
         title=meta.title[lang],
         date=meta.date.isoformat() if meta.date else t["env.not_stated"],
         reconstruction=meta.reconstruction[lang] if meta.reconstruction else None,
-        headline=headline,
-        environment=env,
         assumed=[Cell(a.setting[lang], Markup(escape(f"{a.value[lang]} — {a.why[lang]}")))
                  for a in meta.assumed],
-        generator=generator_cells(w),
-        results=results,
-        inputs=[Cell(p, Markup(escape(h))) for p, h in inputs],
-        packages=[Cell(n, Markup(escape(v))) for n, v in packages],
-        finding=finding_html, settings=settings, sections=sections,
-        # last: the entries cover what the text above cited
-        derivations=_derivations(w, excerpts or {}),
-        ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
-        charts=charts or {}, notebooks=notebooks or [],
-        ingest_notes=ingest_notes or [],
         notes=meta.notes[lang] if meta.notes else None,
         sources=["; ".join(f"{k}: {v}" for k, v in src.fields) for src in meta.sources
                  if not src.is_writeup],
-        writeups=citations(meta, t, lang),
-    )
+        writeups=citations(meta, t, lang))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any, Protocol
 
 from markupsafe import Markup, escape
 
@@ -43,10 +44,24 @@ def anchor(fig_id: str) -> str:
     return "fig-" + fig_id.replace(".", "-")
 
 
+class EngineNames(Protocol):
+    def engine(self, engine_id: str) -> Any: ...      # has .name
+
+
+class Subject(Protocol):
+    """What a Writer writes about when it is not one run: the runs of a comparison, of which
+    it needs only the engines' names (``meta.engine(id).name``); the sentences that read a
+    run's workloads or settings are not asked of it."""
+
+    @property
+    def meta(self) -> EngineNames: ...
+
+
 class Writer:
     """Turns registry figures into linked, localized text for one language."""
 
-    def __init__(self, run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str]):
+    def __init__(self, run: Run | Subject, registry: dict[str, Figure], lang: str,
+                 t: dict[str, str]):
         self.run, self.registry, self.lang, self.t = run, registry, lang, t
         self.cited: set[str] = set()          # ids of the figures the text links to
 

@@ -19,7 +19,7 @@ from .blog import Post, write_blog
 from .captions import alt_text, caption
 from .codemarks import map_text, mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
-from .narrative import Article, build_article
+from .narrative import Article, Given, build_article
 
 FONT_SLOT = "/*@font-face@*/"
 
@@ -102,7 +102,8 @@ _LINKED = re.compile(r'(<a class="fig"[^>]*>[^<]{1,14}</a>)([\uac00-\ud7a3]+)')
 
 
 # a number and the unit after it stay on one line ("100,347.9 ms", "3,072 tokens")
-_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|tok/s|tokens?|requests?|GPUs?|records|×|토큰)"
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|ns|tok/s|req/s|tokens?|requests?|GPUs?|records|×|"
+                   r"[KMGT]i?B|[KMGT]B/s|GB/s|TB/s|W|토큰|개|회|배)"
                    r"(?![A-Za-z0-9/]))")
 
 
@@ -278,11 +279,11 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
             if ing is not None:
                 charts["decode"] = [c for c in [decode_chart(run, ing, registry, t)] if c]
                 charts["prefill"] = [c for c in [chunk_chart(run, chunks, t)] if c]
-            article = build_article(run, registry, lang, t, inputs, packages, caveats=caveats,
-                                    claims=claims, charts=charts, excerpts=lines,
-                                    notebooks=notebook_html,
-                                    ingest_notes=ingest_notes,
-                                    windows=ing.windows + ing.point_windows if ing else None)
+            article = build_article(run, registry, lang, t, Given(
+                inputs=inputs, packages=packages, caveats=caveats or {}, claims=claims or [],
+                charts=charts, excerpts=lines or {}, notebooks=notebook_html or [],
+                ingest_notes=ingest_notes,
+                windows=ing.windows + ing.point_windows if ing else []))
             html = render_html(env, article)
             if pdf:
                 pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),

@@ -123,10 +123,12 @@ CHOSEN_BY = {
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
-    "results.calibrated": "e2e.<w>.<e>.duration",
     "conclusion.calibrated": "e2e.<w>.<e>.duration",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
+    "lede.calibrated": "e2e.<w>.<e>.duration",
+    "conclusion.takeaway": "e2e.<w>.faster",
+    "conclusion.takeaway_repeated": "e2e.<w>.faster",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
     "results.itl_tail_per_token": "latency.<w>.<e>.itl.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
@@ -234,9 +236,9 @@ CHOSEN_BY = {
 
 
 
-def gap_sentences(w: Writer) -> list[Markup]:
-    """Per workload: where the duration gap accrued, picked by its split; one note for
-    the workloads whose split a reconstruction's model produced."""
+def gap_sentences(w: Writer) -> tuple[list[Markup], list[Markup]]:
+    """Per workload: where the duration gap accrued, picked by its split; and apart, one
+    note for the workloads whose split a reconstruction's model produced."""
     t, out, generated = w.t, [], []
     for wl in w.run.meta.workloads:
         def g(name: str, wid: str = wl.id) -> str:
@@ -278,18 +280,21 @@ def gap_sentences(w: Writer) -> list[Markup]:
         if assumed:
             out.append(sentence(t["finding.gap_assumed"], label=wl.label,
                                 assumed="; ".join(assumed)))
-    if generated:
-        labels = w.and_list([label for label, _, _ in generated])
-        out.append(w.generated_note(sentence(t["generated.gap"], label=labels),
-                                    *(f for _, split, _ in generated for f in split),
-                                    also=[a for *_, also in generated for a in also]))
-    return out
+    if not generated:
+        return out, []
+    labels = w.and_list([label for label, _, _ in generated])
+    return out, [w.generated_note(sentence(t["generated.gap"], label=labels),
+                                  *(f for _, split, _ in generated for f in split),
+                                  also=[a for *_, also in generated for a in also])]
 
 
-def resting_on_values(w: Writer, fig_id: str) -> list[str]:
-    """As ``resting_on``, each assumption with its value: "arrival spacing …, about 6.3 s"."""
+def resting_on_values(w: Writer, fig_id: str, without: str | None = None) -> list[str]:
+    """As ``resting_on``, each assumption with its value: "arrival spacing …, about 6.3 s";
+    ``without``: leave out the assumptions that also name this figure (a sentence nearby
+    states it already)."""
     return [f"{a.setting[w.lang]}, {a.value[w.lang]}" for a in w.run.meta.assumed
-            if any(ids.named_by(fig_id, f) for f in a.figures)]
+            if any(ids.named_by(fig_id, f) for f in a.figures)
+            and not (without and any(ids.named_by(without, f) for f in a.figures))]
 
 
 def calibrated_durations(w: Writer, workloads) -> bool:
@@ -307,18 +312,38 @@ def resting_on(w: Writer, fig_id: str) -> list[str]:
             if any(ids.named_by(fig_id, f) for f in a.figures)]
 
 
-def finding(w: Writer) -> Markup | None:
+@dataclass(frozen=True)
+class Finding:
+    """The key finding: what the data says (``said``), and apart, the questions whose answer
+    in this run a reconstruction's model or seed set (``unanswered``: the data cannot say)."""
+
+    said: list[Markup]
+    unanswered: list[Markup]
+
+    def __bool__(self) -> bool:
+        return bool(self.said or self.unanswered)
+
+
+def finding(w: Writer) -> Finding | None:
     """The key finding: where each gap accrued, who decodes faster where, and where the
     per-token decode times cross."""
-    t, wl = w.t, w.run.meta.workloads
+    wl = w.run.meta.workloads
     if not any(w.has(ids.e2e(x.id, e.id, "duration")) for x in wl for e in w.run.meta.engines):
         return None                 # no single-point result: the campaign sections speak
     if w.one_engine():
         return None                 # gaps and crossovers compare two engines
-    parts = gap_sentences(w)
+    parts, unanswered = gap_sentences(w)
+    said = _crossing(w, parts, unanswered)
+    return Finding(said, unanswered) if said or unanswered else None
+
+
+def _crossing(w: Writer, parts: list[Markup], unanswered: list[Markup]) -> list[Markup]:
+    """``parts`` and, after them, who decodes faster per request where, and where the two
+    cross (a crossing the reconstruction's model set goes to ``unanswered``)."""
+    t, wl = w.t, w.run.meta.workloads
     pair = ids.first_crossover(w.registry)
     if pair is None or len(wl) < 2:
-        return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
+        return parts + [sentence(t["finding.nomodel"])]
     a, b = pair
     key = ids.crossover(a, b)
     short, long_ = wl[0], wl[-1]
@@ -330,13 +355,13 @@ def finding(w: Writer) -> Markup | None:
 
     qs, ql = quicker(short), quicker(long_)
     if qs is None or ql is None:
-        return Markup(" ").join(parts + [sentence(t["finding.nomodel"])])
+        return parts + [sentence(t["finding.nomodel"])]
     per_token_ids = [ids.decode(x.id, e, "ms_per_token") for x in (short, long_) for e in (a, b)]
     if w.generated(key, *per_token_ids):
-        return Markup(" ").join(parts + [w.generated_note(t["generated.cross"], key,
-                                                          *per_token_ids)])
+        unanswered.append(w.generated_note(t["generated.cross"], key, *per_token_ids))
+        return parts
     if qs == ql or w.registry[key].value == NO_CROSSING:
-        return Markup(" ").join(parts + [sentence(t["finding.same"], engine=w.name(qs))])
+        return parts + [sentence(t["finding.same"], engine=w.name(qs))]
     lengths = w.registry[ids.crossover(a, b, "lengths")].value
 
     def per_token(workload, engine) -> Markup:
@@ -356,7 +381,7 @@ def finding(w: Writer) -> Markup | None:
     beyond = ids.crossover(a, b, "beyond")
     if w.has(beyond) and w.registry[beyond].value == YES:
         parts.append(sentence(t["finding.extrapolated"]))
-    return Markup(" ").join(parts)
+    return parts
 
 
 def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
@@ -365,7 +390,8 @@ def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
     listed = f"{sid}.{engine}" in {s for a in w.run.meta.assumed for s in a.settings}
     fid = ids.setting(sid, engine)
     if listed or (w.has(fid) and w.provenance(fid) == ASSUMED):
-        return f"{value} {w.t['words.assumed']}"
+        space = "" if w.lang == "ko" else " "     # Korean closes a parenthesis up to its word
+        return f"{value}{space}{w.t['words.assumed']}"
     return value
 
 
@@ -479,6 +505,12 @@ def arrival_split(w: Writer, workload: str) -> tuple[list[str], list[str]]:
 
 def spaced_engines(w: Writer, workload: str) -> list[str]:
     return arrival_split(w, workload)[1]
+
+
+def arrival_gap_id(w: Writer, workload: str) -> str | None:
+    """The spacing figure of the engine whose requests never waited (arrival_sentence's)."""
+    waited, never = arrival_split(w, workload)
+    return ids.arrival(workload, never[0], "burst_gap_s") if waited else None
 
 
 def arrival_sentence(w: Writer, workload: str) -> Markup | None:
@@ -688,6 +720,20 @@ def prefill_section(w: Writer) -> Section | None:
     return Section("prefill", t["heading.prefill"], paras + nolog, [table] if rows else [])
 
 
+def _per_position(w: Writer) -> list[Markup]:
+    """Per engine that logs acceptance by draft position: one sentence with every
+    workload's shares, in workload order."""
+    out = []
+    for e in w.run.meta.engines:
+        at = [sentence(w.t["spec.at_label"], label=wl.label,
+                       values=w.fig(ids.spec(wl.id, e.id, "per_position")))
+              for wl in w.run.meta.workloads if w.has(ids.spec(wl.id, e.id, "per_position"))]
+        if at:
+            out.append(sentence(w.t["spec.per_position"], engine=w.name(e.id),
+                                values=Markup("; ").join(at)))
+    return out
+
+
 def spec_section(w: Writer) -> Section | None:
     t = w.t
     rows, paras = [], [sentence(t["spec.intro"])]
@@ -699,11 +745,9 @@ def spec_section(w: Writer) -> Section | None:
             if w.has(base("accept_len")):
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
                              _cell(w, base("accept_len")), _cell(w, base("acceptance_pct"))])
-            if w.has(base("per_position")):
-                paras.append(sentence(t["spec.per_position"], engine=w.name(e.id),
-                                      label=wl.label, values=w.fig(base("per_position"))))
     if not rows:
         return None
+    paras += _per_position(w)
     lengths = [ids.spec(wl.id, e.id, "accept_len") for wl in w.run.meta.workloads
                for e in w.run.meta.engines if w.has(ids.spec(wl.id, e.id, "accept_len"))]
     if w.provenance(*lengths) == ASSUMED:       # a reconstruction's input, not a reading
@@ -808,7 +852,8 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     tables = []
     if rows:
         tables.append(Table(header=[t["table.what"]] + [w.engine_name(e) for e in engines]
-                            + [t["table.why"], t["table.evidence"]], rows=rows))
+                            + [t["table.why"], t["table.evidence"]], rows=rows,
+                            cls="differing" if len(engines) == 2 else ""))
     if limits:
         tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
                                     t["table.evidence"]], rows=limits))
@@ -1043,16 +1088,38 @@ def conclusion_section(w: Writer) -> Section:
         any(ids.family(fid) == "compare" for fid in w.registry)
     if calibrated_durations(w, w.run.meta.workloads):
         paras.append(sentence(t["conclusion.calibrated"]))
-    if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
+    differing = not w.run.meta.server_only and any(
+        ids.parse_setting(k) is not None for k in w.registry) and \
+        w.has(ids.SETTINGS_DIFFERING) and bool(w.registry[ids.SETTINGS_DIFFERING].value)
+    takeaway = _takeaway(w, short_w, long_w, winners) if differing else []
+    if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1 \
+            and not takeaway:                     # the takeaway asks for repeats itself
         paras.append(sentence(t["conclusion.single_run"]))
     elif not compared and len(w.measured_engines()) > 1:
         paras.append(sentence(t["conclusion.not_compared"], engines=w.and_list(
             [w.engine_name(e) for e in w.measured_engines()])))
-    if not w.run.meta.server_only and any(ids.parse_setting(k) is not None
-                                          for k in w.registry) and \
-            w.has(ids.SETTINGS_DIFFERING) and w.registry[ids.SETTINGS_DIFFERING].value:
-        paras.append(sentence(t["conclusion.caveat"]))
+    if differing:
+        paras.append(Markup(" ").join([sentence(t["conclusion.caveat"]), *takeaway]))
     return Section("conclusion", t["heading.conclusion"], paras)
+
+
+def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
+    """Where the faster engine changed with the input length and settings differed: what a
+    reader can take from it (that the length can change the choice, and to measure at their
+    own lengths with the first differing setting set alike, over several runs if this was
+    one), hedged to what a single uncontrolled comparison allows."""
+    if not (short_w and long_w) or short_w.value == long_w.value or TIE in winners:
+        return []
+    which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
+    names = [w.t["setting." + sid] for sid in which if "setting." + sid in w.t]
+    if not names:
+        return []
+    first = names[0]
+    if w.lang == "en" and first[1:2].islower():        # a label, inside a sentence here
+        first = first[0].lower() + first[1:]
+    single = w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1
+    return [sentence(w.t["conclusion.takeaway" if single else "conclusion.takeaway_repeated"],
+                     first=first)]
 
 
 POINT_STATS = (("median_ttft_ms", "ttft"), ("p99_ttft_ms", "ttft"), ("median_tpot_ms", "tpot"),

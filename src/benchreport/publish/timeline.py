@@ -72,20 +72,38 @@ def _outside_queue(w: Writer, engine, wl, fid, words: dict) -> list[Markup]:
                      share=w.fig(fid("wait_share")))]
 
 
-def _closure(w: Writer, fid, words: dict) -> list[Markup]:
+def _closure_diff(w: Writer, fid) -> tuple[str, Markup] | None:
     """Where the parts' sum and the client's mean TPOT differ by more than the shown
-    rounding: the client's per-request time runs past the last streamed chunk (its TPOT is
-    E2E − TTFT, not the sum of the gaps, over the tokens)."""
+    rounding, which way (the client's per-request time runs past the last streamed chunk:
+    its TPOT is E2E − TTFT, not the sum of the gaps, over the tokens) and by how much."""
     if not w.has(fid("tpot_closure_ms"), fid("tpot_sum_ms")):
-        return []
+        return None
     shown = w.registry[fid("tpot_sum_ms")].decimals or 0
-    if abs(w.registry[fid("tpot_closure_ms")].value) < 0.5 * 10 ** -shown:
-        return []
     fig = w.registry[fid("tpot_closure_ms")]
+    if abs(fig.value) < 0.5 * 10 ** -shown:
+        return None
     key = "timeline.closure_after" if fig.value > 0 else "timeline.closure_before"
-    return [sentence(w.t[key], **words, mark=w.mark(fid("tpot_closure_ms")),
-                     diff=w.link(fid("tpot_closure_ms"), format_value(abs(fig.value), fig.unit,
-                                                                      w.lang, fig.decimals)))]
+    return key, w.link(fid("tpot_closure_ms"), format_value(abs(fig.value), fig.unit,
+                                                            w.lang, fig.decimals))
+
+
+def _closures(w: Writer, points: list[tuple]) -> list[Markup]:
+    """One sentence per engine and direction for the points whose TPOT parts do not add up
+    to the client's mean: the workloads together, their differences in order."""
+    groups: dict[tuple[str, str], list] = {}
+    for _, engine, fid, label in points:
+        found = _closure_diff(w, fid)
+        if found:
+            groups.setdefault((engine.id, found[0]), []).append((label, found[1], fid))
+    out = []
+    for (engine, key), items in groups.items():
+        diffs = Markup(", ").join(d for _, d, _ in items)
+        out.append(sentence(
+            w.t[key], engine=w.name(engine), label=w.and_list([lb for lb, _, _ in items]),
+            diff=diffs if len(items) == 1 else sentence(w.t["timeline.respectively"],
+                                                        values=diffs),
+            mark=w.mark(*(f("tpot_closure_ms") for *_, f in items))))
+    return out
 
 
 def _estimates(w: Writer, points: list[tuple]) -> list[Markup]:
@@ -110,7 +128,6 @@ def _sentences(w: Writer, engine, wl, fid, label: str) -> list[Markup]:
                             n=w.fig(fid("prefill_substituted"))))
     if w.registry[fid("requests")].context.get("point") is None:   # the workload's window
         out += _outside_queue(w, engine, wl, fid, words)
-    out += _closure(w, fid, words)
     if w.generated(fid("requests"), fid("stalls")):
         return out
     if w.has(fid("longest_stall_s")):
@@ -200,7 +217,8 @@ def timeline_section(w: Writer) -> Section | None:
         notes += _sentences(w, engine, wl, fid, label)
     if not rows:
         return None
-    notes = _estimates(w, points) + notes + _rounding(w, [fid for _, _, fid, _ in points])
+    notes = _estimates(w, points) + notes + _closures(w, points) + \
+        _rounding(w, [fid for _, _, fid, _ in points])
     # the waits, stalls and gaps come from the engine model; the steady decode time and what
     # is left beside it from each point's steady phase, calibrated or drawn by the seed: each
     # note names its own inputs

@@ -1,0 +1,101 @@
+"""The edited article of the reference run: each caveat once, findings apart from what the
+reconstruction's generator set, repeated rows and sentences merged, a takeaway hedged to the
+data, and the generator's inputs in an appendix after the findings."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+
+def _page(build, lang: str) -> str:
+    return (build.paths.report / f"report.{lang}.html").read_text()
+
+
+def _text(fragment: str) -> str:
+    fragment = re.sub(r"</?(a|code|span)\b[^>]*>", "", fragment)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).replace("\u00a0", " ")
+                    .split())
+
+
+def _section(page: str, sid: str) -> str:
+    start = page.index(f'<section id="{sid}">')
+    return page[start:page.index("</section>", start)]
+
+
+@pytest.mark.parametrize("lang, calibrated, single", [
+    ("ko", "공개된 결과를 되풀이할 뿐 검증하지는 않습니다", "엔진마다 한 번씩만 실행했으므로"),
+    ("en", "this summary restates the published result", "This is one run per engine"),
+])
+def test_the_lede_says_each_caveat_once_after_the_results(reference_build, lang, calibrated,
+                                                          single):
+    items = re.findall(r"<li>(.*?)</li>", _section(_page(reference_build, lang), "summary"),
+                       re.S)
+    texts = [_text(i) for i in items]
+    assert sum(calibrated in x for x in texts) == 1 and sum(single in x for x in texts) == 1
+    standing = next(i for i, x in enumerate(texts) if calibrated in x)
+    assert single in texts[standing]
+    # after both input lengths' results, before the settings that differed
+    assert all(x.startswith(("64K", "200K")) for x in texts[1:standing])
+    assert len(texts[1:standing]) == 2
+    # the arrival spacing is said once in the 64K brief, not again as an assumption
+    assert texts[1].count("6.3") == 1
+
+
+@pytest.mark.parametrize("lang, heading, gap", [
+    ("ko", "이 재구성본으로 답할 수 없는 질문", "소요 시간 차이가 첫 토큰 전과 디코드 가운데"),
+    ("en", "What this reconstruction cannot answer", "Where the duration gap at 64K and 200K"),
+])
+def test_what_the_generator_set_is_an_open_question_not_a_key_finding(reference_build, lang,
+                                                                      heading, gap):
+    page = _page(reference_build, lang)
+    section = _section(page, "finding")
+    assert f"<h2>{heading}</h2>" in section
+    items = [_text(i) for i in re.findall(r"<li>(.*?)</li>", section, re.S)]
+    assert len(items) == 2 and gap in items[0]
+    assert "seed 20261120" in items[1]
+    # the table of contents names the section as it is headed
+    assert f'<a href="#finding">{heading}</a>' in page
+
+
+def test_points_that_read_the_same_share_one_row(reference_build):
+    section = _section(_page(reference_build, "en"), "validity")
+    rows = re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>")[1], re.S)
+    assert len(rows) == 1
+    first = _text(re.findall(r"<td>(.*?)</td>", rows[0], re.S)[0])
+    assert first == "vLLM · 64K · c10 SGLang · 64K · c10 vLLM · 200K · c10 SGLang · 200K · c10"
+
+
+@pytest.mark.parametrize("lang, takeaway, dcp", [
+    ("ko", "입력 길이에 따라 알맞은 엔진이 달라질 수 있다는 점입니다",
+     "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해"),
+    ("en", "the input length can change which one suits",
+     "with decode context parallel size set alike first, over several runs"),
+])
+def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takeaway, dcp):
+    paras = [_text(p) for p in re.findall(r"<p>(.*?)</p>",
+                                          _section(_page(reference_build, lang), "conclusion"),
+                                          re.S)]
+    assert takeaway in paras[-1] and dcp in paras[-1]
+    # the takeaway asks for repeats: the separate single-run paragraph is gone
+    assert not any("한 번씩 실행한 것입니다" in p or "one run per engine;" in p for p in paras)
+
+
+def test_a_sentence_repeated_per_workload_is_one_sentence(reference_build):
+    page = _text(_page(reference_build, "ko"))
+    assert page.count("초안 위치별 수락률을 기록합니다") == 1
+    assert "64K에서 6.0%, 0.3%" in page and "; 200K에서 1.9%, 0.0%" in page
+    assert page.count("세 부분의 합보다") == 1
+    assert "SGLang, 64K 및 200K: 클라이언트의 평균 TPOT는 세 부분의 합보다 각각 0.12 ms, 0.22 ms" \
+        in page
+
+
+def test_the_generator_inputs_are_an_appendix_after_the_findings(reference_build):
+    page = _page(reference_build, "ko")
+    assert page.index('<section id="generator">') > page.index('<section id="conclusion">')
+    assert page.index('<section id="generator">') < page.index('<section id="derivation">')
+    assert "부록: 재구성 생성기가 쓴 입력" in _section(page, "generator")
+    blog = (reference_build.paths.report / "blog" / "index.ko.md").read_text()
+    assert blog.index("## 부록: 재구성 생성기가 쓴 입력") > blog.index("## 결론")
