@@ -20,6 +20,7 @@ import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
@@ -506,26 +507,48 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
     found = survey(paths, engine, declared)
     server_only = not any(f.kind == "result" for f in found)
     if server_only and not any(f.copied for f in found):
-        if dry_run:
-            _table(found, [], out)
-        else:
-            _skipped(found, out)
-        raise no_result(found)
+        _nothing_to_copy(found, out, dry_run)
     _check_targets(found)
     note = f"{held_words(found)}: a run of the servers' own files only " \
         "(results: none); the report shows what they record" if server_only else None
     text, missing = draft_server_run_yaml(run_id, found) if server_only else \
         draft_run_yaml(run_id, found, mapping)
     if dry_run:
-        with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
-            entries = _stage(Path(tmp), run_id, found, text)
-            _table(found, entries, out)
-        if note:
-            out(note)
-        out("dry run: nothing written; run.yaml would be:")
-        for line in text.splitlines():
-            out(f"  {line}")
+        _dry_run(run_id, found, text, note, out)
         return None
+    entries = _write_run(folder, run_id, found, text)
+    if note:
+        out(note)
+    _summary(run_id, folder, found, entries, missing, out, declared)
+    return folder
+
+
+def _nothing_to_copy(found: list[Found], out: Callable[[str], None], dry_run: bool) -> NoReturn:
+    """No result and no server file among the files given: say what each was, and stop."""
+    if dry_run:
+        _table(found, [], out)
+    else:
+        _skipped(found, out)
+    raise no_result(found)
+
+
+def _dry_run(run_id: str, found: list[Found], text: str, note: str | None,
+             out: Callable[[str], None]) -> None:
+    """Stage the run in a temporary folder (so the table shows what the build will read),
+    print the table and the drafted run.yaml, and keep nothing."""
+    with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
+        entries = _stage(Path(tmp), run_id, found, text)
+        _table(found, entries, out)
+    if note:
+        out(note)
+    out("dry run: nothing written; run.yaml would be:")
+    for line in text.splitlines():
+        out(f"  {line}")
+
+
+def _write_run(folder: Path, run_id: str, found: list[Found], text: str) -> list:
+    """Stage the run beside ``folder`` and move it into place only once the build has read
+    it: a run the build refuses never appears half made."""
     staging = folder.with_name(f".{run_id}.init")
     if staging.exists():
         shutil.rmtree(staging)
@@ -534,10 +557,7 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         (staging / run_id).rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    if note:
-        out(note)
-    _summary(run_id, folder, found, entries, missing, out, declared)
-    return folder
+    return entries
 
 
 def _guess_words(f: Found) -> str:
