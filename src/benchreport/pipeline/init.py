@@ -597,19 +597,8 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     for line in _guesses(found):
         out(f"  {line}")
     _skipped(found, lambda line: out(f"  {line}"))
-    per: dict[str, list[Load]] = defaultdict(list)
-    clients: dict[str, set[str]] = defaultdict(set)
-    for e in entries:
-        per[e.engine].append(e.load)
-        clients[e.engine].add(_client_words(e.point.client, declared))
-    for eng in sorted(per):
-        loads = Counter(per[eng])
-        shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
-                          for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
-        series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
-        more = f"; series: {', '.join(series)}" if series else ""
-        out(f"  {eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
-            f"{shown}{more}")
+    for line in _engine_points(entries, declared):
+        out(f"  {line}")
     if not entries:
         out("  no client results: the report shows what the server files record")
     elif not any(f.kind == "log" for f in found):
@@ -619,6 +608,26 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     if missing:
         out(f"  not stated in the files (TODO in run.yaml): {', '.join(missing)}")
     out(f"next: make report RUN={run_id}")
+
+
+def _engine_points(entries: list, declared) -> list[str]:
+    """Per engine: how many points, from which clients, at which loads (×repeats), and its
+    series, so the user sees at once whether init read the files as meant."""
+    per: dict[str, list[Load]] = defaultdict(list)
+    clients: dict[str, set[str]] = defaultdict(set)
+    for e in entries:
+        per[e.engine].append(e.load)
+        clients[e.engine].add(_client_words(e.point.client, declared))
+    lines = []
+    for eng in sorted(per):
+        loads = Counter(per[eng])
+        shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
+                          for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
+        series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
+        more = f"; series: {', '.join(series)}" if series else ""
+        lines.append(f"{eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
+                     f"{shown}{more}")
+    return lines
 
 
 def _table(found: list[Found], entries: list, out: Callable[[str], None]) -> None:
