@@ -365,19 +365,37 @@ def _settings(p: Point, config: dict) -> None:
     """Load, model, scenario targets and settings from ``input_config`` (never its
     ``cli_command`` or endpoint URL)."""
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
+    _load(p, config, loadgen)
+    models = (dig(config, "endpoint", "model_names") or config.get("model_names")
+              or config.get("model") or config.get("formatted_model_name"))
+    if isinstance(models, str):
+        models = [models]
+    if isinstance(models, list) and models:
+        p.model = ", ".join(str(m) for m in models)
+    _targets(p, config)
+    if config.get("service_kind") == "triton" and isinstance(config.get("backend"), str):
+        p.engine = config["backend"]            # the engine Triton serves (vllm, tensorrtllm)
+    _params(p, config, loadgen)
+
+
+def _pick(config: dict, loadgen: dict, key: str) -> tuple[Any, str]:
+    """A load setting and where it was: AIPerf keeps it under ``loadgen``, GenAI-Perf under
+    ``perf_analyzer.stimulus`` or at the top of ``input_config``."""
     stimulus = dig(config, "perf_analyzer", "stimulus")
     stimulus = stimulus if isinstance(stimulus, dict) else {}
+    for where, table in (("input_config.loadgen", loadgen),
+                         ("input_config.perf_analyzer.stimulus", stimulus),
+                         ("input_config", config)):
+        if table.get(key) is not None:
+            return table[key], f"{where}.{key}"
+    return None, ""
 
-    def pick(key: str) -> tuple[Any, str]:
-        for where, table in (("input_config.loadgen", loadgen),
-                             ("input_config.perf_analyzer.stimulus", stimulus),
-                             ("input_config", config)):
-            if table.get(key) is not None:
-                return table[key], f"{where}.{key}"
-        return None, ""
 
-    conc, conc_at = pick("concurrency")
-    rate, rate_at = pick("request_rate")
+def _load(p: Point, config: dict, loadgen: dict) -> None:
+    """A request rate (with the concurrency that capped it, and its arrival pattern), else
+    a concurrency."""
+    conc, conc_at = _pick(config, loadgen, "concurrency")
+    rate, rate_at = _pick(config, loadgen, "request_rate")
     conc = finite(conc)
     rate = rate_value(rate)
     mode = str(loadgen.get("request_rate_mode") or loadgen.get("arrival_pattern")
@@ -396,13 +414,10 @@ def _settings(p: Point, config: dict) -> None:
         p.fields["max_concurrency"] = int(conc)
         p.sources["max_concurrency"] = conc_at
 
-    models = (dig(config, "endpoint", "model_names") or config.get("model_names")
-              or config.get("model") or config.get("formatted_model_name"))
-    if isinstance(models, str):
-        models = [models]
-    if isinstance(models, list) and models:
-        p.model = ", ".join(str(m) for m in models)
 
+def _targets(p: Point, config: dict) -> None:
+    """The input and output lengths asked (each schema names them differently) and the
+    dataset, its path redacted and cut short."""
     prompt = dig(config, "input", "prompt") or {}
     for name, value in (
             ("input_tokens", dig(prompt, "input_tokens", "mean")
@@ -419,15 +434,16 @@ def _settings(p: Point, config: dict) -> None:
     if isinstance(dataset, str) and dataset:
         p.scenario["dataset"] = redact(dataset)[:200]
 
-    if config.get("service_kind") == "triton" and isinstance(config.get("backend"), str):
-        p.engine = config["backend"]            # the engine Triton serves (vllm, tensorrtllm)
+
+def _params(p: Point, config: dict, loadgen: dict) -> None:
+    """The settings that tell runs apart, where the file gives them as plain values."""
+    streaming = dig(config, "endpoint", "streaming")
     for name, value in (("request_count", loadgen.get("request_count")),
                         ("num_prompts", config.get("num_prompts")),
                         ("request_cancellation_rate", loadgen.get("request_cancellation_rate")),
                         ("endpoint_type", dig(config, "endpoint", "type")
                          or config.get("endpoint_type")),
-                        ("streaming", dig(config, "endpoint", "streaming")
-                         if dig(config, "endpoint", "streaming") is not None
+                        ("streaming", streaming if streaming is not None
                          else config.get("streaming")),
                         ("measurement_interval", config.get("measurement_interval"))):
         if isinstance(value, bool | int | float | str) and value is not None:
