@@ -87,20 +87,26 @@ def sniff(doc: Doc) -> str | None:
 
 def _json_client(d: dict) -> str | None:
     records = d.get("records")
-    if isinstance(records, dict) and any(
-            isinstance(v, dict) and "unit" in v for v in records.values()):
+    if isinstance(records, dict) and any(_is_metric(v) for v in records.values()):
         return AIPERF
     config = d.get("input_config")
-    if ("aiperf_version" in d or "schema_version" in d) and (
-            isinstance(d.get("error_summary"), list)
-            or isinstance(d.get("error_request_count"), dict)):
+    if _versioned(d) and (isinstance(d.get("error_summary"), list)
+                          or isinstance(d.get("error_request_count"), dict)):
         return AIPERF                 # a run whose every request failed has no latency
-    if not any(isinstance(d.get(k), dict) and "unit" in d[k] for k in _MARKERS):
+    if not any(_is_metric(d.get(k)) for k in _MARKERS):
         return None
-    if "aiperf_version" in d or "schema_version" in d or (
-            isinstance(config, dict) and "loadgen" in config):
+    if _versioned(d) or (isinstance(config, dict) and "loadgen" in config):
         return AIPERF
     return GENAI_PERF
+
+
+def _is_metric(entry: Any) -> bool:
+    return isinstance(entry, dict) and "unit" in entry
+
+
+def _versioned(d: dict) -> bool:
+    """Newer AIPerf states its version at the top level; GenAI-Perf never does."""
+    return "aiperf_version" in d or "schema_version" in d
 
 
 def _is_request_record(obj: Any) -> bool:
