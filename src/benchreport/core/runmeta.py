@@ -269,35 +269,37 @@ def _values(c: _Checker, w: Located, key: str, what: str) -> tuple | None:
     if key not in w:
         return None
     value = w[key]
-    items = value if isinstance(value, list) else [value]
-    out = []
-    for item in items:
-        if key == "request_rate":
-            if isinstance(item, str) and item.strip().lower() in ("inf", "infinity"):
-                out.append("inf")
-                continue
-            if isinstance(item, float) and item == float("inf"):
-                out.append("inf")
-                continue
-            ok = isinstance(item, int | float) and not isinstance(item, bool) and item > 0
-            if ok:
-                out.append(float(item))
-                continue
-            raise c.fail(w, key, f"{what}.{key} must be a number > 0 or inf (or a list of "
-                                 f"them), got {item!r}")
-        if key == "concurrency":
-            if isinstance(item, int) and not isinstance(item, bool) and item > 0:
-                out.append(item)
-                continue
-            raise c.fail(w, key, f"{what}.{key} must be an integer > 0 (or a list of them), "
-                                 f"got {item!r}")
-        if isinstance(item, str | int | float) and not isinstance(item, bool):
-            out.append(item)
-            continue
-        raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
+    read = {"request_rate": _rate_item, "concurrency": _concurrency_item}.get(key, _plain_item)
+    out = [read(c, w, key, what, item) for item in (value if isinstance(value, list)
+                                                    else [value])]
     if not out:
         raise c.fail(w, key, f"{what}.{key} is an empty list")
     return tuple(out)
+
+
+def _rate_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> float | str:
+    """A request rate: a number > 0, or "inf" (also written infinity or YAML's .inf)."""
+    if isinstance(item, str) and item.strip().lower() in ("inf", "infinity"):
+        return "inf"
+    if isinstance(item, float) and item == float("inf"):
+        return "inf"
+    if isinstance(item, int | float) and not isinstance(item, bool) and item > 0:
+        return float(item)
+    raise c.fail(w, key, f"{what}.{key} must be a number > 0 or inf (or a list of "
+                         f"them), got {item!r}")
+
+
+def _concurrency_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> int:
+    if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+        return item
+    raise c.fail(w, key, f"{what}.{key} must be an integer > 0 (or a list of them), "
+                         f"got {item!r}")
+
+
+def _plain_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> Any:
+    if isinstance(item, str | int | float) and not isinstance(item, bool):
+        return item
+    raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
 
 
 def parse_run_yaml(text: str, path: str) -> RunMeta:
