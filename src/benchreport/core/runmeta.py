@@ -270,39 +270,42 @@ def _values(c: _Checker, w: Located, key: str, what: str) -> tuple | None:
     if key not in w:
         return None
     value = w[key]
-    items = value if isinstance(value, list) else [value]
-    out = []
-    for item in items:
-        if key == "request_rate":
-            if isinstance(item, str) and item.strip().lower() in ("inf", "infinity"):
-                out.append("inf")
-                continue
-            if isinstance(item, float) and item == float("inf"):
-                out.append("inf")
-                continue
-            ok = isinstance(item, int | float) and not isinstance(item, bool) and item > 0
-            if ok:
-                out.append(float(item))
-                continue
-            raise c.fail(w, key, f"{what}.{key} must be a number > 0 or inf (or a list of "
-                                 f"them), got {item!r}")
-        if key == "concurrency":
-            if isinstance(item, int) and not isinstance(item, bool) and item > 0:
-                out.append(item)
-                continue
-            raise c.fail(w, key, f"{what}.{key} must be an integer > 0 (or a list of them), "
-                                 f"got {item!r}")
-        if isinstance(item, str | int | float) and not isinstance(item, bool):
-            out.append(item)
-            continue
-        raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
+    read = {"request_rate": _rate_item, "concurrency": _concurrency_item}.get(key, _plain_item)
+    out = [read(c, w, key, what, item) for item in (value if isinstance(value, list)
+                                                    else [value])]
     if not out:
         raise c.fail(w, key, f"{what}.{key} is an empty list")
     return tuple(out)
 
 
+def _rate_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> float | str:
+    """A request rate: a number > 0, or "inf" (also written infinity or YAML's .inf)."""
+    if isinstance(item, str) and item.strip().lower() in ("inf", "infinity"):
+        return "inf"
+    if isinstance(item, float) and item == float("inf"):
+        return "inf"
+    if isinstance(item, int | float) and not isinstance(item, bool) and item > 0:
+        return float(item)
+    raise c.fail(w, key, f"{what}.{key} must be a number > 0 or inf (or a list of "
+                         f"them), got {item!r}")
+
+
+def _concurrency_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> int:
+    if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+        return item
+    raise c.fail(w, key, f"{what}.{key} must be an integer > 0 (or a list of them), "
+                         f"got {item!r}")
+
+
+def _plain_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> Any:
+    if isinstance(item, str | int | float) and not isinstance(item, bool):
+        return item
+    raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
+
+
 def parse_run_yaml(text: str, path: str) -> RunMeta:
-    """Validate the text of a run.yaml; ``path`` is only used in messages."""
+    """Validate the text of a run.yaml; ``path`` is only used in messages. The blocks are
+    read in a fixed order, so a file with several faults is told of the same one first."""
     c = _Checker(path)
     doc = c.mapping(load_yaml(text, path), "run.yaml")
     c.known(doc, TOP_KEYS, "run")
@@ -310,17 +313,47 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     if schema != 1:
         raise c.fail(doc, "schema", f"run.schema {schema} is not supported (expected 1)")
     title = c.bilingual(doc, "title", "run")
-    not_stated = tuple(k for k in ("date", "hardware", "model", "deployment")
-                       if doc.get(k) == TODO)
-    date = None if "date" in not_stated else c.get(doc, "date", dt.date, "run")
-    hardware = {} if "hardware" in not_stated else dict(c.get(doc, "hardware", Located, "run"))
-    model = {} if "model" in not_stated else dict(c.get(doc, "model", Located, "run"))
-    deployment = "" if "deployment" in not_stated else c.get(
-        doc, "deployment", str, "run", required=False, default="")
+    stated = _stated(c, doc)
     repeats_all = c.get(doc, "repeats", int, "run", required=False, default=1)
     if repeats_all < 1:
         raise c.fail(doc, "repeats", f"run.repeats must be at least 1, got {repeats_all}")
+    engines = _engines(c, doc)
+    ids = [e.id for e in engines]
+    workloads = [_workload(c, doc, item, repeats_all)
+                 for item in c.get(doc, "workloads", list, "run")]
+    server_only = _server_only(c, doc)
+    _results_agree(c, doc, workloads, server_only)
+    workloads.sort(key=lambda w: w.input_tokens)
+    return RunMeta(title=title, **stated, engines=tuple(engines), workloads=tuple(workloads),
+                   reconstruction=_reconstruction(c, doc), assumed=_assumed(c, doc),
+                   notes=c.bilingual(doc, "notes", "run", required=False),
+                   sources=parse_sources(c, doc), windows=_windows(c, doc, ids),
+                   scrapes=_scrapes(c, doc, ids),
+                   scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
+                   slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,
+                   client=declared_client(c, c.get(doc, "client", Located, "run"))
+                   if "client" in doc else None,
+                   hbm_tb_s=_hbm(c, doc), architecture=_architecture(c, doc, ids))
 
+
+def _stated(c: _Checker, doc: Located) -> dict[str, Any]:
+    """date, hardware, model and deployment, each empty where `benchreport init` left it as
+    TODO (the report says "not stated"), and which of them were."""
+    not_stated = tuple(k for k in ("date", "hardware", "model", "deployment")
+                       if doc.get(k) == TODO)
+    return {
+        "date": None if "date" in not_stated else c.get(doc, "date", dt.date, "run"),
+        "hardware": {} if "hardware" in not_stated else dict(
+            c.get(doc, "hardware", Located, "run")),
+        "model": {} if "model" in not_stated else dict(c.get(doc, "model", Located, "run")),
+        "deployment": "" if "deployment" in not_stated else c.get(
+            doc, "deployment", str, "run", required=False, default=""),
+        "not_stated": not_stated,
+    }
+
+
+def _engines(c: _Checker, doc: Located) -> list[Engine]:
+    """``engines:``: at least one, each id once (ids name the folders under raw/)."""
     engines = []
     for item in c.get(doc, "engines", list, "run"):
         e = c.mapping(item, "run.engines[]", doc, "engines")
@@ -336,51 +369,66 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
     ids = [e.id for e in engines]
     if len(set(ids)) != len(ids):
         raise c.fail(doc, "engines", f"run.engines has duplicate ids: {ids}")
+    return engines
 
-    workloads = []
-    for item in c.get(doc, "workloads", list, "run"):
-        w = c.mapping(item, "run.workloads[]", doc, "workloads")
-        c.known(w, {"id", "label", "input_tokens", "output_tokens", "concurrency",
-                    "num_prompts", "dataset", "request_rate", "repeats", "params"},
-                "workloads[]")
-        conc = _values(c, w, "concurrency", "workloads[]")
-        rates = _values(c, w, "request_rate", "workloads[]")
-        if conc is None and rates is None:
-            raise c.fail(w, None, "workloads[]: give its load: concurrency or request_rate "
-                                  "(a value, or a list for a sweep)")
-        loads = tuple(Load(cc, r) for cc in (conc or (None,)) for r in (rates or (None,)))
-        params = []
-        for name, value in c.get(w, "params", Located, "workloads[]", required=False,
-                                 default={}).items():
-            values = value if isinstance(value, list) else [value]
-            params.append((str(name), tuple(values)))
-        repeats = c.get(w, "repeats", int, "workloads[]", required=False, default=repeats_all)
-        if repeats < 1:
-            raise c.fail(w, "repeats", f"workloads[].repeats must be at least 1, got {repeats}")
-        workloads.append(Workload(
-            id=str(c.get(w, "id", (str, int), "workloads[]")),
-            label=c.get(w, "label", str, "workloads[]"),
-            input_tokens=c.get(w, "input_tokens", int, "workloads[]"),
-            output_tokens=c.get(w, "output_tokens", int, "workloads[]", required=False),
-            concurrency=conc[0] if conc and len(conc) == 1 else None,
-            num_prompts=c.get(w, "num_prompts", int, "workloads[]", required=False),
-            dataset=c.get(w, "dataset", str, "workloads[]", required=False, default="random"),
-            loads=loads, repeats=repeats, params=tuple(sorted(params)),
-        ))
-    server_only = _server_only(c, doc)
+
+WORKLOAD_KEYS = {"id", "label", "input_tokens", "output_tokens", "concurrency", "num_prompts",
+                 "dataset", "request_rate", "repeats", "params"}
+
+
+def _workload(c: _Checker, doc: Located, item: Any, repeats_all: int) -> Workload:
+    """One ``workloads[]`` entry: its lengths, its load levels (every concurrency with every
+    rate), the settings it sweeps and its repeats (run.repeats unless it says)."""
+    w = c.mapping(item, "run.workloads[]", doc, "workloads")
+    c.known(w, WORKLOAD_KEYS, "workloads[]")
+    conc = _values(c, w, "concurrency", "workloads[]")
+    rates = _values(c, w, "request_rate", "workloads[]")
+    if conc is None and rates is None:
+        raise c.fail(w, None, "workloads[]: give its load: concurrency or request_rate "
+                              "(a value, or a list for a sweep)")
+    loads = tuple(Load(cc, r) for cc in (conc or (None,)) for r in (rates or (None,)))
+    params = []
+    for name, value in c.get(w, "params", Located, "workloads[]", required=False,
+                             default={}).items():
+        values = value if isinstance(value, list) else [value]
+        params.append((str(name), tuple(values)))
+    repeats = c.get(w, "repeats", int, "workloads[]", required=False, default=repeats_all)
+    if repeats < 1:
+        raise c.fail(w, "repeats", f"workloads[].repeats must be at least 1, got {repeats}")
+    return Workload(
+        id=str(c.get(w, "id", (str, int), "workloads[]")),
+        label=c.get(w, "label", str, "workloads[]"),
+        input_tokens=c.get(w, "input_tokens", int, "workloads[]"),
+        output_tokens=c.get(w, "output_tokens", int, "workloads[]", required=False),
+        concurrency=conc[0] if conc and len(conc) == 1 else None,
+        num_prompts=c.get(w, "num_prompts", int, "workloads[]", required=False),
+        dataset=c.get(w, "dataset", str, "workloads[]", required=False, default="random"),
+        loads=loads, repeats=repeats, params=tuple(sorted(params)),
+    )
+
+
+def _results_agree(c: _Checker, doc: Located, workloads: list[Workload],
+                   server_only: bool) -> None:
+    """A run has workloads exactly when it holds client results (no ``results: none``)."""
     if not workloads and not server_only:
         raise c.fail(doc, "workloads", "run.workloads is empty; list at least one workload "
                                        "(or say `results: none` for a run of server files only)")
     if workloads and server_only:
         raise c.fail(doc, "results", "run.results: none says the run holds no client results, "
                                      "but run.workloads lists some")
-    workloads.sort(key=lambda w: w.input_tokens)
 
-    reconstruction = None
-    if "reconstruction" in doc:
-        rec = c.get(doc, "reconstruction", Located, "run")
-        c.known(rec, {"statement", "regenerate"}, "reconstruction")
-        reconstruction = c.bilingual(rec, "statement", "reconstruction")
+
+def _reconstruction(c: _Checker, doc: Located) -> dict[str, str] | None:
+    """``reconstruction.statement``: what a reconstructed run says of itself."""
+    if "reconstruction" not in doc:
+        return None
+    rec = c.get(doc, "reconstruction", Located, "run")
+    c.known(rec, {"statement", "regenerate"}, "reconstruction")
+    return c.bilingual(rec, "statement", "reconstruction")
+
+
+def _assumed(c: _Checker, doc: Located) -> tuple[Assumption, ...]:
+    """``assumed[]``: settings stated without a source; a value is bilingual or plain."""
     assumed = []
     for item in c.get(doc, "assumed", list, "run", required=False, default=[]):
         a = c.mapping(item, "run.assumed[]", doc, "assumed")
@@ -396,8 +444,17 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                                                  required=False, default=[])),
             provenance=_assumption_kind(c, a),
         ))
-    notes = c.bilingual(doc, "notes", "run", required=False)
-    sources = parse_sources(c, doc)
+    return tuple(assumed)
+
+
+def _moment(value: dt.datetime | str) -> str:
+    """A time as written, or a YAML timestamp back as ISO text without its zone."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S") if isinstance(value, dt.datetime) else value
+
+
+def _windows(c: _Checker, doc: Located, ids: list[str]
+             ) -> dict[str, dict[str, dict[str, str]]]:
+    """``windows.<engine>.<workload>: {start, end}``: benchmark spans in the logs."""
     windows: dict[str, dict[str, dict[str, str]]] = {}
     for eid, per in c.get(doc, "windows", Located, "run", required=False, default={}).items():
         if eid not in ids:
@@ -405,12 +462,14 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
         per = c.mapping(per, f"run.windows.{eid}", doc, "windows")
         for wid, span in per.items():
             span = c.mapping(span, f"run.windows.{eid}.{wid}", per, wid)
-            bounds = {}
-            for key in ("start", "end"):
-                value = c.get(span, key, (dt.datetime, str), f"windows.{eid}.{wid}")
-                bounds[key] = (value.strftime("%Y-%m-%dT%H:%M:%S")
-                               if isinstance(value, dt.datetime) else value)
-            windows.setdefault(eid, {})[str(wid)] = bounds
+            windows.setdefault(eid, {})[str(wid)] = {
+                key: _moment(c.get(span, key, (dt.datetime, str), f"windows.{eid}.{wid}"))
+                for key in ("start", "end")}
+    return windows
+
+
+def _scrapes(c: _Checker, doc: Located, ids: list[str]) -> dict[str, dict[str, str]]:
+    """``scrapes.<engine>.<file>``: when a /metrics dump that states no time was taken."""
     scrapes: dict[str, dict[str, str]] = {}
     for eid, per in c.get(doc, "scrapes", Located, "run", required=False, default={}).items():
         if eid not in ids:
@@ -418,19 +477,8 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
         per = c.mapping(per, f"run.scrapes.{eid}", doc, "scrapes")
         for name in per:
             value = c.get(per, name, (dt.datetime, str), f"scrapes.{eid}")
-            scrapes.setdefault(eid, {})[str(name)] = (
-                value.strftime("%Y-%m-%dT%H:%M:%S") if isinstance(value, dt.datetime)
-                else str(value))
-    return RunMeta(title=title, date=date, hardware=hardware, model=model,
-                   deployment=deployment, engines=tuple(engines), workloads=tuple(workloads),
-                   reconstruction=reconstruction, assumed=tuple(assumed), notes=notes,
-                   sources=sources, not_stated=not_stated, windows=windows,
-                   scrapes=scrapes,
-                   scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
-                   slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,
-                   client=declared_client(c, c.get(doc, "client", Located, "run"))
-                   if "client" in doc else None,
-                   hbm_tb_s=_hbm(c, doc), architecture=_architecture(c, doc, ids))
+            scrapes.setdefault(eid, {})[str(name)] = str(_moment(value))
+    return scrapes
 
 
 def _hbm(c: _Checker, doc: Located) -> float | None:

@@ -15,17 +15,17 @@ file by file, and writes nothing.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from ..core.errors import ReportError
 from ..core.paths import check_run_id
 from ..core.redact import redact
-from ..core.runmeta import Load
+from ..core.runmeta import TODO, Load
 from ..ingest.clients.base import DECLARED_CLIENT, Point
 from ..ingest.points import (
     INPUT_TOLERANCE,
@@ -46,6 +46,7 @@ from .initfiles import (
     served_models,
     survey,
 )
+from .yamldraft import Draft, Flow, Plain, Quoted
 
 __all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
 
@@ -81,10 +82,11 @@ def _declared_len(members: list[Point], key: str, mean: float) -> int:
     return int(round(mean))
 
 
-def _yaml_scalar(value) -> str:
+def _text(value) -> Quoted | Plain:
+    """A value the files gave, redacted if text: text in quotes (a name stays text)."""
     if isinstance(value, str):
-        return json.dumps(redact(value), ensure_ascii=False)
-    return str(value)
+        return Quoted(redact(value))
+    return Plain(str(value))
 
 
 def _rate_text(rate) -> str:
@@ -100,8 +102,10 @@ def _rate_text(rate) -> str:
     return f"{digits}{'' if '.' in digits or not e else '.0'}{e}{exponent}"
 
 
-def _list(values: list) -> str:
-    return str(values[0]) if len(values) == 1 else "[" + ", ".join(map(str, values)) + "]"
+def _one_or_list(values: list) -> Plain | Flow:
+    """One value, or a sweep's values on one line."""
+    plain = [Plain(str(v)) for v in values]
+    return plain[0] if len(plain) == 1 else Flow(plain)
 
 
 def runs_found(found: list[Found]) -> list[tuple[str, Point]]:
@@ -167,78 +171,86 @@ def model_warnings(found: list[Found]) -> list[str]:
             "TODO; name the one measured, or make it one run per model"]
 
 
-def _title(run_id: str, points: list[tuple[str, Point]], models: list[str]) -> list[str]:
+def _title(draft: Draft, run_id: str, points: list[tuple[str, Point]], models: list[str]
+           ) -> None:
     """The title in both languages: the models (or test names) and the engines."""
     tests = sorted({series_of(p).get("test") for _, p in points} - {None})
     listed = [_short(m) for m in models] if models else tests
     engines = [ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points})]
     ko = (f"{_names(listed, ' 및 ')}: " if listed else "") + _names(engines, " 및 ")
     en = (f"{_names(listed)}: " if listed else "") + _names(engines)
-    # no TODO in a title: the build shows it as written
-    return ["title:" + ("" if listed else "   # the files name no model: edit the title"),
-            f"  ko: {_yaml_scalar(f'{ko} 벤치마크 ({run_id})')}",
-            f"  en: {_yaml_scalar(f'{en} benchmark ({run_id})')}"]
+    draft.data["title"] = {"ko": _text(f"{ko} 벤치마크 ({run_id})"),
+                           "en": _text(f"{en} benchmark ({run_id})")}
+    if not listed:          # no TODO in a title: the build shows it as written
+        draft.notes[("title",)] = "the files name no model: edit the title"
 
 
-def _model_lines(models: list[str], missing: list[str]) -> list[str]:
+def _model(draft: Draft, models: list[str], missing: list[str]) -> None:
     if not models:
         missing.append("model")
-        return ["model: TODO"]
-    lines = []
+        draft.data["model"] = Plain(TODO)
+        return
     if len(models) > 1:
-        lines.append(f"# the files record {len(models)} models, each a series of its own: "
-                     + ", ".join(models))
-    return lines + ["model:", f"  name: {_yaml_scalar(models[0])}"]
+        draft.heads[("model",)] = [f"the files record {len(models)} models, each a series of "
+                                   "its own: " + ", ".join(models)]
+    draft.data["model"] = {"name": _text(models[0])}
 
 
-def _engine_lines(points: list[tuple[str, Point]]) -> list[str]:
-    lines = ["engines:"]
+def _engines(points: list[tuple[str, Point]]) -> list[dict]:
+    """Each engine by its id and name, and its version where the results agree on one."""
+    engines = []
     for e in sorted({e for e, _ in points}):
-        lines += [f"  - id: {e}", f"    name: {_yaml_scalar(ENGINE_NAMES.get(e, e))}"]
+        engine = {"id": Plain(e), "name": _text(ENGINE_NAMES.get(e, e))}
         versions = sorted({str(p.params["server_version"]) for x, p in points
                            if x == e and p.params.get("server_version") is not None})
         if len(versions) == 1:
-            lines.append(f"    version: {_yaml_scalar(versions[0])}")
-    return lines
+            engine["version"] = _text(versions[0])
+        engines.append(engine)
+    return engines
 
 
-def _header(run_id: str, points: list[tuple[str, Point]], found: list[Found],
-            missing: list[str]) -> list[str]:
+def _header(draft: Draft, run_id: str, points: list[tuple[str, Point]], found: list[Found],
+            missing: list[str]) -> None:
+    """Everything above the workloads: what was run, when, on what and by which engines."""
     models = _models(points, found)
     dates = sorted(p.date[:10] for _, p in points if p.date)
-    lines = ["schema: 1",
-             "# drafted by `benchreport init` from the files under raw/; TODO marks what they",
-             "# do not record (the report says \"not stated\" there until you fill it in)",
-             *_title(run_id, points, models)]
-    if dates:
-        lines.append(f"date: {dates[0]}")
-    else:
-        lines.append("date: TODO")
+    draft.data["schema"] = 1
+    draft.heads[("title",)] = [
+        "drafted by `benchreport init` from the files under raw/; TODO marks what they",
+        "do not record (the report says \"not stated\" there until you fill it in)"]
+    _title(draft, run_id, points, models)
+    draft.data["date"] = Plain(dates[0] if dates else TODO)
+    if not dates:
         missing.append("date")
-    return lines + _hardware(found, missing) + _model_lines(models, missing) + \
-        _deployment(found, missing) + _engine_lines(points)
+    _hardware(draft, found, missing)
+    _model(draft, models, missing)
+    _deployment(draft, found, missing)
+    draft.data["engines"] = _engines(points)
 
 
-def _hardware(found: list[Found], missing: list[str]) -> list[str]:
+def _hardware(draft: Draft, found: list[Found], missing: list[str]) -> None:
     """GPUs where a client states them (genai-bench's experiment description)."""
     stated = {(f.meta.get("server_gpu_type"), f.meta.get("server_gpu_count"))
               for f in found if f.kind == "metadata"} - {(None, None)}
     if len(stated) == 1:
         gpu, count = stated.pop()
         if gpu and count:
-            return ["hardware:   # as genai-bench's experiment_metadata.json states it",
-                    "  servers: 1", f"  gpus: {count}", f"  gpu_model: {_yaml_scalar(gpu)}"]
+            draft.data["hardware"] = {"servers": 1, "gpus": Plain(str(count)),
+                                      "gpu_model": _text(gpu)}
+            draft.notes[("hardware",)] = "as genai-bench's experiment_metadata.json states it"
+            return
     missing.append("hardware")
-    return ["hardware: TODO"]
+    draft.data["hardware"] = Plain(TODO)
 
 
-def _deployment(found: list[Found], missing: list[str]) -> list[str]:
+def _deployment(draft: Draft, found: list[Found], missing: list[str]) -> None:
     hosted = {f.engine for f in found if f.kind == "result" and "hosted API" in f.guess}
     if len(hosted) == 1:
-        return [f"deployment: {_yaml_scalar(ENGINE_NAMES.get(next(iter(hosted)), 'hosted'))}"
-                "   # the hosted API the client names"]
+        draft.data["deployment"] = _text(ENGINE_NAMES.get(next(iter(hosted)), "hosted"))
+        draft.notes[("deployment",)] = "the hosted API the client names"
+        return
     missing.append("deployment")
-    return ["deployment: TODO"]
+    draft.data["deployment"] = Plain(TODO)
 
 
 def _members(points: list[tuple[str, Point]], group: float) -> list[tuple[str, Point]]:
@@ -249,46 +261,58 @@ def _members(points: list[tuple[str, Point]], group: float) -> list[tuple[str, P
     return [(e, p) for e, p in points if near(p)]
 
 
-def _loads(members: list[tuple[str, Point]]) -> list[str]:
+def _loads(members: list[tuple[str, Point]]) -> dict:
+    """The concurrencies and the request rates the results ran at (an unbounded rate only
+    when nothing else bounded them)."""
     loads = {point_load(p) for _, p in members}
     concs = sorted({x.max_concurrency for x in loads if x.max_concurrency is not None})
     rates = sorted({x.request_rate for x in loads if x.request_rate is not None},
                    key=lambda r: 1e18 if r == "inf" else r)
-    lines = []
+    out = {}
     if concs:
-        lines.append(f"    concurrency: {_list(concs)}")
+        out["concurrency"] = _one_or_list(concs)
     if rates and (rates != ["inf"] or not concs):
-        lines.append(f"    request_rate: {_list([_rate_text(r) for r in rates])}")
+        out["request_rate"] = _one_or_list([_rate_text(r) for r in rates])
     if not concs and not rates:
-        lines.append("    request_rate: inf")
-    return lines
+        out["request_rate"] = Plain("inf")
+    return out
 
 
-def _length_lines(members: list[tuple[str, Point]], group: float) -> list[str]:
-    """id, label (the lengths really sent and received) and the lengths run.yaml declares."""
+def _mean_sent(pts: list[Point], key: str) -> float | None:
+    """The mean over the results of the length each really sent (or received)."""
+    lengths = [x for x in (_mean_len(p, key) for p in pts) if x]
+    return sum(lengths) / len(lengths) if lengths else None
+
+
+def _lengths(members: list[tuple[str, Point]], group: float) -> tuple[dict, dict[str, str]]:
+    """id, label (the lengths really sent and received), the lengths run.yaml declares and
+    the dataset; and the comments for the user where the files record no input length."""
     pts = [p for _, p in members]
-    ins = [x for x in (_mean_len(p, "input_tokens") for p in pts) if x]
-    mean_in = sum(ins) / len(ins) if ins else group
-    outs = [x for x in (_mean_len(p, "output_tokens") for p in pts) if x]
-    mean_out = sum(outs) / len(outs) if outs else None
+    mean_in = _mean_sent(pts, "input_tokens") or group
+    mean_out = _mean_sent(pts, "output_tokens")
     shown_in = int(round(mean_in))
     shown_out = int(round(mean_out)) if mean_out else None
     tail = f"-out{shown_out}" if shown_out else ""
-    wid = f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"
     # the label is shown as written in both editions: words of both when no length is known
     label = (f"{shown_in:,}" if shown_in else _no_input_label()) \
         + (f" → {shown_out:,}" if shown_out else "")
-    lines = [f"  - id: {_yaml_scalar(wid)}", f"    label: {_yaml_scalar(label)}"
-             + ("" if shown_in else "   # the files record no input length: edit the label"),
-             f"    input_tokens: {_declared_len(pts, 'input_tokens', mean_in)}"
-             + ("" if shown_in else "   # TODO: the files record no input length")]
+    item = {"id": _text(f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"),
+            "label": _text(label),
+            "input_tokens": _declared_len(pts, "input_tokens", mean_in)}
     if mean_out:
-        lines.append(f"    output_tokens: {_declared_len(pts, 'output_tokens', mean_out)}")
+        item["output_tokens"] = _declared_len(pts, "output_tokens", mean_out)
+    item["dataset"] = _dataset(pts)
+    notes = {} if shown_in else {
+        "label": "the files record no input length: edit the label",
+        "input_tokens": "TODO: the files record no input length"}
+    return item, notes
+
+
+def _dataset(pts: list[Point]) -> Quoted | Plain:
+    """The dataset most results name, or TODO."""
     datasets = Counter(p.scenario.get("dataset") for p in pts
                        if p.scenario.get("dataset") not in (None, "", "[redacted]"))
-    lines.append(f"    dataset: {_yaml_scalar(datasets.most_common(1)[0][0])}" if datasets
-                 else "    dataset: TODO")
-    return lines
+    return _text(datasets.most_common(1)[0][0]) if datasets else Plain(TODO)
 
 
 def _no_input_label() -> str:
@@ -310,54 +334,72 @@ def _sweep_params(members: list[tuple[str, Point]]) -> dict[str, set]:
 
 
 def _workload(members: list[tuple[str, Point]], group: float, keys: dict[int, tuple]
-              ) -> list[str]:
-    lines = _length_lines(members, group) + _loads(members)
+              ) -> tuple[dict, dict[str, str]]:
+    """One workload of run.yaml and its comments (by key)."""
+    item, notes = _lengths(members, group)
+    item.update(_loads(members))
     params = _sweep_params(members)
     if params:
-        lines.append("    params:")
-        lines += [f"      {k}: {_list(sorted(vs))}" for k, vs in sorted(params.items())]
+        item["params"] = {k: _one_or_list(sorted(vs)) for k, vs in sorted(params.items())}
     # repeats only of results that agree on everything but the repeat
     per_point = Counter((e, keys[id(p)], point_load(p), tuple(sorted(
         (k, str(v)) for k, v in p.params.items() if k in params))) for e, p in members)
     repeats = max(per_point.values()) if per_point else 1
     if repeats > 1:
-        lines.append(f"    repeats: {repeats}")
-    return lines
+        item["repeats"] = repeats
+    return item, notes
 
 
 def _named_workload(wid: str, members: list[tuple[str, Point]], keys: dict[int, tuple]
-                    ) -> list[str]:
+                    ) -> tuple[dict, dict[str, str]]:
     """The workload a declared client's records name (their scenario): its id, the lengths
     its records give and the loads they ran at."""
-    lines = _workload(members, 0.0, keys)
-    lines[0] = f"  - id: {_yaml_scalar(wid)}"
-    lines[1] = f"    label: {_yaml_scalar(wid)}"
-    return lines
+    item, notes = _workload(members, 0.0, keys)
+    item.update(id=_text(wid), label=_text(wid))
+    notes.pop("label", None)
+    return item, notes
 
 
-def _workloads(points: list[tuple[str, Point]], keys: dict[int, tuple]) -> list[str]:
+def _workloads(draft: Draft, points: list[tuple[str, Point]], keys: dict[int, tuple]) -> None:
     """One workload per scenario a declared client's records name, and the other results'
     workloads by their input lengths."""
+    named, rest = _by_scenario(points)
+    drafted = [_named_workload(wid, members, keys) for wid, members in named.items()]
+    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in rest) if x]
+    if rest:
+        drafted += [_workload(_members(rest, group), group, keys)
+                    for group in (_cluster(inputs) if inputs else [0.0])]
+    draft.data["workloads"] = [item for item, _ in drafted]
+    for i, (_, notes) in enumerate(drafted):
+        draft.notes.update({("workloads", i, key): note for key, note in notes.items()})
+
+
+def _by_scenario(points: list[tuple[str, Point]]
+                 ) -> tuple[dict[str, list[tuple[str, Point]]], list[tuple[str, Point]]]:
+    """The results by the workload their records name, and those that name none."""
     named: dict[str, list[tuple[str, Point]]] = defaultdict(list)
     for e, p in points:
         if p.scenario.get("workload"):
             named[str(p.scenario["workload"])].append((e, p))
-    rest = [(e, p) for e, p in points if not p.scenario.get("workload")]
-    lines = ["workloads:"]
-    for wid, members in named.items():
-        lines += _named_workload(wid, members, keys)
-    inputs = [x for x in (_mean_len(p, "input_tokens") for _, p in rest) if x]
-    if rest:
-        for group in (_cluster(inputs) if inputs else [0.0]):
-            lines += _workload(_members(rest, group), group, keys)
-    return lines
+    return named, [(e, p) for e, p in points if not p.scenario.get("workload")]
 
 
 def client_block(text: str, shown: str) -> list[str]:
-    """run.yaml's ``client:`` block: the user's mapping file as written, indented."""
+    """run.yaml's ``client:`` block: the user's mapping file as written, indented (their own
+    text, comments and all, so it is not dumped from data)."""
     body = [line for line in text.splitlines() if line.strip() not in ("---", "...")]
     return [f"client:   # the user's own client, declared in {Path(shown).name}"] + [
         f"  {line}".rstrip() for line in body]
+
+
+def _sources(found: list[Found], clients: list[str]) -> list[dict]:
+    """Where the results came from: the clients and the endpoints they name."""
+    source = {"what": _text(f"result files of {', '.join(clients)}, copied unchanged by "
+                            "benchreport init")}
+    urls = sorted({u for f in found if f.kind == "result" for u in f.meta.get("urls", [])})
+    if urls:
+        source["endpoint"] = _text(", ".join(urls))
+    return [source]
 
 
 def draft_run_yaml(run_id: str, found: list[Found], client: tuple[str, str] | None = None
@@ -371,16 +413,14 @@ def draft_run_yaml(run_id: str, found: list[Found], client: tuple[str, str] | No
     clients = sorted({declared if p.client == DECLARED_CLIENT else p.client
                       for _, p in points})
     missing: list[str] = []
-    lines = _header(run_id, points, found, missing)
-    lines += _workloads(points, _series_keys(points))
-    lines += ["sources:", "  - what: " + _yaml_scalar(
-        f"result files of {', '.join(clients)}, copied unchanged by benchreport init")]
-    urls = sorted({u for f in found if f.kind == "result" for u in f.meta.get("urls", [])})
-    if urls:
-        lines.append(f"    endpoint: {_yaml_scalar(', '.join(urls))}")
+    draft = Draft()
+    _header(draft, run_id, points, found, missing)
+    _workloads(draft, points, _series_keys(points))
+    draft.data["sources"] = _sources(found, clients)
+    text = draft.text()
     if client is not None:
-        lines += client_block(*client)
-    return "\n".join(lines) + "\n", missing
+        text += "".join(f"{line}\n" for line in client_block(*client))
+    return text, missing
 
 
 def draft_server_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[str]]:
@@ -389,21 +429,25 @@ def draft_server_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[st
     engines = sorted({f.engine for f in found if f.copied})
     names = [ENGINE_NAMES.get(e, e) for e in engines]
     missing = ["date", "hardware", "deployment"]
-    model = _model_lines(_server_model(found), missing)
-    lines = ["schema: 1",
-             "# drafted by `benchreport init` from server files only (no client result was",
-             "# given); TODO marks what they do not record (the report says \"not stated\")",
-             "title:   # edit to name what was run",
-             "  ko: " + _yaml_scalar(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
-             "  en: " + _yaml_scalar(_names(names) + f" server files ({run_id})"),
-             "date: TODO", "hardware: TODO", *model, "deployment: TODO", "engines:"]
-    for e, name in zip(engines, names, strict=True):
-        lines += [f"  - id: {e}", f"    name: {_yaml_scalar(name)}"]
+    draft = Draft(heads={("title",): [
+        "drafted by `benchreport init` from server files only (no client result was",
+        "given); TODO marks what they do not record (the report says \"not stated\")"]})
+    draft.data.update(schema=1, title={
+        "ko": _text(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
+        "en": _text(_names(names) + f" server files ({run_id})")},
+        date=Plain(TODO), hardware=Plain(TODO))
+    _model(draft, _server_model(found), missing)
     kinds = sorted({f.kind for f in found if f.copied})
-    lines += ["results: none   # no client result: the report shows what the server files say",
-              "workloads: []", "sources:", "  - what: " + _yaml_scalar(
-                  f"server files ({', '.join(kinds)}), copied unchanged by benchreport init")]
-    return "\n".join(lines) + "\n", missing
+    draft.data.update(
+        deployment=Plain(TODO),
+        engines=[{"id": Plain(e), "name": _text(name)}
+                 for e, name in zip(engines, names, strict=True)],
+        results=Plain("none"), workloads=[], sources=[{"what": _text(
+            f"server files ({', '.join(kinds)}), copied unchanged by benchreport init")}])
+    draft.notes.update({("title",): "edit to name what was run",
+                        ("results",): "no client result: the report shows what the server "
+                                      "files say"})
+    return draft.text(), missing
 
 
 # ---------------------------------------------------------------------------------------
@@ -463,26 +507,48 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
     found = survey(paths, engine, declared)
     server_only = not any(f.kind == "result" for f in found)
     if server_only and not any(f.copied for f in found):
-        if dry_run:
-            _table(found, [], out)
-        else:
-            _skipped(found, out)
-        raise no_result(found)
+        _nothing_to_copy(found, out, dry_run)
     _check_targets(found)
     note = f"{held_words(found)}: a run of the servers' own files only " \
         "(results: none); the report shows what they record" if server_only else None
     text, missing = draft_server_run_yaml(run_id, found) if server_only else \
         draft_run_yaml(run_id, found, mapping)
     if dry_run:
-        with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
-            entries = _stage(Path(tmp), run_id, found, text)
-            _table(found, entries, out)
-        if note:
-            out(note)
-        out("dry run: nothing written; run.yaml would be:")
-        for line in text.splitlines():
-            out(f"  {line}")
+        _dry_run(run_id, found, text, note, out)
         return None
+    entries = _write_run(folder, run_id, found, text)
+    if note:
+        out(note)
+    _summary(run_id, folder, found, entries, missing, out, declared)
+    return folder
+
+
+def _nothing_to_copy(found: list[Found], out: Callable[[str], None], dry_run: bool) -> NoReturn:
+    """No result and no server file among the files given: say what each was, and stop."""
+    if dry_run:
+        _table(found, [], out)
+    else:
+        _skipped(found, out)
+    raise no_result(found)
+
+
+def _dry_run(run_id: str, found: list[Found], text: str, note: str | None,
+             out: Callable[[str], None]) -> None:
+    """Stage the run in a temporary folder (so the table shows what the build will read),
+    print the table and the drafted run.yaml, and keep nothing."""
+    with tempfile.TemporaryDirectory(prefix="benchreport-init-") as tmp:
+        entries = _stage(Path(tmp), run_id, found, text)
+        _table(found, entries, out)
+    if note:
+        out(note)
+    out("dry run: nothing written; run.yaml would be:")
+    for line in text.splitlines():
+        out(f"  {line}")
+
+
+def _write_run(folder: Path, run_id: str, found: list[Found], text: str) -> list:
+    """Stage the run beside ``folder`` and move it into place only once the build has read
+    it: a run the build refuses never appears half made."""
     staging = folder.with_name(f".{run_id}.init")
     if staging.exists():
         shutil.rmtree(staging)
@@ -491,10 +557,7 @@ def init_run(run_id: str, paths: list[Path], data_root: Path = Path("data"),
         (staging / run_id).rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    if note:
-        out(note)
-    _summary(run_id, folder, found, entries, missing, out, declared)
-    return folder
+    return entries
 
 
 def _guess_words(f: Found) -> str:
@@ -534,19 +597,8 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     for line in _guesses(found):
         out(f"  {line}")
     _skipped(found, lambda line: out(f"  {line}"))
-    per: dict[str, list[Load]] = defaultdict(list)
-    clients: dict[str, set[str]] = defaultdict(set)
-    for e in entries:
-        per[e.engine].append(e.load)
-        clients[e.engine].add(_client_words(e.point.client, declared))
-    for eng in sorted(per):
-        loads = Counter(per[eng])
-        shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
-                          for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
-        series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
-        more = f"; series: {', '.join(series)}" if series else ""
-        out(f"  {eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
-            f"{shown}{more}")
+    for line in _engine_points(entries, declared):
+        out(f"  {line}")
     if not entries:
         out("  no client results: the report shows what the server files record")
     elif not any(f.kind == "log" for f in found):
@@ -556,6 +608,26 @@ def _summary(run_id: str, folder: Path, found: list[Found], entries: list,
     if missing:
         out(f"  not stated in the files (TODO in run.yaml): {', '.join(missing)}")
     out(f"next: make report RUN={run_id}")
+
+
+def _engine_points(entries: list, declared) -> list[str]:
+    """Per engine: how many points, from which clients, at which loads (×repeats), and its
+    series, so the user sees at once whether init read the files as meant."""
+    per: dict[str, list[Load]] = defaultdict(list)
+    clients: dict[str, set[str]] = defaultdict(set)
+    for e in entries:
+        per[e.engine].append(e.load)
+        clients[e.engine].add(_client_words(e.point.client, declared))
+    lines = []
+    for eng in sorted(per):
+        loads = Counter(per[eng])
+        shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
+                          for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
+        series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
+        more = f"; series: {', '.join(series)}" if series else ""
+        lines.append(f"{eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "
+                     f"{shown}{more}")
+    return lines
 
 
 def _table(found: list[Found], entries: list, out: Callable[[str], None]) -> None:

@@ -87,20 +87,26 @@ def sniff(doc: Doc) -> str | None:
 
 def _json_client(d: dict) -> str | None:
     records = d.get("records")
-    if isinstance(records, dict) and any(
-            isinstance(v, dict) and "unit" in v for v in records.values()):
+    if isinstance(records, dict) and any(_is_metric(v) for v in records.values()):
         return AIPERF
     config = d.get("input_config")
-    if ("aiperf_version" in d or "schema_version" in d) and (
-            isinstance(d.get("error_summary"), list)
-            or isinstance(d.get("error_request_count"), dict)):
+    if _versioned(d) and (isinstance(d.get("error_summary"), list)
+                          or isinstance(d.get("error_request_count"), dict)):
         return AIPERF                 # a run whose every request failed has no latency
-    if not any(isinstance(d.get(k), dict) and "unit" in d[k] for k in _MARKERS):
+    if not any(_is_metric(d.get(k)) for k in _MARKERS):
         return None
-    if "aiperf_version" in d or "schema_version" in d or (
-            isinstance(config, dict) and "loadgen" in config):
+    if _versioned(d) or (isinstance(config, dict) and "loadgen" in config):
         return AIPERF
     return GENAI_PERF
+
+
+def _is_metric(entry: Any) -> bool:
+    return isinstance(entry, dict) and "unit" in entry
+
+
+def _versioned(d: dict) -> bool:
+    """Newer AIPerf states its version at the top level; GenAI-Perf never does."""
+    return "aiperf_version" in d or "schema_version" in d
 
 
 def _is_request_record(obj: Any) -> bool:
@@ -152,15 +158,41 @@ def _is_per_second(unit: Any) -> bool:
 
 
 def _json_point(doc: Doc, client: str) -> Point:
+    """A summary JSON of either AIPerf schema or GenAI-Perf's as one point, in steps: the
+    metric objects, the counts, the latencies, then what ``input_config`` asked."""
     d = doc.value
-    records = d.get("records")
-    early = isinstance(records, dict)
-    table = records if early else d
-    prefix = "records." if early else ""
+    early = isinstance(d.get("records"), dict)
     p = Point(client=client, file=doc.path, where="records" if early else "top level",
               line=None, fields={})
-    # name -> (entry dict, key path)
-    metrics: dict[str, tuple[dict, str]] = {}
+    metrics = _metric_entries(doc, d, early)
+    for field_name, names in _SCALARS.items():
+        _scalar(doc, p, field_name, _find(metrics, names))
+    if "total_output_tokens" not in p.fields:
+        _output_from_parts(p, metrics)
+    _failures(doc, d, p, _find(metrics, _LATENCIES["e2el"]) is not None)
+    if p.fields.get("completed") != 0:          # no request succeeded: no latency
+        for metric, names in _LATENCIES.items():
+            _latency(doc, p, metric, _find(metrics, names))
+    config = d.get("input_config")
+    if config is not None and not isinstance(config, dict):
+        raise _err(doc, f"input_config is a {type(config).__name__}, expected an object")
+    _settings(p, config or {})
+    _asked(p, config or {})
+    _cancellations(d, p)
+    _mean_lengths(p, metrics)
+    _start_date(p, d.get("start_time"))
+    return p
+
+
+# name -> (metric entry, its key path in the file)
+_Metrics = dict[str, tuple[dict, str]]
+
+
+def _metric_entries(doc: Doc, d: dict, early: bool) -> _Metrics:
+    """The metric objects of either schema: under ``records`` (early AIPerf, where anything
+    else there is an error) or at the top level (newer AIPerf, GenAI-Perf)."""
+    table, prefix = (d["records"], "records.") if early else (d, "")
+    metrics: _Metrics = {}
     for name, entry in table.items():
         if name in ("input_config", "error_summary", "telemetry_stats"):
             continue
@@ -172,80 +204,85 @@ def _json_point(doc: Doc, client: str) -> Point:
     if not metrics and not _error_counts(d):
         raise _err(doc, "no metric objects (with 'unit' and 'avg'); expected AIPerf / "
                         "GenAI-Perf metrics such as request_latency, time_to_first_token")
+    return metrics
 
-    def find(names: tuple[str, ...]) -> tuple[dict, str] | None:
-        return next((metrics[n] for n in names if n in metrics), None)
 
-    for field_name, names in _SCALARS.items():
-        hit = find(names)
-        if hit is None:
-            continue
-        entry, at = hit
-        value = finite(entry.get("avg", entry.get("value")))
-        if value is None:
-            continue
-        unit = entry.get("unit")
-        if field_name == "duration":
-            factor = _unit_ms(unit)
-            if factor is None:
-                p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, not a time; ignored")
-                continue
-            value = value * (factor / 1000.0)          # to seconds
-        elif field_name.endswith("throughput") and unit is not None and not _is_per_second(
-                unit):
-            p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, expected a rate per "
-                              "second; ignored")
-            continue
-        if field_name in ("completed", "failed", "total_input_tokens", "total_output_tokens"):
-            value = int(round(value))
-        p.fields[field_name] = value
-        p.sources[field_name] = f"{at}.avg"
-    if "total_output_tokens" not in p.fields:
-        # without an output sequence total: visible output + reasoning tokens
-        parts = [find((n,)) for n in ("total_output_tokens", "total_reasoning_tokens")]
-        values = [finite(h[0].get("avg")) for h in parts if h]
-        if parts[0] and values and None not in values:
-            p.fields["total_output_tokens"] = int(round(sum(values)))
-            p.sources["total_output_tokens"] = " + ".join(f"{h[1]}.avg" for h in parts if h)
-    _failures(doc, d, p, find(_LATENCIES["e2el"]) is not None)
+def _find(metrics: _Metrics, names: tuple[str, ...]) -> tuple[dict, str] | None:
+    """The first of ``names`` the file has: the schemas name one metric differently."""
+    return next((metrics[n] for n in names if n in metrics), None)
 
-    if p.fields.get("completed") != 0:
-        for metric, names in _LATENCIES.items():
-            hit = find(names)
-            if hit is None:
-                continue
-            entry, at = hit
-            factor = _unit_ms(entry.get("unit"))
-            if factor is None:
-                p.warnings.append(f"{doc.path}: {at} has unit {entry.get('unit')!r}, not a "
-                                  "time unit (ns/us/ms/s); its statistics are left out")
-                continue
-            for stat, keys in _STATS:
-                key = next((k for k in keys if finite(entry.get(k)) is not None), None)
-                if key is not None:
-                    p.fields[f"{stat}_{metric}_ms"] = finite(entry[key]) * factor
-                    p.sources[f"{stat}_{metric}_ms"] = f"{at}.{key}"
-                    p.definitions[metric] = _CODES[metric]
 
-    config = d.get("input_config")
-    if config is not None and not isinstance(config, dict):
-        raise _err(doc, f"input_config is a {type(config).__name__}, expected an object")
-    _settings(p, config or {})
-    _asked(p, config or {})
-    _cancellations(d, p)
+def _scalar(doc: Doc, p: Point, field_name: str, hit: tuple[dict, str] | None) -> None:
+    """One count or rate from its metric's average; a duration in seconds, a count whole.
+    A unit that does not fit the field leaves it out with a warning, never a wrong value."""
+    if hit is None:
+        return
+    entry, at = hit
+    value = finite(entry.get("avg", entry.get("value")))
+    if value is None:
+        return
+    unit = entry.get("unit")
+    if field_name == "duration":
+        factor = _unit_ms(unit)
+        if factor is None:
+            p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, not a time; ignored")
+            return
+        value = value * (factor / 1000.0)          # to seconds
+    elif field_name.endswith("throughput") and unit is not None and not _is_per_second(unit):
+        p.warnings.append(f"{doc.path}: {at} has unit {unit!r}, expected a rate per "
+                          "second; ignored")
+        return
+    if field_name in ("completed", "failed", "total_input_tokens", "total_output_tokens"):
+        value = int(round(value))
+    p.fields[field_name] = value
+    p.sources[field_name] = f"{at}.avg"
+
+
+def _output_from_parts(p: Point, metrics: _Metrics) -> None:
+    """Without an output sequence total: visible output + reasoning tokens."""
+    parts = [_find(metrics, (n,)) for n in ("total_output_tokens", "total_reasoning_tokens")]
+    values = [finite(h[0].get("avg")) for h in parts if h]
+    if parts[0] and values and None not in values:
+        p.fields["total_output_tokens"] = int(round(sum(values)))
+        p.sources["total_output_tokens"] = " + ".join(f"{h[1]}.avg" for h in parts if h)
+
+
+def _latency(doc: Doc, p: Point, metric: str, hit: tuple[dict, str] | None) -> None:
+    """A latency's statistics in ms, converted with its unit; a unit that is not a time
+    leaves them all out with a warning."""
+    if hit is None:
+        return
+    entry, at = hit
+    factor = _unit_ms(entry.get("unit"))
+    if factor is None:
+        p.warnings.append(f"{doc.path}: {at} has unit {entry.get('unit')!r}, not a "
+                          "time unit (ns/us/ms/s); its statistics are left out")
+        return
+    for stat, keys in _STATS:
+        key = next((k for k in keys if finite(entry.get(k)) is not None), None)
+        if key is not None:
+            p.fields[f"{stat}_{metric}_ms"] = finite(entry[key]) * factor
+            p.sources[f"{stat}_{metric}_ms"] = f"{at}.{key}"
+            p.definitions[metric] = _CODES[metric]
+
+
+def _mean_lengths(p: Point, metrics: _Metrics) -> None:
+    """The mean input and output lengths sent, where input_config states no target."""
     for name, names in (("input_tokens", ("input_sequence_length", "isl")),
                         ("output_tokens", ("output_sequence_length", "osl"))):
-        hit = find(names)
+        hit = _find(metrics, names)
         mean = finite(hit[0].get("avg")) if hit else None
         if name not in p.scenario and mean:
             p.scenario[name] = mean
-    start = d.get("start_time")
+
+
+def _start_date(p: Point, start: Any) -> None:
+    """The run's date from ``start_time``, when it is an ISO time."""
     if isinstance(start, str):
         try:
             p.date = datetime.fromisoformat(start).isoformat()
         except ValueError:
             pass
-    return p
 
 
 def _failures(doc: Doc, d: dict, p: Point, timed: bool) -> None:
@@ -334,19 +371,37 @@ def _settings(p: Point, config: dict) -> None:
     """Load, model, scenario targets and settings from ``input_config`` (never its
     ``cli_command`` or endpoint URL)."""
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
+    _load(p, config, loadgen)
+    models = (dig(config, "endpoint", "model_names") or config.get("model_names")
+              or config.get("model") or config.get("formatted_model_name"))
+    if isinstance(models, str):
+        models = [models]
+    if isinstance(models, list) and models:
+        p.model = ", ".join(str(m) for m in models)
+    _targets(p, config)
+    if config.get("service_kind") == "triton" and isinstance(config.get("backend"), str):
+        p.engine = config["backend"]            # the engine Triton serves (vllm, tensorrtllm)
+    _params(p, config, loadgen)
+
+
+def _pick(config: dict, loadgen: dict, key: str) -> tuple[Any, str]:
+    """A load setting and where it was: AIPerf keeps it under ``loadgen``, GenAI-Perf under
+    ``perf_analyzer.stimulus`` or at the top of ``input_config``."""
     stimulus = dig(config, "perf_analyzer", "stimulus")
     stimulus = stimulus if isinstance(stimulus, dict) else {}
+    for where, table in (("input_config.loadgen", loadgen),
+                         ("input_config.perf_analyzer.stimulus", stimulus),
+                         ("input_config", config)):
+        if table.get(key) is not None:
+            return table[key], f"{where}.{key}"
+    return None, ""
 
-    def pick(key: str) -> tuple[Any, str]:
-        for where, table in (("input_config.loadgen", loadgen),
-                             ("input_config.perf_analyzer.stimulus", stimulus),
-                             ("input_config", config)):
-            if table.get(key) is not None:
-                return table[key], f"{where}.{key}"
-        return None, ""
 
-    conc, conc_at = pick("concurrency")
-    rate, rate_at = pick("request_rate")
+def _load(p: Point, config: dict, loadgen: dict) -> None:
+    """A request rate (with the concurrency that capped it, and its arrival pattern), else
+    a concurrency."""
+    conc, conc_at = _pick(config, loadgen, "concurrency")
+    rate, rate_at = _pick(config, loadgen, "request_rate")
     conc = finite(conc)
     rate = rate_value(rate)
     mode = str(loadgen.get("request_rate_mode") or loadgen.get("arrival_pattern")
@@ -365,13 +420,10 @@ def _settings(p: Point, config: dict) -> None:
         p.fields["max_concurrency"] = int(conc)
         p.sources["max_concurrency"] = conc_at
 
-    models = (dig(config, "endpoint", "model_names") or config.get("model_names")
-              or config.get("model") or config.get("formatted_model_name"))
-    if isinstance(models, str):
-        models = [models]
-    if isinstance(models, list) and models:
-        p.model = ", ".join(str(m) for m in models)
 
+def _targets(p: Point, config: dict) -> None:
+    """The input and output lengths asked (each schema names them differently) and the
+    dataset, its path redacted and cut short."""
     prompt = dig(config, "input", "prompt") or {}
     for name, value in (
             ("input_tokens", dig(prompt, "input_tokens", "mean")
@@ -388,15 +440,16 @@ def _settings(p: Point, config: dict) -> None:
     if isinstance(dataset, str) and dataset:
         p.scenario["dataset"] = redact(dataset)[:200]
 
-    if config.get("service_kind") == "triton" and isinstance(config.get("backend"), str):
-        p.engine = config["backend"]            # the engine Triton serves (vllm, tensorrtllm)
+
+def _params(p: Point, config: dict, loadgen: dict) -> None:
+    """The settings that tell runs apart, where the file gives them as plain values."""
+    streaming = dig(config, "endpoint", "streaming")
     for name, value in (("request_count", loadgen.get("request_count")),
                         ("num_prompts", config.get("num_prompts")),
                         ("request_cancellation_rate", loadgen.get("request_cancellation_rate")),
                         ("endpoint_type", dig(config, "endpoint", "type")
                          or config.get("endpoint_type")),
-                        ("streaming", dig(config, "endpoint", "streaming")
-                         if dig(config, "endpoint", "streaming") is not None
+                        ("streaming", streaming if streaming is not None
                          else config.get("streaming")),
                         ("measurement_interval", config.get("measurement_interval"))):
         if isinstance(value, bool | int | float | str) and value is not None:
