@@ -400,28 +400,58 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
     if lengths is None:
         lengths, src = result_lengths(ing, engine, workload)
     budget = budget or max(_int(r, "new_token", 0) or 0 for r in rows)
-    exact, guessed, also = True, False, ""
+    shares, remaining, guessed, exact, why = _shares(rows, lengths, default_len, budget)
+    n = max((s.request for row in shares for s in row), default=0)
+    how_long = _lengths_text(src, lengths, default_len, extend=default_len is not None
+                             and (n > len(lengths) or not exact))
+    note = _accounting_note(rows, exact, why, how_long, guessed)
+    intervals = _intervals(rows, ing.in_window("decode_batch", engine, workload), remaining)
+    batches = [_batch(r, shares[i], intervals[i], budget, exact) for i, r in enumerate(rows)]
+    lens = _started_lengths(batches, lengths, default_len) if exact else {}
+    return Accounting(batches=tuple(batches), exact=exact, budget=budget, lengths=lens,
+                      note=note, length_source=src)
+
+
+def _shares(rows: list[dict], lengths: list[int], default_len: int | None, budget: int
+            ) -> tuple[list[tuple[Share, ...]], list[int], bool, bool, str]:
+    """The shares per line and the in-progress request's remaining tokens after each, by
+    ``account`` (#new-seq without, then with the in-progress request) else by rule; with
+    whether a cache split was guessed, whether the accounting is exact, and: when exact,
+    what the note adds about #new-seq; else why it is not."""
     try:
         shares, remaining, guessed = account(rows, lengths, default_len)
+        return shares, remaining, guessed, True, ""
     except Unaccountable as first:
         try:
             shares, remaining, guessed = account(rows, lengths, default_len,
                                                  counts_in_progress=True)
-            also = ", this log's #new-seq counting the in-progress request too"
+            return shares, remaining, guessed, True, \
+                ", this log's #new-seq counting the in-progress request too"
         except Unaccountable:
-            exact = False
             shares, remaining = _by_rule(rows, budget)
-            why = str(first)
-    n = max((s.request for row in shares for s in row), default=0)
+            return shares, remaining, False, False, str(first)
+
+
+def _lengths_text(src: Source | None, lengths: list[int], default_len: int | None,
+                  extend: bool) -> str:
+    """Where the prompt lengths came from, in words; ``extend``: the workload's input
+    length ``default_len`` is used past (or instead of) them."""
     how_long = (f"prompt lengths from {src.path} input_lens in order" if src else
                 f"prompt lengths {', '.join(f'{x:,}' for x in sorted(set(lengths)))} as given"
                 if lengths else "")
-    if default_len is not None and (n > len(lengths) or not exact):
+    if extend:
         how_long += ((f"; past its {len(lengths)} entries, " if lengths else "prompt lengths: ")
                      + f"the workload's {default_len:,} tokens")
+    return how_long
+
+
+def _accounting_note(rows: list[dict], exact: bool, why: str, how_long: str,
+                     guessed: bool) -> str:
+    """How the tokens were accounted, in words (``why``: what the exact note adds about
+    #new-seq, or why the accounting is approximate)."""
     if exact:
         note = ("tokens accounted per request from #new-token, #cached-token and #new-seq"
-                f"{also} ({how_long}); the in-progress chunked request fills a batch first, "
+                f"{why} ({how_long}); the in-progress chunked request fills a batch first, "
                 "then newly admitted ones")
     else:
         note = ("approximate: the tokens could not be accounted per request "
@@ -436,7 +466,12 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
     if guessed:
         note += ("; where several requests were admitted together with prefix-cache hits, "
                  "the hits were split evenly between them (the line gives only the total)")
-    decodes = ing.in_window("decode_batch", engine, workload)
+    return note
+
+
+def _intervals(rows: list[dict], decodes: list[dict], remaining: list[int]) -> list[str]:
+    """What the interval before each Prefill line holds (PREFILL, FIRST, DECODE or IDLE),
+    from the line before it in the window and the prompt work that line left."""
     merged = sorted([(_order(r), "p", i) for i, r in enumerate(rows)]
                     + [(_order(r), "d", -1) for r in decodes])
     before: dict[int, tuple[str, int] | None] = {}
@@ -445,33 +480,41 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
         if kind == "p":
             before[i] = prev
         prev = (kind, i)
-    batches = []
-    for i, r in enumerate(rows):
+    out = []
+    for i in range(len(rows)):
         p = before[i]
         if p is None:
-            interval = FIRST
+            out.append(FIRST)
         elif p[0] == "d":
-            interval = DECODE
+            out.append(DECODE)
         else:
             j = p[1]
-            pending = remaining[j] > 0 or _queued(rows[j])
-            interval = PREFILL if pending else IDLE
-        n = _int(r, "new_token", 0) or 0
-        batches.append(Batch(line=int(r["line"]), file=str(r.get("file", "")),
-                             sha256=str(r.get("sha256", "")), tps=_tps(r), new_token=n,
-                             new_seq=_int(r, "new_seq", 0) or 0,
-                             cached_token=_int(r, "cached_token", 0) or 0,
-                             shares=shares[i], partial=n < budget, interval=interval,
-                             budget=budget, exact=exact))
+            out.append(PREFILL if remaining[j] > 0 or _queued(rows[j]) else IDLE)
+    return out
+
+
+def _batch(r: dict, shares: tuple[Share, ...], interval: str, budget: int,
+           exact: bool) -> Batch:
+    """One Prefill line as a batch."""
+    n = _int(r, "new_token", 0) or 0
+    return Batch(line=int(r["line"]), file=str(r.get("file", "")),
+                 sha256=str(r.get("sha256", "")), tps=_tps(r), new_token=n,
+                 new_seq=_int(r, "new_seq", 0) or 0,
+                 cached_token=_int(r, "cached_token", 0) or 0,
+                 shares=shares, partial=n < budget, interval=interval,
+                 budget=budget, exact=exact)
+
+
+def _started_lengths(batches: list[Batch], lengths: list[int],
+                     default_len: int | None) -> dict[int, int]:
+    """The prompt length of each request that starts in ``batches``."""
     lens = {}
-    if exact:
-        for b in batches:
-            for s in b.shares:
-                if s.starts:
-                    lens[s.request] = (lengths[s.request - 1] if s.request <= len(lengths)
-                                       else default_len)
-    return Accounting(batches=tuple(batches), exact=exact, budget=budget, lengths=lens,
-                      note=note, length_source=src)
+    for b in batches:
+        for s in b.shares:
+            if s.starts:
+                lens[s.request] = (lengths[s.request - 1] if s.request <= len(lengths)
+                                   else default_len)
+    return lens
 
 
 def sequences_of(acc: Accounting) -> list[Chunks]:
