@@ -69,9 +69,11 @@ class Figure:
 def figure(id: str, value: float | int | str | None, unit: str, method: str, *,
            sources: Iterable[Source] = (), depends_on: Iterable[str] = (),
            decimals: int | None = None, context: dict[str, Any] | None = None,
-           **extra: Any) -> Figure:
+           provenance: str = "", provenance_why: str = "", **extra: Any) -> Figure:
     """The one way analyses make a figure: ``sources`` and ``depends_on`` may be any
-    iterable, and the context is ``context`` (engine, workload, ...) with ``extra`` added.
+    iterable, and the context is ``context`` (engine, workload, ...) with ``extra`` added
+    (a new dict: later changes to ``context`` do not reach the figure). ``provenance``
+    only where an analysis knows it; the registry's merge gives the rest.
 
     >>> f = figure("limits.repeats", 1, "count", "runs", context={"engine": "vllm"}, load=4)
     >>> f.sources, f.context
@@ -79,7 +81,8 @@ def figure(id: str, value: float | int | str | None, unit: str, method: str, *,
     """
     return Figure(id=id, value=value, unit=unit, method=method, sources=tuple(sources),
                   depends_on=tuple(depends_on), decimals=decimals,
-                  context={**(context or {}), **extra})
+                  context={**(context or {}), **extra}, provenance=provenance,
+                  provenance_why=provenance_why)
 
 
 # A figure whose value is several numbers (spec per_position: the acceptance at each draft
