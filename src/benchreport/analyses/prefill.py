@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import MIXED, NO_LOG, NONE, PURE, UNKNOWN_BATCH
 
@@ -691,7 +691,7 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
                 b.tps is not None for b in acc.batches) else []
             sequences[(e.id, w.id)] = seqs
             if not seqs:
-                figures.append(Figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
+                figures.append(figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
                                       unit="verdict", context=ctx, sources=src,
                                       method="the engine logs aggregate prompt throughput per "
                                              "interval, not per prefill chunk"))
@@ -703,10 +703,10 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
         hi = max(all_values, key=lambda x: x[0])
         which = f"(per logged interval; {PHASE_RULE})"
         figures += [
-            Figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
+            figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
                    sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
                                             f"and workload {which}: {lo[2]}"),
-            Figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
+            figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
                    sources=(hi[1],), method=f"highest prefill-phase throughput of any engine "
                                             f"and workload {which}: {hi[2]}")]
     return figures, sequences
@@ -723,10 +723,10 @@ def _lines_of(intervals: list[Interval]) -> tuple[Source, ...]:
 def _no_phase(we: tuple[str, str], ctx, intervals: list[Interval]) -> Figure:
     """No interval kept: every one the log has is left out by the rule, or there is none."""
     if not intervals:
-        return Figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
+        return figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
                       method="no prefill records in the benchmark window")
     why = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in intervals)
-    return Figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
+    return figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
                   sources=_lines_of(intervals),
                   method=f"every logged interval of prompt throughput in the window is left "
                          f"out: {why} ({PHASE_RULE})")
@@ -760,28 +760,28 @@ def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
     secs = [iv.seconds for iv in kept if iv.seconds]
     mean, how_mean = _phase_mean(kept, stats)
     rule = f"{basis}; {PHASE_RULE}"
-    out = [Figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
+    out = [figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
                   sources=src, context=ctx,
                   method=f"logged intervals the phase table keeps, of {len(intervals)} with "
                          f"prompt throughput in the window ({rule})"),
-           Figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
+           figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
                   sources=_lines_of(left) or src,
                   context={**ctx, "lines": [iv.line for iv in left]},
                   method=f"logged intervals the phase table leaves out, of {len(intervals)}: "
                          f"{left_how} ({PHASE_RULE})"),
-           Figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
+           figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
                   sources=src, context={**ctx, "n": len(kept)},
                   method=(f"total prefill throughput, {how_mean}, over {len(kept)} logged "
                           f"intervals ({rule})" if len(kept) > 1 else
                           f"total prefill throughput of the one interval kept ({rule})"))]
     if secs:
-        out.append(Figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
+        out.append(figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
                           unit="s", decimals=1, sources=src, context=ctx,
                           method="mean length of the logged intervals kept" + (
                               " (time between consecutive stats lines)" if stats else
                               " (each line's #new-token over its throughput)")))
     if len(kept) > 1:
-        out += [Figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
+        out += [figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
                        sources=src, context=ctx,
                        method=f"{name} total prefill throughput over {len(kept)} logged "
                               f"intervals ({rule})")
@@ -808,12 +808,12 @@ def _batch_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                 if excluded else "none")
     unknown = "" if acc.exact else " (approximate accounting: mixed batches cannot be told)"
     return [
-        Figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
+        figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches holding tokens of more than one request, of "
                       f"{len(acc.batches)} in the window{unknown}: {mixed_how}. "
                       f"{acc.note[0].upper()}{acc.note[1:]}"),
-        Figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
+        figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
                decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches left out of the per-request chunk sequences, of "
@@ -842,19 +842,19 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                  if any(b.interval == FIRST for b in clean) else "")
         note = f" {acc.note[0].upper()}{acc.note[1:]}."
         out += [
-            Figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
+            figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
                    method=f"input throughput of request {c.request}'s clean prefill chunks "
                           f"(pure, full {acc.budget:,}-token batches whose interval is prefill "
                           f"only), in order ({_lines(c.lines)}); cached context before each: "
                           f"{', '.join(f'{x:,}' for x in c.cached)} tokens{length}{left}."
                           f"{first}{note}"),
-            Figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
+            figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
                    sources=src, context=ctx,
                    method=f"first clean chunk's throughput ({c.tps[0]:,.0f} at "
                           f"{c.cached[0]:,} cached) / last clean chunk's ({c.tps[-1]:,.0f} at "
                           f"{c.cached[-1]:,} cached), request {c.request}{left}.{first}"
                           f"{note}"),
-            Figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
+            figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
                    decimals=1, sources=src, context=ctx,
                    method=f"100 × (1 − last clean chunk / first clean chunk), request "
                           f"{c.request}: cached context {c.cached[0]:,} → {c.cached[-1]:,} "
@@ -867,7 +867,7 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                     "batch of unknown composition (approximate accounting): "
                     f"{b.new_token:,} tokens")
             extra = [x for x in b.reasons() if not x.startswith("mixed batch")]
-            out.append(Figure(
+            out.append(figure(
                 id=rid("recovery"), value=b.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (b,)),
                 context={**ctx, "batch": MIXED if b.mixed else PURE if b.exact
@@ -880,7 +880,7 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
         n = c.next_clean
         if n is not None:
             s = n.share(c.request + 1)
-            out.append(Figure(
+            out.append(figure(
                 id=rid("recovery_clean"), value=n.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (n,)), context=ctx,
                 method=f"throughput of request {c.request + 1}'s first clean chunk (line "
