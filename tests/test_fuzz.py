@@ -282,7 +282,7 @@ def test_the_command_line_prints_one_line_and_no_traceback(tmp_path):
     assert out.stderr.startswith(f"error: {path}:1: values nested 100,001 levels deep")
 
 
-@pytest.mark.parametrize("module", ["benchreport.core.jsontext",
+@pytest.mark.parametrize("module", ["benchreport.core.figures", "benchreport.core.jsontext",
                                     "benchreport.ingest.clients.base",
                                     "benchreport.pipeline.init"])
 def test_the_doctests_hold(module):

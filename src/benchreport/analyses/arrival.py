@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from .limits import Limit
 
@@ -66,7 +66,7 @@ def engine_figures(ing: Ingested, engine: str, workload: str) -> list[Figure]:
     if not lines:
         return []
     ctx = {"engine": engine, "workload": workload}
-    out = [Figure(id=ids.arrival(workload, engine, "max_waiting"),
+    out = [figure(id=ids.arrival(workload, engine, "max_waiting"),
                   value=max(n for _, n in lines), unit="count", decimals=0,
                   sources=_source([r for r, _ in lines]), context=ctx,
                   method="the most requests waiting at once on any log line of the window "
@@ -74,7 +74,7 @@ def engine_figures(ing: Ingested, engine: str, workload: str) -> list[Figure]:
     starts = burst_starts(ing, engine, workload)
     gap = _gap_s(starts)
     if gap is not None:
-        out.append(Figure(id=ids.arrival(workload, engine, "burst_gap_s"), value=gap,
+        out.append(figure(id=ids.arrival(workload, engine, "burst_gap_s"), value=gap,
                           unit="s", decimals=1, sources=_source(starts), context=ctx,
                           method="mean time between the starts of successive prefill bursts "
                                  "(a Prefill line after a Decode line): the first to the last "

@@ -16,7 +16,7 @@ SGLang ``full token usage`` for a hybrid sliding-window model, else ``token usag
 from __future__ import annotations
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 
 WINDOW, ROLLING = "window", "rolling"
@@ -38,7 +38,7 @@ def _sglang_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
     computed = sum(int(num(r, "new_token") or 0) for r in rows)
     if not rows or cached + computed == 0:
         return []
-    return [Figure(id=fid(name), value=100 * cached / (cached + computed),
+    return [figure(id=fid(name), value=100 * cached / (cached + computed),
                    unit="%", decimals=1, sources=source_of(rows),
                    context={**ctx, "basis": WINDOW, "cached": cached, "computed": computed},
                    method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over the "
@@ -51,7 +51,7 @@ def _vllm_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
     if not rows:
         return []
     last = max(rows, key=lambda r: int(r["line"]))
-    return [Figure(id=fid(name), value=num(last, "prefix_cache_hit_rate_pct"),
+    return [figure(id=fid(name), value=num(last, "prefix_cache_hit_rate_pct"),
                    unit="%", decimals=1, sources=source_of([last]),
                    context={**ctx, "basis": ROLLING},
                    method="'Prefix cache hit rate' on the window's last Engine stats line: "
@@ -86,7 +86,7 @@ def _usage(fid, ctx: dict, recs: list[dict], key: str, label: str) -> list[Figur
         return []
     top = max(rows, key=lambda r: (num(r, key), -int(r["line"])))
     pct = key.endswith("_pct")
-    return [Figure(id=fid("kv_usage_peak_pct"), value=(1 if pct else 100) * num(top, key),
+    return [figure(id=fid("kv_usage_peak_pct"), value=(1 if pct else 100) * num(top, key),
                    unit="%", decimals=1 if pct else _printed_pct_decimals(rows, key),
                    sources=source_of([top]), context=ctx,
                    method=f"the highest '{label}' printed on the window's lines")]

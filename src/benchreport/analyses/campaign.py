@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import DECLARED_CLIENT, Ingested, Run, declared_text
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -74,7 +74,7 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                 value = p[name]
                 code = definitions.get(name)      # a throughput the user's client defines
                 own = declared_text(code)
-                figures.append(Figure(
+                figures.append(figure(
                     id=ids.point(p["point"], name), value=value, unit=unit,
                     decimals=decimals, sources=src(name),
                     context={**ctx, "metric": name, "definition": code} if code else ctx,
@@ -85,7 +85,7 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                 name = f"{stat}_{metric}_ms"
                 if _present(p.get(name)):
                     code = definitions.get(metric, "")
-                    figures.append(Figure(
+                    figures.append(figure(
                         id=ids.point(p["point"], name), value=float(p[name]), unit="ms",
                         decimals=2, sources=src(name),
                         context={**ctx, "metric": metric, "stat": stat, "definition": code},

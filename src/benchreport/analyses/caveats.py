@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from .spec import speculative_config
 
@@ -512,7 +512,7 @@ def _count_figures(ev: dict[str, list[dict]], searched, w: str, e: str) -> list[
             if searched:
                 how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
                         "the window's first and last record")
-        out.append(Figure(id=ids.events(w, e, name), value=n, unit="count", decimals=0,
+        out.append(figure(id=ids.events(w, e, name), value=n, unit="count", decimals=0,
                           sources=src, context={"engine": e, "workload": w}, method=how))
     return out
 
@@ -581,7 +581,7 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                 if path in sha and f"/{engine}/" in path:
                     src.append(Source(path=path, sha256=sha[path],
                                       lines=tuple(int(x) for x in line.split("-"))))
-            out.append(Figure(id=ids.setting(c.id, engine), value=value, unit="setting",
+            out.append(figure(id=ids.setting(c.id, engine), value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
                               method=f"{c.id.replace('_', ' ')} as the engine logged it, "
                                      "else as launched"
@@ -589,7 +589,7 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
     # with nothing compared, the count rests on the inputs searched for launch settings
     searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")
                                     for p, h in sorted(sha.items()))
-    out.append(Figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
+    out.append(figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
                       value=sum(1 for c in rows if c.kind == "setting"),
                       depends_on=tuple(f.id for f in out), sources=searched,
                       context={"which": [c.id for c in rows if c.kind == "setting"]},

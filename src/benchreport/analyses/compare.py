@@ -40,7 +40,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.errors import ReportError
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.store import connect, rows_of, stored_runs
 from ..core.verdicts import (
     IMPROVED,
@@ -263,9 +263,9 @@ def change_figures(base: StoredRun, other: StoredRun,
     method = (f"items of run.yaml, the engines' logs and launch settings whose values differ "
               f"between {base.id} (base) and {other.id}")
     srcs = tuple(s for s in (base.run_yaml(), other.run_yaml()) if s)
-    figs = [Figure(id=ids.diff(rk, "count"), value=len(items), unit="count", method=method,
+    figs = [figure(id=ids.diff(rk, "count"), value=len(items), unit="count", method=method,
                    sources=srcs, context={"base": base.id, "run": other.id}),
-            Figure(id=ids.diff(rk, "groups"), value=len(groups), unit="count",
+            figure(id=ids.diff(rk, "groups"), value=len(groups), unit="count",
                    method="factors those items belong to (one engine's release, one "
                           "engine's launch settings, hardware, model, client, workloads): "
                           + ", ".join(groups) if groups else "none",
@@ -276,7 +276,7 @@ def change_figures(base: StoredRun, other: StoredRun,
         ctx = {"base": base.id, "run": other.id, "group": c["group"], "key": c["key"]}
         for part, run in (("from", base), ("to", other)):
             src = c[f"source_{part}"]
-            figs.append(Figure(id=ids.diff(rk, item, part), value=c[part], unit="text",
+            figs.append(figure(id=ids.diff(rk, item, part), value=c[part], unit="text",
                                method=f"{c['key']} in {run.id}",
                                sources=(src,) if src else (), context=ctx))
     return figs
@@ -420,7 +420,7 @@ def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Fi
     src = tuple(_source(p, metric) for p in pb + pa)
     label = " ".join(pair.key)
     figures = [
-        Figure(id=pair.fid(metric, part), unit=unit, decimals=decimals, context=ctx,
+        figure(id=pair.fid(metric, part), unit=unit, decimals=decimals, context=ctx,
                value=statistics.fmean(p[metric] for p in pts if p.get(metric) is not None),
                method=f"{metric} of {run.id}'s {' '.join(g.key)} ({label} in the comparison),"
                       f" mean over {sum(p.get(metric) is not None for p in pts)} repeat(s)",
@@ -428,15 +428,15 @@ def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Fi
         for part, run, pts, g in (("from", pair.a, pa, pair.match.base),
                                   ("to", pair.b, pb, pair.match.other))]
     fid = pair.fid(metric)
-    figures.append(Figure(id=fid, value=j.ratio, unit="x", decimals=3, context=ctx, sources=src,
+    figures.append(figure(id=fid, value=j.ratio, unit="x", decimals=3, context=ctx, sources=src,
                           method=f"{pair.b.id} ÷ {pair.a.id}; {how}",
                           depends_on=(pair.fid(metric, "from"), pair.fid(metric, "to"))))
     if j.low is not None:
-        figures += [Figure(id=pair.fid(metric, part), value=bound, unit="x", decimals=3,
+        figures += [figure(id=pair.fid(metric, part), value=bound, unit="x", decimals=3,
                            context=ctx, depends_on=(fid,), sources=src,
                            method=f"{part} bound of the ratio's interval: {how}")
                     for part, bound in (("low", j.low), ("high", j.high))]
-    figures.append(Figure(
+    figures.append(figure(
         id=pair.fid(metric, "verdict"), value=j.outcome, unit="verdict", context=ctx,
         depends_on=(fid,),
         method=("improved or regressed when the whole interval lies on one side of 1 (for "
@@ -490,15 +490,15 @@ def _count_figures(a: StoredRun, b: StoredRun, matched: int, counts: dict[str, i
                    only: list[dict[str, Any]]) -> list[Figure]:
     method = (f"matched points of {b.id} against {a.id}: the same engine, model, variant and "
               "load, and input and output lengths within the tolerance (analyses.matching)")
-    figures = [Figure(id=ids.delta_count(a.key, b.key, "matched"), value=matched,
+    figures = [figure(id=ids.delta_count(a.key, b.key, "matched"), value=matched,
                       unit="count", method=method)]
     for name, n in counts.items():
-        figures.append(Figure(id=ids.delta_count(a.key, b.key, name), value=n, unit="count",
+        figures.append(figure(id=ids.delta_count(a.key, b.key, name), value=n, unit="count",
                               method=f"metrics of the matched points whose verdict is "
                                      f"{name.replace('_', ' ')}"))
     for run in (a, b):
         n = sum(1 for o in only if o["run"] == run.id)
-        figures.append(Figure(id=ids.delta_count(a.key, b.key, "only_" + run.key), value=n,
+        figures.append(figure(id=ids.delta_count(a.key, b.key, "only_" + run.key), value=n,
                               unit="count", method=f"points present only in {run.id}"))
     return figures
 
@@ -612,7 +612,7 @@ def _trend_figure(run: StoredRun, key: GroupKey, points: tuple[dict[str, Any], .
         return None
     engine, workload, load = key
     unit, decimals, _ = METRICS[metric]
-    return Figure(
+    return figure(
         id=ids.trend(engine, workload, load, metric, run.key), value=statistics.fmean(vals),
         unit=unit, decimals=decimals,
         method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over {len(vals)} "

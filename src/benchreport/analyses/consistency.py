@@ -31,7 +31,7 @@ import statistics
 from dataclasses import dataclass
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import CONSISTENT, DURATION_CHECKS, INCONSISTENT  # noqa: F401
 
@@ -171,15 +171,15 @@ def check_figures(checks: list[Check]) -> list[Figure]:
             f"late by up to one gap), plus {SLACK_S:.0f} s for timestamps to "
             f"the second, plus {RELATIVE:.0%} of the shorter of the two")
         out += [
-            Figure(id=fid("client"), value=c.client, unit=c.unit, decimals=decimals,
+            figure(id=fid("client"), value=c.client, unit=c.unit, decimals=decimals,
                    context=ctx, sources=(c.client_source,), method=CLIENT_METHOD[c.name]),
-            Figure(id=fid("server"), value=c.server, unit=c.unit, decimals=decimals,
+            figure(id=fid("server"), value=c.server, unit=c.unit, decimals=decimals,
                    context=ctx, sources=(c.server_source,),
                    method=SERVER_METHOD.get(c.name, "the server's own count, from its "
                                                     "/metrics scrapes: " + c.how)),
-            Figure(id=fid("tolerance"), value=c.tolerance, unit=c.unit, decimals=decimals,
+            figure(id=fid("tolerance"), value=c.tolerance, unit=c.unit, decimals=decimals,
                    context=ctx, depends_on=(fid("client"),), method=tolerance_how),
-            Figure(id=fid(), value=c.status, unit="verdict", context=ctx,
+            figure(id=fid(), value=c.status, unit="verdict", context=ctx,
                    depends_on=(fid("client"), fid("server"), fid("tolerance")),
                    method="consistent when the two differ by no more than the tolerance, "
                           "else inconsistent: one of the two sources is wrong or of another "

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ..core import ids
-from ..core.figures import Figure
+from ..core.figures import Figure, figure
 from ..core.records import Run
 from ..core.verdicts import NO, NO_CROSSING, YES
 from .decode import FOUND, Steady
@@ -117,16 +117,16 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
         deps = tuple(ids.decode(pt[2], e, "ms_per_token") for pt in pts)
         ctx = {"engine": e, "points": len(pts)}
         resid = max(abs(y - (a + b * x)) / y for x, y in zip(xs, ys, strict=True))
-        out += [Figure(id=ids.model_decode(e, "intercept_ms"), value=a, unit="ms", decimals=2,
+        out += [figure(id=ids.model_decode(e, "intercept_ms"), value=a, unit="ms", decimals=2,
                        context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: per-token decode time at "
                               "zero context (least-squares straight line of ms/token against "
                               "input tokens; an extrapolation below the shortest length)"),
-                Figure(id=ids.model_decode(e, "slope_ms_per_1k"), value=1000 * b, unit="ms",
+                figure(id=ids.model_decode(e, "slope_ms_per_1k"), value=1000 * b, unit="ms",
                        decimals=3, context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: extra ms per output "
                               "token for every 1,000 input tokens (least-squares slope)"),
-                Figure(id=ids.model_decode(e, "max_residual_pct"), value=100 * resid, unit="%",
+                figure(id=ids.model_decode(e, "max_residual_pct"), value=100 * resid, unit="%",
                        decimals=1, context=ctx, depends_on=deps,
                        method=f"fitted model with {len(pts)} points: largest |measured − "
                               "fitted| ÷ measured ms/token over the points (how far the "
@@ -156,7 +156,7 @@ def _how(e1: str, e2: str, lengths: dict[str, int]) -> str:
 def _other(e1: str, e2: str, name: str, x: float | None, deps: tuple[str, ...],
            how: str) -> Figure:
     """The crossover under interpolation ``name`` (not the point estimate's)."""
-    return Figure(id=ids.crossover(e1, e2, name), value=NO_CROSSING if x is None else x,
+    return figure(id=ids.crossover(e1, e2, name), value=NO_CROSSING if x is None else x,
                   unit="verdict" if x is None else "tokens", decimals=None if x is None else 0,
                   depends_on=deps, context={"engines": [e1, e2], "interpolation": name},
                   method=f"the crossover taking {_WORDS[name]} instead, {how}: another "
@@ -177,19 +177,19 @@ def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
     x = xs[POINT_ESTIMATE]
     others = [k for k in INTERPOLATIONS if k != POINT_ESTIMATE]
     ctx = {"engines": [e1, e2]}
-    out = [Figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
+    out = [figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
                   depends_on=deps, context=ctx,
                   method="number of context lengths the crossover rests on (the "
                          "fewer of the two engines')")]
     if x is None:
-        out.append(Figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
+        out.append(figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
                           context={**ctx, "interpolation": POINT_ESTIMATE},
                           method="the two engines' per-token decode times, "
                                  f"taken {how}, are not equal at any positive context length"))
         return out
     shown = ", ".join(f"{_WORDS[k]}: " + (f"{xs[k]:,.0f}" if xs[k] else "no crossing")
                       for k in others)
-    out.append(Figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
+    out.append(figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
                       context={**ctx, "interpolation": POINT_ESTIMATE,
                                "others": {k: xs[k] for k in others}},
                       method="input length at which the two engines' per-token decode "
@@ -197,7 +197,7 @@ def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
                              f"(the point estimate); the other interpolations give {shown}"))
     out += [_other(e1, e2, k, xs[k], deps, how) for k in others]
     crossed = [v for v in xs.values() if v is not None]
-    out.append(Figure(id=ids.crossover(e1, e2, "rounded"), value=band(crossed), unit="tokens",
+    out.append(figure(id=ids.crossover(e1, e2, "rounded"), value=band(crossed), unit="tokens",
                       depends_on=(key, *(ids.crossover(e1, e2, k) for k in others)),
                       context={**ctx, "low": min(crossed), "high": max(crossed),
                                "interpolations": [k for k, v in xs.items() if v is not None]},
@@ -208,7 +208,7 @@ def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
                              "and the choice of interpolation support; not an interval"))
     lo = max(p1[0][0], p2[0][0])
     hi = min(p1[-1][0], p2[-1][0])
-    out.append(Figure(id=ids.crossover(e1, e2, "beyond"), value=YES if not lo <= x <= hi else NO,
+    out.append(figure(id=ids.crossover(e1, e2, "beyond"), value=YES if not lo <= x <= hi else NO,
                       unit="verdict", depends_on=(key,), context=ctx,
                       method=f"whether the crossover lies outside the context range "
                              f"measured for both engines ({lo:,}–{hi:,} tokens), i.e. is "

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import (
     BELOW,
@@ -430,15 +430,15 @@ def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
     out = []
     slo = run.meta.slo
     if slo is not None:
-        out.append(Figure(id=ids.campaign("slo.percentile"), value=slo.percentile, unit="count",
+        out.append(figure(id=ids.campaign("slo.percentile"), value=slo.percentile, unit="count",
                           decimals=0, sources=src("slo.percentile"),
                           method="the percentile the objectives hold, from run.yaml"))
         for metric, limit in slo.objectives:
-            out.append(Figure(id=ids.campaign(f"slo.{metric}_ms"), value=limit, unit="ms",
+            out.append(figure(id=ids.campaign(f"slo.{metric}_ms"), value=limit, unit="ms",
                               decimals=0, sources=src(f"slo.{metric}_ms"),
                               method=f"the {metric.upper()} objective, from run.yaml"))
     if run.meta.cost is not None and run.meta.gpus:
-        out.append(Figure(id=ids.campaign("cost.gpus"), value=run.meta.gpus, unit="count",
+        out.append(figure(id=ids.campaign("cost.gpus"), value=run.meta.gpus, unit="count",
                           decimals=0, sources=src("hardware.gpus"),
                           method="GPUs per deployment (hardware.gpus × servers), from run.yaml"))
         for e in run.meta.engines:
@@ -446,7 +446,7 @@ def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
             if price is not None:
                 key = f"cost.engines.{e.id}" if e.id in dict(run.meta.cost.engines) \
                     else "cost.gpu_hour_usd"
-                out.append(Figure(id=ids.campaign(f"cost.{e.id}"), value=price,
+                out.append(figure(id=ids.campaign(f"cost.{e.id}"), value=price,
                                   unit="USD/GPU-h", decimals=2, sources=src(key),
                                   context={"engine": e.id},
                                   method="price per GPU-hour, from run.yaml"))
@@ -473,7 +473,7 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
     for p in ing.points:
         pid = p["point"]
         v = validity[pid]
-        figures.append(Figure(
+        figures.append(figure(
             id=ids.point(pid, "validity"), value=v.verdict, unit="verdict",
             sources=(_point_source(p, "completed"),),
             depends_on=tuple(ids.point(pid, n) for n in (
@@ -495,7 +495,7 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                      "cannot tell < invalid), unverified when no check could run"))
         share = _failed_share(p)
         if share is not None:
-            figures.append(Figure(
+            figures.append(figure(
                 id=ids.point(pid, "failed_share"), value=share, unit="%", decimals=1,
                 depends_on=tuple(ids.point(pid, n) for n in ("completed", "failed", "cancelled")
                                  if _num(p.get(n)) is not None),
@@ -542,7 +542,7 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
         g = goodput(p, by_point.get(pid, []), run)
         if g is not None:
             good[pid] = g
-            figures.append(Figure(
+            figures.append(figure(
                 id=ids.point(pid, "goodput"), value=g, unit="req/s", decimals=3,
                 sources=(_point_source(p, "requests"),),
                 context={"engine": p["engine"], "workload": p["workload"],
@@ -555,42 +555,42 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
     every = tuple(_point_source(p, "completed") for p in ing.points)
     verdicts = [v.verdict for v in checks]
     figures += [
-        Figure(id=ids.campaign("points"), value=len(ing.points), unit="count", decimals=0,
+        figure(id=ids.campaign("points"), value=len(ing.points), unit="count", decimals=0,
                sources=every, method="benchmark points of the workloads measured at several "
                                      "loads or with repeats"),
-        Figure(id=ids.campaign("valid"), value=verdicts.count(VALID), unit="count",
+        figure(id=ids.campaign("valid"), value=verdicts.count(VALID), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points where no check found anything (checks that could not run "
                       "are counted apart, never as passed)"),
-        Figure(id=ids.campaign("unverified"), value=verdicts.count(UNVERIFIED), unit="count",
+        figure(id=ids.campaign("unverified"), value=verdicts.count(UNVERIFIED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks if v.verdict == UNVERIFIED)},
                method="points none of whose checks could run (each not evaluable or not "
                       "applicable): kept in the curves, counted apart from the valid"),
-        Figure(id=ids.campaign("flagged"), value=verdicts.count(FLAGGED), unit="count",
+        figure(id=ids.campaign("flagged"), value=verdicts.count(FLAGGED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points with a warning that stay in the curves"),
-        Figure(id=ids.campaign("saturated"), value=verdicts.count(SATURATED), unit="count",
+        figure(id=ids.campaign("saturated"), value=verdicts.count(SATURATED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks if v.verdict == SATURATED)},
                method="points where the server could not keep up with the load asked "
                       "(requests queued): kept in the curves, marked"),
-        Figure(id=ids.campaign("cannot_tell"), value=verdicts.count(CANNOT_TELL),
+        figure(id=ids.campaign("cannot_tell"), value=verdicts.count(CANNOT_TELL),
                unit="count", decimals=0,
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks
                                          if v.verdict == CANNOT_TELL)},
                method="points whose load or output was short of the asked and whose files "
                       "cannot say whether the client or the server fell short: kept, marked"),
-        Figure(id=ids.campaign("not_evaluable"),
+        figure(id=ids.campaign("not_evaluable"),
                value=sum(len(v.not_evaluable) for v in checks), unit="count", decimals=0,
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="checks, over all points, that could not run for want of an input"),
-        Figure(id=ids.campaign("series"), value=len(series), unit="count", decimals=0,
+        figure(id=ids.campaign("series"), value=len(series), unit="count", decimals=0,
                sources=every, method="engine (and variant) × workload curves"),
-        Figure(id=ids.campaign("repeats"), value=repeats, unit="count", decimals=0,
+        figure(id=ids.campaign("repeats"), value=repeats, unit="count", decimals=0,
                sources=every, method="most valid repeats at one load of one series"),
-        Figure(id=ids.campaign("excluded"), value=len(excluded), unit="count", decimals=0,
+        figure(id=ids.campaign("excluded"), value=len(excluded), unit="count", decimals=0,
                context={"points": excluded},
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                method="points judged invalid, left out of the curves and comparisons"),
@@ -602,7 +602,7 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
         within = ttft_within(s, run)
         line = frontier(s, y, within)
         frontiers[(s.workload, s.key)] = line
-        figures.append(Figure(
+        figures.append(figure(
             id=ids.pareto(s.workload, s.key, None, "frontier"), value=len(line),
             unit="points", decimals=0,
             depends_on=tuple(ids.curve(s.workload, s.key, load, m) for _, _, load in line
@@ -620,11 +620,11 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
             top = max(line, key=lambda p: p[1])
             deps = (ids.pareto(s.workload, s.key, None, "frontier"),)
             figures += [
-                Figure(id=ids.pareto(s.workload, s.key, None, "top"), value=top[1],
+                figure(id=ids.pareto(s.workload, s.key, None, "top"), value=top[1],
                        unit=METRICS[y][0], decimals=1, depends_on=deps,
                        context={"engine": s.engine, "variant": s.variant, "load": top[2]},
                        method=f"the highest {y} on the frontier"),
-                Figure(id=ids.pareto(s.workload, s.key, None, "top_x"), value=top[0],
+                figure(id=ids.pareto(s.workload, s.key, None, "top_x"), value=top[0],
                        unit="tok/s/user", decimals=1, depends_on=deps,
                        context={"engine": s.engine, "variant": s.variant, "load": top[2]},
                        method="the interactivity of the frontier's highest throughput")]
@@ -642,7 +642,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                     "output_throughput_per_gpu": "output_throughput"}.get(metric, metric)
             deps = tuple(ids.point(p["point"], base) for p in lv.points
                          if metric == "goodput" or _num(p.get(base)) is not None)
-            out.append(Figure(
+            out.append(figure(
                 id=ids.curve(s.workload, s.key, lv.load, metric), value=sm.mean, unit=unit,
                 decimals=decimals, depends_on=deps,
                 context={**ctx, "load": lv.load, "x": _finite(lv.x), "metric": metric, "n": sm.n,
@@ -654,7 +654,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                        "exp(∓ t(n − 1) · cv ÷ √n), the delta method for log(mean), which "
                        "stays above zero"))
     k = knee(s)
-    out.append(Figure(
+    out.append(figure(
         id=ids.curve_series(s.workload, s.key, "knee"),
         value=s.levels[k].load if k is not None else NONE, unit="verdict",
         depends_on=tuple(ids.curve(s.workload, s.key, lv.load, m) for lv in s.levels
@@ -668,7 +668,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                f"load while median E2E latency still grows by more than {KNEE_LATENCY:.0%}"))
     if k is not None:
         thr = s.mean("output_throughput")
-        out.append(Figure(
+        out.append(figure(
             id=ids.curve_series(s.workload, s.key, "fall_pct"),
             value=(thr[k] - thr[-1]) / thr[k] * 100, unit="%", decimals=0,
             depends_on=(ids.curve(s.workload, s.key, s.levels[k].load, "output_throughput"),
@@ -693,7 +693,7 @@ def _spreads(s: Series, ctx: dict[str, Any]) -> list[Figure]:
         if len(vals) < 2 or min(vals) <= 0:
             continue
         lo, hi = min(vals), max(vals)
-        out.append(Figure(
+        out.append(figure(
             id=ids.curve(s.workload, s.key, lv.load, "spread"), value=hi / lo, unit="x",
             decimals=2,
             depends_on=tuple(ids.point(p["point"], "output_throughput") for p in lv.points
@@ -720,7 +720,7 @@ def _peak_and_growth(s: Series, ctx: dict[str, Any]) -> list[Figure]:
     if len(thr) >= 2:
         best, _ = max(thr, key=lambda iv: iv[1])       # the first of equal maxima
         last = thr[-1][0]
-        out.append(Figure(
+        out.append(figure(
             id=ids.curve_series(s.workload, s.key, "peak"), value=s.levels[best].load,
             unit="verdict",
             depends_on=tuple(ids.curve(s.workload, s.key, s.levels[i].load,
@@ -738,7 +738,7 @@ def _peak_and_growth(s: Series, ctx: dict[str, Any]) -> list[Figure]:
     if len(ttft) >= 2 and ttft[0][1] > 0:
         (lo, first), (hi, last_v) = ttft[0], ttft[-1]
         ratio = last_v / first
-        out.append(Figure(
+        out.append(figure(
             id=ids.curve_series(s.workload, s.key, "ttft_growth"), value=ratio, unit="x",
             decimals=1,
             depends_on=tuple(ids.curve(s.workload, s.key, s.levels[i].load,
@@ -764,13 +764,13 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
     for lv in s.levels:
         meets = meets_slo(lv, run)
         if meets is not None:
-            out.append(Figure(
+            out.append(figure(
                 id=ids.slo(s.workload, s.key, f"{lv.load}.meets"), value=YES if meets else NO,
                 unit="verdict", context={**ctx, "load": lv.load},
                 depends_on=tuple(ids.curve(s.workload, s.key, lv.load, n) for n, _ in names),
                 method="every objective's mean over repeats within its limit"))
     if cap is not None:
-        out.append(Figure(
+        out.append(figure(
             id=ids.slo(s.workload, s.key, "capacity"), value=cap.get("value"), unit=unit,
             decimals=1, context={**ctx, **cap},
             depends_on=tuple(f.id for f in out if f.unit == "verdict"),
@@ -782,7 +782,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
             ends = [None if x is None else _interp(s, x, "output_throughput")
                     for x in (cap.get("low"), cap.get("high"))]
             if tok is not None:
-                out.append(Figure(
+                out.append(figure(
                     id=ids.slo(s.workload, s.key, "capacity_output"), value=tok,
                     unit="tok/s", decimals=1,
                     context={**ctx, "status": cap["status"],
@@ -799,7 +799,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                 continue
             lo = usd_per_mtok(price, gpus, sm.high) if sm.high else None
             hi = usd_per_mtok(price, gpus, sm.low) if sm.low and sm.low > 0 else None
-            out.append(Figure(
+            out.append(figure(
                 id=ids.cost(s.workload, s.key, lv.load),
                 value=usd_per_mtok(price, gpus, sm.mean), unit="USD/Mtok", decimals=2,
                 context={**ctx, "load": lv.load, "low": lo, "high": hi, "price": price,
@@ -810,7 +810,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
         cap_fid = ids.slo(s.workload, s.key, "capacity_output")
         tok = next((f.value for f in out if f.id == cap_fid), None)
         if tok:
-            out.append(Figure(
+            out.append(figure(
                 id=ids.cost(s.workload, s.key, "at_capacity"),
                 value=usd_per_mtok(price, gpus, tok), unit="USD/Mtok", decimals=2,
                 context={**ctx, "price": price, "gpus": gpus}, depends_on=(cap_fid,),
@@ -847,7 +847,7 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                     fid = ids.compare(w, a.key, b.key, la.load, metric)
                     deps = (ids.curve(w, a.key, la.load, metric),
                             ids.curve(w, b.key, la.load, metric))
-                    out.append(Figure(
+                    out.append(figure(
                         id=fid, value=r.value, unit="x", decimals=2, depends_on=deps,
                         context={**ctx, "load": la.load, "order": order, "metric": metric,
                                  "within_slo": within,
@@ -857,7 +857,7 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                         method=f"mean of {a.key} ÷ mean of {b.key} over their valid repeats; "
                                "95% interval by the delta method on the log ratio with "
                                "Welch–Satterthwaite degrees of freedom (needs n ≥ 2 each)"))
-                    out.append(Figure(
+                    out.append(figure(
                         id=ids.compare(w, a.key, b.key, la.load, metric, "verdict"),
                         value=verdict, unit="verdict", depends_on=(fid,),
                         context={**ctx, "load": la.load, "metric": metric},
@@ -868,7 +868,7 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                                     and f.context.get("a") == a.key
                                     and f.context.get("b") == b.key)
                 for verdict, count in (counts.items() if verdict_ids else ()):
-                    out.append(Figure(
+                    out.append(figure(
                         id=ids.compare_count(w, a.key, b.key, metric, verdict), value=count,
                         unit="count", decimals=0, context={**ctx, "metric": metric},
                         depends_on=verdict_ids,
@@ -881,26 +881,26 @@ def _pareto_pair(w: str, a: Series, b: Series, frontiers: dict, ctx: dict) -> li
     fa, fb = frontiers[(w, a.key)], frontiers[(w, b.key)]
     crossings, segments = compare_frontiers(fa, fb)
     deps = (ids.pareto(w, a.key, None, "frontier"), ids.pareto(w, b.key, None, "frontier"))
-    out = [Figure(id=ids.pareto(w, a.key, b.key, "crossings"), value=len(crossings),
+    out = [figure(id=ids.pareto(w, a.key, b.key, "crossings"), value=len(crossings),
                   unit="crossings", decimals=0, depends_on=deps,
                   context={**ctx, "segments": len(segments)},
                   method="interactivities where the two frontiers, drawn as straight lines "
                          "between their points, cross, over the range both cover")]
     for i, x in enumerate(crossings, 1):
-        out.append(Figure(id=ids.pareto(w, a.key, b.key, f"cross{i}"), value=x,
+        out.append(figure(id=ids.pareto(w, a.key, b.key, f"cross{i}"), value=x,
                           unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
                           method="interactivity where the two frontiers cross"))
     for i, (lead, x0, x1) in enumerate(segments, 1):
         leader = a if lead == "a" else b
         seg = f"seg{i}"
         out += [
-            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.leader"), value=leader.engine,
+            figure(id=ids.pareto(w, a.key, b.key, f"{seg}.leader"), value=leader.engine,
                    unit="verdict", depends_on=deps, context={**ctx, "series": leader.key},
                    method="the series with more throughput per GPU over this range"),
-            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.from"), value=x0,
+            figure(id=ids.pareto(w, a.key, b.key, f"{seg}.from"), value=x0,
                    unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
                    method="start of the range (interactivity)"),
-            Figure(id=ids.pareto(w, a.key, b.key, f"{seg}.to"), value=x1,
+            figure(id=ids.pareto(w, a.key, b.key, f"{seg}.to"), value=x1,
                    unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
                    method="end of the range (interactivity)"),
         ]

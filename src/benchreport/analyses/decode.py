@@ -21,7 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import FOUND, NO_LOG, NONE
 
@@ -142,7 +142,7 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                    NONE: f"no log record in the benchmark window ({s.window_records} records) "
                          f"shows all {n} requests decoding with none waiting and no prefill",
                    NO_LOG: "no engine log covers this benchmark"}[s.verdict]
-            figures.append(Figure(id=ids.decode(w.id, e.id, "steady"), value=s.verdict,
+            figures.append(figure(id=ids.decode(w.id, e.id, "steady"), value=s.verdict,
                                   unit="verdict",
                                   method=f"steady decode phase: {why}", sources=_src(s),
                                   context={**ctx, "requests": n,
@@ -180,10 +180,10 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                          "per-request speed from the arithmetic mean of the lines (shown "
                          "because a published figure uses this basis)")]
             for name, value, unit, dec, how in add:
-                figures.append(Figure(id=ids.decode(w.id, e.id, name), value=value, unit=unit,
+                figures.append(figure(id=ids.decode(w.id, e.id, name), value=value, unit=unit,
                                       method=how,
                                       sources=src, decimals=dec, context=ctx))
-            figures.append(Figure(id=ids.decode(w.id, e.id, "window"), value=f"{s.start} – {s.end}",
+            figures.append(figure(id=ids.decode(w.id, e.id, "window"), value=f"{s.start} – {s.end}",
                                   unit="time", method="first and last steady record",
                                   sources=src, context={**ctx, "start": s.start,
                                                         "end": s.end}))
@@ -204,24 +204,24 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
         dep = (ids.decode(ws.id, e.id, "mean"), ids.decode(wl.id, e.id, "mean"))
         ctx = {"engine": e.id, "from": ws.id, "to": wl.id}
         out += [
-            Figure(id=ids.degradation(e.id, "mean_over_mean"),
+            figure(id=ids.degradation(e.id, "mean_over_mean"),
                    value=short.mean / long_.mean, unit="x", decimals=2, context=ctx,
                    method=f"steady time-weighted mean decode throughput at {ws.label} / "
                           f"steady time-weighted mean at {wl.label} (one basis on both sides)",
                    depends_on=dep),
-            Figure(id=ids.degradation(e.id, "peak_over_mean"),
+            figure(id=ids.degradation(e.id, "peak_over_mean"),
                    value=max(short.values) / long_.mean, unit="x", decimals=2, context=ctx,
                    method=f"steady peak at {ws.label} / steady mean at {wl.label} (mixed "
                           "bases: shown because a published ratio uses it)",
                    depends_on=(ids.decode(ws.id, e.id, "max"), dep[1])),
-            Figure(id=ids.context_ratio(e.id), value=wl.input_tokens / ws.input_tokens,
+            figure(id=ids.context_ratio(e.id), value=wl.input_tokens / ws.input_tokens,
                    unit="x", decimals=2, context=ctx,
                    method=f"input tokens at {wl.label} / input tokens at {ws.label}",
                    depends_on=(ids.workload(wl.id, "input_tokens"),
                                ids.workload(ws.id, "input_tokens"))),
         ]
         if short.basis == STEPS and long_.basis == STEPS:
-            out.append(Figure(
+            out.append(figure(
                 id=ids.degradation(e.id, "lines_over_lines"),
                 value=short.mean_of_lines / long_.mean_of_lines, unit="x", decimals=2,
                 context=ctx, method=f"arithmetic mean of the steady lines at {ws.label} / "

@@ -78,7 +78,7 @@ import numpy as np
 
 from ..core import ids
 from ..core.errors import ReportError
-from ..core.figures import Figure
+from ..core.figures import Figure, figure
 from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
@@ -654,7 +654,7 @@ def _value_figures(series: Series, fid, ctx: dict[str, Any]) -> list[Figure]:
 
     unit = metric_columns()[series.metric][0]
     decimals = METRICS.get(series.metric, (unit, 2, False))[1]
-    return [Figure(id=fid("value", ids.run_key(r.run)), value=r.value, unit=unit,
+    return [figure(id=fid("value", ids.run_key(r.run)), value=r.value, unit=unit,
                    decimals=decimals, context={**ctx, "run": r.run},
                    method=f"{series.metric} in {r.run}, mean over {len(r.points)} valid "
                           "repeat(s)",
@@ -672,13 +672,13 @@ def _change_figures(tr: Trend, fid, ctx: dict[str, Any], deps: tuple[str, ...],
         how = (f"mean of the {c.after} runs from {c.run} on ÷ mean of the {c.before} runs "
                f"before; {INTERVAL_LEVEL:.0%} interval by Welch's t on the log scale; the "
                f"split found by a permutation test ({PERMUTATIONS} shufflings, seed {SEED})")
-        figs.append(Figure(id=fid(name), value=c.ratio, unit="x", decimals=3, context=cctx,
+        figs.append(figure(id=fid(name), value=c.ratio, unit="x", decimals=3, context=cctx,
                            method=how, depends_on=deps, provenance=prov[0],
                            provenance_why=prov[1]))
         parts = [("low", c.low, "x", 3), ("high", c.high, "x", 3),
                  ("p_value", c.p_value, "p", 3), ("run", c.run, "text", None),
                  ("before", c.before, "count", 0), ("after", c.after, "count", 0)]
-        figs += [Figure(id=fid(name, part), value=value, unit=unit, decimals=decimals,
+        figs += [figure(id=fid(name, part), value=value, unit=unit, decimals=decimals,
                         context=cctx, method=f"{part} of level change {i}: {how}",
                         depends_on=(fid(name),), provenance=prov[0], provenance_why=prov[1])
                  for part, value, unit, decimals in parts if value is not None]
@@ -701,18 +701,18 @@ def history_figures(tr: Trend) -> list[Figure]:
     prov = _provenance(s, list(deps))
     common = {"context": ctx, "depends_on": deps, "provenance": prov[0],
               "provenance_why": prov[1]}
-    figs.append(Figure(id=fid("runs"), value=len(s.runs), unit="count", decimals=0,
+    figs.append(figure(id=fid("runs"), value=len(s.runs), unit="count", decimals=0,
                        method="runs of the store with this point, in date order", **common))
     if tr.noise is not None:
-        figs.append(Figure(id=fid("noise"), value=tr.noise, unit="fraction", decimals=3,
+        figs.append(figure(id=fid("noise"), value=tr.noise, unit="fraction", decimals=3,
                            method="standard deviation of the log values about each level's "
                                   "mean, pooled over the levels, runs beyond "
                                   f"{OUTLIER_SIGMAS:g} robust deviations (1.4826 × MAD) left "
                                   "out", **common))
-    figs.append(Figure(id=fid("changes"), value=len(tr.changes), unit="count", decimals=0,
+    figs.append(figure(id=fid("changes"), value=len(tr.changes), unit="count", decimals=0,
                        method=f"level changes found at p < {ALPHA} (binary segmentation)",
                        **common))
-    figs.append(Figure(id=fid("verdict"), value=tr.verdict, unit="verdict",
+    figs.append(figure(id=fid("verdict"), value=tr.verdict, unit="verdict",
                        method=f"{LEVEL_CHANGED} when a level change is found, "
                               f"{NO_LEVEL_CHANGE} when none is, {CANNOT_TELL} with fewer "
                               f"than {MIN_RUNS} runs", **common))

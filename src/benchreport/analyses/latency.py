@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.metrics import compare_lower_is_better
 from ..core.records import SGLANG_CLIENT, PointResult, Run
 from ..core.verdicts import NO, YES
@@ -136,11 +136,11 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
     def src(key: str) -> tuple[Source, ...]:
         return (Source(**{**row.__dict__, "key": key}),)
 
-    figures = [Figure(id=ids.throughput(w, eng, "requests"), value=r.completed / r.duration,
+    figures = [figure(id=ids.throughput(w, eng, "requests"), value=r.completed / r.duration,
                       unit="req/s", decimals=3, context=ctx, sources=src("completed, duration"),
                       method="completed requests / benchmark duration")]
     if r.total_output_tokens:
-        figures.append(Figure(
+        figures.append(figure(
             id=ids.throughput(w, eng, "output"), unit="tok/s", decimals=1,
             value=r.total_output_tokens / r.duration, context=ctx,
             sources=src("total_output_tokens, duration"),
@@ -148,11 +148,11 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
 
     pr = per_request(entry)
     n, n_key, n_how = _request_count(entry)
-    figures.append(Figure(id=ids.latency_run(w, eng, "requests"), value=n, unit="req",
+    figures.append(figure(id=ids.latency_run(w, eng, "requests"), value=n, unit="req",
                           decimals=0, context=ctx,
                           sources=src(n_key), method=n_how))
     if n > 0:
-        figures.append(Figure(id=ids.latency_run(w, eng, "p99_is_max"), unit="verdict", context=ctx,
+        figures.append(figure(id=ids.latency_run(w, eng, "p99_is_max"), unit="verdict", context=ctx,
                               value=YES if n < P99_MIN_REQUESTS else NO,
                               depends_on=(ids.latency_run(w, eng, "requests"),),
                               method=_p99_method(n)))
@@ -174,7 +174,7 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
             if metric == "tpot":
                 over += ", each (latency − TTFT) ÷ (output tokens − 1)"
             for stat in STATS:
-                figures.append(Figure(
+                figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=_stat(data, stat), unit="ms",
                     decimals=1, context=mctx, sources=src(keys),
                     method=f"{stat} of {over}, recomputed from the file's per-request "
@@ -188,7 +188,7 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
             each = f"requests' mean {_gaps(entry)}" if metric == "itl" \
                 else f"requests' {name} values"
             for stat, fn in (("min", min), ("max", max)):
-                figures.append(Figure(
+                figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=fn(pr[metric]), unit="ms",
                     decimals=1, context={**mctx, "requests": k}, sources=src(keys),
                     method=f"{'smallest' if stat == 'min' else 'largest'} of the {k} {each}: "
@@ -201,7 +201,7 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
                 value = r.stat(metric, stat)
                 if value is None:
                     continue      # not recorded: no figure rather than another definition
-                figures.append(Figure(
+                figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=value, unit="ms", decimals=1,
                     context=mctx, sources=src(key),
                     method=f"the client's own '{key}'; the file has no {_LACKS[metric]}"))
@@ -227,10 +227,10 @@ def _tail_figures(w: str, eng: str, ctx: dict, sources, gaps: list[float],
     p99 = _stat(gaps, "p99")
     total = sum(gaps)
     return [
-        Figure(id=ids.latency(w, eng, "itl", "longest"), value=max(gaps), unit="ms",
+        figure(id=ids.latency(w, eng, "itl", "longest"), value=max(gaps), unit="ms",
                decimals=1, context=ctx, sources=sources,
                method=f"largest of {over}"),
-        Figure(id=ids.latency(w, eng, "itl", "tail_share"), unit="%", decimals=0,
+        figure(id=ids.latency(w, eng, "itl", "tail_share"), unit="%", decimals=0,
                value=100 * sum(g for g in gaps if g > p99) / total if total else 0.0,
                context=ctx, sources=sources, depends_on=(ids.latency(w, eng, "itl", "p99"),),
                method=f"time in the gaps above the p99, as a share of all time in {over}"),
@@ -271,10 +271,10 @@ def _ratios(w, means: dict[str, dict[str, Mean]]) -> list[Figure]:
         ctx = {"workload": w.id, "metric": metric}
         whence = "; ".join(f"{e}'s mean is {have[e][1]}" for e in pair)
         out += [
-            Figure(id=ids.latency_compare(w.id, metric, "faster"), value=c.faster, unit="engine",
+            figure(id=ids.latency_compare(w.id, metric, "faster"), value=c.faster, unit="engine",
                    depends_on=means_of, context=ctx,
                    method=f"engine with the lower mean {metric} ({whence})"),
-            Figure(id=ids.latency_compare(w.id, metric, "ratio"), value=c.ratio, unit="x",
+            figure(id=ids.latency_compare(w.id, metric, "ratio"), value=c.ratio, unit="x",
                    decimals=2,
                    depends_on=means_of, context=ctx,
                    method=f"mean {metric} of the runner-up / of the quicker engine, the same "

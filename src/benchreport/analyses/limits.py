@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.tables import input_checksum
 from ..core.verdicts import NO, YES
@@ -39,11 +39,6 @@ class Limit:
     evidence: list[str] = field(default_factory=list)
 
 
-def _fig(fid, value, unit, method, sources=(), decimals=None, depends_on=(), **ctx) -> Figure:
-    return Figure(id=fid, value=value, unit=unit, method=method, sources=tuple(sources),
-                  decimals=decimals, depends_on=tuple(depends_on), context=ctx)
-
-
 def repeats(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     """Runs per engine, workload and load: the fewest any of them has (one when the run
     declares no repeats and each has one result). A limit only when that is one."""
@@ -56,9 +51,9 @@ def repeats(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     fewest = min(count.values(), default=1)
     sources = (src,) + tuple(Source(path=p["file"], sha256=p["sha256"], key=p.get("where"))
                              for p in ing.points)
-    fig = _fig(ids.REPEATS, fewest, "count", "the fewest runs (repeats) of any engine, "
-               "workload and load: run.yaml's repeats, matched to the result files",
-               sources, 0)
+    fig = figure(ids.REPEATS, fewest, "count", "the fewest runs (repeats) of any engine, "
+                 "workload and load: run.yaml's repeats, matched to the result files",
+                 sources=sources, decimals=0)
     # a run of server files only ran no benchmark: it has no runs to count
     single = fewest == 1 and not run.meta.server_only
     return [fig], ([Limit("single_run", {"n": fig.id})] if single else [])
@@ -82,13 +77,13 @@ def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
         last = max((r for k in ACTIVITY for r in ing.rows(k, engine=e.id, window=before[1])
                     if r["ts"] < first.start), key=lambda r: r["line"], default=start)
         fid = ids.limits_engine(e.id, "warmup_records")
-        figures.append(_fig(
+        figures.append(figure(
             fid, len(busy), "count",
             f"log records showing prefill or decode work between the server start in effect "
             f"(line {start['line']}) and the first benchmark ({first.workload}, from "
             f"{first.start[11:]}); searched lines {start['line']}–{last['line']}",
-            (Source(path=start["file"], sha256=start["sha256"],
-                    lines=(int(start["line"]), int(last["line"]))),), 0,
+            sources=(Source(path=start["file"], sha256=start["sha256"],
+                            lines=(int(start["line"]), int(last["line"]))),), decimals=0,
             engine=e.id, first_workload=first.workload))
         if not busy:
             rows.append(Limit("no_warmup", {"n": fid}, engine=e.id,
@@ -258,27 +253,28 @@ def _stall_figures(entry, budget, steps, est: Stall, lo: float, hi: float,
                      "step each: the engine's token budget per step is not known")
         step_src = src
     return [
-        _fig(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
-             "run (smallest TTFT)", src, 1, **ctx),
-        _fig(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
-             "first token to the second", src, 1, **ctx),
-        _fig(stall("typical_gap_s"), est.typical_gap, "s", "median time between successive "
-             "first tokens, over the gaps that do not overlap the runtime events", src, 1,
-             **ctx),
-        _fig(stall("stall_gaps"), est.hit, "count", "gaps between successive first "
-             "tokens that overlap the runtime events", src, 0, **ctx),
-        _fig(stall("stall_steps"), est.hit_steps, "count", how_steps, step_src, 0, **ctx),
-        _fig(stall("step_s"), est.step_s, "s", "median time per engine step over the gaps "
-             "between first tokens that do not overlap the runtime events", step_src, 2,
-             **ctx),
-        _fig(stall("stall_s"), est.lost, "s",
-             f"time of the {est.hit} gaps between first tokens that overlap the runtime "
-             f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) beyond what their "
-             f"{est.hit_steps} engine steps take at the median time per step of the other "
-             "gaps: an estimate of the time the events cost the first requests, without the "
-             "step a prompt needs when decode tokens share the budget",
-             src, 1, depends_on=(stall("step_s"), stall("stall_steps"), stall("stall_gaps")),
-             **ctx),
+        figure(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
+               "run (smallest TTFT)", sources=src, decimals=1, **ctx),
+        figure(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
+               "first token to the second", sources=src, decimals=1, **ctx),
+        figure(stall("typical_gap_s"), est.typical_gap, "s", "median time between successive "
+               "first tokens, over the gaps that do not overlap the runtime events",
+               sources=src, decimals=1, **ctx),
+        figure(stall("stall_gaps"), est.hit, "count", "gaps between successive first "
+               "tokens that overlap the runtime events", sources=src, decimals=0, **ctx),
+        figure(stall("stall_steps"), est.hit_steps, "count", how_steps, sources=step_src,
+               decimals=0, **ctx),
+        figure(stall("step_s"), est.step_s, "s", "median time per engine step over the gaps "
+               "between first tokens that do not overlap the runtime events",
+               sources=step_src, decimals=2, **ctx),
+        figure(stall("stall_s"), est.lost, "s",
+               f"time of the {est.hit} gaps between first tokens that overlap the runtime "
+               f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) beyond what their "
+               f"{est.hit_steps} engine steps take at the median time per step of the other "
+               "gaps: an estimate of the time the events cost the first requests, without the "
+               "step a prompt needs when decode tokens share the budget",
+               sources=src, decimals=1,
+               depends_on=(stall("step_s"), stall("stall_steps"), stall("stall_gaps")), **ctx),
     ]
 
 
@@ -294,10 +290,11 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
             continue
         rec = recs[-1]
         fid = ids.limits_engine(e.id, "kv_capacity_tokens")
-        caps[e.id] = _fig(fid, int(float(rec["kv_tokens"])), "tokens",
-                          "KV-cache capacity in tokens, as the engine logged it at start-up",
-                          (Source(path=rec["file"], sha256=rec["sha256"],
-                                  lines=(int(rec["line"]),)),), 0, engine=e.id)
+        caps[e.id] = figure(fid, int(float(rec["kv_tokens"])), "tokens",
+                            "KV-cache capacity in tokens, as the engine logged it at start-up",
+                            sources=(Source(path=rec["file"], sha256=rec["sha256"],
+                                            lines=(int(rec["line"]),)),),
+                            decimals=0, engine=e.id)
         figures.append(caps[e.id])
     single = [w for w in run.meta.workloads if None not in (w.concurrency, w.num_prompts,
                                                             w.output_tokens)]
@@ -307,24 +304,24 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
     need = min(longest.concurrency, longest.num_prompts) * (longest.input_tokens
                                                              + longest.output_tokens)
     need_id = ids.limits_workload(longest.id, "kv_needed_tokens")
-    figures.append(_fig(need_id, need, "tokens", "requests in flight × (input + output "
-                        "tokens) at the longest input: the KV cache the workload needs at once",
-                        (), 0, depends_on=(ids.workload(longest.id, "input_tokens"),
-                                           ids.workload(longest.id, "output_tokens")),
-                        workload=longest.id))
+    figures.append(figure(need_id, need, "tokens", "requests in flight × (input + output "
+                          "tokens) at the longest input: the KV cache the workload needs at once",
+                          decimals=0, depends_on=(ids.workload(longest.id, "input_tokens"),
+                                                  ids.workload(longest.id, "output_tokens")),
+                          workload=longest.id))
     if len(caps) >= 2:
         (a, fa), (b, fb) = sorted(caps.items(), key=lambda kv: kv[1].value)[:1] + \
             sorted(caps.items(), key=lambda kv: kv[1].value)[-1:]
         ratio_id = ids.kv_capacity_ratio(b, a)
-        figures.append(_fig(ratio_id, fb.value / fa.value, "x",
-                            "larger KV capacity / smaller, as logged", (), 2,
-                            depends_on=(fb.id, fa.id)))
+        figures.append(figure(ratio_id, fb.value / fa.value, "x",
+                              "larger KV capacity / smaller, as logged", decimals=2,
+                              depends_on=(fb.id, fa.id)))
         fits = all(f.value >= need for f in caps.values())
         fits_id = ids.KV_FITS
-        figures.append(_fig(fits_id, YES if fits else NO, "verdict",
-                            "whether every engine's KV capacity holds the workload's demand at "
-                            "the longest input", (), depends_on=(need_id, *(f.id for f in
-                                                                          caps.values()))))
+        figures.append(figure(fits_id, YES if fits else NO, "verdict",
+                              "whether every engine's KV capacity holds the workload's demand "
+                              "at the longest input",
+                              depends_on=(need_id, *(f.id for f in caps.values()))))
         split = {e: v for e, v in dcp.items() if v.split(" ")[0] not in ("1", "")}
         if split and fb.value / fa.value >= 1.5:
             rows.append(Limit("kv_capacity", {"big": fb.id, "small": fa.id, "ratio": ratio_id,
@@ -345,9 +342,9 @@ def spec_overhead(run: Run, spec: list[Figure], differing: set[str]) -> tuple[li
         return [], []
     worst = max(lens.values(), key=lambda f: f.value)
     fid = ids.SPEC_MAX_ACCEPT_LEN
-    fig = _fig(fid, worst.value, "tokens/step", "the highest mean accepted length of any "
-               "engine and workload (bonus token included; 1 means no draft accepted)",
-               (), 2, depends_on=tuple(sorted(lens)))
+    fig = figure(fid, worst.value, "tokens/step", "the highest mean accepted length of any "
+                 "engine and workload (bonus token included; 1 means no draft accepted)",
+                 decimals=2, depends_on=tuple(sorted(lens)))
     rows = []
     if worst.value < SPEC_USELESS_BELOW:
         rows.append(Limit("spec_overhead", {"max": fid, "applied_differently":

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 
 from ..core import ids
-from ..core.figures import Figure, listing
+from ..core.figures import Figure, figure, listing
 from ..core.records import BenchWindow, Ingested, Run
 from .cache import num as _num
 from .cache import prefix_hits
@@ -82,7 +82,7 @@ def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict], idle) -> list[F
         recs = sglang
     else:
         return []
-    return [Figure(id=fid("log_gen_tps"), value=value, unit="tok/s", decimals=1,
+    return [figure(id=fid("log_gen_tps"), value=value, unit="tok/s", decimals=1,
                    sources=_src(recs), context=ctx, method=how)]
 
 
@@ -104,7 +104,7 @@ def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figu
         recs = sglang
     else:
         return []
-    return [Figure(id=fid("log_accept_len"), value=value, unit="tokens/step", decimals=2,
+    return [figure(id=fid("log_accept_len"), value=value, unit="tokens/step", decimals=2,
                    sources=_src(recs), context=ctx,
                    method=how + "; tokens per verify step, bonus token included")]
 
@@ -127,7 +127,7 @@ def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
         drafted = [r for r in specs if _num(r, "drafted")]
         k = max((len(r.get("per_position_acceptance") or []) for r in drafted), default=0)
         if k:
-            out.append(Figure(id=ids.spec_run(engine, "per_position"),
+            out.append(figure(id=ids.spec_run(engine, "per_position"),
                               value=listing(f"{x:.3f}" for x in per_position(drafted, k)),
                               unit="fraction", sources=_src(drafted), context=ctx,
                               method="per-position acceptance over the SpecDecoding lines of "

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import MIXED, NO_LOG, NONE, PURE, UNKNOWN_BATCH
 
@@ -400,28 +400,58 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
     if lengths is None:
         lengths, src = result_lengths(ing, engine, workload)
     budget = budget or max(_int(r, "new_token", 0) or 0 for r in rows)
-    exact, guessed, also = True, False, ""
+    shares, remaining, guessed, exact, why = _shares(rows, lengths, default_len, budget)
+    n = max((s.request for row in shares for s in row), default=0)
+    how_long = _lengths_text(src, lengths, default_len, extend=default_len is not None
+                             and (n > len(lengths) or not exact))
+    note = _accounting_note(rows, exact, why, how_long, guessed)
+    intervals = _intervals(rows, ing.in_window("decode_batch", engine, workload), remaining)
+    batches = [_batch(r, shares[i], intervals[i], budget, exact) for i, r in enumerate(rows)]
+    lens = _started_lengths(batches, lengths, default_len) if exact else {}
+    return Accounting(batches=tuple(batches), exact=exact, budget=budget, lengths=lens,
+                      note=note, length_source=src)
+
+
+def _shares(rows: list[dict], lengths: list[int], default_len: int | None, budget: int
+            ) -> tuple[list[tuple[Share, ...]], list[int], bool, bool, str]:
+    """The shares per line and the in-progress request's remaining tokens after each, by
+    ``account`` (#new-seq without, then with the in-progress request) else by rule; with
+    whether a cache split was guessed, whether the accounting is exact, and: when exact,
+    what the note adds about #new-seq; else why it is not."""
     try:
         shares, remaining, guessed = account(rows, lengths, default_len)
+        return shares, remaining, guessed, True, ""
     except Unaccountable as first:
         try:
             shares, remaining, guessed = account(rows, lengths, default_len,
                                                  counts_in_progress=True)
-            also = ", this log's #new-seq counting the in-progress request too"
+            return shares, remaining, guessed, True, \
+                ", this log's #new-seq counting the in-progress request too"
         except Unaccountable:
-            exact = False
             shares, remaining = _by_rule(rows, budget)
-            why = str(first)
-    n = max((s.request for row in shares for s in row), default=0)
+            return shares, remaining, False, False, str(first)
+
+
+def _lengths_text(src: Source | None, lengths: list[int], default_len: int | None,
+                  extend: bool) -> str:
+    """Where the prompt lengths came from, in words; ``extend``: the workload's input
+    length ``default_len`` is used past (or instead of) them."""
     how_long = (f"prompt lengths from {src.path} input_lens in order" if src else
                 f"prompt lengths {', '.join(f'{x:,}' for x in sorted(set(lengths)))} as given"
                 if lengths else "")
-    if default_len is not None and (n > len(lengths) or not exact):
+    if extend:
         how_long += ((f"; past its {len(lengths)} entries, " if lengths else "prompt lengths: ")
                      + f"the workload's {default_len:,} tokens")
+    return how_long
+
+
+def _accounting_note(rows: list[dict], exact: bool, why: str, how_long: str,
+                     guessed: bool) -> str:
+    """How the tokens were accounted, in words (``why``: what the exact note adds about
+    #new-seq, or why the accounting is approximate)."""
     if exact:
         note = ("tokens accounted per request from #new-token, #cached-token and #new-seq"
-                f"{also} ({how_long}); the in-progress chunked request fills a batch first, "
+                f"{why} ({how_long}); the in-progress chunked request fills a batch first, "
                 "then newly admitted ones")
     else:
         note = ("approximate: the tokens could not be accounted per request "
@@ -436,7 +466,12 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
     if guessed:
         note += ("; where several requests were admitted together with prefix-cache hits, "
                  "the hits were split evenly between them (the line gives only the total)")
-    decodes = ing.in_window("decode_batch", engine, workload)
+    return note
+
+
+def _intervals(rows: list[dict], decodes: list[dict], remaining: list[int]) -> list[str]:
+    """What the interval before each Prefill line holds (PREFILL, FIRST, DECODE or IDLE),
+    from the line before it in the window and the prompt work that line left."""
     merged = sorted([(_order(r), "p", i) for i, r in enumerate(rows)]
                     + [(_order(r), "d", -1) for r in decodes])
     before: dict[int, tuple[str, int] | None] = {}
@@ -445,33 +480,41 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
         if kind == "p":
             before[i] = prev
         prev = (kind, i)
-    batches = []
-    for i, r in enumerate(rows):
+    out = []
+    for i in range(len(rows)):
         p = before[i]
         if p is None:
-            interval = FIRST
+            out.append(FIRST)
         elif p[0] == "d":
-            interval = DECODE
+            out.append(DECODE)
         else:
             j = p[1]
-            pending = remaining[j] > 0 or _queued(rows[j])
-            interval = PREFILL if pending else IDLE
-        n = _int(r, "new_token", 0) or 0
-        batches.append(Batch(line=int(r["line"]), file=str(r.get("file", "")),
-                             sha256=str(r.get("sha256", "")), tps=_tps(r), new_token=n,
-                             new_seq=_int(r, "new_seq", 0) or 0,
-                             cached_token=_int(r, "cached_token", 0) or 0,
-                             shares=shares[i], partial=n < budget, interval=interval,
-                             budget=budget, exact=exact))
+            out.append(PREFILL if remaining[j] > 0 or _queued(rows[j]) else IDLE)
+    return out
+
+
+def _batch(r: dict, shares: tuple[Share, ...], interval: str, budget: int,
+           exact: bool) -> Batch:
+    """One Prefill line as a batch."""
+    n = _int(r, "new_token", 0) or 0
+    return Batch(line=int(r["line"]), file=str(r.get("file", "")),
+                 sha256=str(r.get("sha256", "")), tps=_tps(r), new_token=n,
+                 new_seq=_int(r, "new_seq", 0) or 0,
+                 cached_token=_int(r, "cached_token", 0) or 0,
+                 shares=shares, partial=n < budget, interval=interval,
+                 budget=budget, exact=exact)
+
+
+def _started_lengths(batches: list[Batch], lengths: list[int],
+                     default_len: int | None) -> dict[int, int]:
+    """The prompt length of each request that starts in ``batches``."""
     lens = {}
-    if exact:
-        for b in batches:
-            for s in b.shares:
-                if s.starts:
-                    lens[s.request] = (lengths[s.request - 1] if s.request <= len(lengths)
-                                       else default_len)
-    return Accounting(batches=tuple(batches), exact=exact, budget=budget, lengths=lens,
-                      note=note, length_source=src)
+    for b in batches:
+        for s in b.shares:
+            if s.starts:
+                lens[s.request] = (lengths[s.request - 1] if s.request <= len(lengths)
+                                   else default_len)
+    return lens
 
 
 def sequences_of(acc: Accounting) -> list[Chunks]:
@@ -648,7 +691,7 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
                 b.tps is not None for b in acc.batches) else []
             sequences[(e.id, w.id)] = seqs
             if not seqs:
-                figures.append(Figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
+                figures.append(figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
                                       unit="verdict", context=ctx, sources=src,
                                       method="the engine logs aggregate prompt throughput per "
                                              "interval, not per prefill chunk"))
@@ -660,10 +703,10 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
         hi = max(all_values, key=lambda x: x[0])
         which = f"(per logged interval; {PHASE_RULE})"
         figures += [
-            Figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
+            figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
                    sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
                                             f"and workload {which}: {lo[2]}"),
-            Figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
+            figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
                    sources=(hi[1],), method=f"highest prefill-phase throughput of any engine "
                                             f"and workload {which}: {hi[2]}")]
     return figures, sequences
@@ -680,10 +723,10 @@ def _lines_of(intervals: list[Interval]) -> tuple[Source, ...]:
 def _no_phase(we: tuple[str, str], ctx, intervals: list[Interval]) -> Figure:
     """No interval kept: every one the log has is left out by the rule, or there is none."""
     if not intervals:
-        return Figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
+        return figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
                       method="no prefill records in the benchmark window")
     why = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in intervals)
-    return Figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
+    return figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
                   sources=_lines_of(intervals),
                   method=f"every logged interval of prompt throughput in the window is left "
                          f"out: {why} ({PHASE_RULE})")
@@ -717,28 +760,28 @@ def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
     secs = [iv.seconds for iv in kept if iv.seconds]
     mean, how_mean = _phase_mean(kept, stats)
     rule = f"{basis}; {PHASE_RULE}"
-    out = [Figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
+    out = [figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
                   sources=src, context=ctx,
                   method=f"logged intervals the phase table keeps, of {len(intervals)} with "
                          f"prompt throughput in the window ({rule})"),
-           Figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
+           figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
                   sources=_lines_of(left) or src,
                   context={**ctx, "lines": [iv.line for iv in left]},
                   method=f"logged intervals the phase table leaves out, of {len(intervals)}: "
                          f"{left_how} ({PHASE_RULE})"),
-           Figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
+           figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
                   sources=src, context={**ctx, "n": len(kept)},
                   method=(f"total prefill throughput, {how_mean}, over {len(kept)} logged "
                           f"intervals ({rule})" if len(kept) > 1 else
                           f"total prefill throughput of the one interval kept ({rule})"))]
     if secs:
-        out.append(Figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
+        out.append(figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
                           unit="s", decimals=1, sources=src, context=ctx,
                           method="mean length of the logged intervals kept" + (
                               " (time between consecutive stats lines)" if stats else
                               " (each line's #new-token over its throughput)")))
     if len(kept) > 1:
-        out += [Figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
+        out += [figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
                        sources=src, context=ctx,
                        method=f"{name} total prefill throughput over {len(kept)} logged "
                               f"intervals ({rule})")
@@ -765,12 +808,12 @@ def _batch_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                 if excluded else "none")
     unknown = "" if acc.exact else " (approximate accounting: mixed batches cannot be told)"
     return [
-        Figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
+        figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches holding tokens of more than one request, of "
                       f"{len(acc.batches)} in the window{unknown}: {mixed_how}. "
                       f"{acc.note[0].upper()}{acc.note[1:]}"),
-        Figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
+        figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
                decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
                method=f"Prefill batches left out of the per-request chunk sequences, of "
@@ -799,19 +842,19 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                  if any(b.interval == FIRST for b in clean) else "")
         note = f" {acc.note[0].upper()}{acc.note[1:]}."
         out += [
-            Figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
+            figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
                    method=f"input throughput of request {c.request}'s clean prefill chunks "
                           f"(pure, full {acc.budget:,}-token batches whose interval is prefill "
                           f"only), in order ({_lines(c.lines)}); cached context before each: "
                           f"{', '.join(f'{x:,}' for x in c.cached)} tokens{length}{left}."
                           f"{first}{note}"),
-            Figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
+            figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
                    sources=src, context=ctx,
                    method=f"first clean chunk's throughput ({c.tps[0]:,.0f} at "
                           f"{c.cached[0]:,} cached) / last clean chunk's ({c.tps[-1]:,.0f} at "
                           f"{c.cached[-1]:,} cached), request {c.request}{left}.{first}"
                           f"{note}"),
-            Figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
+            figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
                    decimals=1, sources=src, context=ctx,
                    method=f"100 × (1 − last clean chunk / first clean chunk), request "
                           f"{c.request}: cached context {c.cached[0]:,} → {c.cached[-1]:,} "
@@ -824,7 +867,7 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
                     "batch of unknown composition (approximate accounting): "
                     f"{b.new_token:,} tokens")
             extra = [x for x in b.reasons() if not x.startswith("mixed batch")]
-            out.append(Figure(
+            out.append(figure(
                 id=rid("recovery"), value=b.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (b,)),
                 context={**ctx, "batch": MIXED if b.mixed else PURE if b.exact
@@ -837,7 +880,7 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
         n = c.next_clean
         if n is not None:
             s = n.share(c.request + 1)
-            out.append(Figure(
+            out.append(figure(
                 id=rid("recovery_clean"), value=n.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (n,)), context=ctx,
                 method=f"throughput of request {c.request + 1}'s first clean chunk (line "

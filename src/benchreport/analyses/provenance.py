@@ -4,7 +4,7 @@ a reconstruction, what its scenario fitted, stated or left to the seed."""
 from __future__ import annotations
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.provenance import MEASURED, MODEL, Rule, assign, reason
 from ..core.records import Run
 from ..core.runmeta import Assumption
@@ -61,7 +61,7 @@ def generator_figures(run: Run) -> list[Figure]:
 
     path = run.paths.described(run.meta.scenario)
     src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
-    return [Figure(id=ids.generator(g.key), value=g.value, unit="setting",
+    return [figure(id=ids.generator(g.key), value=g.value, unit="setting",
                    sources=(Source(key=g.key, **src),),
                    context={"order": i, "parts": [list(x) for x in g.parts]},
                    method="an input of the reconstruction's generator, as its scenario "

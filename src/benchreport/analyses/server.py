@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.metrics import histogram_quantile
 from ..core.records import BenchWindow, Ingested, Run
 
@@ -265,110 +265,176 @@ def server_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[dict[str
         win = window_scrapes(ing, w, by_engine[w.engine])
         if not win.chain:
             continue
-        ctx = {"engine": w.engine, "workload": w.workload}
-
-        def fig(name: str, value, unit: str, decimals: int | None, method: str, sources,
-                depends_on=(), **extra) -> None:
-            figures.append(Figure(id=ids.server(w.workload, w.engine, name), value=value,
-                                  unit=unit, method=method, sources=tuple(sources),
-                                  decimals=decimals, depends_on=tuple(depends_on),
-                                  context={**ctx, **extra}))
-
-        ends = [s.source() for s in (win.before, win.after) if s]
-        interval = win.interval
-        fig("scrapes", len(win.inside), "count", 0, "scrapes taken inside the benchmark window",
-            [s.source() for s in win.inside] or ends)
-        if interval is not None:
-            fig("interval_s", interval, "s", 1,
-                "the counter window: from the last scrape before the server's token counters "
-                "grew for this benchmark to the first after they stopped (without growth "
-                "seen: the scrapes around the window); the counters are differenced over it, "
-                "and it is longer than the benchmark by up to a scrape period at each end",
-                ends)
-        counted = counter_deltas(win)
-        for name, (delta, why) in counted.items():
-            if delta is None:
-                fig(name, None, "tokens" if "tokens" in name else "count", 0,
-                    "not differenced: " + why, ends, status="reset")
-                continue
-            fig(name, delta, "tokens" if "tokens" in name else "count", 0,
-                f"counter {name.replace('_', ' ')} at the scrape after the window minus at "
-                "the scrape before it, summed over its series", ends)
-        deltas = {k: v for k, (v, _) in counted.items() if v is not None}
-        if interval and "generation_tokens" in deltas:
-            fig("throughput", deltas["generation_tokens"] / interval, "tok/s", 1,
-                "generation tokens differenced over the scrape interval, divided by it "
-                "(server-side output throughput)", ends,
-                depends_on=(ids.server(w.workload, w.engine, "generation_tokens"),
-                            ids.server(w.workload, w.engine, "interval_s")))
-        if deltas.get("prefix_queries"):
-            fig("prefix_hit_pct", 100 * deltas.get("prefix_hits", 0) / deltas["prefix_queries"],
-                "%", 1, "prefix-cache hits over queries, both differenced over the interval",
-                ends, depends_on=(ids.server(w.workload, w.engine, "prefix_queries"),))
-        if deltas.get("spec_draft_tokens"):
-            fig("spec_acceptance_pct",
-                100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"], "%",
-                1, "accepted draft tokens over draft tokens, both differenced over the "
-                   "interval", ends)
-        if deltas.get("spec_drafts"):
-            fig("spec_accept_len", 1 + deltas.get("spec_accepted_tokens", 0) /
-                deltas["spec_drafts"], "tokens", 2,
-                "1 + accepted draft tokens per draft (the verified token counted), "
-                "differenced over the interval", ends)
-        inside = win.inside or []
-        for canonical, name in GAUGES.items():
-            values = [v for s in inside for v in [_total(s, canonical)] if v is not None]
-            if not values:
-                continue
-            scale, unit = (100.0, "%") if canonical == "kv_cache_usage" else (1.0, "count")
-            if canonical == "kv_cache_usage" and w.engine and max(values) > 1.0:
-                scale = 1.0           # exposed as a percentage already
-            src = [s.source() for s in inside]
-            for stat, value in (("min", min(values)), ("mean", statistics.fmean(values)),
-                                ("max", max(values))):
-                fig(f"{name}_{stat}", value * scale, unit,
-                    2 if unit == "%" else 1 if stat == "mean" else 0,
-                    f"{stat} over the {len(values)} scrapes inside the window of gauge "
-                    f"{canonical}", src)
-        for s in inside:
-            series.append({"engine": w.engine, "workload": w.workload, "ts": s.ts,
-                           "kv_usage": _total(s, "kv_cache_usage"),
-                           "running": _total(s, "requests_running"),
-                           "waiting": _total(s, "requests_waiting")})
-        if win.before and win.after and _reset(win.chain, "ttft_seconds_bucket") is None:
-            for canonical, name in HISTOGRAMS.items():
-                a, b = _buckets(win.before, canonical), _buckets(win.after, canonical)
-                if not b:
-                    continue
-                delta = {le: b[le] - a.get(le, 0.0) for le in b}
-                observed = max(delta.values(), default=0.0)      # the +Inf bucket: all
-                for q in (0.5, 0.99):
-                    value = histogram_quantile(delta, q)
-                    if value is None:
-                        continue
-                    label = f"p{round(q * 100)}"
-                    if observed < FEW_OBSERVATIONS:
-                        # too few requests to interpolate: the bucket the rank falls in
-                        low, high = rank_bucket(delta, q)
-                        shown = f"{1000 * low:,.0f}–{1000 * high:,.0f}" if high > low \
-                            else f"> {1000 * low:,.0f}"          # the +Inf bucket
-                        fig(f"{name}_{label}_ms", shown,
-                            "ms", None,
-                            f"the bucket of histogram {canonical} (differenced over the "
-                            f"interval) that holds its {label}: with {observed:.0f} "
-                            f"observations, fewer than {FEW_OBSERVATIONS}, a point inside the "
-                            "bucket would only reflect where its bounds lie", ends)
-                        continue
-                    fig(f"{name}_{label}_ms", 1000 * value, "ms", 0,
-                        f"bucket estimate of the {label} of histogram {canonical} "
-                        "over the interval (its buckets differenced, then linear "
-                        "interpolation inside the bucket where the rank falls, as "
-                        "Prometheus' histogram_quantile): not the client's exact percentile",
-                        ends)
-        gauges = [s for s in win.chain if "spec_accept_length" in s.series]
-        if gauges:
-            last = gauges[-1]
-            fig("spec_accept_len_gauge", _total(last, "spec_accept_length"), "tokens", 2,
-                "SGLang's spec_accept_length gauge at the last scrape: the server's recent "
-                "average, not scoped to this benchmark", [last.source()], scoped="no")
+        figures += window_figures(w, win)
+        series += _gauge_series(w, win.inside or [])
     return figures, series
+
+
+def window_figures(w: BenchWindow, win: Window) -> list[Figure]:
+    """The figures of one benchmark window with scrapes ``win`` around it."""
+    ends = [s.source() for s in (win.before, win.after) if s]
+    deltas, out = _counter_figures(w, win, ends)
+    out += _ratio_figures(w, win.interval, deltas, ends)
+    out += _gauge_figures(w, win.inside or [])
+    if win.before and win.after and _reset(win.chain, "ttft_seconds_bucket") is None:
+        for canonical, name in HISTOGRAMS.items():
+            out += _histogram_figures(w, win.before, win.after, canonical, name, ends)
+    return out + _accept_gauge_figures(w, win.chain)
+
+
+def _id(w: BenchWindow, name: str) -> str:
+    return ids.server(w.workload, w.engine, name)
+
+
+def _ctx(w: BenchWindow) -> dict[str, Any]:
+    return {"engine": w.engine, "workload": w.workload}
+
+
+def _counter_figures(w: BenchWindow, win: Window, ends: list[Source]
+                     ) -> tuple[dict[str, float], list[Figure]]:
+    """The scrapes inside, the counter interval and each counter differenced over it; with
+    the deltas that were differenced (name -> delta)."""
+    out = [figure(_id(w, "scrapes"), len(win.inside), "count",
+                  "scrapes taken inside the benchmark window",
+                  sources=[s.source() for s in win.inside] or ends, decimals=0,
+                  context=_ctx(w))]
+    if win.interval is not None:
+        out.append(figure(
+            _id(w, "interval_s"), win.interval, "s",
+            "the counter window: from the last scrape before the server's token counters "
+            "grew for this benchmark to the first after they stopped (without growth "
+            "seen: the scrapes around the window); the counters are differenced over it, "
+            "and it is longer than the benchmark by up to a scrape period at each end",
+            sources=ends, decimals=1, context=_ctx(w)))
+    counted = counter_deltas(win)
+    for name, (delta, why) in counted.items():
+        unit = "tokens" if "tokens" in name else "count"
+        if delta is None:
+            out.append(figure(_id(w, name), None, unit, "not differenced: " + why,
+                              sources=ends, decimals=0, context=_ctx(w), status="reset"))
+            continue
+        out.append(figure(
+            _id(w, name), delta, unit,
+            f"counter {name.replace('_', ' ')} at the scrape after the window minus at "
+            "the scrape before it, summed over its series",
+            sources=ends, decimals=0, context=_ctx(w)))
+    return {k: v for k, (v, _) in counted.items() if v is not None}, out
+
+
+def _ratio_figures(w: BenchWindow, interval: float | None, deltas: dict[str, float],
+                   ends: list[Source]) -> list[Figure]:
+    """Server-side throughput, prefix-cache hit rate and speculative acceptance, from the
+    counters differenced over the interval."""
+    out = []
+    if interval and "generation_tokens" in deltas:
+        out.append(figure(
+            _id(w, "throughput"), deltas["generation_tokens"] / interval, "tok/s",
+            "generation tokens differenced over the scrape interval, divided by it "
+            "(server-side output throughput)", sources=ends, decimals=1, context=_ctx(w),
+            depends_on=(_id(w, "generation_tokens"), _id(w, "interval_s"))))
+    if deltas.get("prefix_queries"):
+        out.append(figure(
+            _id(w, "prefix_hit_pct"),
+            100 * deltas.get("prefix_hits", 0) / deltas["prefix_queries"], "%",
+            "prefix-cache hits over queries, both differenced over the interval",
+            sources=ends, decimals=1, context=_ctx(w),
+            depends_on=(_id(w, "prefix_queries"),)))
+    if deltas.get("spec_draft_tokens"):
+        out.append(figure(
+            _id(w, "spec_acceptance_pct"),
+            100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"], "%",
+            "accepted draft tokens over draft tokens, both differenced over the interval",
+            sources=ends, decimals=1, context=_ctx(w)))
+    if deltas.get("spec_drafts"):
+        out.append(figure(
+            _id(w, "spec_accept_len"),
+            1 + deltas.get("spec_accepted_tokens", 0) / deltas["spec_drafts"], "tokens",
+            "1 + accepted draft tokens per draft (the verified token counted), "
+            "differenced over the interval", sources=ends, decimals=2, context=_ctx(w)))
+    return out
+
+
+def _gauge_figures(w: BenchWindow, inside: list[Scrape]) -> list[Figure]:
+    """Min, mean and max of each gauge over the scrapes inside the window."""
+    out = []
+    for canonical, name in GAUGES.items():
+        values = [v for s in inside for v in [_total(s, canonical)] if v is not None]
+        if not values:
+            continue
+        scale, unit = (100.0, "%") if canonical == "kv_cache_usage" else (1.0, "count")
+        if canonical == "kv_cache_usage" and w.engine and max(values) > 1.0:
+            scale = 1.0           # exposed as a percentage already
+        src = [s.source() for s in inside]
+        for stat, value in (("min", min(values)), ("mean", statistics.fmean(values)),
+                            ("max", max(values))):
+            out.append(figure(
+                _id(w, f"{name}_{stat}"), value * scale, unit,
+                f"{stat} over the {len(values)} scrapes inside the window of gauge "
+                f"{canonical}", sources=src,
+                decimals=2 if unit == "%" else 1 if stat == "mean" else 0, context=_ctx(w)))
+    return out
+
+
+def _gauge_series(w: BenchWindow, inside: list[Scrape]) -> list[dict[str, Any]]:
+    """The gauges at each scrape inside the window, for the chart."""
+    return [{"engine": w.engine, "workload": w.workload, "ts": s.ts,
+             "kv_usage": _total(s, "kv_cache_usage"),
+             "running": _total(s, "requests_running"),
+             "waiting": _total(s, "requests_waiting")} for s in inside]
+
+
+def _histogram_figures(w: BenchWindow, before: Scrape, after: Scrape, canonical: str,
+                       name: str, ends: list[Source]) -> list[Figure]:
+    """The p50 and p99 of latency histogram ``canonical`` differenced over the interval."""
+    a, b = _buckets(before, canonical), _buckets(after, canonical)
+    if not b:
+        return []
+    delta = {le: b[le] - a.get(le, 0.0) for le in b}
+    observed = max(delta.values(), default=0.0)      # the +Inf bucket: all
+    out = []
+    for q in (0.5, 0.99):
+        value = histogram_quantile(delta, q)
+        if value is None:
+            continue
+        label = f"p{round(q * 100)}"
+        if observed < FEW_OBSERVATIONS:
+            out.append(_bucket_figure(w, delta, q, canonical, name, observed, ends))
+            continue
+        out.append(figure(
+            _id(w, f"{name}_{label}_ms"), 1000 * value, "ms",
+            f"bucket estimate of the {label} of histogram {canonical} "
+            "over the interval (its buckets differenced, then linear "
+            "interpolation inside the bucket where the rank falls, as "
+            "Prometheus' histogram_quantile): not the client's exact percentile",
+            sources=ends, decimals=0, context=_ctx(w)))
+    return out
+
+
+def _bucket_figure(w: BenchWindow, delta: dict[float, float], q: float, canonical: str,
+                   name: str, observed: float, ends: list[Source]) -> Figure:
+    """Too few requests to interpolate: the bucket quantile ``q``'s rank falls in, as text
+    (a range of milliseconds, or ``> N`` for the +Inf bucket)."""
+    label = f"p{round(q * 100)}"
+    low, high = rank_bucket(delta, q)
+    shown = f"{1000 * low:,.0f}–{1000 * high:,.0f}" if high > low \
+        else f"> {1000 * low:,.0f}"          # the +Inf bucket
+    return figure(
+        _id(w, f"{name}_{label}_ms"), shown, "ms",
+        f"the bucket of histogram {canonical} (differenced over the "
+        f"interval) that holds its {label}: with {observed:.0f} "
+        f"observations, fewer than {FEW_OBSERVATIONS}, a point inside the "
+        "bucket would only reflect where its bounds lie", sources=ends, context=_ctx(w))
+
+
+def _accept_gauge_figures(w: BenchWindow, chain: list[Scrape]) -> list[Figure]:
+    """SGLang's spec_accept_length gauge at the last scrape that has it (not scoped to the
+    benchmark)."""
+    gauges = [s for s in chain if "spec_accept_length" in s.series]
+    if not gauges:
+        return []
+    last = gauges[-1]
+    return [figure(
+        _id(w, "spec_accept_len_gauge"), _total(last, "spec_accept_length"), "tokens",
+        "SGLang's spec_accept_length gauge at the last scrape: the server's recent "
+        "average, not scoped to this benchmark", sources=[last.source()], decimals=2,
+        context=_ctx(w), scoped="no")]

@@ -13,7 +13,7 @@ import statistics
 from functools import partial
 
 from ..core import ids
-from ..core.figures import Figure, Source, listing
+from ..core.figures import Figure, Source, figure, listing
 from ..core.records import Ingested, Run
 
 
@@ -40,7 +40,7 @@ def spec_figures(run: Run, ing: Ingested) -> list[Figure]:
                 figures += _from_sglang(we, ctx, sorted(sglang, key=lambda r: r["line"]),
                                         draft_tokens(ing, e.id))
             else:
-                figures.append(Figure(id=fid("verdict"), value="not logged", unit="verdict",
+                figures.append(figure(id=fid("verdict"), value="not logged", unit="verdict",
                                       context=ctx, method="no speculative-decoding figures in "
                                       "the benchmark window (off, or not logged)"))
     return figures
@@ -54,22 +54,22 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
     per_pos_rows = [list(r.get("per_position_acceptance") or []) for r in recs]
     k = max((len(p) for p in per_pos_rows), default=0)
     out = [
-        Figure(id=fid("drafted"), value=drafted, unit="tokens", decimals=0, sources=src,
+        figure(id=fid("drafted"), value=drafted, unit="tokens", decimals=0, sources=src,
                context=ctx, method="sum of 'Drafted' over the SpecDecoding lines in the window"),
-        Figure(id=fid("accepted"), value=accepted, unit="tokens", decimals=0, sources=src,
+        figure(id=fid("accepted"), value=accepted, unit="tokens", decimals=0, sources=src,
                context=ctx, method="sum of 'Accepted' over the SpecDecoding lines"),
-        Figure(id=fid("acceptance_pct"), value=100 * accepted / drafted if drafted else 0.0,
+        figure(id=fid("acceptance_pct"), value=100 * accepted / drafted if drafted else 0.0,
                unit="%", decimals=1, sources=src, context=ctx,
                method="100 × accepted / drafted draft tokens"),
     ]
     if k and drafted:
         rounds = [int(r["drafted"]) / k for r in recs]
-        out.append(Figure(id=fid("accept_len"), value=1 + accepted / sum(rounds),
+        out.append(figure(id=fid("accept_len"), value=1 + accepted / sum(rounds),
                           unit="tokens/step", decimals=2, sources=src, context=ctx,
                           method=f"1 + accepted / draft rounds (rounds = drafted / {k} draft "
                                  "positions): tokens per verify step, bonus token included"))
         per_pos = per_position(recs, k)
-        out.append(Figure(id=fid("per_position"), value=listing(f"{x:.3f}" for x in per_pos),
+        out.append(figure(id=fid("per_position"), value=listing(f"{x:.3f}" for x in per_pos),
                           unit="fraction", sources=src, context=ctx,
                           method="per-position acceptance, weighted by each line's draft rounds"))
     return out
@@ -117,14 +117,14 @@ def _from_sglang(we: tuple[str, str], ctx: dict, recs: list[dict],
     fid = partial(ids.spec, *we)
     src = _src(recs)
     mean_len = statistics.fmean(float(r["accept_len"]) for r in recs)
-    out = [Figure(id=fid("accept_len"), value=mean_len,
+    out = [figure(id=fid("accept_len"), value=mean_len,
                   unit="tokens/step", decimals=2, sources=src, context=ctx,
                   method="mean of 'accept len' over the Decode lines in the window (each line "
                          "averages the same number of verify steps); bonus token included")]
     rates = [float(r["accept_rate"]) for r in recs if r.get("accept_rate") not in (None, "")]
     if drafts and drafts[0] > 0:
         k, rec = drafts
-        out.append(Figure(
+        out.append(figure(
             id=fid("acceptance_pct"), value=100 * (mean_len - 1) / k, unit="%", decimals=1,
             sources=src + (Source(path=rec["file"], sha256=rec["sha256"],
                                   lines=(int(rec["line"]),)),),
@@ -133,13 +133,13 @@ def _from_sglang(we: tuple[str, str], ctx: dict, recs: list[dict],
                    "drafts over drafted. The log's own 'accept rate' has two decimals, too "
                    "coarse for rates below a few per cent"))
     elif rates:
-        out.append(Figure(id=fid("acceptance_pct"), value=100 * statistics.fmean(rates),
+        out.append(figure(id=fid("acceptance_pct"), value=100 * statistics.fmean(rates),
                           unit="%", decimals=1, sources=src, context=ctx,
                           method="100 × mean of 'accept rate' over the Decode lines in the "
                                  "window (0.5.12+: accepted drafts / drafted, printed with two "
                                  "decimals; each line averages the same number of verify "
                                  "steps)"))
-    out.append(Figure(id=fid("drafted"), value="not logged", unit="verdict", context=ctx,
+    out.append(figure(id=fid("drafted"), value="not logged", unit="verdict", context=ctx,
                       sources=src,
                       method="SGLang logs acceptance per window, not token counts: none in the "
                              "Decode lines of the window"))

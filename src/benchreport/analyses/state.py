@@ -31,7 +31,7 @@ import statistics
 from typing import Any
 
 from ..core import ids
-from ..core.figures import Figure
+from ..core.figures import Figure, figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import NOT_MEASURED
 from .cache import num, source_of
@@ -90,7 +90,7 @@ def queued_seconds(rows: list[dict]) -> tuple[float, float | None]:
 
 
 def _spacing_figure(rows: list[dict], w: str, e: str, spacing: float) -> Figure:
-    return Figure(id=ids.state(w, e, "line_spacing_s"), value=spacing, unit="s", decimals=0,
+    return figure(id=ids.state(w, e, "line_spacing_s"), value=spacing, unit="s", decimals=0,
                   sources=source_of(rows), context={"engine": e, "workload": w},
                   method="the median time between successive stats lines of the window: "
                          "how finely the log resolves the time requests were queued (log "
@@ -102,7 +102,7 @@ def _queued_figure(rows: list[dict], w: str, e: str, vllm: bool) -> Figure:
     lines = "vLLM's Engine stats lines (Waiting)" if vllm else \
         "SGLang's Prefill and Decode batch lines (#queue-req)"
     every = f"about {spacing:g} s apart (median)" if spacing is not None else "one line"
-    return Figure(id=ids.state(w, e, "queued_s"), value=total, unit="s", decimals=0,
+    return figure(id=ids.state(w, e, "queued_s"), value=total, unit="s", decimals=0,
                   sources=source_of(rows), context={"engine": e, "workload": w,
                                                     "lines": len(rows)},
                   depends_on=(ids.state(w, e, "line_spacing_s"),) if spacing is not None
@@ -121,11 +121,6 @@ def _version(ing: Ingested, run: Run, engine: str) -> tuple[int, ...] | None:
     return (int(m[1]), int(m[2])) if m else None
 
 
-def _not_measured(fid: str, ctx: dict, rows: list[dict], why: str) -> Figure:
-    return Figure(id=fid, value=NOT_MEASURED, unit="verdict", sources=source_of(rows),
-                  context={**ctx, "status": "not measured"}, method="not measured: " + why)
-
-
 def _vllm_preemptions(ing: Ingested, run: Run, rows: list[dict], w: str, e: str) -> Figure:
     fid, ctx = ids.state(w, e, "preemptions"), {"engine": e, "workload": w}
     printed = [r for r in rows if r.get("preemptions") is not None]
@@ -133,24 +128,26 @@ def _vllm_preemptions(ing: Ingested, run: Run, rows: list[dict], w: str, e: str)
     version = _version(ing, run, e)
     if printed or (version is not None and version >= VLLM_PREEMPTIONS_FROM):
         n = sum(int(r.get("preemptions") or 0) for r in printed)
-        return Figure(id=fid, value=n, unit="count", decimals=0,
+        return figure(id=fid, value=n, unit="count", decimals=0,
                       sources=source_of(printed or rows), context=ctx,
                       method="sum of 'Preemptions: N' over the window's Engine stats lines; "
                              "this vLLM release prints the part whenever N > 0, so a line "
                              "without it counts 0")
     if warned or any(r.get("swapped") is not None for r in rows):
-        return Figure(id=fid, value=len(warned), unit="count", decimals=0,
+        return figure(id=fid, value=len(warned), unit="count", decimals=0,
                       sources=source_of(warned or rows), context=ctx,
                       method="V0 engine: its 'is preempted by PreemptionMode' warnings "
                              "inside the window, one per preemption")
-    return _not_measured(fid, ctx, rows, "this vLLM release prints no preemption count on "
-                         "its stats lines (the part appears from about 0.13) and no line "
-                         "per preemption, so a window without one does not show 0")
+    return figure(fid, NOT_MEASURED, "verdict",
+                  "not measured: this vLLM release prints no preemption count on its stats "
+                  "lines (the part appears from about 0.13) and no line per preemption, so a "
+                  "window without one does not show 0",
+                  sources=source_of(rows), context=ctx, status="not measured")
 
 
 def _sglang_retractions(ing: Ingested, rows: list[dict], w: str, e: str) -> Figure:
     found = ing.in_window("retraction", e, w)
-    return Figure(id=ids.state(w, e, "retractions"),
+    return figure(id=ids.state(w, e, "retractions"),
                   value=sum(int(r.get("retracted") or 0) for r in found), unit="count",
                   decimals=0, sources=source_of(found or rows),
                   context={"engine": e, "workload": w, "events": len(found)},
@@ -186,7 +183,7 @@ def _lead_figure(ing: Ingested, rows: list[dict], w: str, e: str) -> list[Figure
     if window is None or not (rows[0].get("waiting") or 0) > 0:
         return []
     lead = max(0.0, _seconds(window.start, rows[0]["ts"]))
-    return [Figure(id=ids.state(w, e, "queued_lead_s"), value=lead, unit="s", decimals=0,
+    return [figure(id=ids.state(w, e, "queued_lead_s"), value=lead, unit="s", decimals=0,
                    sources=source_of(rows[:1]), context={"engine": e, "workload": w,
                                                          "window_start": window.start},
                    method="seconds from the window's start to its first stats line, which "

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.hardware import Bandwidth, hbm_bandwidth
 from ..core.provenance import ASSUMED, reason
 from ..core.records import Run
@@ -203,11 +203,11 @@ def _point_figures(engine: str, p: StepPoint) -> list[Figure]:
     kv_deps = (ids.decode(p.workload, engine, "steady"), ids.workload(p.workload, "input_tokens"),
                ids.workload(p.workload, "output_tokens"))
     return [
-        Figure(id=ids.step_point(engine, p.workload, "step_ms"), value=1e3 * p.step_s,
+        figure(id=ids.step_point(engine, p.workload, "step_ms"), value=1e3 * p.step_s,
                unit="ms", decimals=2, context=ctx, depends_on=p.deps,
                method=f"time of one decode step in the steady phase: {p.batch} requests × "
                       f"{per} ÷ the steady time-weighted mean aggregate output throughput"),
-        Figure(id=ids.step_point(engine, p.workload, "kv_tokens"), value=p.kv_tokens,
+        figure(id=ids.step_point(engine, p.workload, "kv_tokens"), value=p.kv_tokens,
                unit="tokens", decimals=0, context=ctx, depends_on=kv_deps,
                method=APPROXIMATION),
     ]
@@ -221,7 +221,7 @@ def _fit_figures(engine: str, points: list[StepPoint]) -> list[Figure]:
     line = fit(points)
     ctx = {"engine": engine, "points": len(points)}
     if line is None:
-        return [Figure(id=fid(engine, "fit"), value=NOT_EVALUABLE, unit="verdict",
+        return [figure(id=fid(engine, "fit"), value=NOT_EVALUABLE, unit="verdict",
                        context=ctx, depends_on=deps,
                        method=f"step time = fixed + per KV token × KV tokens needs steady "
                               f"decode at two or more context lengths; {n} found")]
@@ -230,16 +230,16 @@ def _fit_figures(engine: str, points: list[StepPoint]) -> list[Figure]:
            f"least-squares straight line through {len(points)} points")
     fixed, per_kv = line
     return [
-        Figure(id=fid(engine, "fit"), value=FIT_EXACT if len(points) == 2
+        figure(id=fid(engine, "fit"), value=FIT_EXACT if len(points) == 2
                else FIT_LEAST_SQUARES, unit="verdict", context=ctx, depends_on=deps,
                method=f"step time = fixed + per KV token × KV tokens, {how}; {APPROXIMATION}"),
-        Figure(id=fid(engine, "points"), value=len(points), unit="count", decimals=0,
+        figure(id=fid(engine, "points"), value=len(points), unit="count", decimals=0,
                context=ctx, depends_on=deps, method="steady decode phases the fit rests on"),
-        Figure(id=fid(engine, "fixed_ms"), value=1e3 * fixed, unit="ms", decimals=2,
+        figure(id=fid(engine, "fixed_ms"), value=1e3 * fixed, unit="ms", decimals=2,
                context=ctx, depends_on=deps,
                method=f"fitted decode step time at zero KV tokens: the intercept of {how}; "
                       f"{APPROXIMATION}"),
-        Figure(id=fid(engine, "ns_per_kv_token"), value=1e9 * per_kv, unit="ns", decimals=1,
+        figure(id=fid(engine, "ns_per_kv_token"), value=1e9 * per_kv, unit="ns", decimals=1,
                context=ctx, depends_on=deps,
                method=f"fitted decode step time per KV token the step reads: the slope of "
                       f"{how}; {APPROXIMATION}"),
@@ -294,7 +294,7 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
     missing = _missing(run, setup, engine, points)
     deps = setup.deps if setup else ()
     if missing:
-        return [Figure(id=fid(engine, "bound"), value=NOT_EVALUABLE, unit="verdict",
+        return [figure(id=fid(engine, "bound"), value=NOT_EVALUABLE, unit="verdict",
                        context={"engine": engine, "missing": missing}, depends_on=deps,
                        method="memory-bandwidth lower bound per step: not evaluable without "
                               + ", ".join(MISSING[m] for m in missing))], None
@@ -307,23 +307,23 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
     weights = (f"(dense_params + moe_layers × distinct experts × expert_params) × "
                f"bytes_per_param ÷ TP {setup.tp}, over {_hbm_words(bw)}")
     return [
-        Figure(id=fid(engine, "bound"), value=EVALUATED, unit="verdict", context=ctx,
+        figure(id=fid(engine, "bound"), value=EVALUATED, unit="verdict", context=ctx,
                depends_on=deps, sources=declared,
                method="memory-bandwidth lower bound per step on one GPU: the bytes it must "
                       "read from HBM ÷ HBM bandwidth (compute and communication only add)"),
-        Figure(id=fid(engine, "experts_per_layer"), value=b.experts_per_layer, unit="count",
+        figure(id=fid(engine, "experts_per_layer"), value=b.experts_per_layer, unit="count",
                decimals=1, context=ctx, depends_on=deps, sources=declared,
                method=f"distinct routed experts per MoE layer that T = {batch} requests × "
                       f"{1 + setup.drafts} tokens verified per step = {b.tokens_per_step} "
                       f"tokens activate, expected under uniform routing: E·(1 − (1 − k/E)^T) "
                       f"with E = {arch.routed_experts}, k = {arch.experts_per_token}"),
-        Figure(id=fid(engine, "bound_weights_ms"), value=b.weights_ms, unit="ms", decimals=2,
+        figure(id=fid(engine, "bound_weights_ms"), value=b.weights_ms, unit="ms", decimals=2,
                context=ctx, depends_on=deps + (fid(engine, "experts_per_layer"),),
                sources=declared, **prov,
                method=f"lower bound of the fixed part of a step: the weights one GPU reads, "
                       f"{weights}; the smallest batch of the points ({batch}), so it bounds "
                       "every point"),
-        Figure(id=fid(engine, "bound_ns_per_kv_token"), value=b.ns_per_kv_token, unit="ns",
+        figure(id=fid(engine, "bound_ns_per_kv_token"), value=b.ns_per_kv_token, unit="ns",
                decimals=2, context=ctx, depends_on=deps, sources=declared, **prov,
                method=f"lower bound of the cost per KV token: kv_bytes_per_token_per_layer × "
                       f"layers ÷ DCP {setup.dcp}, over {_hbm_words(bw)}"),
@@ -335,16 +335,16 @@ def _comparison(engine: str, fixed_ms: float, b: Bound) -> list[Figure]:
     deps = (fid(engine, "fixed_ms"), fid(engine, "bound_weights_ms"))
     ctx = {"engine": engine}
     return [
-        Figure(id=fid(engine, "fixed_vs_bound"),
+        figure(id=fid(engine, "fixed_vs_bound"),
                value=BELOW_BOUND if fixed_ms < b.weights_ms else ABOVE_BOUND, unit="verdict",
                context=ctx, depends_on=deps,
                method="whether the fitted fixed cost per step (the step at zero KV tokens) "
                       "lies below the memory-bandwidth lower bound for the weights or above "
                       "it; the whole step: line_vs_bound"),
-        Figure(id=fid(engine, "fixed_over_bound"), value=fixed_ms / b.weights_ms, unit="x",
+        figure(id=fid(engine, "fixed_over_bound"), value=fixed_ms / b.weights_ms, unit="x",
                decimals=2, context=ctx, depends_on=deps,
                method="fitted fixed cost per step ÷ its memory-bandwidth lower bound"),
-        Figure(id=fid(engine, "fixed_minus_bound_ms"), value=fixed_ms - b.weights_ms,
+        figure(id=fid(engine, "fixed_minus_bound_ms"), value=fixed_ms - b.weights_ms,
                unit="ms", decimals=2, context=ctx, depends_on=deps,
                method="fitted fixed cost per step − its memory-bandwidth lower bound"),
     ]
@@ -358,7 +358,7 @@ def _line_figures(engine: str, fixed_ms: float, per_kv_ns: float, b: Bound,
                                           "bound_ns_per_kv_token"))
     where, kv = crossover(fixed_ms, per_kv_ns, b.weights_ms, b.ns_per_kv_token)
     ctx = {"engine": engine, "batch": batch}
-    out = [Figure(id=fid(engine, "line_vs_bound"), value=where, unit="verdict", context=ctx,
+    out = [figure(id=fid(engine, "line_vs_bound"), value=where, unit="verdict", context=ctx,
                   depends_on=deps,
                   method="where the fitted step time (fixed + per KV token × KV tokens) lies "
                          "under its memory-bandwidth lower bound (weights + per KV token × KV "
@@ -368,10 +368,10 @@ def _line_figures(engine: str, fixed_ms: float, per_kv_ns: float, b: Bound,
     line = (f"({fid(engine, 'bound_weights_ms')} − {fid(engine, 'fixed_ms')}) ÷ "
             f"({fid(engine, 'ns_per_kv_token')} − {fid(engine, 'bound_ns_per_kv_token')})")
     return out + [
-        Figure(id=fid(engine, "crossover_kv_tokens"), value=kv, unit="tokens", decimals=0,
+        figure(id=fid(engine, "crossover_kv_tokens"), value=kv, unit="tokens", decimals=0,
                context=ctx, depends_on=deps,
                method=f"KV tokens per step where the fitted step line meets its bound: {line}"),
-        Figure(id=fid(engine, "crossover_context"), value=kv / batch, unit="tokens",
+        figure(id=fid(engine, "crossover_context"), value=kv / batch, unit="tokens",
                decimals=0, context=ctx, depends_on=(fid(engine, "crossover_kv_tokens"),),
                method=f"context per request at that crossover: its KV tokens per step ÷ the "
                       f"batch {batch} (KV tokens per step ≈ batch × context)"),
@@ -389,17 +389,17 @@ def _points_vs_bound(engine: str, points: list[StepPoint], b: Bound) -> list[Fig
         bdeps = (fid(engine, "bound_weights_ms"), fid(engine, "bound_ns_per_kv_token"),
                  pid(engine, p.workload, "kv_tokens"))
         out += [
-            Figure(id=pid(engine, p.workload, "bound_ms"), value=bound_ms, unit="ms",
+            figure(id=pid(engine, p.workload, "bound_ms"), value=bound_ms, unit="ms",
                    decimals=2, context=ctx, depends_on=bdeps,
                    method="memory-bandwidth lower bound of this point's step: the weights "
                           "part + the bound per KV token × its KV tokens per step"),
-            Figure(id=pid(engine, p.workload, "vs_bound"), unit="verdict", context=ctx,
+            figure(id=pid(engine, p.workload, "vs_bound"), unit="verdict", context=ctx,
                    value=ABOVE_BOUND if 1e3 * p.step_s >= bound_ms else BELOW_BOUND,
                    depends_on=(pid(engine, p.workload, "step_ms"),
                                pid(engine, p.workload, "bound_ms")),
                    method="whether this point's step time lies at or above its bound or below "
                           "it (physically implausible)")]
-    return out + [Figure(
+    return out + [figure(
         id=fid(engine, "points_above_bound"), value=above, unit="count", decimals=0,
         context={"engine": engine, "points": len(points)},
         depends_on=tuple(pid(engine, p.workload, "vs_bound") for p in points),
@@ -422,16 +422,16 @@ def _pinned_figures(engine: str, points: list[StepPoint], b: Bound) -> list[Figu
     line = (f"the straight line from the bound's weights part at zero KV tokens through the "
             f"{far.workload} step")
     return [
-        Figure(id=fid(engine, "pinned_step_ms"), value=1e3 * step, unit="ms", decimals=1,
+        figure(id=fid(engine, "pinned_step_ms"), value=1e3 * step, unit="ms", decimals=1,
                context=ctx, depends_on=deps,
                method=f"step time at the {near.workload} point's KV tokens on {line}: the "
                       "fastest a fixed cost at or above the bound allows there"),
-        Figure(id=fid(engine, "pinned_tps"), value=near.batch * near.accept_len / step,
+        figure(id=fid(engine, "pinned_tps"), value=near.batch * near.accept_len / step,
                unit="tok/s", decimals=0, context=ctx,
                depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
                method=f"aggregate output tok/s that step gives: {near.batch} requests × the "
                       f"{near.workload} point's tokens per request per step ÷ the step"),
-        Figure(id=fid(engine, "bound_fixed_fits"), unit="verdict", context=ctx,
+        figure(id=fid(engine, "bound_fixed_fits"), unit="verdict", context=ctx,
                value=YES if step <= near.step_s else NO,
                depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
                method=f"whether {line} is no slower at the {near.workload} point than its "
@@ -444,11 +444,11 @@ def _generator_figures(engine: str, g: Generator) -> list[Figure]:
     fid = ids.step_model
     ctx = {"engine": engine, "dcp": g.dcp}
     return [
-        Figure(id=fid(engine, "generator_fixed_ms"), value=g.fixed_ms, unit="ms", decimals=2,
+        figure(id=fid(engine, "generator_fixed_ms"), value=g.fixed_ms, unit="ms", decimals=2,
                context=ctx, sources=g.source(f"engines.{engine}.decode_step_fixed_ms"),
                method="the reconstruction's generator input decode_step_fixed_ms "
                       "(scenario.yaml): the fixed step time it assumed, not a measurement"),
-        Figure(id=fid(engine, "generator_ns_per_kv_token"), value=g.ns_per_kv_token / g.dcp,
+        figure(id=fid(engine, "generator_ns_per_kv_token"), value=g.ns_per_kv_token / g.dcp,
                unit="ns", decimals=1, context=ctx,
                sources=g.source(f"engines.{engine}.decode_ns_per_kv_token"),
                method=f"the reconstruction's generator input decode_ns_per_kv_token ÷ its dcp "

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
 from ..core.records import Ingested, PointResult, RawFile, Run
 from ..core.verdicts import (
     CLIENT_TIMES,
@@ -389,11 +389,11 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
     placed = [r for r in rows if r["wait_s"] is not None and r["ttft_s"] > 0]
     res = src_of("ttfts")
     src = (res, *prefill.sources)
-    out = [Figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
+    out = [figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
                   sources=src, context=ctx, method=f"how each request's own prefill was "
                   f"placed: {prefill.how}")]
     if prefill.basis == PREFILL_CHUNKS:
-        out.append(Figure(id=fid("prefill_substituted"), value=prefill.substituted,
+        out.append(figure(id=fid("prefill_substituted"), value=prefill.substituted,
                           unit="count", decimals=0, sources=prefill.sources, context=ctx,
                           method="Prefill batches of these requests whose logged throughput "
                                  "covers decode or idle time too (a Decode line, or no "
@@ -407,19 +407,19 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
            f"own prefill placed; own prefill: {prefill.how}")
     share = statistics.fmean(r["wait_s"] / r["ttft_s"] for r in placed)
     return out + [
-        Figure(id=fid("wait_share"), value=share, unit="fraction", decimals=3, sources=src,
+        figure(id=fid("wait_share"), value=share, unit="fraction", decimals=3, sources=src,
                context=ctx, method=f"mean over the {len(placed)} requests of the time before "
                                    f"own prefill ÷ "
                                    f"TTFT; {how}"),
-        Figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
+        figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
                sources=src, context={**ctx, "index": top["index"]},
                method=f"the longest time before own prefill of any request "
                       f"(request {top['index'] + 1}, TTFT {top['ttft_s']:.3f} s); {how}"),
-        Figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
+        figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
                decimals=2, sources=src, context={**ctx, "index": top["index"]},
                method=f"own prefill of that request (request "
                       f"{top['index'] + 1}): {prefill.how}"),
-        Figure(id=fid("longest_wait_request"), value=top["index"] + 1, unit="count",
+        figure(id=fid("longest_wait_request"), value=top["index"] + 1, unit="count",
                decimals=0, sources=(res,), context=ctx,
                method="the place in the result file of the request with the longest "
                       "time before own prefill in the result file (1-based)"),
@@ -431,7 +431,7 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     src = (src_of("itls"), src_of("ttfts"))
     rule = (f"the first gap between chunks when it exceeds {STALL_FACTOR:g} × the request's "
             "median gap")
-    out = [Figure(id=fid("stalls"), value=len(stalled), unit="count", decimals=0,
+    out = [figure(id=fid("stalls"), value=len(stalled), unit="count", decimals=0,
                   sources=src, context=ctx, method=f"requests with a stall before token 2: "
                                                    f"{rule}")]
     if not stalled:
@@ -440,10 +440,10 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     at = top["second_token_s"] - (top["arrival_s"] or 0.0)
     c = {**ctx, "index": top["index"]}
     return out + [
-        Figure(id=fid("longest_stall_s"), value=top["stall_s"], unit="s", decimals=1,
+        figure(id=fid("longest_stall_s"), value=top["stall_s"], unit="s", decimals=1,
                sources=src, context=c, method=f"the longest stall before token 2 (request "
                                               f"{top['index'] + 1}): {rule}"),
-        Figure(id=fid("longest_stall_token2_s"), value=at, unit="s", decimals=1,
+        figure(id=fid("longest_stall_token2_s"), value=at, unit="s", decimals=1,
                sources=src, context=c, method="when that request's token 2 came: its TTFT "
                                               "+ its first gap, s after it was sent"),
     ]
@@ -461,12 +461,12 @@ def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
            f"as prefill-overlapping; {firsts} first gaps overlapped such a prompt too and "
            "are counted as stalls before token 2, not here; where the client divides a "
            "chunk's gap over its tokens, the equal entries of one chunk count once")
-    out = [Figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
+    out = [figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
                   sources=src, context={**ctx, "first_gaps": firsts}, method=how)]
     if gaps:
-        out += [Figure(id=fid("shared_gap_min_s"), value=min(gaps), unit="s", decimals=1,
+        out += [figure(id=fid("shared_gap_min_s"), value=min(gaps), unit="s", decimals=1,
                        sources=src, context=ctx, method=f"shortest of the {how}"),
-                Figure(id=fid("shared_gap_max_s"), value=max(gaps), unit="s", decimals=1,
+                figure(id=fid("shared_gap_max_s"), value=max(gaps), unit="s", decimals=1,
                        sources=src, context=ctx, method=f"longest of the {how}")]
     return out
 
@@ -487,20 +487,20 @@ def tpot_figures(ing: Ingested, fid, ctx: dict, tp: TimelinePoint, src_of, workl
     src = (src_of("itls"), src_of("output_lens"))
     per = f"mean over the {len(use)} requests of"
     out = [
-        Figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
+        figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
                context=ctx, method=f"{per} the stall before token 2 ÷ (output tokens − 1)"),
-        Figure(id=fid("tpot_shared_ms"), value=shared, unit="ms", decimals=1, sources=src,
+        figure(id=fid("tpot_shared_ms"), value=shared, unit="ms", decimals=1, sources=src,
                context=ctx, method=f"{per} the prefill-overlapping gaps after token 2 ÷ (output "
                                    "tokens − 1)"),
-        Figure(id=fid("tpot_gaps_ms"), value=rest, unit="ms", decimals=1, sources=src,
+        figure(id=fid("tpot_gaps_ms"), value=rest, unit="ms", decimals=1, sources=src,
                context=ctx, method=f"{per} the other gaps ÷ (output tokens − 1)"),
-        Figure(id=fid("tpot_sum_ms"), value=stall + shared + rest, unit="ms", decimals=1,
+        figure(id=fid("tpot_sum_ms"), value=stall + shared + rest, unit="ms", decimals=1,
                sources=src, context=ctx, method=f"{per} Σ gaps ÷ (output tokens − 1): the "
                                                 "three parts added"),
     ]
     client = client_tpot(entry)
     if client is not None:
-        out.append(Figure(
+        out.append(figure(
             id=fid("tpot_closure_ms"), value=client[0] - (stall + shared + rest), unit="ms",
             decimals=2, sources=(client[1], *src), context=ctx,
             depends_on=(fid("tpot_sum_ms"),),
@@ -524,11 +524,11 @@ def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
     steady = 1000 * n / s.mean
     dep = (ids.decode(entry.workload, entry.engine, "ms_per_token"), fid("tpot_gaps_ms"))
     return [
-        Figure(id=fid("tpot_steady_ms"), value=steady, unit="ms", decimals=1,
+        figure(id=fid("tpot_steady_ms"), value=steady, unit="ms", decimals=1,
                depends_on=dep[:1], context=ctx,
                method="the steady decode time per token of one request (decode analysis: "
                       "1000 × requests ÷ the steady phase's time-weighted mean throughput)"),
-        Figure(id=fid("tpot_other_ms"), value=rest - steady, unit="ms", decimals=1,
+        figure(id=fid("tpot_other_ms"), value=rest - steady, unit="ms", decimals=1,
                depends_on=dep, context=ctx,
                method="the other gaps per token − the steady decode time per token: what "
                       "acceptance and other effects add outside the steady phase"),
@@ -556,7 +556,7 @@ def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
         rows, prefill = point_rows(ing, tp, workload)
         fid = partial(ids.timeline, entry.workload, entry.engine, at=tp.at)
         ctx = _context(tp)
-        figures.append(Figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
+        figures.append(figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
                               sources=(src_of("ttfts"),), context=ctx,
                               method="requests that succeeded, one timeline row each "
                                      "(failed requests have no times and no row)"))

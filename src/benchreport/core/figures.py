@@ -66,6 +66,25 @@ class Figure:
                    provenance_why=data.get("provenance_why", ""))
 
 
+def figure(id: str, value: float | int | str | None, unit: str, method: str, *,
+           sources: Iterable[Source] = (), depends_on: Iterable[str] = (),
+           decimals: int | None = None, context: dict[str, Any] | None = None,
+           provenance: str = "", provenance_why: str = "", **extra: Any) -> Figure:
+    """The one way analyses make a figure: ``sources`` and ``depends_on`` may be any
+    iterable, and the context is ``context`` (engine, workload, ...) with ``extra`` added
+    (a new dict: later changes to ``context`` do not reach the figure). ``provenance``
+    only where an analysis knows it; the registry's merge gives the rest.
+
+    >>> f = figure("limits.repeats", 1, "count", "runs", context={"engine": "vllm"}, load=4)
+    >>> f.sources, f.context
+    ((), {'engine': 'vllm', 'load': 4})
+    """
+    return Figure(id=id, value=value, unit=unit, method=method, sources=tuple(sources),
+                  depends_on=tuple(depends_on), decimals=decimals,
+                  context={**(context or {}), **extra}, provenance=provenance,
+                  provenance_why=provenance_why)
+
+
 # A figure whose value is several numbers (spec per_position: the acceptance at each draft
 # position) holds them as one line, in this form; only these two functions spell it.
 _LISTED = ", "
