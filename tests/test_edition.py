@@ -99,3 +99,16 @@ def test_the_generator_inputs_are_an_appendix_after_the_findings(reference_build
     assert "부록: 재구성 생성기가 쓴 입력" in _section(page, "generator")
     blog = (reference_build.paths.report / "blog" / "index.ko.md").read_text()
     assert blog.index("## 부록: 재구성 생성기가 쓴 입력") > blog.index("## 결론")
+
+
+def test_every_source_path_is_the_input_under_data_not_a_build_folder(reference_build):
+    """The registry cites inputs by their path in the project (data/<RUN>/...), never by
+    ingest's copy under the build's staging folder: that path is gone after the build and
+    differs between machines, so figures.json would not be reproducible."""
+    import json
+
+    figures = json.loads(reference_build.paths.figures_json.read_text())["figures"]
+    figures = figures if isinstance(figures, list) else list(figures.values())
+    paths = {s["path"] for f in figures for s in f.get("sources", [])}
+    assert paths and all(p.startswith("data/2024-b300/") for p in paths), \
+        sorted(p for p in paths if not p.startswith("data/2024-b300/"))[:3]

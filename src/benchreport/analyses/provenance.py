@@ -60,7 +60,11 @@ def generator_figures(run: Run) -> list[Figure]:
     from ..synth.scenario import generator_inputs, load_scenario
 
     path = run.paths.described(run.meta.scenario)
-    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
+    # cited as the file under data/ (ingest's copy, read here, is byte for byte that file):
+    # the copy's path names the build's staging folder, which neither survives the build
+    # nor is the same on another machine
+    src = {"path": run.paths.rel(run.paths.data / run.meta.scenario),
+           "sha256": input_checksum(run, path)}
     return [figure(id=ids.generator(g.key), value=g.value, unit="setting",
                    sources=(Source(key=g.key, **src),),
                    context={"order": i, "parts": [list(x) for x in g.parts]},
