@@ -112,3 +112,17 @@ def test_every_source_path_is_the_input_under_data_not_a_build_folder(reference_
     paths = {s["path"] for f in figures for s in f.get("sources", [])}
     assert paths and all(p.startswith("data/2024-b300/") for p in paths), \
         sorted(p for p in paths if not p.startswith("data/2024-b300/"))[:3]
+
+
+@pytest.mark.parametrize("lang, refs", [
+    ("ko", ["(그림 1, 2 참고)", "(그림 3 참고)", "(그림 6 참고)", "(그림 7–10 참고)"]),
+    ("en", ["(see Figures 1, 2)", "(see Figure 3)", "(see Figure 6)", "(see Figures 7–10)"]),
+])
+def test_the_text_refers_to_each_chart_by_its_number(reference_build, lang, refs):
+    page = _page(reference_build, lang)
+    text = _text(page)
+    for ref in refs:
+        assert text.count(ref) == 1, ref
+    # the numbers the text uses are the captions' numbers, in page order
+    captions = [int(n) for n in re.findall(r"<figcaption>(?:그림|Figure) (\d+)\.", page)]
+    assert captions == list(range(1, len(captions) + 1)) and len(captions) >= 10

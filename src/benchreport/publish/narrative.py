@@ -497,6 +497,44 @@ def _sections(w: Writer, given: Given) -> list[Section]:
         claims_section(w, given.claims), _conclusion(w)) if s is not None]
 
 
+def _see(w: Writer, first: int, count: int) -> Markup:
+    """" (see Figure 3)" / " (see Figures 7–10)"; in Korean without the leading space."""
+    numbers = str(first) if count == 1 else f"{first}, {first + 1}" if count == 2 \
+        else f"{first}–{first + count - 1}"
+    return sentence(w.t["figure.see_one" if count == 1 else "figure.see_many"], n=numbers)
+
+
+def _ending_with(paragraph: Markup, see: Markup) -> Markup:
+    """``see`` at the end of the paragraph's last sentence, before its full stop."""
+    text = str(paragraph)
+    if text.endswith("."):
+        return Markup(text[:-1]) + see + Markup(".")
+    return Markup(text) + see
+
+
+def _refer_to_charts(w: Writer, results: list[WorkloadResult], sections: list[Section],
+                     charts: dict[str, list[Markup]]
+                     ) -> tuple[list[WorkloadResult], list[Section]]:
+    """The text refers to each chart by the number the page gives it (the results' charts
+    first, then each section's, in order): the first paragraph of a section with charts
+    ends by pointing at them."""
+    n = 1
+    if results and charts.get("results"):
+        count = len(charts["results"])
+        results = [dataclasses.replace(results[0], sentence=_ending_with(
+            results[0].sentence, _see(w, n, count))), *results[1:]]
+        n += count
+    out = []
+    for s in sections:
+        count = len(charts.get(s.id, []))
+        if count and s.paragraphs:
+            s = dataclasses.replace(s, paragraphs=[
+                _ending_with(s.paragraphs[0], _see(w, n, count)), *s.paragraphs[1:]])
+        n += count
+        out.append(s)
+    return results, out
+
+
 def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str, str],
                   given: Given | None = None) -> Article:
     """The page content for ``lang``: the text the figures select, with what ``given``
@@ -512,7 +550,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                             key_findings(w) + single_run_findings(w))
     found = finding(w)
     settings = settings_section(w, given.caveats.get("compared", {}))
-    sections = _sections(w, given)
+    results, sections = _refer_to_charts(w, results, _sections(w, given), given.charts)
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
         headline=headline, environment=env, generator=generator_cells(w), results=results,
