@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from ...core.errors import ParseError
 from . import sglang_log, tracebacks, vllm_log
@@ -164,36 +164,125 @@ class _Clock:
         return None
 
 
+class Found(NamedTuple):
+    """The candidate lines of a range: their starts (sorted), how many line ends come
+    before each in the range, how many the range holds, and the starts of error lines."""
+
+    starts: list[int]
+    before: list[int]
+    newlines: int
+    triggers: list[int]
+
+
 def _candidates(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
                 rare: re.Pattern, ancient: tuple[bytes, ...] = (),
                 errors: frozenset[bytes] = frozenset(),
-                anchors: dict[bytes, int] | None = None) -> tuple[list[int], list[int]]:
-    """Start offsets of the lines in ``block[lo:hi]`` that may hold a record, sorted; and
-    those of the lines whose rare marker is one of ``errors`` (after which tracebacks are
-    looked for). ``anchors``: see ``_anchors``."""
-    starts = set()
-    markers = list(frequent)
-    k = 0
-    while k < len(markers):
-        marker = markers[k]
-        k += 1
-        found = _occurrences(block, marker, lo, hi, anchors.get(marker, -1) if anchors else -1)
-        if found and ancient and marker == ancient[0]:
-            markers += ancient[1:]       # an ancient log: look for its other line shapes too
-        for pos in found:
-            starts.add(max(lo, block.rfind(b"\n", lo, pos) + 1))
-    triggers = []
-    for m in rare.finditer(block, lo, hi):
-        start = max(lo, block.rfind(b"\n", lo, m.start()) + 1)
-        starts.add(start)
+                anchors: dict[bytes, int] | None = None) -> Found:
+    """The lines in ``block[lo:hi]`` that may hold a record, and those whose rare marker is
+    one of ``errors`` (after which tracebacks are looked for). ``anchors``: see ``_anchors``.
+
+    The range is read window by window (``_windows``): every search, and the count of line
+    ends, reads a window while it is in the processor's cache, where passes over the whole
+    range would each read it from memory (a third of their time)."""
+    starts: list[int] = []
+    before: list[int] = []
+    triggers: list[int] = []
+    seen: set[bytes] = set()
+    inline = tuple(m for m in frequent if b"\n" not in m)
+    counted = 0
+    for a, b in _windows(block, lo, hi):
+        here = _window_starts(block, a, b, inline, rare, errors, anchors, triggers, seen)
+        numbers, ends = _newlines(block, a, b, here)
+        starts += here
+        before += [counted + n for n in numbers] if counted else numbers
+        counted += ends
+    starts, before = _with_extra(block, lo, starts, before,
+                                 _late_starts(block, lo, hi, frequent, ancient, seen))
+    return Found(starts, before, counted, triggers)
+
+
+def _window_starts(block: bytes, a: int, b: int, inline: tuple[bytes, ...], rare: re.Pattern,
+                   errors: frozenset[bytes], anchors: dict[bytes, int] | None,
+                   triggers: list[int], seen: set[bytes]) -> list[int]:
+    """Sorted starts of the candidate lines in one window; the starts of error lines go to
+    ``triggers``, the markers found to ``seen``."""
+    starts: list[int] = []
+    for marker in inline:
+        found = _occurrences(block, marker, a, b, anchors.get(marker, -1) if anchors else -1)
+        if found:
+            seen.add(marker)
+            _add_lines(starts, block, a, found)
+    for m in rare.finditer(block, a, b):
+        start = max(a, block.rfind(b"\n", a, m.start()) + 1)
+        starts.append(start)
         if m.group()[2:] in errors:
             triggers.append(start)
+    return sorted(set(starts)) if starts else starts
+
+
+def _late_starts(block: bytes, lo: int, hi: int, frequent: tuple[bytes, ...],
+                 ancient: tuple[bytes, ...], seen: set[bytes]) -> list[int]:
+    """Candidate lines found over the whole range, not by window: those of markers that
+    begin with a line end (which may be a window's last byte), those of an ancient log's
+    other line shapes once its first marker is ``seen``, and a first line that continues
+    an ancient batch line."""
+    later = [m for m in frequent if b"\n" in m]
+    if ancient and ancient[0] in seen:
+        later += ancient[1:]             # an ancient log: look for its other line shapes too
+    starts: list[int] = []
+    for marker in later:
+        _add_lines(starts, block, lo, _occurrences(block, marker, lo, hi))
     if block.startswith((b"new fill batch", b"#running-req: "), lo):
-        starts.add(lo)
-    return sorted(starts), triggers
+        starts.append(lo)
+    return starts
 
 
-ANCHOR_BUDGET = 2048    # hits of an anchor byte in one range before bytes.find takes over
+def _with_extra(block: bytes, lo: int, starts: list[int], before: list[int],
+                extra: list[int] | set[int]) -> tuple[list[int], list[int]]:
+    """``starts`` and ``before`` with the line starts ``extra`` merged in, their line ends
+    counted from the candidate line before each (extra lines are few: tracebacks, ancient
+    shapes)."""
+    extra = sorted(set(extra).difference(starts)) if extra else ()
+    if not extra:
+        return starts, before
+    out, numbers = [], []
+    k, at, counted = 0, lo, 0
+    for start in extra:
+        while k < len(starts) and starts[k] < start:
+            at, counted = starts[k], before[k]
+            out.append(at)
+            numbers.append(counted)
+            k += 1
+        counted += block.count(b"\n", at, start)
+        at = start
+        out.append(at)
+        numbers.append(counted)
+    return out + starts[k:], numbers + before[k:]
+
+
+WINDOW = 64 << 10       # bytes searched by all passes in turn (see _candidates)
+
+
+def _windows(block: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """``block[lo:hi]`` as ranges of about WINDOW bytes, each ending after a line end (or at
+    ``hi``): a marker that holds no line end never crosses from one to the next."""
+    while hi - lo > WINDOW:
+        end = block.find(b"\n", lo + WINDOW - 1, hi)
+        if end == -1:
+            break
+        yield lo, end + 1
+        lo = end + 1
+    if lo < hi:
+        yield lo, hi
+
+
+def _add_lines(starts: list[int], block: bytes, lo: int, found: list[int]) -> None:
+    """Add the starts (not before ``lo``) of the lines that hold the offsets ``found``."""
+    for pos in found:
+        starts.append(max(lo, block.rfind(b"\n", lo, pos) + 1))
+
+
+ANCHOR_SPACING = 4096   # an anchor byte met more often than once in this many bytes is common
 
 
 def _anchors(sample: bytes, markers: tuple[bytes, ...]) -> dict[bytes, int]:
@@ -209,7 +298,7 @@ def _anchors(sample: bytes, markers: tuple[bytes, ...]) -> dict[bytes, int]:
         if b"\n" in marker or not sample:
             continue
         k = min(range(len(marker)), key=lambda i: sample.count(marker[i:i + 1]))
-        if sample.count(marker[k:k + 1]) * BLOCK <= len(sample) * ANCHOR_BUDGET // 2:
+        if sample.count(marker[k:k + 1]) * ANCHOR_SPACING * 4 <= len(sample):
             out[marker] = k
     return out
 
@@ -231,12 +320,13 @@ def _occurrences(block: bytes, marker: bytes, lo: int, hi: int, anchor: int = -1
 
 
 def _anchored(block: bytes, marker: bytes, lo: int, hi: int, k: int) -> list[int]:
-    """``_occurrences`` from the hits of the byte ``marker[k]``. After ANCHOR_BUDGET hits
-    the byte is not rare here after all, and bytes.find looks for the rest."""
+    """``_occurrences`` from the hits of the byte ``marker[k]``. After more hits than one
+    in ANCHOR_SPACING bytes, the byte is not rare here after all, and bytes.find looks for
+    the rest."""
     byte, last = marker[k:k + 1], hi - len(marker)
     out = []
     pos = block.find(byte, lo + k, hi)
-    for _ in range(ANCHOR_BUDGET):
+    for _ in range(16 + (hi - lo) // ANCHOR_SPACING):
         if pos == -1:
             return out
         if pos - k <= last and block.startswith(marker, pos - k):
@@ -400,11 +490,10 @@ class _Scanner:
 
     def chunk(self, data: bytes, lo: int, hi: int) -> Iterator[dict[str, Any]]:
         """Records of the whole lines in data[lo:hi]; advances the line count."""
-        starts, check = self._starts(data, lo, hi)
-        before, newlines = _newlines(data, lo, hi, starts)
+        found, check = self._starts(data, lo, hi)
         base = self.line_base
         walked, walked_line = lo, base           # the walks have seen the lines before this
-        for start, counted in zip(starts, before, strict=True):
+        for start, counted in zip(found.starts, found.before, strict=True):
             line = base + counted
             end = data.find(b"\n", start, hi)
             stop = end if end != -1 else hi
@@ -418,19 +507,21 @@ class _Scanner:
             walked, walked_line = stop + 1, line + 1
         if self.walks:
             yield from self._follow(data, walked, hi, walked_line)
+        newlines = found.newlines
         self.summary.lines += newlines + (0 if hi == lo or data[hi - 1:hi] == b"\n" else 1)
         self.line_base = base + newlines
 
-    def _starts(self, data: bytes, lo: int, hi: int) -> tuple[list[int], set[int] | tuple]:
-        """Sorted starts of the lines to read in data[lo:hi]; and those of them where a
+    def _starts(self, data: bytes, lo: int, hi: int) -> tuple[Found, set[int] | tuple]:
+        """The lines to read in data[lo:hi] (``Found``); and the starts of those where a
         traceback may begin (error records and traceback headers)."""
-        starts, triggers = _candidates(data, lo, hi, self.frequent, self.module.RARE_RE,
-                                       self.ancient, self.errors, self.anchors)
-        heads, self.tb_left = _traceback_heads(data, lo, hi, triggers, self.tb_left,
+        found = _candidates(data, lo, hi, self.frequent, self.module.RARE_RE, self.ancient,
+                            self.errors, self.anchors)
+        heads, self.tb_left = _traceback_heads(data, lo, hi, found.triggers, self.tb_left,
                                                self.everywhere)
         if heads:
-            starts = sorted(heads.union(starts))
-        return starts, (heads.union(triggers) if heads or triggers else ())
+            starts, before = _with_extra(data, lo, found.starts, found.before, heads)
+            found = found._replace(starts=starts, before=before)
+        return found, (heads.union(found.triggers) if heads or found.triggers else ())
 
     def _finished(self, rec: dict[str, Any]) -> dict[str, Any]:
         """Count a traceback. One without its exception line keeps its header's line number
@@ -484,7 +575,7 @@ class _Scanner:
 
 # Below this many bytes, or with a candidate line every NEWLINE_GAP bytes or closer, line
 # ends are counted with bytes.count; above, with numpy (see _newlines).
-NUMPY_MIN = 1 << 20
+NUMPY_MIN = 16 << 10
 NEWLINE_GAP = 2048
 
 
