@@ -118,3 +118,26 @@ def test_line_ends_counted_both_ways_agree():
     data = LOGS["vllm"].read_bytes()
     for a, b in ((0, len(data)), (5, 700), (100, 101), (0, 0)):
         assert logscan._count_lines(data, a, b) == data.count(b"\n", a, b)
+
+
+@pytest.mark.parametrize("engine, line", [
+    ("vllm", b"INFO 11-29 07:00:01 [loggers.py:271] Engine 000: Avg prompt throughput: 1.2.3 "
+             b"tokens/s, Avg generation throughput: 5.0 tokens/s, Running: 1 reqs, Waiting: 0 "
+             b"reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%\n"),
+    ("sglang", b"[2026-11-29 07:00:01 TP0] Decode batch, #running-req: 2, #token: 1.2.3, token "
+               b"usage: 0.41, gen throughput (token/s): 20.5, #queue-req: 0\n"),
+])
+def test_a_stats_line_with_a_value_that_is_no_number_is_warned_and_skipped(engine, line):
+    """A damaged value ("1.2.3" where a number belongs) is one warning naming the line, not
+    a traceback; the lines around it are read."""
+    good = {"vllm": b"INFO 11-29 07:00:02 [loggers.py:271] Engine 000: Avg prompt throughput: "
+                    b"1.0 tokens/s, Avg generation throughput: 5.0 tokens/s, Running: 1 reqs, "
+                    b"Waiting: 0 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%\n",
+            "sglang": b"[2026-11-29 07:00:02 TP0] Decode batch, #running-req: 2, #token: 12, "
+                      b"token usage: 0.41, gen throughput (token/s): 20.5, #queue-req: 0\n"}[engine]
+    summary = Summary("x.log", engine)
+    records = list(scan(io.BytesIO(line + good), "x.log", engine, 2026, summary))
+    assert [r["line"] for r in records] == [2]
+    assert summary.unrecognised == 1
+    said = {"vllm": "'1.2.3' is not a number", "sglang": "token: '1.2.3' is not a number"}
+    assert summary.warnings == [f"x.log:1: {said[engine]} (line skipped)"]

@@ -742,7 +742,10 @@ def _records(raw: bytes, line: int, engine: str, split, module, must, clock: _Cl
     regex (``module.fast_line``); any other takes the general, part-by-part reader."""
     if _skipped_long_number(raw, line, summary):
         return []
-    fast = module.fast_line(raw)
+    try:
+        fast = module.fast_line(raw)
+    except ValueError:                  # a field the regex took that is no number: below
+        fast = None
     if fast is None:
         return _general_records(raw, line, split, module, must, clock, summary, mark_yearless)
     m, kind, fields = fast
@@ -771,6 +774,11 @@ def _general_records(raw: bytes, line: int, split, module, must, clock: _Clock,
             summary.warn(line, f"{exc} (line skipped)")
             produced = True
             continue
+        except ValueError as exc:       # "1.2.3" where a number belongs
+            summary.unrecognised += 1
+            summary.warn(line, f"{_not_a_number(exc)} is not a number (line skipped)")
+            produced = True
+            continue
         if parsed is None:
             continue
         produced = True
@@ -782,6 +790,12 @@ def _general_records(raw: bytes, line: int, split, module, must, clock: _Clock,
         summary.unrecognised += 1
         summary.warn(line, "looks like a stats line but could not be read (line skipped)")
     return out
+
+
+def _not_a_number(exc: ValueError) -> str:
+    """The offending text of a failed int() or float(), as Python's message quotes it."""
+    text = str(exc)
+    return text[text.index(":") + 2:] if ":" in text else text
 
 
 def _general_record(parsed: tuple[str, dict[str, Any]], prefix: Prefix | None, line: int,
