@@ -126,3 +126,44 @@ def test_the_text_refers_to_each_chart_by_its_number(reference_build, lang, refs
     # the numbers the text uses are the captions' numbers, in page order
     captions = [int(n) for n in re.findall(r"<figcaption>(?:그림|Figure) (\d+)\.", page)]
     assert captions == list(range(1, len(captions) + 1)) and len(captions) >= 10
+
+
+def test_print_folds_only_the_claims_confirmed_by_construction(reference_build):
+    """The claims the data contradicts stay in view in print and in the blog; only those
+    confirmed on calibrated or assumed figures fold into one line."""
+    section = _section(_page(reference_build, "en"), "claims")
+    rows = re.findall(r"<tr( class=\"collapsed\")?>(.*?)</tr>", section.split("<tbody>")[1],
+                      re.S)
+    folded = [_text(r) for c, r in rows if c]
+    shown = [_text(r) for c, r in rows if not c]
+    assert folded and all("confirmed" in r for r in folded)
+    assert sum("contradicted by the data" in r for r in shown) == 3
+    assert any("only the engine changed" in r and "contradicted" in r for r in shown)
+    blog = (reference_build.paths.report / "blog" / "index.en.md").read_text()
+    assert blog.count("contradicted by the data") >= 3
+
+
+@pytest.mark.parametrize("lang, label, bases", [
+    ("ko", "재구성본 파일에 적힌 실행일: 2026-11-20",
+     "SGLang의 값은 디코드 줄만의 평균이고, vLLM의 값은 토큰을 낸 모든 통계 주기"),
+    ("en", "Run date in the reconstruction's files: 2026-11-20",
+     "SGLang's is a mean over its decode lines only, vLLM's over every stats interval"),
+])
+def test_a_reconstructed_date_and_server_bases_say_what_they_are(reference_build, lang,
+                                                                  label, bases):
+    page = _page(reference_build, lang)
+    assert label in _text(page[:page.index("</header>")])
+    assert _text(_section(page, "pointlog")).count(bases) == 1
+
+
+def test_a_long_list_of_generator_inputs_is_spelled_out_once(reference_build):
+    body = _text(_page(reference_build, "ko").split('<section id="generator">')[0])
+    assert body.count("scheduler, prefill_knots, decode_step_fixed_ms") <= 3
+    assert body.count("위와 같은 입력") >= 2
+
+
+def test_the_bundle_names_the_notebooks_it_does_not_ship(reference_build):
+    page = (reference_build.paths.report / "blog" / "report.ko.html").read_text()
+    assert 'href="notebooks/' not in page and "<code>05-ingest.html</code>" in page
+    # the report folder's own page still links them
+    assert 'href="notebooks/05-ingest.html"' in _page(reference_build, "ko")

@@ -70,7 +70,7 @@ def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict], idle) -> list[F
         value = time_weighted_mean([_num(r, "gen_tps") for r in vllm], basis=TIME)
         how = ("mean of 'Avg generation throughput' over the window's stats lines that "
                "generated tokens (each covers the same interval)")
-        recs = vllm
+        recs, basis = vllm, "stats_lines"
     elif sglang:
         weights = [(_num(r, "running_req") or 1) * (_num(r, "accept_len") or 1)
                    for r in sglang]
@@ -79,11 +79,12 @@ def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict], idle) -> list[F
                "number of decode steps, so its tokens are ∝ running requests × accept len; "
                "a line right after an idle batch line is left out (its time holds the "
                "idle gap)")
-        recs = sglang
+        recs, basis = sglang, "decode_lines"
     else:
         return []
+    # which lines the mean is over: two engines' values on different bases do not compare
     return [figure(id=fid("log_gen_tps"), value=value, unit="tok/s", decimals=1,
-                   sources=_src(recs), context=ctx, method=how)]
+                   sources=_src(recs), context={**ctx, "basis": basis}, method=how)]
 
 
 def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figure]:

@@ -263,5 +263,14 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]], html: 
     md = folder / f"index.{article.lang}.md"
     write_text_atomic(md, markdown(article, images, post))
     page = folder / f"report.{article.lang}.html"
-    write_text_atomic(page, html)
+    write_text_atomic(page, _unlinked_notebooks(html))
     return written + [md, page]
+
+
+_NOTEBOOK_LINK = re.compile(r'<a href="notebooks/[^"]*">([^<]*)</a>')
+
+
+def _unlinked_notebooks(html: str) -> str:
+    """The page as the bundle ships it: the executed notebooks stay in the report folder,
+    not in the bundle, so their links become their names (a link would lead nowhere)."""
+    return _NOTEBOOK_LINK.sub(r"<code>\1</code>", html)

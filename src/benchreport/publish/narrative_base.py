@@ -44,6 +44,10 @@ def anchor(fig_id: str) -> str:
     return "fig-" + fig_id.replace(".", "-")
 
 
+# from this many characters on, a list of what set a figure is spelled out once per page
+LONG_INPUTS = 60
+
+
 class EngineNames(Protocol):
     def engine(self, engine_id: str) -> Any: ...      # has .name
 
@@ -64,6 +68,7 @@ class Writer:
                  t: dict[str, str]):
         self.run, self.registry, self.lang, self.t = run, registry, lang, t
         self.cited: set[str] = set()          # ids of the figures the text links to
+        self.listed: set[tuple[str, str]] = set()   # long input lists already spelled out
 
     def engine_name(self, engine_id: str) -> str:
         try:
@@ -174,9 +179,14 @@ class Writer:
         in words) and ``inputs`` (what gave them that provenance; ``also``: assumptions
         they rest on besides)."""
         kind = self.provenance(*fig_ids)
-        return {"kind": self.t["provenance." + kind.replace("-", "_")],
-                "inputs": self.inputs_text(provenance.origins(self.registry, fig_ids, kind),
-                                           also)}
+        origins = provenance.origins(self.registry, fig_ids, kind)
+        inputs = self.inputs_text(origins, also)
+        # a long list of the generator's inputs is spelled out once; later "as above"
+        if len(Markup(inputs).striptags()) >= LONG_INPUTS:
+            if (kind, str(inputs)) in self.listed:
+                inputs = Markup(escape(self.t["generated.as_above"]))
+            self.listed.add((kind, str(inputs)))
+        return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
 
     def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None
                        ) -> Markup:

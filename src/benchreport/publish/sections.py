@@ -14,6 +14,8 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core import ids
+from ..core.claims import CONFIRMED as CLAIM_CONFIRMED
+from ..core.claims import CONSISTENT as CLAIM_CONSISTENT
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
@@ -123,10 +125,10 @@ CHOSEN_BY = {
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
-    "conclusion.calibrated": "e2e.<w>.<e>.duration",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "lede.calibrated": "e2e.<w>.<e>.duration",
+    "pointlog.bases_differ": "point.<p>.log_gen_tps",
     "conclusion.takeaway": "e2e.<w>.faster",
     "conclusion.takeaway_repeated": "e2e.<w>.faster",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
@@ -779,6 +781,21 @@ def _point_log_row(w: Writer, pid: str) -> list[Markup]:
             Markup(escape(w.t[f"cache.basis_{basis}"])) if basis else Markup("")]
 
 
+def _gen_bases(w: Writer) -> list[Markup]:
+    """Where the engines' server generation throughputs are means over different lines
+    (decode lines only, or every stats interval that generated tokens): say they do not
+    compare, naming which engine is on which basis."""
+    bases: dict[str, set[str]] = {}
+    for fid, fig in w.registry.items():
+        if ids.leaf(fid) == "log_gen_tps" and fig.context.get("basis"):
+            bases.setdefault(fig.context["basis"], set()).add(fig.context["engine"])
+    if set(bases) != {"decode_lines", "stats_lines"}:
+        return []
+    return [sentence(w.t["pointlog.bases_differ"],
+                     decode=w.and_list([w.engine_name(e) for e in sorted(bases["decode_lines"])]),
+                     stats=w.and_list([w.engine_name(e) for e in sorted(bases["stats_lines"])]))]
+
+
 def point_log_section(w: Writer) -> Section | None:
     """Per point placed in its engine's log: the client's output throughput beside the
     server's generation throughput, accepted length and prefix-cache hits."""
@@ -800,6 +817,7 @@ def point_log_section(w: Writer) -> Section | None:
         if w.has(ids.spec_run(e.id, "per_position")):
             paras.append(sentence(t["pointlog.run_per_position"], engine=w.name(e.id),
                                   values=w.fig(ids.spec_run(e.id, "per_position"))))
+    paras += _gen_bases(w)
     paras += table_note(w, [f for f in w.registry if ids.family(f) == "point"
                             and ids.leaf(f) == "log_gen_tps"])
     runs = [ids.spec_run(e.id, "log_accept_len") for e in w.run.meta.engines
@@ -993,7 +1011,10 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     rows, floors, collapsed = [], set(), []
     named = citations.names(w.run.meta, lang)     # run.yaml write-ups by claims.yaml key
     for i, c in enumerate(claims):
-        if c.get("basis") in (CALIBRATED, ASSUMED):
+        # set by construction and agreeing: folded in print; a claim the data contradicts
+        # or that differs is a finding about the published text and stays in view
+        if c.get("basis") in (CALIBRATED, ASSUMED) and c["verdict"] in (CLAIM_CONFIRMED,
+                                                                      CLAIM_CONSISTENT):
             collapsed.append(i)
         reason = claim_reason(w, c, floors)
         fid = ids.claim(c["claim"])
@@ -1045,7 +1066,9 @@ def conclusion_section(w: Writer) -> Section:
     paras = []
     for wl in w.run.meta.workloads:
         key = ids.e2e(wl.id, None, "faster")
-        if not w.has(key):
+        # the lede gave each result and how its requests arrived: the conclusion repeats
+        # one only where another record contradicts its duration
+        if not w.has(key) or not doubtful(w, wl.id):
             continue
         if w.registry[key].value == TIE:
             paras.append(sentence(t["conclusion.tie"], label=wl.label))
@@ -1086,8 +1109,6 @@ def conclusion_section(w: Writer) -> Section:
     # gaps need two engines measured on a workload they share
     compared = any(w.has(ids.e2e(x.id, None, "faster")) for x in w.run.meta.workloads) or \
         any(ids.family(fid) == "compare" for fid in w.registry)
-    if calibrated_durations(w, w.run.meta.workloads):
-        paras.append(sentence(t["conclusion.calibrated"]))
     differing = not w.run.meta.server_only and any(
         ids.parse_setting(k) is not None for k in w.registry) and \
         w.has(ids.SETTINGS_DIFFERING) and bool(w.registry[ids.SETTINGS_DIFFERING].value)
