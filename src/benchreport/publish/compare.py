@@ -29,7 +29,7 @@ from ..core.verdicts import (
     TIE_IN_NOISE,
 )
 from .charts import OVERLAY_PANELS
-from .narrative import SHA_DIGITS, Article, Cell, _derivations, _ledger
+from .narrative import Article, Cell, _derivations
 from .narrative_base import Writer
 from .sections import Section, Table
 
@@ -299,7 +299,6 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
         sections=sections, charts={s.id: s.charts for s in sections if s.charts},
         derivations=_derivations(w, excerpts or {}),
-        ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
         notebooks=sorted(p.with_suffix(".html").name
                          for p in paths.notebooks.glob("*.ipynb")),
     )

@@ -92,18 +92,6 @@ class Member:
 
 
 @dataclass(frozen=True)
-class LedgerRow:
-    """The printed edition's line for one number the article shows: where it comes from,
-    in as little space as holds it (the HTML appendix has the rest)."""
-
-    anchor: str
-    id: str
-    value: str
-    sources: list[str]                  # "path:lines" or "path [key]", short sha256 after
-    depends_on: list[str]               # ids, when the figure rests on other figures only
-
-
-@dataclass(frozen=True)
 class Article:
     """Everything one language's page shows."""
 
@@ -130,8 +118,6 @@ class Article:
     notes: str | None = None                # run.yaml notes, in this language
     sources: list[str] = field(default_factory=list)   # where the files came from, one line each
     writeups: list[Citation] = field(default_factory=list)  # the texts re-derived here
-    ledger: list[LedgerRow] = field(default_factory=list)  # the PDF's compact appendix
-    ledger_intro: Markup = Markup("")
 
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
@@ -366,37 +352,6 @@ def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Deriva
     return [_grouped(w, groups[d]) if isinstance(d, str) else d for d in out]
 
 
-def _span(lines: tuple[int, ...]) -> str:
-    """Line numbers as short ranges: (3, 4, 5, 9) -> "3–5, 9"; more than four runs end
-    with "…"."""
-    runs: list[list[int]] = []
-    for n in lines:
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    text = [f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs[:4]]
-    return ", ".join(text) + (", …" if len(runs) > 4 else "")
-
-
-LEDGER_SOURCES = 3      # per row; the HTML appendix and `benchreport explain` list them all
-SHA_DIGITS = 12         # of a checksum in the ledger: enough to tell the inputs apart
-
-
-def _ledger(w: Writer) -> list[LedgerRow]:
-    """One row per number the article shows, in registry order."""
-    rows = []
-    for fig in (f for f in w.registry.values() if f.id in w.cited):
-        where = []
-        for s in fig.sources[:LEDGER_SOURCES]:
-            place = (f":{_span(s.lines)}" if s.lines else "") + (f" [{s.key}]" if s.key else "")
-            where.append(f"{s.path}{place} · {s.sha256[:SHA_DIGITS]}")
-        if len(fig.sources) > LEDGER_SOURCES:
-            where.append(f"+{len(fig.sources) - LEDGER_SOURCES}")
-        rows.append(LedgerRow(anchor=anchor(fig.id), id=fig.id, value=w.text(fig),
-                              sources=where,
-                              depends_on=[] if fig.sources else list(fig.depends_on)))
-    return rows
 
 
 def _window_clause(w: Writer, method: str, of: list[BenchWindow]) -> Markup:
@@ -559,7 +514,6 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         finding=found, settings=settings, sections=sections,
         # last: the entries cover what the text above cited
         derivations=_derivations(w, given.excerpts),
-        ledger=_ledger(w), ledger_intro=sentence(t["ledger.intro"], digits=SHA_DIGITS),
         charts=given.charts, notebooks=given.notebooks, ingest_notes=given.ingest_notes,
         **_run_fields(w))
 

@@ -76,13 +76,17 @@ def locked_packages(project: Path) -> list[tuple[str, str]]:
 def render_html(env: Environment, article: Article, edition: str = "screen") -> str:
     """The page as self-contained HTML: fonts subset to the page's own characters, inlined.
 
-    ``edition="print"`` is the PDF's: the appendix becomes a compact ledger (one row per
-    number shown), and Korean words are kept whole on a line, which WeasyPrint's
+    ``edition="print"`` is the PDF's: the appendix is the HTML edition's, where each
+    number links (pages of figure ids are no reading), and Korean words are kept whole on
+    a line, which WeasyPrint's
     ``word-break`` does not do by itself. In both, flags, paths and identifiers are set as
     code (``codemarks``) and a number is bound to its unit by a no-break space."""
     html = env.get_template("report.html").render(a=article, font_family=FAMILY,
                                                   mono_family=MONO, edition=edition)
     html = mark_code_html(html)
+    if edition == "print":      # the appendix a number links to is the HTML edition's
+        html = html.replace('<a class="fig" href="#',
+                            f'<a class="fig" href="report.{article.lang}.html#')
     # a number keeps its unit on the line in both editions; Korean words are kept whole in
     # print only (a browser does that itself, by CSS word-break: keep-all)
     html = keep_words(html, korean=edition == "print" and article.lang == "ko")
