@@ -65,7 +65,7 @@ def test_points_that_read_the_same_share_one_row(reference_build):
     rows = re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>")[1], re.S)
     assert len(rows) == 1
     first = _text(re.findall(r"<td>(.*?)</td>", rows[0], re.S)[0])
-    assert first == "vLLM · 64K · c10 SGLang · 64K · c10 vLLM · 200K · c10 SGLang · 200K · c10"
+    assert first == "All 4 points"
 
 
 @pytest.mark.parametrize("lang, takeaway, dcp", [
@@ -167,3 +167,16 @@ def test_the_bundle_names_the_notebooks_it_does_not_ship(reference_build):
     assert 'href="notebooks/' not in page and "<code>05-ingest.html</code>" in page
     # the report folder's own page still links them
     assert 'href="notebooks/05-ingest.html"' in _page(reference_build, "ko")
+
+
+def test_rows_merge_only_where_everything_after_the_first_cell_reads_the_same():
+    from markupsafe import Markup
+
+    from benchreport.publish.campaign import merge_same_rows
+
+    rows = [[Markup("a"), Markup('<a href="#x">warn</a>'), Markup("few")],
+            [Markup("b"), Markup("valid"), Markup("–")],
+            [Markup("c"), Markup('<a href="#y">warn</a>'), Markup("few")]]
+    merged = merge_same_rows(rows)
+    assert [str(r[0]) for r in merged] == ["a<br>c", "b"]
+    assert str(merged[0][1]) == '<a href="#x">warn</a>'

@@ -28,7 +28,9 @@ from ..core.verdicts import (
     NOT_EVALUABLE,
     NOT_REACHED,
     PASSED,
+    SATURATED,
     TIE_IN_NOISE,
+    UNVERIFIED,
 )
 from .narrative_base import Writer
 from .sections import Section, Table, client_name, metric_header
@@ -550,6 +552,29 @@ def merge_same_rows(rows: list[list[Markup]]) -> list[list[Markup]]:
             for same in merged.values()]
 
 
+def _one_row_for_all(w: Writer, rows: list[list[Markup]]) -> list[list[Markup]]:
+    """The validity rows merged where they read the same; one row for every point says
+    "all n points" rather than listing them in one cell."""
+    merged = merge_same_rows(rows)
+    if len(merged) == 1 and len(rows) > 2:
+        merged[0][0] = sentence(w.t["validity.all_points"],
+                                n=format_value(len(rows), "count", w.lang))
+    return merged
+
+
+def _states(w: Writer, found: list[str]) -> list[Markup]:
+    """What the states the points are in mean, said only for the states some point is in
+    (a saturated point, a check that could not run, a point none of whose checks ran)."""
+    verdicts = {w.registry[f].value for f in found}
+    unrun = any(c["severity"] == NOT_EVALUABLE for f in found
+                for c in w.registry[f].context.get("checks", []))
+    keys = [key for key, held in (("validity.state_saturated", SATURATED in verdicts),
+                                  ("validity.state_not_evaluable", unrun),
+                                  ("validity.state_unverified", UNVERIFIED in verdicts))
+            if held]
+    return [Markup(" ").join(sentence(w.t[k]) for k in keys)] if keys else []
+
+
 def validity_section(w: Writer) -> Section | None:
     """Every point's checks: its verdict (and how many checks could not run), what they
     found, which could not run and for want of what, and which passed."""
@@ -582,12 +607,12 @@ def validity_section(w: Writer) -> Section | None:
                                   unrun=w.fig(ids.campaign("not_evaluable"))))
     else:
         paras = [sentence(t["validity.single_intro"], **WORDS)]
-    paras.append(sentence(t["validity.states"]))
+    paras += _states(w, found)
     if w.run.meta.reconstruction:       # the generator wrote the files these checks read
         paras.append(sentence(t["validity.reconstruction"]))
     tables = [Table(header=[t["campaign.point"], t["campaign.verdict"], t["campaign.reasons"],
                             t["validity.header_unrun"], t["validity.header_passed"]],
-                    rows=merge_same_rows(rows))]
+                    rows=_one_row_for_all(w, rows))]
     return Section(id="validity", heading=t["section.validity"], paragraphs=paras,
                    tables=tables)
 
