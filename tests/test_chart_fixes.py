@@ -118,7 +118,9 @@ def test_acceptance_bars_rise_from_one(drawn):
     assert charts.acceptance_chart(run, registry, _t()) is not None
     ax = drawn[-1].axes[0]
     # a little room under the floor, where a dashed line marks 1.0 (no draft accepted)
-    assert 0.99 < ax.get_ylim()[0] < 1.0
+    # the axis spans at least most of a token above the floor: a rise of a few hundredths
+    # drawn over the whole height read as a large gain
+    assert 0.9 < ax.get_ylim()[0] < 1.0 and ax.get_ylim()[1] >= 1.9
     assert [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--"] == [1.0]
     bars = ax.patches
     assert len(bars) == 4

@@ -102,6 +102,8 @@ _NOT_IDS = {
     ("sections.py", "r['path'].split('/')"),        # a file path: its last two parts
     ("sections.py", "k.endswith('engine')"),        # a limit's placeholder name (engine, …)
     ("blog.py", "first[:DESCRIPTION_CHARS].rsplit(' ', 1)"),   # a sentence cut at a word
+    ("citations.py", "src.url.startswith(('http://', 'https://'))"),  # an address, or not
+    ("narrative.py", "text.endswith('.')"),         # a paragraph's full stop
 }
 # files exempt as a whole: codemarks walks a page's text (tags and text, for code marking
 # and word wrapping) and reads it for flags, paths and identifiers by their shape; it takes
