@@ -267,10 +267,11 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]], html: 
     return written + [md, page]
 
 
-_NOTEBOOK_LINK = re.compile(r'<a href="notebooks/[^"]*">([^<]*)</a>')
+_NOTEBOOK_LINK = re.compile(r'<a href="notebooks/[^"]*">(.*?)</a>')
 
 
 def _unlinked_notebooks(html: str) -> str:
     """The page as the bundle ships it: the executed notebooks stay in the report folder,
     not in the bundle, so their links become their names (a link would lead nowhere)."""
-    return _NOTEBOOK_LINK.sub(r"<code>\1</code>", html)
+    return _NOTEBOOK_LINK.sub(
+        lambda m: m[1] if m[1].startswith("<code") else f"<code>{m[1]}</code>", html)
