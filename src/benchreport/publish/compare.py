@@ -307,12 +307,12 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
                    project: Path) -> list[Path]:
     """Write report.<lang>.html and .pdf of the comparison, and its notebook pages."""
     from .render import (
-        _pdf_job,
-        _pdf_workers,
         code_version,
         locked_packages,
         make_env,
         notebook_pages,
+        pdf_job,
+        pdf_workers,
         render_html,
     )
 
@@ -323,14 +323,14 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
     written = []
 
     notebook_pages(paths.notebooks)
-    with _pdf_workers() as (pool, warm):        # one PDF per language, side by side
+    with pdf_workers() as (pool, warm):        # one PDF per language, side by side
         pdfs = []
         for lang in LANGS:
             t = load_catalogue(project / "templates" / "labels", lang)
             article = build_compare_article(paths, registry, lang, t, rec, packages)
             html = render_html(env, article)
             write_text_atomic(paths.html(lang), html)
-            pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+            pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
                                                paths.pdf(lang), epoch)))
             written += [paths.html(lang), paths.pdf(lang)]
         for future in warm + pdfs:
