@@ -22,6 +22,10 @@ from .consistency import limit_rows as consistency_rows
 from .provenance import generator_figures
 from .spec import spec_figures, speculative_config
 
+__all__ = ["Account", "COMPARED", "Caveat", "Caveats", "DEFAULTS", "ENGINE_CHOOSES", "ENGINE_SET",
+           "MEMORY_FLAGS", "NOT_SETTINGS", "RESOLVED", "SETTINGS", "all_caveats", "caveat_figures",
+           "event_caveats", "jit_kinds", "line_ranges", "normalise", "setting_caveats"]
+
 # Equivalent settings under each engine's flag names (vLLM first, then SGLang).
 SETTINGS = {
     "dcp": (("decode_context_parallel_size", "dcp"), ("dcp_size", "decode_context_parallel_size")),

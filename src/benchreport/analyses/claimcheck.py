@@ -68,6 +68,14 @@ from ..core.verdicts import DURATION_CHECKS, INCONSISTENT
 from ..synth.scenario import calibrated_patterns, load_scenario
 from .provenance import rules_for, with_provenance
 
+__all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimCheck", "Context",
+           "DIFFERS", "INDISTINGUISHABLE", "METHOD", "NOT_DERIVABLE", "ORDER", "REASONS",
+           "SHARE_PARAMS", "Verdict", "check_at_least", "check_claim", "check_differs",
+           "check_equals", "check_events", "check_every_engine", "check_exceeds", "check_extreme",
+           "check_figures", "check_identical", "check_linear", "check_sequence", "check_settings",
+           "check_similar", "check_winner", "claim_basis", "claim_check",
+           "indistinguishable_figure", "informative_figure", "parse_claims"]
+
 
 @dataclass
 class Verdict:

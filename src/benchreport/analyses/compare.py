@@ -62,6 +62,11 @@ from .matching import (
     match_groups,
 )
 
+__all__ = ["CURVE_METRICS", "Comparison", "DEFINED_AS", "IGNORED_SETTINGS", "METRICS", "RESAMPLES",
+           "StoredRun", "TREND_METRICS", "VERDICT_NAMES", "bootstrap_ratio", "change_figures",
+           "changes", "compare_runs", "delta_figures", "judge_metric", "load_stored",
+           "paired_requests", "point_source", "record", "slug", "tables", "trend_figures"]
+
 # metric -> (unit, decimals, higher is better)
 METRICS = {
     "duration": ("s", 1, False),

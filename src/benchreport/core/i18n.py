@@ -14,6 +14,9 @@ from .paths import LABELS
 from .runmeta import LANGS
 from .yamlio import load_yaml
 
+__all__ = ["Name", "UNITS", "english", "format_number", "format_value", "josa", "load_catalogue",
+           "sentence"]
+
 
 def english() -> dict[str, str]:
     """The English catalogue of ``templates/labels``, for what is not the article: the

@@ -101,6 +101,12 @@ from .recordset import (  # noqa: F401 (LIST_COLUMNS, SETTING_FIELDS re-exported
 )
 from .redact import redact, redact_settings
 
+__all__ = ["BATCH_ROWS", "EXCERPT_CHARS", "Excerpts", "KEY_COLUMNS", "LIST_COLUMNS", "POINT_TYPES",
+           "REQUEST_COLUMNS", "REQUEST_TYPES", "Records", "SETTING_COLUMNS", "SETTING_FIELDS",
+           "SINGLE_POINT_CLIENTS", "connect", "input_checksum", "load_ingested", "nan_to_none",
+           "read_rows", "redacted", "single_point_results", "warnings_of", "write_points",
+           "write_query", "write_rows", "write_settings"]
+
 # nested fields of log records (lists keep their type; launch settings get their own
 # table): LIST_COLUMNS and SETTING_FIELDS, defined in recordset
 SETTING_COLUMNS = ("engine", "file", "sha256", "line", "kind", "field", "key", "value",

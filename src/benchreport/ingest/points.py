@@ -23,6 +23,11 @@ from ..core.runmeta import Load, Workload
 from .clients import read_declared, read_points
 from .clients.base import DECLARED_CLIENT, Point
 
+__all__ = ["INPUT_TOLERANCE", "LAUNCH_PARAMS", "OUTPUT_TOLERANCE", "PointEntry", "RESULT_SUFFIXES",
+           "SERIES_WORDS", "load_points", "match_load", "match_workload", "merge_views",
+           "point_load", "point_row", "read_result", "request_row", "result_files", "sent_mean",
+           "series_of", "without_load"]
+
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv")
 INPUT_TOLERANCE = 0.10        # a file's mean input length within 10% of the workload's
 OUTPUT_TOLERANCE = 0.10

@@ -10,6 +10,8 @@ from ..core.figures import Figure, load_registry
 from ..core.i18n import english, format_value
 from ..core.records import Run
 
+__all__ = ["Explainer", "as_json", "excerpts_of", "explain", "list_ids", "raw_lines", "registry_of"]
+
 
 def registry_of(run: Run) -> dict[str, Figure]:
     path = run.paths.figures_json

@@ -20,6 +20,10 @@ from . import checksums, staging, store
 from .kernels import Workers
 from .schedule import schedule
 
+__all__ = ["Interrupts", "NOTEBOOK_NAME", "SHOWN_WARNINGS", "Steps", "build", "collect_figures",
+           "list_notebooks", "notebook_parameters", "plan_notebooks", "run_notebooks",
+           "show_warnings", "step_keys"]
+
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
 
 

@@ -76,6 +76,11 @@ from ..core.store import (
 from ..core.tables import POINT_TYPES, connect
 from ..core.verdicts import INVALID
 
+__all__ = ["CURRENT", "EVENT_KINDS", "GENERATIONS", "INCOMING", "INPUT_TYPES", "LINK_ORDER", "LOCK",
+           "POINT_EXTRA_TYPES", "REQUEST_TYPES", "RUN_TYPES", "SETTING_TYPES", "STORE_LOCK",
+           "copy_parquet", "export_needed", "export_run", "point_extras", "quoted",
+           "remove_leftovers", "remove_path", "run_row", "store_locked"]
+
 EVENT_KINDS = ("memory_event", "jit_event", "retraction", "traceback")
 INCOMING = ".incoming"
 GENERATIONS = ".generations"

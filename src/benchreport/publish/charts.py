@@ -18,6 +18,14 @@ from ..core.verdicts import CANNOT_TELL, CLIENT_TIMES, NOT_MEASURED
 from .fonts import FALLBACK, FAMILY, font_path
 from .narrative_base import SECONDS_FROM_MS
 
+__all__ = ["ACHIEVED_OFF", "CHANGE_COLOUR", "Chart", "GANTT_COLOURS", "GREY", "HATCHES", "LOG_SPAN",
+           "MARKS", "MAX_PANELS", "MAX_RUN_TICKS", "MIN_REPEATS_FOR_BARS", "OVERLAY_PANELS",
+           "PANELS", "PNG_DPI", "TAIL_PERCENTILE", "acceptance_chart", "chunk_chart",
+           "curve_charts", "decode_chart", "durations_chart", "gantt_chart", "gantt_order",
+           "history_chart", "interval_start", "latency_chart", "overlapping_labels",
+           "overlay_chart", "overlay_charts", "palette", "pareto_charts", "run_colours",
+           "seconds_from", "server_chart", "state_charts"]
+
 
 def _mpl():
     import matplotlib

@@ -33,6 +33,9 @@ from .narrative import SHA_DIGITS, Article, Cell, _derivations, _ledger
 from .narrative_base import Writer
 from .sections import Section, Table
 
+__all__ = ["VERDICT_COUNTS", "build_compare_article", "changes_section", "curves_section",
+           "points_section", "render_compare", "trends_section"]
+
 VERDICT_COUNTS = (("improved", IMPROVED), ("regressed", REGRESSED),
                   ("within_noise", TIE_IN_NOISE), ("no_interval", NO_INTERVAL),
                   ("same_data", SAME_DATA))

@@ -21,6 +21,11 @@ from .codemarks import map_text, mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, build_article
 
+__all__ = ["FONT_SLOT", "KEEP_LONGEST", "PDF_WORKERS", "blog_post", "code_version", "excerpts",
+           "input_checksums", "keep_words", "locked_packages", "make_env", "notebook_names",
+           "notebook_pages", "pdf_job", "pdf_workers", "render_html", "render_pdf", "render_report",
+           "run_epoch"]
+
 FONT_SLOT = "/*@font-face@*/"
 
 

@@ -22,6 +22,9 @@ from ...core.jsontext import deepest, loads, too_deep
 from . import plausible
 from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
 
+__all__ = ["CLIENTS", "Doc", "MODULES", "Point", "UNSTATED", "decode", "honest", "read_declared",
+           "read_points", "sniff", "text_before"]
+
 # Order matters only where two formats could both match; the more specific goes first.
 MODULES = ("offline", "vllm", "sglang", "guidellm", "aiperf", "genai_bench", "llmperf")
 
