@@ -1,5 +1,10 @@
-"""Charts for the article: SVG, labels per language, text drawn as paths (Hangul included,
-no font needed to view), one colour per engine everywhere, same bytes for the same data."""
+"""Charts for the article: SVG, labels per language, one colour per engine everywhere, same
+bytes for the same data. Labels are SVG text, not paths (smaller pages, selectable text,
+quicker layout), set in the fonts the page inlines (``publish.fonts``: NanumGothic as
+``FAMILY``, Hangul included, with DejaVu Sans as ``FALLBACK``), the same file matplotlib
+measured them with; an SVG shown outside the page (``benchreport history --chart``) is
+drawn in whatever fonts the viewer has. Each chart also carries a PNG (``Chart.png``),
+whose text is drawn in pixels."""
 
 from __future__ import annotations
 

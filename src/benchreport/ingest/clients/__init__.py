@@ -1,8 +1,12 @@
 """Benchmark-client result files of every common client, read into one shape (`base.Point`).
 
-`read_points(path, shown)` decodes a file once (JSON, JSON Lines or CSV), asks each client
-module in `MODULES` whether it recognises the content (`sniff`), and lets the first that does
-`parse` it. The file name is never needed to recognise a format; it only helps messages.
+`read_points(data, shown)` takes a file's bytes and the path to name in messages, decodes
+them once (`decode`: a `Doc` of kind json, jsonl, csv or text), asks each client module in
+`MODULES` whether it recognises the content (`sniff`), and lets the first that does `parse`
+it; what no client measured is then blanked in every point (`honest`). The file name is
+never needed to recognise a format; it only helps messages. `read_declared(data, shown,
+entry)` reads a file that an entry of run.yaml's ``client:`` maps (`declared.parse`), with
+no sniffing.
 
 A client module provides::
 
