@@ -206,7 +206,7 @@ def _noisy(value, rounding, floor=None) -> Claim:
 
 def test_a_gap_below_a_declared_floor_is_indistinguishable_not_another_method():
     from benchreport.analyses.claimcheck import INDISTINGUISHABLE
-    from benchreport.analyses.notebook import english
+    from benchreport.core.i18n import english
 
     # published 1.25 (to 0.01), like-for-like 1.2425: 0.0075 apart, outside ±0.005; the
     # per-line basis matches exactly
@@ -269,8 +269,11 @@ def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
     indistinguishable or different-method verdict on calibrated figures is not."""
     from types import SimpleNamespace
 
-    from benchreport.analyses.claimcheck import INDISTINGUISHABLE
-    from benchreport.analyses.notebook import _indistinguishable, _informative
+    from benchreport.analyses.claimcheck import (
+        INDISTINGUISHABLE,
+        indistinguishable_figure,
+        informative_figure,
+    )
 
     src = {"path": "claims.yaml", "sha256": "0" * 64}
     verdicts = [SimpleNamespace(claim="a", verdict=INDISTINGUISHABLE, calibrated=["t"]),
@@ -279,7 +282,7 @@ def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
                 SimpleNamespace(claim="d", verdict=METHOD, calibrated=["t"])]
     claims = [SimpleNamespace(id=v.claim) for v in verdicts]
     bases = ["calibrated", "measured", "calibrated", "calibrated"]
-    informative = _informative(claims, bases, src)
+    informative = informative_figure(claims, bases, src)
     assert (informative.value, informative.context["claims"]) == (1, ["b"])
-    quiet = _indistinguishable(verdicts, src)
+    quiet = indistinguishable_figure(verdicts, src)
     assert (quiet.value, quiet.depends_on) == (2, ("claim.a", "claim.b"))

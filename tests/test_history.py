@@ -22,7 +22,7 @@ from benchreport.cli import main
 from benchreport.core.store import STORE_VERSION, partition
 from benchreport.core.tables import POINT_TYPES, connect
 from benchreport.core.verdicts import CANNOT_TELL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
-from benchreport.pipeline.store import RUN_TYPES, _copy, _write_figures, _write_runs
+from benchreport.pipeline.store import RUN_TYPES, _write_figures, _write_runs, copy_parquet
 
 NOISE = 0.02
 STEP = 1.18
@@ -55,7 +55,8 @@ def write_run(store: Path, run_id: str, date: str, points: list[dict], con=None,
     casts = ", ".join(f'CAST("{n}" AS {t}) AS "{n}"' for n, t in POINT_TYPES.items())
     for table in ("points", "runs"):
         partition(store, table, run_id).mkdir(parents=True)
-    _copy(con, f"SELECT {casts} FROM frame", partition(store, "points", run_id) / "data.parquet")
+    copy_parquet(con, f"SELECT {casts} FROM frame",
+                        partition(store, "points", run_id) / "data.parquet")
     row = {name: None for name in RUN_TYPES}
     row.update(store_version=STORE_VERSION, date=date, model="m-8b",
                reconstruction=reconstruction,

@@ -70,7 +70,7 @@ def test_a_reused_kernel_starts_each_notebook_afresh(tmp_path):
         and unreset[4][1] == "figures [1]\n"
 
 
-def test_the_topic_notebooks_are_split_by_name_not_by_timing():
+def test_the_notebooks_of_a_phase_are_split_by_name_not_by_timing():
     names = [Path(f"{n}0-x.ipynb") for n in range(1, 10)]
     first, second = plan_notebooks(names)
     assert [p.name[0] for p in first] == ["2", "4", "6", "8"]
@@ -187,6 +187,7 @@ def test_notebooks_late_in_a_reused_kernel_read_as_in_a_kernel_of_their_own(mini
     from benchreport.ingest.io import load_run
     from benchreport.pipeline.kernels import run_notebook
     from benchreport.pipeline.run import list_notebooks, notebook_parameters
+    from benchreport.pipeline.schedule import schedule
 
     from .conftest import ROOT
 
@@ -194,9 +195,9 @@ def test_notebooks_late_in_a_reused_kernel_read_as_in_a_kernel_of_their_own(mini
     workspace = run.paths.data.parent.parent
     shutil.copytree(workspace, tmp_path / "ws")
     copy = load_run("mini", tmp_path / "ws" / "data", tmp_path / "ws" / "report")
-    notebooks = list_notebooks(ROOT / "notebooks")
-    first, second = plan_notebooks(notebooks[1:-1])
-    for nb in (second[-1], notebooks[-1]):          # the second kernel's last; the claims
+    phases = [group for _, group in schedule(list_notebooks(ROOT / "notebooks"))]
+    first, second = plan_notebooks(phases[1])       # the analyses, in two kernels
+    for nb in (second[-1], phases[-1][-1]):         # the second kernel's last; the claims
         built = run.paths.notebooks / nb.name
         again = tmp_path / nb.name
         run_notebook(nb, again, notebook_parameters(nb, copy, copy.paths.data.parent,

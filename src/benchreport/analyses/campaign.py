@@ -17,6 +17,8 @@ from ..core import ids
 from ..core.figures import Figure, Source, figure
 from ..core.records import DECLARED_CLIENT, Ingested, Run, declared_text
 
+__all__ = ["COUNTS", "METRICS", "STATS", "TABLE_COLUMNS", "definitions_table", "point_figures"]
+
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
 # name -> (unit, decimals, method)

@@ -9,10 +9,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.i18n import english
 from ..core.records import Ingested, Run
-from .spec import speculative_config
+from . import limits
+from .arrival import arrival
+from .consistency import all_checks
+from .consistency import limit_rows as consistency_rows
+from .provenance import generator_figures
+from .spec import spec_figures, speculative_config
+
+__all__ = ["Account", "COMPARED", "Caveat", "Caveats", "DEFAULTS", "ENGINE_CHOOSES", "ENGINE_SET",
+           "MEMORY_FLAGS", "NOT_SETTINGS", "RESOLVED", "SETTINGS", "all_caveats", "caveat_figures",
+           "event_caveats", "jit_kinds", "line_ranges", "normalise", "setting_caveats"]
 
 # Equivalent settings under each engine's flag names (vLLM first, then SGLang).
 SETTINGS = {
@@ -598,3 +610,58 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                                 if out else "none compared: the inputs hold no launch "
                                             "settings")))
     return out
+
+
+@dataclass(frozen=True)
+class Caveats:
+    """What was not controlled: one row per differing setting or runtime event, and what
+    one run cannot tell; ``record`` is what ``analyses.notebook.save_caveats`` writes for the
+    report."""
+
+    table: pd.DataFrame
+    figures: list[Figure]
+    record: dict
+
+
+def all_caveats(run: Run, ing: Ingested) -> Caveats:
+    """Settings that differ, events inside the measurements and what one run cannot tell."""
+    rows, compared = setting_caveats(run, ing)
+    events, event_figs = event_caveats(run, ing)
+    en = english()
+    sha = {s["file"]: s["sha256"] for s in ing.summaries}
+    all_rows = rows + events
+    spans: dict[tuple[str, str], tuple[str, str]] = {}
+    for c in events:
+        if c.engine and c.workload and c.span:
+            lo, hi = spans.get((c.engine, c.workload), c.span)
+            spans[(c.engine, c.workload)] = (min(lo, c.span[0]), max(hi, c.span[1]))
+    differing = {c.id for c in rows}
+    parts = [limits.repeats(run, ing), limits.warmup(run, ing), limits.few_requests(run, ing),
+             limits.event_stall(run, ing, spans),
+             limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
+             limits.spec_overhead(run, spec_figures(run, ing), differing),
+             arrival(run, ing)]
+    limit_figs = [f for figs, _ in parts for f in figs]
+    limit_rows = consistency_rows(all_checks(run, ing)) + \
+        [r for _, found in parts for r in found]
+    record = {"differing": [c.__dict__ for c in all_rows],
+              "compared": {k: c.values for k, c in sorted(compared.items())},
+              "limits": [r.__dict__ for r in limit_rows]}
+    table = pd.DataFrame([{"what": f"{c.id}: {c.setting}" if c.setting else c.id,
+                           "kind": c.kind, "workload": c.workload,
+                           **{f"{e}": _cell(c, e) for e in (x.id for x in run.meta.engines)},
+                           "why it matters": en[f"why.{c.id}"], "touches": c.requests,
+                           "evidence": "; ".join(c.evidence)} for c in all_rows]
+                         + [{"what": r.id, "kind": "limit", "workload": r.workload,
+                             "evidence": "; ".join(r.evidence)} for r in limit_rows])
+    return Caveats(table=table, record=record,
+                   figures=caveat_figures(rows, compared, sha) + event_figs + limit_figs
+                   + generator_figures(run))
+
+
+def _cell(c, engine: str) -> str:
+    """A caveat's value for one engine; a launch difference: the log's against the file's."""
+    if c.kind == "launch":
+        return f"log {c.values['log']} / launch file {c.values['launch']}" \
+            if c.engine == engine else ""
+    return c.values.get(engine, "")

@@ -35,10 +35,13 @@ Claims without ``check`` are "not derivable" from benchmark data, with ``why``.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import pandas as pd
 
 from ..core import ids as figure_ids
 from ..core.claims import (  # noqa: F401 (verdicts re-exported)
@@ -52,9 +55,26 @@ from ..core.claims import (  # noqa: F401 (verdicts re-exported)
     REASONS,
     SHARE_PARAMS,
     Claim,
+    parse_claims,
 )
-from ..core.figures import Figure
+from ..core.figures import Figure, Source, merge
+from ..core.files import read_json, read_text
+from ..core.i18n import english
+from ..core.provenance import MEASURED, reason_words
+from ..core.provenance import of as provenance_of
+from ..core.records import Run
+from ..core.tables import input_checksum
 from ..core.verdicts import DURATION_CHECKS, INCONSISTENT
+from ..synth.scenario import calibrated_patterns, load_scenario
+from .provenance import rules_for, with_provenance
+
+__all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimCheck", "Context",
+           "DIFFERS", "INDISTINGUISHABLE", "METHOD", "NOT_DERIVABLE", "ORDER", "REASONS",
+           "SHARE_PARAMS", "Verdict", "check_at_least", "check_claim", "check_differs",
+           "check_equals", "check_events", "check_every_engine", "check_exceeds", "check_extreme",
+           "check_figures", "check_identical", "check_linear", "check_sequence", "check_settings",
+           "check_similar", "check_winner", "claim_basis", "claim_check",
+           "indistinguishable_figure", "informative_figure", "parse_claims"]
 
 
 @dataclass
@@ -573,3 +593,114 @@ def _calibrated(registry: dict[str, Figure], ids: list[str],
         if fid in registry:
             todo.extend(registry[fid].depends_on)
     return found
+
+
+# --- the run's claims.yaml, checked (the claims notebook) ---------------------------------
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """Every claim's verdict: a table to show, the figures (one per claim, and the counts
+    of informative and indistinguishable verdicts), and what ``save_claims`` writes."""
+
+    table: pd.DataFrame
+    figures: list[Figure]
+    record: list = ()            # what save_claims writes for the article
+
+
+def claim_check(run: Run) -> ClaimCheck:
+    """Every claim of data/<RUN>/claims.yaml against the figures of the earlier notebooks."""
+    path = run.paths.data / "claims.yaml"
+    copy = run.paths.described("claims.yaml")
+    if not copy.is_file():
+        return ClaimCheck(table=pd.DataFrame(), figures=[])
+    articles, claims = parse_claims(read_text(copy, run.paths.rel(path)), run.paths.rel(path))
+    fragments = {p.name: json.loads(p.read_text(encoding="utf-8"))
+                 for p in sorted(run.paths.figure_fragments.glob("*.json"))
+                 if not p.name.startswith("80-")}
+    registry = with_provenance(run, merge(fragments))
+    cav = read_json(run.paths.caveats_json)
+    differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
+    calibrated = _calibration(run)
+    verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
+                for c in claims]
+    en = english()
+    src = {"path": run.paths.rel(path), "sha256": input_checksum(run, path)}
+    default = rules_for(run)[1]
+    bases = [claim_basis(registry, v, default) for v in verdicts]
+    figures = []
+    for v in verdicts:       # what set the figures, in words (core.provenance.reason)
+        v.calibrated = [reason_words(x, en, "en", run.meta.assumed) for x in v.calibrated]
+    for c, v, basis in zip(claims, verdicts, bases, strict=True):
+        figures.append(Figure(
+            id=figure_ids.claim(c.id), value=v.verdict, unit="verdict",
+            sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
+            depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
+            context={"reason": v.reason, "sentence": v.sentence(en),
+                     "params": v.flat_params(),
+                     "published": json.dumps(c.value, ensure_ascii=False),
+                     "recomputed": json.dumps(v.recomputed, ensure_ascii=False, default=str),
+                     "tolerance": v.tolerance, "source": list(c.source),
+                     "calibrated": ", ".join(v.calibrated), "basis": basis},
+            method="published claim checked against the recomputed figures "
+                   f"({v.reason.replace('_', ' ')})"
+                   + (f"; those figures rest on what the reconstruction was calibrated to "
+                      f"({', '.join(v.calibrated)}), so agreement is by construction"
+                      if v.calibrated else "")))
+    figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src)]
+    record = [
+        {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
+         "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
+         "sentence": v.sentence(en), "calibrated": v.calibrated,
+         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
+         "source_titles": [articles[a]["title"] for a in c.source],
+         "scope": c.scope, "why": c.why, "noise_floor": c.noise_floor,
+         "noise_why": c.noise_why}
+        for c, v, basis in zip(claims, verdicts, bases, strict=True)]
+    table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
+                           "recomputed": v.recomputed, "reason": v.sentence(en),
+                           "calibrated": ", ".join(v.calibrated)}
+                          for c, v in zip(claims, verdicts, strict=True)])
+    return ClaimCheck(table=table, figures=figures, record=record)
+
+
+
+
+def _calibration(run: Run) -> dict[str, str]:
+    """For a reconstruction: the figure-id patterns its generator was calibrated to."""
+    if not run.meta.reconstruction or not run.meta.scenario:
+        return {}
+    return calibrated_patterns(load_scenario(run.paths.described(run.meta.scenario)))
+
+
+def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
+    """What a verdict's agreement or disagreement tells: the weakest provenance of the
+    figures it rests on (core.provenance), ``default`` (the run's) when it rests on none of
+    them; "" for a claim the data cannot judge."""
+    if verdict.verdict == NOT_DERIVABLE:
+        return ""
+    held = [f for f in verdict.figures if f in registry]
+    return provenance_of(registry, held) if held else default
+
+
+def informative_figure(claims, bases: list[str], src) -> Figure:
+    """How many verdicts carry information: those resting on measured figures only."""
+    telling = [c.id for c, basis in zip(claims, bases, strict=True) if basis == MEASURED]
+    return Figure(id=figure_ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(figure_ids.claim(c) for c in telling),
+                  context={"claims": telling},
+                  method="claims whose verdict is evidence: it rests on measured figures "
+                         "only (not on figures calibrated to the published text, assumed, "
+                         "or produced by a reconstruction's model or seed)")
+
+
+def indistinguishable_figure(verdicts, src) -> Figure:
+    """How many verdicts found a difference below a stated noise floor."""
+    quiet = [v.claim for v in verdicts if v.verdict == INDISTINGUISHABLE]
+    return Figure(id=figure_ids.CLAIMS_INDISTINGUISHABLE, value=len(quiet), unit="count",
+                  decimals=0, sources=(Source(key="claims", **src),),
+                  depends_on=tuple(figure_ids.claim(c) for c in quiet),
+                  context={"claims": quiet},
+                  method="claims whose published value is outside half its rounding but "
+                         "below a stated noise floor (the figure's own interval, else the "
+                         "floor claims.yaml declares)")

@@ -62,6 +62,11 @@ from .matching import (
     match_groups,
 )
 
+__all__ = ["CURVE_METRICS", "Comparison", "DEFINED_AS", "IGNORED_SETTINGS", "METRICS", "RESAMPLES",
+           "StoredRun", "TREND_METRICS", "VERDICT_NAMES", "bootstrap_ratio", "change_figures",
+           "changes", "compare_runs", "delta_figures", "judge_metric", "load_stored",
+           "paired_requests", "point_source", "record", "slug", "tables", "trend_figures"]
+
 # metric -> (unit, decimals, higher is better)
 METRICS = {
     "duration": ("s", 1, False),
@@ -157,7 +162,8 @@ def load_stored(store: Path, run_ids: list[str]) -> list[StoredRun]:
     return out
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a figure-id part: runs of anything but letters, digits, _ and - as _."""
     return re.sub(r"[^A-Za-z0-9_-]+", "_", str(text)).strip("_") or "_"
 
 
@@ -272,7 +278,7 @@ def change_figures(base: StoredRun, other: StoredRun,
                    sources=srcs, depends_on=(ids.diff(rk, "count"),),
                    context={"base": base.id, "run": other.id, "groups": groups})]
     for c in items:
-        item = _slug(f"{c['group']}-{c['item']}")
+        item = slug(f"{c['group']}-{c['item']}")
         ctx = {"base": base.id, "run": other.id, "group": c["group"], "key": c["key"]}
         for part, run in (("from", base), ("to", other)):
             src = c[f"source_{part}"]
@@ -340,7 +346,9 @@ def bootstrap_ratio(pairs: list[tuple[float, float]], seed: int,
     return lo, hi
 
 
-def _source(p: dict[str, Any], metric: str) -> Source:
+def point_source(p: dict[str, Any], metric: str) -> Source:
+    """Where a stored point's ``metric`` came from: its result file, and the key (or the
+    metric's name) and line it was read at."""
     sources = p.get("sources") or {}
     key = sources.get(metric) if isinstance(sources, dict) else None
     return Source(path=p["file"], sha256=p["sha256"], key=key or metric,
@@ -417,14 +425,14 @@ def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Fi
     unit, decimals, higher_better = METRICS[metric]
     pa, pb = pair.match.base.points, pair.match.other.points
     ctx = {**pair.context(metric), "noise_source": j.source}
-    src = tuple(_source(p, metric) for p in pb + pa)
+    src = tuple(point_source(p, metric) for p in pb + pa)
     label = " ".join(pair.key)
     figures = [
         figure(id=pair.fid(metric, part), unit=unit, decimals=decimals, context=ctx,
                value=statistics.fmean(p[metric] for p in pts if p.get(metric) is not None),
                method=f"{metric} of {run.id}'s {' '.join(g.key)} ({label} in the comparison),"
                       f" mean over {sum(p.get(metric) is not None for p in pts)} repeat(s)",
-               sources=tuple(_source(p, metric) for p in pts))
+               sources=tuple(point_source(p, metric) for p in pts))
         for part, run, pts, g in (("from", pair.a, pa, pair.match.base),
                                   ("to", pair.b, pb, pair.match.other))]
     fid = pair.fid(metric)
@@ -617,7 +625,7 @@ def _trend_figure(run: StoredRun, key: GroupKey, points: tuple[dict[str, Any], .
         unit=unit, decimals=decimals,
         method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over {len(vals)} "
                "repeat(s)",
-        sources=tuple(_source(p, metric) for p in points),
+        sources=tuple(point_source(p, metric) for p in points),
         context={"engine": engine, "workload": workload, "load": load, "metric": metric,
                  "run": run.id})
 
@@ -681,7 +689,7 @@ def record(comp: Comparison) -> dict[str, Any]:
         "runs": [run_info(r) for r in comp.runs],
         "ordered": [r.id for r in comp.ordered],
         "changes": [{"run": c["run"], "group": c["group"], "key": c["key"],
-                     "item": _slug(f"{c['group']}-{c['item']}")} for c in comp.changes],
+                     "item": slug(f"{c['group']}-{c['item']}")} for c in comp.changes],
         "matched": [{k: r[k] for k in ("base", "run", "engine", "workload", "load", "metric",
                                        "id")} for r in comp.matched],
         "only": comp.only,

@@ -70,6 +70,13 @@ from .validity import (
     load_value,
 )
 
+__all__ = ["COMPARED", "Campaign", "FRONTIER_GAIN", "KNEE_FALL_PCT", "KNEE_GAIN", "KNEE_LATENCY",
+           "LATENCIES", "Level", "METRICS", "REPEAT_SPREAD", "STAT_OF_PERCENTILE", "Series",
+           "TTFT_GROWTH", "build_series", "campaign_figures", "campaign_workloads", "capacity",
+           "compare_frontiers", "frontier", "goodput", "knee", "load_x", "meets_slo", "objectives",
+           "request_tpot_ms", "setting_figures", "tables", "ttft_within", "usd_per_mtok",
+           "validity_figures", "validity_table"]
+
 KNEE_GAIN = 0.05          # throughput gains below 5% are "not rising"
 KNEE_LATENCY = 0.10       # and latency must still grow by more than 10% beyond the knee
 KNEE_FALL_PCT = 10.0      # a fall beyond the knee of more than this is stated as a fall

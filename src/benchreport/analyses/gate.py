@@ -49,8 +49,9 @@ from ..core.verdicts import (
 )
 from .stats import ratio_interval, verdict
 
-__all__ = ["FLOOR", "GATE_WORDS", "HISTORY", "NONE", "REPEATS", "REQUESTS", "SAME",
-           "SOURCES", "GateResult", "Judgement", "Noise", "gate_result", "judge"]
+__all__ = ["FAIL", "FLOOR", "GATE_WORDS", "HISTORY", "INCONCLUSIVE", "NONE", "NOTHING", "PASS",
+           "REPEATS", "REQUESTS", "SAME", "SOURCES", "GateResult", "Judgement", "Noise",
+           "effect", "gate_result", "judge"]
 
 SAME, REPEATS, FLOOR, HISTORY, REQUESTS, NONE = (
     "same data", "repeats", "floor", "history", "requests", "none")

@@ -25,10 +25,11 @@ from ..core.errors import ConfigError, MissingInputError
 from ..core.yamlio import load_yaml
 from .compare import METRICS
 from .gate import Noise
+from .history import gate_noise
 from .matching import DEFAULT_TOLERANCE
 
 __all__ = ["GateConfig", "default_tolerance", "gated_metrics", "parse_gate", "read_gate_file",
-           "run_gate"]
+           "report_noise", "run_gate"]
 
 KEYS = ("noise", "metrics", "tolerance")
 
@@ -123,3 +124,16 @@ def gated_metrics(configs: list[GateConfig]) -> list[str]:
 def default_tolerance(configs: list[GateConfig]) -> float:
     stated = [c.tolerance for c in configs if c.tolerance is not None]
     return min(stated) if stated else DEFAULT_TOLERANCE
+
+
+def report_noise(store: Path, run_ids: list[str], base: str | None,
+                 data_root: Path | str | None) -> dict[str, Noise]:
+    """The noise a comparison report judges each run but the base with (base: the first,
+    unless given): the floors of its ``<data_root>/<run>/run.yaml`` ``gate:`` block (none
+    without a data root), then the store's history (``history.gate_noise``), the gate's
+    own sources, so that the report and ``compare --gate`` say the same of every change
+    (the report also resamples requests)."""
+    others = [r for r in run_ids if r != (base or run_ids[0])]
+    return {r: Noise(floors=run_gate(Path(data_root) / r / "run.yaml").noise if data_root
+                     else {}, history=gate_noise(store, r, list(METRICS)))
+            for r in others}

@@ -83,6 +83,7 @@ from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
 from ..core.verdicts import CANNOT_TELL, INTERVAL_LEVEL, INVALID, LEVEL_CHANGED, NO_LEVEL_CHANGE
+from .compare import METRICS, point_source, slug
 from .matching import load_columns, model_name, point_lengths
 from .stats import ratio_interval, t_critical, verdict
 
@@ -231,10 +232,8 @@ class Series:
         """The newest run's load id, with its variant: the id part of the series' figures."""
         if not self.runs:
             return self.key.load
-        from .compare import _slug  # here: compare may import this module (a gate)
-
         p = self.runs[-1].points[0]
-        return p["load"] + (f"-{_slug(p['variant'])}" if p.get("variant") else "")
+        return p["load"] + (f"-{slug(p['variant'])}" if p.get("variant") else "")
 
 
 def _order(date: Any, run_id: str) -> tuple:
@@ -650,15 +649,13 @@ def _provenance(series: Series, value_ids: list[str]) -> tuple[str, str]:
 
 
 def _value_figures(series: Series, fid, ctx: dict[str, Any]) -> list[Figure]:
-    from .compare import METRICS, _source
-
     unit = metric_columns()[series.metric][0]
     decimals = METRICS.get(series.metric, (unit, 2, False))[1]
     return [figure(id=fid("value", ids.run_key(r.run)), value=r.value, unit=unit,
                    decimals=decimals, context={**ctx, "run": r.run},
                    method=f"{series.metric} in {r.run}, mean over {len(r.points)} valid "
                           "repeat(s)",
-                   sources=tuple(_source(p, series.metric) for p in r.points),
+                   sources=tuple(point_source(p, series.metric) for p in r.points),
                    provenance=MODEL if r.reconstruction else MEASURED)
             for r in series.runs]
 

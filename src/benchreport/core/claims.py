@@ -8,6 +8,10 @@ from typing import Any
 from ..core.errors import ConfigError
 from ..core.yamlio import Located, load_yaml
 
+__all__ = ["AGREES", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "DIFFERS", "INDISTINGUISHABLE",
+           "KINDS", "METHOD", "NOT_DERIVABLE", "REASONS", "SHARE_PARAMS", "Claim",
+           "parse_claims"]
+
 KINDS = ("figure", "qualitative", "setting")
 # What a check can conclude, and why: codes; the words are in the catalogues
 # (verdict.<verdict>, reason.<code>). analyses.claimcheck decides them.

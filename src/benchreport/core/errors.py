@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+__all__ = ["BuildError", "ConfigError", "MESSAGE_CHARS", "MissingInputError", "ParseError",
+           "ProvenanceMismatch", "ReportError"]
+
 # A message quotes what it found, and a file can hold a value of 200,000 characters: the
 # message keeps its start and its end (what was expected) around an ellipsis, so the line
 # stays a line a terminal shows.

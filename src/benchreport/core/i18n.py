@@ -10,8 +10,18 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from .errors import ConfigError
+from .paths import LABELS
 from .runmeta import LANGS
 from .yamlio import load_yaml
+
+__all__ = ["Name", "UNITS", "english", "format_number", "format_value", "josa", "load_catalogue",
+           "sentence"]
+
+
+def english() -> dict[str, str]:
+    """The English catalogue of ``templates/labels``, for what is not the article: the
+    notebooks' tables and the claim check's sentences (the article loads its own)."""
+    return load_catalogue(LABELS, "en")
 
 
 def load_catalogue(folder: Path, lang: str) -> dict[str, str]:

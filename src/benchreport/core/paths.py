@@ -9,6 +9,9 @@ from pathlib import Path
 
 from .errors import MissingInputError, ReportError
 
+__all__ = ["COMPARE_DIR", "ComparePaths", "LABELS", "RUN_ID_PATTERN", "ReportFolder", "RunPaths",
+           "check_run_id", "compare_paths", "refuse_links_outside", "run_paths", "shown"]
+
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 

@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+__all__ = ["BenchWindow", "DECLARED", "DECLARED_CLIENT", "Ingested", "LEAD", "PointResult",
+           "RawFile", "Run", "SGLANG_CLIENT", "VLLM_CLIENT", "WINDOW_METHODS", "declared_text",
+           "failed_request"]
+
 if TYPE_CHECKING:                       # annotations only: no import at run time
     from .paths import RunPaths
     from .runmeta import RunMeta

@@ -221,7 +221,7 @@ class Records(Mapping):
     def write_table(self, kind: str, path: Path) -> None:
         """The ``records_<kind>`` table: a kind held in memory exactly as it always was
         written; a large one copied from its parts, columns in the same order."""
-        from .tables import _write, write_rows
+        from .tables import write_query, write_rows
 
         if kind in self.small:
             rows = self.small[kind]
@@ -232,7 +232,7 @@ class Records(Mapping):
         names = [d[0] for d in con.execute(f"SELECT * FROM {self._source(kind)} LIMIT 0")
                  .description]
         select = ", ".join(f'"{c}"' for c in table_columns(names))
-        _write(con, f"SELECT {select} FROM {self._source(kind)}", path)
+        write_query(con, f"SELECT {select} FROM {self._source(kind)}", path)
 
 
 def _connect():
@@ -272,7 +272,7 @@ def _part(folder: Path, name: str, rows: list[dict[str, Any]]) -> Path:
     derived tables type them), text redacted as ``tables.write_rows`` does."""
     import pandas as pd
 
-    from .tables import KEY_COLUMNS, _clean, _redacted, _write
+    from .tables import KEY_COLUMNS, nan_to_none, redacted, write_query
 
     filled = {k for r in rows for k, v in r.items() if v is not None}
     columns = table_columns(filled | {k for k in LEAD if k in rows[0]})
@@ -281,16 +281,16 @@ def _part(folder: Path, name: str, rows: list[dict[str, Any]]) -> Path:
         values = [r.get(c) for r in rows]
         types = set(map(type, values))
         if any(issubclass(t, float) for t in types):
-            values = [_clean(v) for v in values]             # NaN: empty
+            values = [nan_to_none(v) for v in values]             # NaN: empty
         if c not in KEY_COLUMNS and any(issubclass(t, str | list | tuple) for t in types):
-            values = [_redacted(c, v) for v in values]
+            values = [redacted(c, v) for v in values]
         data[c] = values
     con = _connect()
     con.register("frame", pd.DataFrame(data, columns=columns))
     select = ", ".join(f'CAST("{c}" AS {LIST_COLUMNS[c]}) AS "{c}"' if c in LIST_COLUMNS
                        else f'"{c}"' for c in columns)
     path = folder / name
-    _write(con, f"SELECT {select} FROM frame", path)
+    write_query(con, f"SELECT {select} FROM frame", path)
     return path
 
 
@@ -299,14 +299,14 @@ def _excerpt_part(path: Path, texts: dict[tuple[str, int], str]) -> Path:
     which also reads the line before), so they are stored as they are."""
     import pandas as pd
 
-    from .tables import _write
+    from .tables import write_query
 
     frame = pd.DataFrame({"file": [f for f, _ in texts], "line": [n for _, n in texts],
                           "text": list(texts.values())})
     con = _connect()
     con.register("frame", frame)
-    _write(con, 'SELECT "file"::VARCHAR AS file, "line"::BIGINT AS line, '
-                '"text"::VARCHAR AS text FROM frame', path)
+    write_query(con, 'SELECT "file"::VARCHAR AS file, "line"::BIGINT AS line, '
+                     '"text"::VARCHAR AS text FROM frame', path)
     return path
 
 
@@ -441,7 +441,7 @@ class Excerpts(Mapping):
     def write(self, path: Path) -> None:
         """The excerpts table, by file and line (parts hold one file's lines each, in
         order, and come sorted by file)."""
-        from .tables import _write, write_rows
+        from .tables import write_query, write_rows
 
         if not self.parts:
             write_rows(path, [{"file": f, "line": n, "text": t}
@@ -450,8 +450,8 @@ class Excerpts(Mapping):
             return
         if self.small:
             raise ValueError("excerpts in memory beside parts: the sink flushes them all")
-        _write(_connect(), f"SELECT file, line, text FROM read_parquet({_quoted(self.parts)})",
-               path)
+        write_query(_connect(), f"SELECT file, line, text FROM read_parquet({_quoted(self.parts)})",
+                         path)
 
 
 class ExcerptSink:

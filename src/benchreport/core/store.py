@@ -78,6 +78,12 @@ from typing import Any
 from .errors import ReportError
 from .jsontext import finite
 
+__all__ = ["COMPACTED", "KV_KEY", "Listing", "PARTITION_FILE", "STORE_DIR", "STORE_ENV",
+           "STORE_VERSION", "TABLES", "check_versions", "compacted_file", "compacted_runs",
+           "connect", "format_rows", "listing", "own_runs", "partition", "read_sql",
+           "resolve_store", "rows_of", "run_query", "store_path", "stored_runs", "unlisted",
+           "view_sql"]
+
 # 2: points gained scenario_range_ratio (a partition of version 1 lacks the column)
 # 3: points gained load_concurrency, load_rate, load_value, validity, valid and
 #    validity_reason (a partition of version 2 lacks them: it is refused, naming the run to

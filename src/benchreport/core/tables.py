@@ -101,6 +101,12 @@ from .recordset import (  # noqa: F401 (LIST_COLUMNS, SETTING_FIELDS re-exported
 )
 from .redact import redact, redact_settings
 
+__all__ = ["BATCH_ROWS", "EXCERPT_CHARS", "Excerpts", "KEY_COLUMNS", "LIST_COLUMNS", "POINT_TYPES",
+           "REQUEST_COLUMNS", "REQUEST_TYPES", "Records", "SETTING_COLUMNS", "SETTING_FIELDS",
+           "SINGLE_POINT_CLIENTS", "connect", "input_checksum", "load_ingested", "nan_to_none",
+           "read_rows", "redacted", "single_point_results", "warnings_of", "write_points",
+           "write_query", "write_rows", "write_settings"]
+
 # nested fields of log records (lists keep their type; launch settings get their own
 # table): LIST_COLUMNS and SETTING_FIELDS, defined in recordset
 SETTING_COLUMNS = ("engine", "file", "sha256", "line", "kind", "field", "key", "value",
@@ -145,7 +151,7 @@ def connect():
     return con
 
 
-def _write(con, relation_sql: str, path: Path, params: list | None = None) -> None:
+def write_query(con, relation_sql: str, path: Path, params: list | None = None) -> None:
     """Write a query's rows to ``path`` atomically (a temp file, then a rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -161,7 +167,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _clean(value: Any) -> Any:
+def nan_to_none(value: Any) -> Any:
+    """A cell as stored: NaN as empty (None)."""
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
@@ -173,7 +180,7 @@ KEY_COLUMNS = frozenset({"file", "path", "sha256", "point", "engine", "workload"
                          "date", "also", "definitions", "sources", "role", "source"})
 
 
-def _redacted(column: str, value: Any) -> Any:
+def redacted(column: str, value: Any) -> Any:
     """A cell as stored: text (and lists of text) of a non-key column redacted."""
     if column in KEY_COLUMNS:
         return value
@@ -192,14 +199,14 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str],
     import pandas as pd
 
     con = connect()
-    df = pd.DataFrame([{c: _redacted(c, _clean(r.get(c))) for c in columns} for r in rows],
+    df = pd.DataFrame([{c: redacted(c, nan_to_none(r.get(c))) for c in columns} for r in rows],
                       columns=columns)
     df = df.astype(object).where(df.notna(), None)
     con.register("frame", df)
     casts = types or {}
     select = ", ".join(f'CAST("{c}" AS {casts[c]}) AS "{c}"' if c in casts else f'"{c}"'
                        for c in columns) or "*"
-    _write(con, f"SELECT {select} FROM frame", path)
+    write_query(con, f"SELECT {select} FROM frame", path)
 
 
 def write_points(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -211,9 +218,9 @@ def write_points(path: Path, rows: list[dict[str, Any]]) -> None:
     names = list(POINT_TYPES)
     for row in rows:
         con.execute(f"INSERT INTO points VALUES ({', '.join('?' for _ in names)})",
-                    [_redacted(n, _clean(row.get(n))) if n not in ("definitions", "sources")
+                    [redacted(n, nan_to_none(row.get(n))) if n not in ("definitions", "sources")
                      else (row.get(n) or {}) for n in names])
-    _write(con, "SELECT * FROM points", path)
+    write_query(con, "SELECT * FROM points", path)
 
 
 def write_settings(path: Path, records: dict[str, list[dict[str, Any]]]) -> None:

@@ -20,6 +20,10 @@ from ..core.files import (  # noqa: F401 (re-exported)
 from ..core.records import RawFile, Run  # noqa: F401 (re-exported)
 from ..core.runmeta import Workload, load_run  # noqa: F401 (re-exported)
 
+__all__ = ["PARALLEL_MIN_BYTES", "RawFile", "Run", "SPILL_ROWS", "Workload", "is_metrics",
+           "is_structured", "iter_raw", "load_run", "looks_binary", "raw_files", "read_json",
+           "read_raw", "read_text", "sha256_file", "write_json", "write_text_atomic"]
+
 
 def raw_files(run: Run, engine: str) -> list[RawFile]:
     """The files under raw/<engine>/, sorted by name; hidden files are skipped."""

@@ -23,6 +23,11 @@ from ..core.runmeta import Load, Workload
 from .clients import read_declared, read_points
 from .clients.base import DECLARED_CLIENT, Point
 
+__all__ = ["INPUT_TOLERANCE", "LAUNCH_PARAMS", "OUTPUT_TOLERANCE", "PointEntry", "RESULT_SUFFIXES",
+           "SERIES_WORDS", "load_points", "match_load", "match_workload", "merge_views",
+           "point_load", "point_row", "read_result", "request_row", "result_files", "sent_mean",
+           "series_of", "without_load"]
+
 RESULT_SUFFIXES = (".json", ".jsonl", ".csv")
 INPUT_TOLERANCE = 0.10        # a file's mean input length within 10% of the workload's
 OUTPUT_TOLERANCE = 0.10
@@ -390,7 +395,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "_", text.lower().replace(".", "_")).strip("_") or "x"
 
 
-def _series_parts(found: list[tuple[dict[str, str], str]]) -> list[str]:
+def series_parts(found: list[tuple[dict[str, str], str]]) -> list[str]:
     """The series dimensions on which an engine's results disagree (two known values)."""
     values: dict[str, set[str]] = defaultdict(set)
     for series, _ in found:
@@ -474,7 +479,7 @@ def _grouped(run: Run, engine: str, merged: list) -> dict[tuple, list]:
     differently), and the model, test, version or launch setting when the results disagree
     on one: each of these is a series of its own, never repeats of one another."""
     matched = _matched(run, merged)
-    split = _series_parts([(m[6], m[3].id) for m in matched])
+    split = series_parts([(m[6], m[3].id) for m in matched])
     models = {m[6]["model"] for m in matched if "model" in m[6]}
     unsplit: dict[tuple, list] = defaultdict(list)
     for m in matched:
@@ -537,11 +542,11 @@ def load_points(run: Run, notes: list[str] | None = None) -> list[PointEntry]:
         raise MissingInputError(
             f"no benchmark result files under {run.paths.rel(run.paths.raw)}/<engine>/",
             hint="put each engine's result files in raw/<engine-id>/ as listed in run.yaml")
-    return sorted(entries, key=lambda e: (e.engine, e.workload, _load_order(e.load),
+    return sorted(entries, key=lambda e: (e.engine, e.workload, load_order(e.load),
                                           e.variant, e.repeat))
 
 
-def _load_order(load: Load) -> tuple:
+def load_order(load: Load) -> tuple:
     rate = load.request_rate
     return (load.max_concurrency if load.max_concurrency is not None else 1 << 30,
             float("inf") if rate in (None, "inf") else rate)

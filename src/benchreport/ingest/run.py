@@ -45,6 +45,14 @@ from .points import RESULT_SUFFIXES as POINT_SUFFIXES
 from .points import load_points, point_row, request_row
 from .windows import attach_notes, check_windows, find_windows  # noqa: F401 (re-exported)
 
+__all__ = ["BenchWindow", "EXCERPT_CHARS", "Ingested", "LEAD", "LIST_COLUMNS", "PointResult",
+           "REQUEST_COLUMNS", "REQUEST_TYPES", "RawFile", "Run", "SETTING_FIELDS", "TEXT_BLOCK",
+           "attach_notes", "check_windows", "declared_warmup", "find_windows", "ingest_log",
+           "ingest_run", "input_checksum", "is_metrics", "iter_line_texts", "iter_raw",
+           "line_texts", "load_ingested", "raw_files", "read_raw", "read_rows", "save_ingest",
+           "sha256_file", "single_point_results", "warnings_of", "write_json", "write_points",
+           "write_rows", "write_settings"]
+
 
 def _a_result(run: Run, raw: RawFile) -> bool:
     """A result file (a known client's by its suffix, or one run.yaml's declared client

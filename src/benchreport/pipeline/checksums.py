@@ -7,6 +7,8 @@ from pathlib import Path
 from ..core.errors import ParseError, ProvenanceMismatch
 from ..core.files import sha256_file, write_text_atomic
 
+__all__ = ["NAME", "read", "record", "verify"]
+
 NAME = "SHA256SUMS"
 
 

@@ -71,7 +71,7 @@ from ..core.store import (
     partition,
     read_sql,
 )
-from .store import CURRENT, GENERATIONS, _copy, _q, _remove, store_locked
+from .store import CURRENT, GENERATIONS, copy_parquet, quoted, remove_path, store_locked
 
 __all__ = ["Compaction", "compact"]
 
@@ -157,14 +157,15 @@ def _write_set(store: Path, seen: Listing, folder: Path) -> None:
         for table in TABLES:
             parts = []
             if compacted_file(store, table).is_file():
-                parts.append(f"SELECT * FROM read_parquet({_q(compacted_file(store, table))}) "
+                parts.append(f"SELECT * FROM read_parquet({quoted(compacted_file(store, table))}) "
                              "WHERE run_id IN (SELECT run_id FROM old)")
             if seen.own and any((store / table).glob(f"run_id=*/{PARTITION_FILE}")):
                 parts.append(f"SELECT * FROM {read_sql(store, table)} "
                              "WHERE run_id IN (SELECT run_id FROM own)")
             if parts:
                 (folder / table).mkdir(parents=True)
-                _copy(con, " UNION ALL BY NAME ".join(parts), folder / table / PARTITION_FILE)
+                copy_parquet(con, " UNION ALL BY NAME ".join(parts),
+                                    folder / table / PARTITION_FILE)
     finally:
         con.close()
 
@@ -225,4 +226,4 @@ def _drop_old_sets(store: Path) -> None:
     keep = os.path.basename(os.readlink(link)) if link.is_symlink() else None
     for entry in list((store / SETS).glob("*")):
         if entry.name != keep:
-            _remove(entry)
+            remove_path(entry)

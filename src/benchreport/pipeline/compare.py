@@ -23,6 +23,8 @@ from . import staging
 from .kernels import Workers
 from .run import Interrupts, Steps, list_notebooks
 
+__all__ = ["CompareJob", "build_compare", "default_name"]
+
 
 @dataclass(frozen=True)
 class CompareJob:

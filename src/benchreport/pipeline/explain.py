@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 from ..core.errors import MissingInputError, ReportError
 from ..core.figures import Figure, load_registry
-from ..core.i18n import format_value
+from ..core.i18n import english, format_value
 from ..core.records import Run
+
+__all__ = ["Explainer", "as_json", "excerpts_of", "explain", "list_ids", "raw_lines", "registry_of"]
 
 
 def registry_of(run: Run) -> dict[str, Figure]:
@@ -40,7 +42,6 @@ class Explainer:
 
     def why(self, why: str) -> str:
         """What set a figure, in English words (core.provenance.reason)."""
-        from ..analyses.notebook import english
         from ..core.provenance import reason_words
 
         return reason_words(why, english(), "en", self.run.meta.assumed)

@@ -29,11 +29,11 @@ from ..core.runmeta import TODO, Load
 from ..ingest.clients.base import DECLARED_CLIENT, Point
 from ..ingest.points import (
     INPUT_TOLERANCE,
-    _load_order,
-    _series_parts,
+    load_order,
     point_load,
     sent_mean,
     series_of,
+    series_parts,
 )
 from . import checksums
 from .initfiles import (
@@ -131,7 +131,7 @@ def _series_keys(points: list[tuple[str, Point]]) -> dict[int, tuple]:
     for engine in {e for e, _ in points}:
         mine = [p for e, p in points if e == engine]
         series = {id(p): series_of(p, declared) for p in mine}
-        split = _series_parts([(s, "") for s in series.values()])
+        split = series_parts([(s, "") for s in series.values()])
         several = len({p.client for p in mine}) > 1
         for p in mine:
             out[id(p)] = tuple((k, series[id(p)].get(k)) for k in split) + (
@@ -622,7 +622,7 @@ def _engine_points(entries: list, declared) -> list[str]:
     for eng in sorted(per):
         loads = Counter(per[eng])
         shown = ", ".join(f"{k.id}×{n}" if n > 1 else k.id
-                          for k, n in sorted(loads.items(), key=lambda kv: _load_order(kv[0])))
+                          for k, n in sorted(loads.items(), key=lambda kv: load_order(kv[0])))
         series = sorted({e.variant for e in entries if e.engine == eng and e.variant})
         more = f"; series: {', '.join(series)}" if series else ""
         lines.append(f"{eng}: {len(per[eng])} points ({', '.join(sorted(clients[eng]))}): "

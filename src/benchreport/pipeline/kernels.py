@@ -31,6 +31,10 @@ from pathlib import Path
 from ..core.children import die_with_parent
 from ..core.errors import BuildError, ReportError
 
+__all__ = ["ENGINE", "Job", "KERNEL_EXIT_WAIT", "KERNEL_LOG", "Kernel", "RESET", "WARM_UP",
+           "Workers", "check_parameters", "ipc_kernel_manager", "notebook_error", "run_notebook",
+           "stable_cell_ids"]
+
 # Errors a notebook raises about the inputs (their one-line text is the message to show):
 # ReportError and its kinds, all but the build's own.
 _INPUT_ERRORS = {c.__name__ for c in (ReportError, *ReportError.__subclasses__())

@@ -18,6 +18,11 @@ from ..core.store import resolve_store
 from ..ingest.io import Run, load_run, write_json
 from . import checksums, staging, store
 from .kernels import Workers
+from .schedule import schedule
+
+__all__ = ["Interrupts", "NOTEBOOK_NAME", "SHOWN_WARNINGS", "Steps", "build", "collect_figures",
+           "list_notebooks", "notebook_parameters", "plan_notebooks", "run_notebooks",
+           "show_warnings", "step_keys"]
 
 NOTEBOOK_NAME = re.compile(r"\d\d-[a-z0-9-]+\.ipynb")
 
@@ -174,30 +179,30 @@ def notebook_parameters(src: Path, run: Run, data_root: Path, report_root: Path)
             "notebook": src.name}
 
 
-def plan_notebooks(middle: list[Path]) -> tuple[list[Path], list[Path]]:
-    """The topic notebooks split between the two kernels: the second gets the larger half,
-    since the first has run the ingest notebook meanwhile. Fixed by name order, never by
+def plan_notebooks(phase: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The notebooks of one phase split between the two kernels: the second gets the larger
+    half, since the first has run the phase before meanwhile. Fixed by name order, never by
     which kernel is free first, so every build executes the same notebooks in the same
     kernels in the same order."""
-    return middle[1::2], middle[0::2]
+    return phase[1::2], phase[0::2]
 
 
 def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root: Path,
                   steps: Steps, project: Path) -> None:
-    """The first notebook (ingest) runs alone; those between depend only on the ingest and
-    run two at a time; the last (claims) runs when they are done. Two worker processes hold
-    one kernel each; the second starts its kernel while the ingest runs."""
+    """The notebooks phase by phase (``schedule``: ingest, the analyses, the claim check): a
+    phase starts when the one before it is done, and the notebooks of one phase run two at
+    a time. Two worker processes hold one kernel each; the second starts its kernel while
+    the first phase runs. A notebook with no declared phase stops the build before any
+    runs."""
     def job(nb: Path) -> tuple:
         return (nb, run.paths.notebooks / nb.name,
                 notebook_parameters(nb, run, data_root, report_root))
 
-    head, middle, tail = notebooks[:1], notebooks[1:-1], notebooks[-1:] if len(notebooks) > 1 \
-        else []
-    first, second = plan_notebooks(middle)
-    phases = [[[job(nb) for nb in head]],
-              [[job(nb) for nb in first], [job(nb) for nb in second]],
-              [[job(nb) for nb in tail]]]
-    with Workers(2 if middle else 1, project) as workers:
+    groups = [group for _, group in schedule(notebooks)]
+    # a phase of one notebook runs in the first kernel, the one that ran the phase before
+    phases = [[[job(nb) for nb in half] for half in
+               (plan_notebooks(group) if len(group) > 1 else (group,))] for group in groups]
+    with Workers(2 if any(len(group) > 1 for group in groups) else 1, project) as workers:
         for plan in phases:
             workers.run(plan, lambda name: steps.note(f"notebook {name}"),
                         lambda name, seconds: steps.note(f"notebook {name}", seconds))
@@ -257,6 +262,7 @@ def build(run_id: str, *, data_root: Path | str = "data", report_root: Path | st
     steps_out = out or (lambda line: print(line, file=sys.stderr, flush=True))
     with Interrupts() as interrupts, staging.lock(run.paths.report, steps_out):
         notebooks = list_notebooks(project / "notebooks")
+        schedule(notebooks)           # a notebook with no declared phase: before any step
         steps = Steps(total=len(notebooks) + 4, out=steps_out, interrupts=interrupts)
         steps.run("verify inputs against SHA256SUMS", lambda: checksums.verify(
             run.paths.data, run.paths.rel(run.paths.data), run.id))

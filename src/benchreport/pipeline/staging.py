@@ -21,6 +21,8 @@ from pathlib import Path
 from ..core.errors import BuildError, ReportError
 from ..core.paths import shown
 
+__all__ = ["STAGING", "failed_dir", "full_disk_is_one_line", "lock", "stage", "swap"]
+
 STAGING = ".staging"
 
 

@@ -76,6 +76,11 @@ from ..core.store import (
 from ..core.tables import POINT_TYPES, connect
 from ..core.verdicts import INVALID
 
+__all__ = ["CURRENT", "EVENT_KINDS", "GENERATIONS", "INCOMING", "INPUT_TYPES", "LINK_ORDER", "LOCK",
+           "POINT_EXTRA_TYPES", "REQUEST_TYPES", "RUN_TYPES", "SETTING_TYPES", "STORE_LOCK",
+           "copy_parquet", "export_needed", "export_run", "point_extras", "quoted",
+           "remove_leftovers", "remove_path", "run_row", "store_locked"]
+
 EVENT_KINDS = ("memory_event", "jit_event", "retraction", "traceback")
 INCOMING = ".incoming"
 GENERATIONS = ".generations"
@@ -86,7 +91,9 @@ STORE_LOCK = ".lock"
 LINK_ORDER = tuple(sorted(TABLES, key=lambda t: t == "runs"))
 
 
-def _copy(con, sql: str, path: Path, params: list | None = None) -> None:
+def copy_parquet(con, sql: str, path: Path, params: list | None = None) -> None:
+    """Write the rows of ``sql`` to ``path`` as a store's parquet file (with the store's
+    version in its metadata); a full disk is an OSError."""
     import duckdb
 
     target = path.as_posix().replace("'", "''")
@@ -112,7 +119,8 @@ def _os_error(exc: Exception, path: Path) -> OSError:
     return OSError(code, detail.get("exception_message") or text.splitlines()[0])
 
 
-def _q(path: Path) -> str:
+def quoted(path: Path) -> str:
+    """``path`` as a quoted SQL string literal."""
     return "'" + path.as_posix().replace("'", "''") + "'"
 
 
@@ -121,7 +129,7 @@ def _engines(run: Run, tables: Path, con) -> list[dict[str, str]]:
     versions = tables / "records_version.parquet"
     if versions.is_file():
         for engine, version in con.execute(
-                f"SELECT engine, min(version) FROM {_q(versions)} "
+                f"SELECT engine, min(version) FROM {quoted(versions)} "
                 "WHERE version IS NOT NULL GROUP BY 1").fetchall():
             logged[engine] = version
     return [{"id": e.id, "name": e.name, "version": e.version or None,
@@ -133,13 +141,13 @@ def run_row(run: Run, con) -> dict[str, Any]:
     """The run's one row of the ``runs`` table."""
     tables = run.paths.tables
     meta = redact_value(run.meta)          # run.yaml's text as the report shows it
-    inputs = con.execute(f"SELECT path, sha256 FROM {_q(tables / 'inputs.parquet')} "
+    inputs = con.execute(f"SELECT path, sha256 FROM {quoted(tables / 'inputs.parquet')} "
                          "ORDER BY path").fetchall()
     digest = hashlib.sha256("".join(f"{p} {h}\n" for p, h in inputs).encode()).hexdigest()
     clients: list[str] = []
     if (tables / "points.parquet").is_file():
         clients = [c for (c,) in con.execute(
-            f"SELECT DISTINCT client FROM {_q(tables / 'points.parquet')} "
+            f"SELECT DISTINCT client FROM {quoted(tables / 'points.parquet')} "
             "WHERE client IS NOT NULL ORDER BY 1").fetchall()]
     hw, model = meta.hardware, meta.model
     return {
@@ -176,7 +184,7 @@ def _write_runs(con, row: dict[str, Any], path: Path) -> None:
     con.execute(f"CREATE OR REPLACE TEMP TABLE run_row ({cols})")
     con.execute(f"INSERT INTO run_row VALUES ({', '.join('?' for _ in RUN_TYPES)})",
                 [row[n] for n in RUN_TYPES])
-    _copy(con, "SELECT * FROM run_row", path)
+    copy_parquet(con, "SELECT * FROM run_row", path)
 
 
 def _write_figures(con, figures_json: Path, path: Path) -> None:
@@ -198,11 +206,12 @@ def _write_figures(con, figures_json: Path, path: Path) -> None:
     frame = pd.DataFrame(rows, columns=["id", "family", "value", "value_text", "unit",
                                         "method", "notebook", "inputs_sha256", "sources"])
     con.register("figure_rows", frame.astype(object).where(frame.notna(), None))
-    _copy(con, "SELECT id::VARCHAR AS id, family::VARCHAR AS family, value::DOUBLE AS value, "
-               "value_text::VARCHAR AS value_text, unit::VARCHAR AS unit, "
-               "method::VARCHAR AS method, notebook::VARCHAR AS notebook, "
-               "inputs_sha256::VARCHAR[] AS inputs_sha256, sources::JSON AS sources "
-               "FROM figure_rows ORDER BY id", path)
+    copy_parquet(con, "SELECT id::VARCHAR AS id, family::VARCHAR AS family, "
+                      "value::DOUBLE AS value, "
+                      "value_text::VARCHAR AS value_text, unit::VARCHAR AS unit, "
+                      "method::VARCHAR AS method, notebook::VARCHAR AS notebook, "
+                      "inputs_sha256::VARCHAR[] AS inputs_sha256, sources::JSON AS sources "
+                      "FROM figure_rows ORDER BY id", path)
 
 
 def _write_events(con, tables: Path, path: Path) -> None:
@@ -211,26 +220,27 @@ def _write_events(con, tables: Path, path: Path) -> None:
         table = tables / f"records_{kind}.parquet"
         if table.is_file():
             cols = {c for (c,) in con.execute(
-                f"SELECT column_name FROM (DESCRIBE SELECT * FROM {_q(table)})").fetchall()}
+                f"SELECT column_name FROM (DESCRIBE SELECT * FROM {quoted(table)})").fetchall()}
             event = "event::VARCHAR" if "event" in cols else \
                 ("phase::VARCHAR" if "phase" in cols else "NULL::VARCHAR")
             parts.append(f"SELECT engine, file, line::BIGINT AS line, ts, '{kind}' AS kind, "
-                         f"{event} AS event, sha256 FROM {_q(table)}")
+                         f"{event} AS event, sha256 FROM {quoted(table)}")
     windows = tables / "windows.parquet"
     if not parts or not windows.is_file():
-        _copy(con, "SELECT NULL::VARCHAR AS engine, NULL::VARCHAR AS workload, "
-                   "NULL::VARCHAR AS kind, NULL::VARCHAR AS event, NULL::VARCHAR AS ts, "
-                   "NULL::VARCHAR AS file, NULL::VARCHAR AS sha256, NULL::BIGINT AS line, "
-                   "NULL::VARCHAR AS text WHERE false", path)
+        copy_parquet(con, "SELECT NULL::VARCHAR AS engine, NULL::VARCHAR AS workload, "
+                          "NULL::VARCHAR AS kind, NULL::VARCHAR AS event, NULL::VARCHAR AS ts, "
+                          "NULL::VARCHAR AS file, NULL::VARCHAR AS sha256, NULL::BIGINT AS line, "
+                          "NULL::VARCHAR AS text WHERE false", path)
         return
     excerpts = tables / "excerpts.parquet"
-    text = f"LEFT JOIN {_q(excerpts)} x ON x.file = r.file AND x.line = r.line" \
+    text = f"LEFT JOIN {quoted(excerpts)} x ON x.file = r.file AND x.line = r.line" \
         if excerpts.is_file() else ""
-    _copy(con, f"SELECT r.engine, w.workload, r.kind, r.event, r.ts, r.file, r.sha256, "
-               f"r.line, {'x.text' if text else 'NULL::VARCHAR'} AS text "
-               f"FROM ({' UNION ALL '.join(parts)}) r "
-               f"JOIN {_q(windows)} w ON w.engine = r.engine AND r.ts BETWEEN w.start AND w.end "
-               f"{text} ORDER BY r.engine, w.workload, r.file, r.line", path)
+    copy_parquet(con, f"SELECT r.engine, w.workload, r.kind, r.event, r.ts, r.file, r.sha256, "
+                      f"r.line, {'x.text' if text else 'NULL::VARCHAR'} AS text "
+                      f"FROM ({' UNION ALL '.join(parts)}) r "
+                      f"JOIN {quoted(windows)} w ON w.engine = r.engine "
+                      f"AND r.ts BETWEEN w.start AND w.end "
+                      f"{text} ORDER BY r.engine, w.workload, r.file, r.line", path)
 
 
 def _write_table(con, source: Path, path: Path, types: dict[str, str]) -> None:
@@ -238,13 +248,13 @@ def _write_table(con, source: Path, path: Path, types: dict[str, str]) -> None:
     rows, same columns), so all partitions of a table share one schema."""
     if source.is_file():
         have = {c for (c,) in con.execute(
-            f"SELECT column_name FROM (DESCRIBE SELECT * FROM {_q(source)})").fetchall()}
+            f"SELECT column_name FROM (DESCRIBE SELECT * FROM {quoted(source)})").fetchall()}
         cols = ", ".join(f'CAST("{n}" AS {t}) AS "{n}"' if n in have else
                          f'NULL::{t} AS "{n}"' for n, t in types.items())
-        _copy(con, f"SELECT {cols} FROM {_q(source)}", path)
+        copy_parquet(con, f"SELECT {cols} FROM {quoted(source)}", path)
     else:
         cols = ", ".join(f'NULL::{t} AS "{n}"' for n, t in types.items())
-        _copy(con, f"SELECT {cols} WHERE false", path)
+        copy_parquet(con, f"SELECT {cols} WHERE false", path)
 
 
 # columns the store adds to a run's points table (core.store documents them)
@@ -292,14 +302,14 @@ def _write_points(con, source: Path, figures_json: Path, path: Path) -> None:
     staged = path.with_name("points.base.parquet")
     _write_table(con, source, staged, POINT_TYPES)
     points = [dict(zip(POINT_TYPES, row, strict=True)) for row in con.execute(
-        f"SELECT * FROM {_q(staged)}").fetchall()]
+        f"SELECT * FROM {quoted(staged)}").fetchall()]
     validity = _validity(figures_json)
     frame = pd.DataFrame([point_extras(p, validity) for p in points],
                          columns=["point", *POINT_EXTRA_TYPES])
     con.register("point_extras", frame.astype(object).where(frame.notna(), None))
     extra = ", ".join(f'CAST(e."{n}" AS {t}) AS "{n}"' for n, t in POINT_EXTRA_TYPES.items())
-    _copy(con, f"SELECT p.*, {extra} FROM {_q(staged)} p LEFT JOIN point_extras e "
-               "USING (point) ORDER BY p.point", path)
+    copy_parquet(con, f"SELECT p.*, {extra} FROM {quoted(staged)} p LEFT JOIN point_extras e "
+                      "USING (point) ORDER BY p.point", path)
     staged.unlink()
 
 
@@ -343,7 +353,7 @@ def export_run(run: Run, store: Path | None = None) -> Path:
             _adopt(store, run.id, scratch)
             _switch(store, run.id, _keep(store, run.id, scratch / "tables"), scratch)
         finally:
-            _remove(scratch)
+            remove_path(scratch)
             _sweep_generations(store, run.id)
     return store
 
@@ -517,7 +527,7 @@ def _sweep_incoming(store: Path, run_id: str) -> None:
         if not pid.isdigit() or (at and host != _host()):
             continue
         if not _alive(int(pid)) or (int(pid) == os.getpid() and (run if at else name) == run_id):
-            _remove(entry)
+            remove_path(entry)
 
 
 def _sweep_generations(store: Path, run_id: str) -> None:
@@ -527,7 +537,7 @@ def _sweep_generations(store: Path, run_id: str) -> None:
     keep = {CURRENT, LOCK, os.readlink(current) if current.is_symlink() else None}
     for entry in list(folder.glob("*")):
         if entry.name not in keep:
-            _remove(entry)
+            remove_path(entry)
 
 
 def _alive(pid: int) -> bool:
@@ -540,7 +550,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _remove(path: Path) -> None:
+def remove_path(path: Path) -> None:
+    """Remove a file, link or folder, whichever ``path`` is; gone already is fine."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:

@@ -33,6 +33,9 @@ from .captions import alt_text, caption
 from .codemarks import split_code
 from .narrative import Article
 
+__all__ = ["DESCRIPTION_CHARS", "Post", "description", "front_matter", "markdown", "plain",
+           "write_blog"]
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
 

@@ -1,5 +1,10 @@
-"""Charts for the article: SVG, labels per language, text drawn as paths (Hangul included,
-no font needed to view), one colour per engine everywhere, same bytes for the same data."""
+"""Charts for the article: SVG, labels per language, one colour per engine everywhere, same
+bytes for the same data. Labels are SVG text, not paths (smaller pages, selectable text,
+quicker layout), set in the fonts the page inlines (``publish.fonts``: NanumGothic as
+``FAMILY``, Hangul included, with DejaVu Sans as ``FALLBACK``), the same file matplotlib
+measured them with; an SVG shown outside the page (``benchreport history --chart``) is
+drawn in whatever fonts the viewer has. Each chart also carries a PNG (``Chart.png``),
+whose text is drawn in pixels."""
 
 from __future__ import annotations
 
@@ -17,6 +22,14 @@ from ..core.records import Ingested, Run
 from ..core.verdicts import CANNOT_TELL, CLIENT_TIMES, NOT_MEASURED
 from .fonts import FALLBACK, FAMILY, font_path
 from .narrative_base import SECONDS_FROM_MS
+
+__all__ = ["ACHIEVED_OFF", "CHANGE_COLOUR", "Chart", "GANTT_COLOURS", "GREY", "HATCHES", "LOG_SPAN",
+           "MARKS", "MAX_PANELS", "MAX_RUN_TICKS", "MIN_REPEATS_FOR_BARS", "OVERLAY_PANELS",
+           "PANELS", "PNG_DPI", "TAIL_PERCENTILE", "acceptance_chart", "chunk_chart",
+           "curve_charts", "decode_chart", "durations_chart", "gantt_chart", "gantt_order",
+           "history_chart", "interval_start", "latency_chart", "overlapping_labels",
+           "overlay_chart", "overlay_charts", "palette", "pareto_charts", "run_colours",
+           "seconds_from", "server_chart", "state_charts"]
 
 
 def _mpl():

@@ -29,9 +29,12 @@ from ..core.verdicts import (
     TIE_IN_NOISE,
 )
 from .charts import OVERLAY_PANELS
-from .narrative import Article, Cell, _derivations
+from .narrative import Article, Cell, derivations
 from .narrative_base import Writer
 from .sections import Section, Table
+
+__all__ = ["VERDICT_COUNTS", "build_compare_article", "changes_section", "curves_section",
+           "points_section", "render_compare", "trends_section"]
 
 VERDICT_COUNTS = (("improved", IMPROVED), ("regressed", REGRESSED),
                   ("within_noise", TIE_IN_NOISE), ("no_interval", NO_INTERVAL),
@@ -298,7 +301,7 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
         inputs=[Cell(p, Markup(escape(h))) for p, h in rec["inputs"]],
         packages=[Cell(n, Markup(escape(v))) for n, v in packages],
         sections=sections, charts={s.id: s.charts for s in sections if s.charts},
-        derivations=_derivations(w, excerpts or {}),
+        derivations=derivations(w, excerpts or {}),
         notebooks=sorted(p.with_suffix(".html").name
                          for p in paths.notebooks.glob("*.ipynb")),
     )
@@ -308,12 +311,12 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
                    project: Path) -> list[Path]:
     """Write report.<lang>.html and .pdf of the comparison, and its notebook pages."""
     from .render import (
-        _pdf_job,
-        _pdf_workers,
         code_version,
         locked_packages,
         make_env,
         notebook_pages,
+        pdf_job,
+        pdf_workers,
         render_html,
     )
 
@@ -324,14 +327,14 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
     written = []
 
     notebook_pages(paths.notebooks)
-    with _pdf_workers() as (pool, warm):        # one PDF per language, side by side
+    with pdf_workers() as (pool, warm):        # one PDF per language, side by side
         pdfs = []
         for lang in LANGS:
             t = load_catalogue(project / "templates" / "labels", lang)
             article = build_compare_article(paths, registry, lang, t, rec, packages)
             html = render_html(env, article)
             write_text_atomic(paths.html(lang), html)
-            pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+            pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
                                                paths.pdf(lang), epoch)))
             written += [paths.html(lang), paths.pdf(lang)]
         for future in warm + pdfs:

@@ -324,7 +324,7 @@ def _with_provenance(w: Writer, fig: Figure) -> str | Markup:
                     why=w.why_text(fig.provenance_why))
 
 
-def _derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
+def derivations(w: Writer, excerpts: dict[tuple[str, int], str]) -> list[Derivation]:
     """Entries for the numbers the article shows and everything they rest on, in registry
     order. (Every figure, shown or not, is in derived/figures.json and `benchreport
     explain`.)"""
@@ -513,7 +513,7 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         packages=[Cell(n, Markup(escape(v))) for n, v in given.packages],
         finding=found, settings=settings, sections=sections,
         # last: the entries cover what the text above cited
-        derivations=_derivations(w, given.excerpts),
+        derivations=derivations(w, given.excerpts),
         charts=given.charts, notebooks=given.notebooks, ingest_notes=given.ingest_notes,
         **_run_fields(w))
 

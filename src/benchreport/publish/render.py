@@ -21,6 +21,11 @@ from .codemarks import map_text, mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, Given, build_article
 
+__all__ = ["FONT_SLOT", "KEEP_LONGEST", "PDF_WORKERS", "blog_post", "code_version", "excerpts",
+           "input_checksums", "keep_words", "locked_packages", "make_env", "notebook_names",
+           "notebook_pages", "pdf_job", "pdf_workers", "render_html", "render_pdf", "render_report",
+           "run_epoch"]
+
 FONT_SLOT = "/*@font-face@*/"
 
 
@@ -249,7 +254,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
     # run.yaml's text as the report shows it: redacted, and its names shortened
     run = dataclasses.replace(run, meta=display_meta(redact_value(run.meta)))
     templates = project / "templates"
-    with _pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
+    with pdf_workers() if pdf else contextlib.nullcontext((None, [])) as (pool, warm):
         # The workers import WeasyPrint while this process draws charts and writes HTML;
         # each language's PDF starts as soon as its HTML exists.
         env = make_env(templates)
@@ -290,7 +295,7 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                 windows=ing.windows + ing.point_windows if ing else []))
             html = render_html(env, article)
             if pdf:
-                pdfs.append(pool.submit(_pdf_job, (render_html(env, article, "print"),
+                pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
                                                    run.paths.pdf(lang), run_epoch(run))))
                 written.append(run.paths.pdf(lang))
             written += write_blog(run.paths.report / "blog", article, charts, html,
@@ -307,7 +312,7 @@ PDF_WORKERS = 2
 
 
 @contextlib.contextmanager
-def _pdf_workers():
+def pdf_workers():
     """Worker processes for the PDFs. They ignore Ctrl-C, which the main process handles:
     when it stops the render (Ctrl-C or an error), it ends them at once rather than wait
     for a PDF nobody will keep, and no worker prints a traceback of its own."""
@@ -353,7 +358,7 @@ def _warm_up() -> None:
     import weasyprint  # noqa: F401
 
 
-def _pdf_job(job: tuple) -> None:
+def pdf_job(job: tuple) -> None:
     html, path, epoch = job
     render_pdf(html, path, epoch)
 

@@ -63,7 +63,8 @@ class Section:
     charts: list[Markup] = field(default_factory=list)
 
 
-def _cell(w: Writer, fid: str) -> Markup:
+def figure_cell(w: Writer, fid: str) -> Markup:
+    """A table cell: the figure as the page shows it, or a dash where there is none."""
     return w.fig(fid).html if w.has(fid) else Markup("–")
 
 
@@ -476,7 +477,7 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                                                 w.fig(stat("max")).html)
             rows.append([Markup(escape(metric_name(w, metric, _definition_of(w, stat("mean"))))),
                          _engine_cell(w, workload, e, stat("mean"))]
-                        + [_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
+                        + [figure_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
                          w.t["table.median"], "p90", "p99", w.t["table.spread"]], rows=rows,
@@ -620,9 +621,9 @@ def decode_section(w: Writer) -> Section | None:
                     t["decode.nosteady"], engine=w.name(e.id), label=wl.label, why=why))
                 continue
             rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                        + [_cell(w, base(k)) for k in ("min", "max", "mean", "median",
-                                                             "per_request", "ms_per_token",
-                                                             "records")])
+                        + [figure_cell(w, base(k)) for k in ("min", "max", "mean", "median",
+                                                                   "per_request", "ms_per_token",
+                                                                   "records")])
     paras = [sentence(t["decode.intro"])]
     paras += [p for e in w.run.meta.engines if (p := _mean_basis(w, e.id)) is not None]
     fell: list[tuple[str, dict, str]] = []
@@ -668,8 +669,8 @@ def prefill_section(w: Writer) -> Section | None:
             base = partial(ids.prefill, wl.id, e.id)
             if w.has(base("mean")):       # one interval: no min or max, its value only
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name))]
-                            + [_cell(w, base(k)) for k in ("intervals", "min", "max",
-                                                           "mean")])
+                            + [figure_cell(w, base(k)) for k in ("intervals", "min", "max",
+                                                                 "mean")])
     means = [ids.prefill(wl.id, e.id, "mean") for wl in w.run.meta.workloads
              for e in w.run.meta.engines if w.has(ids.prefill(wl.id, e.id, "mean"))]
     if means and w.provenance(*means) == ASSUMED:    # one assumed curve for every engine
@@ -746,7 +747,8 @@ def spec_section(w: Writer) -> Section | None:
             base = partial(ids.spec, wl.id, e.id)
             if w.has(base("accept_len")):
                 rows.append([Markup(escape(wl.label)), Markup(escape(e.name)),
-                             _cell(w, base("accept_len")), _cell(w, base("acceptance_pct"))])
+                             figure_cell(w, base("accept_len")),
+                             figure_cell(w, base("acceptance_pct"))])
     if not rows:
         return None
     paras += _per_position(w)
@@ -776,8 +778,8 @@ def _point_log_row(w: Writer, pid: str) -> list[Markup]:
     return [Markup(escape(w.run.meta.workload(ctx["workload"]).label)),
             Markup(escape(str(ctx.get("load") or ""))),
             Markup(escape(w.run.meta.engine(ctx["engine"]).name)),
-            _cell(w, ids.point(pid, "output_throughput")),
-            *(_cell(w, ids.point(pid, n)) for n in POINT_LOG),
+            figure_cell(w, ids.point(pid, "output_throughput")),
+            *(figure_cell(w, ids.point(pid, n)) for n in POINT_LOG),
             Markup(escape(w.t[f"cache.basis_{basis}"])) if basis else Markup("")]
 
 
@@ -1212,9 +1214,10 @@ def points_section(w: Writer) -> Section | None:
                     check, f"({t['validity.verdict.' + str(w.registry[check].value)]})")
             rows.append([Markup(escape(w.engine_name(ctx["engine"]))), load,
                          repeat, Markup(escape(client_name(w, ctx["client"], marked=False))),
-                         _cell(w, fid("completed")), _cell(w, fid("failed")),
-                         _cell(w, fid("request_throughput")), _cell(w, fid("output_throughput"))]
-                        + [_cell(w, fid(name)) for name, _ in POINT_STATS])
+                         figure_cell(w, fid("completed")), figure_cell(w, fid("failed")),
+                         figure_cell(w, fid("request_throughput")),
+                         figure_cell(w, fid("output_throughput"))]
+                        + [figure_cell(w, fid(name)) for name, _ in POINT_STATS])
         if not rows:
             continue
         tables.append(Table(

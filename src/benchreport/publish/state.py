@@ -19,7 +19,7 @@ from ..core.i18n import sentence
 from ..core.provenance import ASSUMED, MEASURED
 from ..core.provenance import origins as provenance_origins
 from .narrative_base import Writer
-from .sections import Section, Table, _cell
+from .sections import Section, Table, figure_cell
 
 # a hit rate at or above this share of prompt tokens reads as "most" of them
 MOST_PCT = 50.0
@@ -40,10 +40,10 @@ def _row(w: Writer, wl, e) -> list[Markup] | None:
         return None
     basis = w.registry[cells[0]].context.get("basis") if w.has(cells[0]) else None
     count = _count_id(w, wl.id, e.id)
-    return [Markup(escape(wl.label)), Markup(escape(e.name)), _cell(w, cells[0]),
+    return [Markup(escape(wl.label)), Markup(escape(e.name)), figure_cell(w, cells[0]),
             Markup(escape(w.t[f"cache.basis_{basis}"])) if basis else Markup(""),
-            *(_cell(w, c) for c in cells[1:]),
-            _cell(w, count) if count else Markup("–")]
+            *(figure_cell(w, c) for c in cells[1:]),
+            figure_cell(w, count) if count else Markup("–")]
 
 
 def hit_key(w: Writer, fid: str) -> str:

@@ -20,17 +20,13 @@ from ..core.verdicts import (
     NOT_EVALUABLE,
 )
 from .narrative_base import Writer
-from .sections import Section, Table
+from .sections import Section, Table, figure_cell
 
 COLUMNS = ("fixed_ms", "ns_per_kv_token", "generator_fixed_ms", "generator_ns_per_kv_token",
            "bound_weights_ms", "bound_ns_per_kv_token")
 HEADERS = ("col_fixed", "col_per_kv", "col_generator_fixed", "col_generator_per_kv",
            "col_bound_fixed", "col_bound_per_kv")
 GENERATOR = ("generator_fixed_ms", "generator_ns_per_kv_token")
-
-
-def _cell(w: Writer, fid: str) -> Markup:
-    return w.fig(fid).html if w.has(fid) else Markup("–")
 
 
 # the sentence the whole fitted line against the whole bound picks (else the fixed part's)
@@ -167,7 +163,7 @@ def stepmodel_section(w: Writer) -> Section | None:
     rows, notes = [], []
     for e in engines:
         rows.append([Markup(escape(e.name))]
-                    + [_cell(w, ids.step_model(e.id, c)) for c in columns])
+                    + [figure_cell(w, ids.step_model(e.id, c)) for c in columns])
         notes += _not_evaluable(w, e.id)
         verdict = _verdict(w, e.id)
         if verdict is not None:

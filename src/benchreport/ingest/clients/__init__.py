@@ -1,8 +1,12 @@
 """Benchmark-client result files of every common client, read into one shape (`base.Point`).
 
-`read_points(path, shown)` decodes a file once (JSON, JSON Lines or CSV), asks each client
-module in `MODULES` whether it recognises the content (`sniff`), and lets the first that does
-`parse` it. The file name is never needed to recognise a format; it only helps messages.
+`read_points(data, shown)` takes a file's bytes and the path to name in messages, decodes
+them once (`decode`: a `Doc` of kind json, jsonl, csv or text), asks each client module in
+`MODULES` whether it recognises the content (`sniff`), and lets the first that does `parse`
+it; what no client measured is then blanked in every point (`honest`). The file name is
+never needed to recognise a format; it only helps messages. `read_declared(data, shown,
+entry)` reads a file that an entry of run.yaml's ``client:`` maps (`declared.parse`), with
+no sniffing.
 
 A client module provides::
 
@@ -21,6 +25,9 @@ from ...core.files import looks_binary
 from ...core.jsontext import deepest, loads, too_deep
 from . import plausible
 from .base import CLIENTS, UNSTATED, Doc, Point  # noqa: F401 (re-exported)
+
+__all__ = ["CLIENTS", "Doc", "MODULES", "Point", "UNSTATED", "decode", "honest", "read_declared",
+           "read_points", "sniff", "text_before"]
 
 # Order matters only where two formats could both match; the more specific goes first.
 MODULES = ("offline", "vllm", "sglang", "guidellm", "aiperf", "genai_bench", "llmperf")
