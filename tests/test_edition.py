@@ -180,3 +180,9 @@ def test_rows_merge_only_where_everything_after_the_first_cell_reads_the_same():
     merged = merge_same_rows(rows)
     assert [str(r[0]) for r in merged] == ["a<br>c", "b"]
     assert str(merged[0][1]) == '<a href="#x">warn</a>'
+
+
+def test_claim_values_carry_their_units(reference_build):
+    section = _section(_page(reference_build, "ko"), "claims")
+    cells = [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", section, re.S)]
+    assert "SGLang 150.8초, vLLM 100.5초" in cells and "3.29배" in cells

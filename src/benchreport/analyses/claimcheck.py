@@ -649,7 +649,7 @@ def claim_check(run: Run) -> ClaimCheck:
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
-         "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
+         "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],

@@ -83,15 +83,28 @@ def key_label(w: Writer, key: str) -> str:
     return w.t.get("claimkey." + key, key.replace("_", " "))
 
 
-def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None) -> Markup:
+def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None,
+               unit: str | None = None) -> Markup:
     """A published or recomputed value: labels for keys, numbers grouped, figure values
     linked and in their units. ``like``: the published value a recomputed one is set
     against; its numbers' precision is the recomputed numbers' too (332.46 reads 332
-    against a published 335)."""
+    against a published 335). ``unit``: the claim's unit (claims.yaml), given to a plain
+    number or to each engine's number; a mapping of other keys keeps its numbers bare,
+    since its entries need not share the unit."""
     if value is None:
         return Markup("–")
     if key is not None and key in w.registry:
         return w.fig(key).html
+    if isinstance(value, dict) and unit and all(
+            str(k) in {e.id for e in w.run.meta.engines} for k in value):
+        likes = like if isinstance(like, dict) else {}
+        return Markup(", ").join(
+            Markup("{} {}").format(w.engine_name(str(k)),
+                                   value_text(w, v, None, likes.get(k), unit))
+            for k, v in value.items())
+    if isinstance(value, int | float) and not isinstance(value, bool) and unit:
+        places = decimals_of(like if like is not None else value)
+        return Markup(escape(format_value(value, unit, w.lang, places)))
     if isinstance(value, dict):
         labels = {str(k): key_label(w, str(k)) for k in value}
         settings = {_setting_key(w, k) for k in labels}

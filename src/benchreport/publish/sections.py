@@ -1029,8 +1029,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                       strict=True)]
         claim = Markup('{}<br><span class="aside">{}</span>').format(
             c["text"][lang], t["claims.articles_sep"].join(titles))
-        rows.append([claim, value_text(w, c["published"]),
-                     value_text(w, c["recomputed"], like=c["published"]),
+        rows.append([claim, value_text(w, c["published"], unit=c.get("unit")),
+                     value_text(w, c["recomputed"], like=c["published"], unit=c.get("unit")),
                      verdict, reason])
     cited = [named[k] for k in dict.fromkeys(k for c in claims for k in c["source"])
              if k in named]
