@@ -104,6 +104,7 @@ _NOT_IDS = {
     ("blog.py", "first[:DESCRIPTION_CHARS].rsplit(' ', 1)"),   # a sentence cut at a word
     ("citations.py", "src.url.startswith(('http://', 'https://'))"),  # an address, or not
     ("narrative.py", "text.endswith('.')"),         # a paragraph's full stop
+    ("blog.py", "m[1].startswith('<code')"),        # a link's text already set as code
 }
 # files exempt as a whole: codemarks walks a page's text (tags and text, for code marking
 # and word wrapping) and reads it for flags, paths and identifiers by their shape; it takes
