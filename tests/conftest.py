@@ -48,27 +48,88 @@ def copy_run(workspace: Path, name: str, as_id: str | None = None) -> Path:
     return dst
 
 
-@pytest.fixture(scope="session")
-def mini_build(tmp_path_factory):
-    """The hand-made 'mini' run built once per test session: (the Run, the step lines)."""
+def builds_a_report(fixture_function):
+    """Say that a fixture builds a whole report (notebooks and render). A test that uses
+    one, itself or through another fixture, is marked ``slow`` (see below); a test that
+    builds in its own body carries ``@pytest.mark.slow``."""
+    fixture_function.builds_a_report = True
+    return fixture_function
+
+
+def _uses_a_build(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(getattr(d.func, "builds_a_report", False)
+               for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
+
+
+def pytest_collection_modifyitems(config, items):
+    """The end-to-end tests (they build whole reports: a notebook kernel each, charts,
+    fonts, maybe PDFs) are marked ``slow``; `make test-fast` runs the rest:
+    ``pytest -m "not slow"``."""
+    for item in items:
+        if _uses_a_build(item):
+            item.add_marker(pytest.mark.slow)
+
+
+def _build(workspace: Path, run_id: str, *, pdf: bool, out) -> object:
     from benchreport.pipeline.run import build
 
+    return build(run_id, data_root=workspace / "data", report_root=workspace / "report",
+                 project=ROOT, out=out, pdf=pdf)
+
+
+def _add_pdfs(run) -> list[str]:
+    """Build ``run`` again where it was built, with PDFs: its keys are unchanged, so the
+    notebooks are skipped and only the render step runs (pages and PDFs). The folder then
+    holds what a full build with PDFs writes, as the byte-identity test of the mini run
+    checks."""
+    lines: list[str] = []
+    _build(run.paths.data.parent.parent, run.id, pdf=True, out=lines.append)
+    assert "notebooks and figures: inputs unchanged, skipped" in lines, lines
+    return lines
+
+
+# The session's builds are shared by every test that reads them: treat them as read-only
+# (copy the folder first to change anything). They are built without PDFs; a test that reads
+# a PDF asks for the *_pdf_build fixture, which adds them to the same folder once.
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def mini_build(tmp_path_factory):
+    """The hand-made 'mini' run built once per test session, without PDFs: (the Run, the
+    step lines). The folder may hold the PDFs too, once a test has asked for mini_pdf_build."""
     workspace = tmp_path_factory.mktemp("mini")
     (workspace / "data").mkdir()
     (workspace / "report").mkdir()
     copy_run(workspace, "mini")
     lines: list[str] = []
-    run = build("mini", data_root=workspace / "data", report_root=workspace / "report",
-                project=ROOT, out=lines.append)
+    run = _build(workspace, "mini", pdf=False, out=lines.append)
     return run, lines
 
 
 @pytest.fixture(scope="session")
-def reference_build(tmp_path_factory):
-    """The reference run built once per test session, into a temp folder (returns the Run)."""
-    from benchreport.pipeline.run import build
+def mini_pdf_build(mini_build):
+    """mini_build with its PDFs added (one render step): (the Run, the full build's lines)."""
+    run, lines = mini_build
+    _add_pdfs(run)
+    return run, lines
 
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def reference_build(tmp_path_factory):
+    """The reference run built once per test session, into a temp folder, without PDFs
+    (returns the Run). The folder may hold the PDFs too, once a test has asked for
+    reference_pdf_build."""
     out = tmp_path_factory.mktemp("ref")
     shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")
-    return build("2024-b300", data_root=out / "data", report_root=out / "report",
-                 project=ROOT, out=lambda line: None)
+    return _build(out, "2024-b300", pdf=False, out=lambda line: None)
+
+
+@pytest.fixture(scope="session")
+def reference_pdf_build(reference_build):
+    """reference_build with its PDFs added (one render step; returns the Run)."""
+    _add_pdfs(reference_build)
+    return reference_build

@@ -308,7 +308,8 @@ def test_one_context_length_has_no_degradation_or_crossover(tmp_path):
     assert crossover_figures(run, phases) == []
 
 
-def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path):
+def test_reference_pdfs_render_and_hold_headings_and_figures(reference, reference_pdf_build,
+                                                               tmp_path):
     """Open the four published files as a reader would: PDF pages render to PNG, and the
     text layer holds the headings and the headline figures in each language."""
     import pypdfium2 as pdfium

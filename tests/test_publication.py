@@ -85,26 +85,26 @@ def pages(reference_build):
 
 
 @pytest.fixture(scope="module")
-def pdf_lines(reference_build):
+def pdf_lines(reference_pdf_build):
     """Each PDF's pages as lists of text lines (pdfium's text layer)."""
     import pypdfium2 as pdfium
 
     out = {}
     for lang in ("ko", "en"):
-        pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+        pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
         out[lang] = [pdf[i].get_textpage().get_text_range().split("\r\n")
                      for i in range(len(pdf))]
     return out
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
-def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_build, tmp_path,
-                                                                  lang):
+def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_pdf_build,
+                                                                  tmp_path, lang):
     """Every page renders; no character box leaves the page (a cut-off table column did);
     the article with its ledger fits the budget."""
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
     assert 10 <= len(pdf) <= PAGE_BUDGET
     outside = []
     for i in range(len(pdf)):
@@ -323,12 +323,12 @@ def overlapping_characters(page, share: float = 0.25) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
-def test_no_words_overprint_each_other_in_the_pdf(reference_build, lang):
+def test_no_words_overprint_each_other_in_the_pdf(reference_pdf_build, lang):
     """No text of the PDF is printed over other text (a flag ran into the claims table's
     next column once)."""
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
     found = {i + 1: hits[:2] for i in range(len(pdf)) if (hits := overlapping_characters(pdf[i]))}
     assert found == {}
 
