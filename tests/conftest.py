@@ -52,7 +52,14 @@ def builds_a_report(fixture_function):
     """Say that a fixture builds a whole report (notebooks and render). A test that uses
     one, itself or through another fixture, is marked ``slow`` (see below); a test that
     builds in its own body carries ``@pytest.mark.slow``."""
-    fixture_function.builds_a_report = True
+    fixture_function.marks_slow = True
+    return fixture_function
+
+
+def takes_seconds(fixture_function):
+    """Say that a fixture takes seconds without building a report (it reads or generates a
+    whole run): the tests that use it are marked ``slow`` as well."""
+    fixture_function.marks_slow = True
     return fixture_function
 
 
@@ -60,14 +67,14 @@ def _uses_a_build(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    return any(getattr(d.func, "builds_a_report", False)
+    return any(getattr(d.func, "marks_slow", False)
                for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
 
 
 def pytest_collection_modifyitems(config, items):
-    """The end-to-end tests (they build whole reports: a notebook kernel each, charts,
-    fonts, maybe PDFs) are marked ``slow``; `make test-fast` runs the rest:
-    ``pytest -m "not slow"``."""
+    """The end-to-end tests (they build whole reports: notebook kernels, charts, fonts,
+    maybe PDFs) and the few others that take seconds each (a whole run read or generated)
+    are marked ``slow``; `make test-fast` runs the rest: ``pytest -m "not slow"``."""
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)

@@ -237,6 +237,7 @@ def test_no_steady_phase_is_an_explicit_verdict(tmp_path):
     assert "no log record" not in notes["ko"]
 
 
+@pytest.mark.slow
 def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
     def three(doc):
         import datetime as dt

@@ -22,7 +22,7 @@ from benchreport.cli import main
 from benchreport.pipeline import staging
 from benchreport.publish import render
 
-from .conftest import ROOT, copy_run
+from .conftest import ROOT, builds_a_report, copy_run
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -32,6 +32,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def built(tmp_path_factory) -> Path:
     """A workspace whose mini run has been built once (the 'previous good report')."""
     ws = tmp_path_factory.mktemp("built")

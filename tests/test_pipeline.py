@@ -143,6 +143,7 @@ def test_pdfs_hold_hangul_and_the_headline(built):
         assert fonts and all(f.startswith("Benchreport") for f in fonts), fonts
 
 
+@pytest.mark.slow
 def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project):
     """The words come from the data: swap the engines' 1K durations and the other engine
     wins. (Moving the files between the engine folders is refused: each result names its
