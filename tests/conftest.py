@@ -74,10 +74,27 @@ def _uses_a_build(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (they build whole reports: notebook kernels, charts, fonts,
     maybe PDFs) and the few others that take seconds each (a whole run read or generated)
-    are marked ``slow``; `make test-fast` runs the rest: ``pytest -m "not slow"``."""
+    are marked ``slow``; `make test-fast` runs the rest: ``pytest -m "not slow"``.
+
+    Run in parallel (pytest-xdist, ``-n 2 --dist loadgroup``, as `make test` does), each
+    worker builds the session fixtures it needs: the tests that read the reference build
+    go to one worker, those that read the mini build to one, so each is built once."""
+    xdist = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)
+        if xdist:
+            names = getattr(item, "fixturenames", ())
+            for group in ("reference", "mini"):
+                if f"{group}_build" in names:
+                    item.add_marker(pytest.mark.xdist_group(group))
+                    break
+
+
+def _pdf_wanted(request, fixture: str) -> bool:
+    """Whether a test of this session reads the PDFs of a session build: then it is built
+    with them at once, instead of adding them in a second render step."""
+    return any(fixture in getattr(item, "fixturenames", ()) for item in request.session.items)
 
 
 def _build(workspace: Path, run_id: str, *, pdf: bool, out) -> object:
@@ -89,9 +106,9 @@ def _build(workspace: Path, run_id: str, *, pdf: bool, out) -> object:
 
 def _add_pdfs(run) -> list[str]:
     """Build ``run`` again where it was built, with PDFs: its keys are unchanged, so the
-    notebooks are skipped and only the render step runs (pages and PDFs). The folder then
-    holds what a full build with PDFs writes, as the byte-identity test of the mini run
-    checks."""
+    notebooks are skipped and only the render step runs (pages and PDFs), or nothing, when
+    it was built with them. The folder then holds what a full build with PDFs writes, as
+    the byte-identity test of the mini run checks."""
     lines: list[str] = []
     _build(run.paths.data.parent.parent, run.id, pdf=True, out=lines.append)
     assert "notebooks and figures: inputs unchanged, skipped" in lines, lines
@@ -99,26 +116,30 @@ def _add_pdfs(run) -> list[str]:
 
 
 # The session's builds are shared by every test that reads them: treat them as read-only
-# (copy the folder first to change anything). They are built without PDFs; a test that reads
-# a PDF asks for the *_pdf_build fixture, which adds them to the same folder once.
+# (copy the folder first to change anything). A test that reads a PDF asks for the
+# *_pdf_build fixture: the build is made with PDFs when such a test is in the session (so
+# `pytest -m "not slow"` and a run of one module render none), and a *_pdf_build asked for
+# later adds them to the same folder (one render step).
 
 @pytest.fixture(scope="session")
 @builds_a_report
-def mini_build(tmp_path_factory):
-    """The hand-made 'mini' run built once per test session, without PDFs: (the Run, the
-    step lines). The folder may hold the PDFs too, once a test has asked for mini_pdf_build."""
+def mini_build(tmp_path_factory, request):
+    """The hand-made 'mini' run built once per test session, without PDFs unless a test of
+    the session asks for mini_pdf_build: (the Run, the step lines)."""
     workspace = tmp_path_factory.mktemp("mini")
     (workspace / "data").mkdir()
     (workspace / "report").mkdir()
     copy_run(workspace, "mini")
     lines: list[str] = []
-    run = _build(workspace, "mini", pdf=False, out=lines.append)
+    run = _build(workspace, "mini", pdf=_pdf_wanted(request, "mini_pdf_build"),
+                 out=lines.append)
     return run, lines
 
 
 @pytest.fixture(scope="session")
 def mini_pdf_build(mini_build):
-    """mini_build with its PDFs added (one render step): (the Run, the full build's lines)."""
+    """mini_build with its PDFs (added by a render step if it had none): (the Run, the
+    first build's step lines)."""
     run, lines = mini_build
     _add_pdfs(run)
     return run, lines
@@ -126,17 +147,17 @@ def mini_pdf_build(mini_build):
 
 @pytest.fixture(scope="session")
 @builds_a_report
-def reference_build(tmp_path_factory):
+def reference_build(tmp_path_factory, request):
     """The reference run built once per test session, into a temp folder, without PDFs
-    (returns the Run). The folder may hold the PDFs too, once a test has asked for
-    reference_pdf_build."""
+    unless a test of the session asks for reference_pdf_build (returns the Run)."""
     out = tmp_path_factory.mktemp("ref")
     shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")
-    return _build(out, "2024-b300", pdf=False, out=lambda line: None)
+    return _build(out, "2024-b300", pdf=_pdf_wanted(request, "reference_pdf_build"),
+                  out=lambda line: None)
 
 
 @pytest.fixture(scope="session")
 def reference_pdf_build(reference_build):
-    """reference_build with its PDFs added (one render step; returns the Run)."""
+    """reference_build with its PDFs (added by a render step if it had none)."""
     _add_pdfs(reference_build)
     return reference_build

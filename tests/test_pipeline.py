@@ -54,10 +54,9 @@ def _text(html: str) -> str:
 
 @pytest.fixture(scope="module")
 def built(mini_pdf_build) -> Path:
-    """The session's mini build (its step lines those of a build without PDFs), with the
-    PDFs added by a second, render-only build in the same place."""
+    """The session's mini build, made with PDFs since this module reads them."""
     run, lines = mini_pdf_build
-    _check_steps(lines, ROOT, pdf=False)
+    _check_steps(lines, ROOT)
     return run.paths.report
 
 
