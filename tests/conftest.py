@@ -75,20 +75,11 @@ def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (they build whole reports: notebook kernels, charts, fonts,
     maybe PDFs) and the few others that take seconds each (a whole run read or generated)
     are marked ``slow``; `make test-fast` runs the rest: ``pytest -m "not slow"``.
-
-    Run in parallel (pytest-xdist, ``-n 2 --dist loadgroup``, as `make test` does), each
-    worker builds the session fixtures it needs: the tests that read the reference build
-    go to one worker, those that read the mini build to one, so each is built once."""
-    xdist = config.pluginmanager.hasplugin("xdist")
+    Run in parallel (pytest-xdist, ``-n 2``, as `make test` does), each worker builds the
+    session fixtures its tests need."""
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)
-        if xdist:
-            names = getattr(item, "fixturenames", ())
-            for group in ("reference", "mini"):
-                if f"{group}_build" in names:
-                    item.add_marker(pytest.mark.xdist_group(group))
-                    break
 
 
 def _pdf_wanted(request, fixture: str) -> bool:
