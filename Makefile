@@ -42,7 +42,7 @@ ifneq ($(filter report check checksums,$(MAKECMDGOALS)),)
   endif
 endif
 
-.PHONY: help install report compare gate query runs compact history init check test lint bench checksums lock clean
+.PHONY: help install report compare gate query runs compact history init check test test-fast lint bench checksums lock clean
 
 ## Show this help
 help:
@@ -99,9 +99,13 @@ init: $(STAMP)
 check: $(STAMP)
 	@$(BIN)/benchreport check "$$RUN"
 
-## Run the test suite
+## Run the whole test suite (what .ci/run runs), two tests at a time (pytest-xdist)
 test: $(STAMP)
-	@$(BIN)/python -m pytest -q
+	@$(BIN)/python -m pytest -q -n 2
+
+## Run the quick tests only: no report builds, no PDFs (under a minute)
+test-fast: $(STAMP)
+	@$(BIN)/python -m pytest -q -m "not slow"
 
 ## Check the code with ruff, by the project's own settings (pyproject.toml)
 lint: $(STAMP)

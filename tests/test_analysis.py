@@ -238,6 +238,7 @@ def test_no_steady_phase_is_an_explicit_verdict(tmp_path):
     assert "no log record" not in notes["ko"]
 
 
+@pytest.mark.slow
 def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
     def three(doc):
         import datetime as dt
@@ -309,7 +310,8 @@ def test_one_context_length_has_no_degradation_or_crossover(tmp_path):
     assert crossover_figures(run, phases) == []
 
 
-def test_reference_pdfs_render_and_hold_headings_and_figures(reference, tmp_path):
+def test_reference_pdfs_render_and_hold_headings_and_figures(reference, reference_pdf_build,
+                                                               tmp_path):
     """Open the four published files as a reader would: PDF pages render to PNG, and the
     text layer holds the headings and the headline figures in each language."""
     import pypdfium2 as pdfium

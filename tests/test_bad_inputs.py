@@ -244,6 +244,7 @@ WARNINGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spoil, expected", [c[1:] for c in WARNINGS],
                          ids=[c[0] for c in WARNINGS])
 def test_bad_input_warns_and_the_figures_stay_right(tmp_path, capsys, baseline, spoil, expected):
@@ -259,6 +260,7 @@ def test_bad_input_warns_and_the_figures_stay_right(tmp_path, capsys, baseline, 
     assert windows == {k for k in baseline if k.endswith(".window")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta, first, last", [
     (ACROSS_MIDNIGHT, "2026-11-20T23:57:44", "2026-11-21T00:02:43"),
     (ACROSS_NEW_YEAR, "2026-12-31T23:57:44", "2027-01-01T00:02:43")])
@@ -276,6 +278,7 @@ def test_time_stamps_across_midnight_and_new_year_get_the_right_day(tmp_path, ba
         baseline["decode.200k.vllm.window"]
 
 
+@pytest.mark.slow
 def test_a_run_without_logs_reads_its_results_only(tmp_path, capsys, baseline):
     no_logs(fresh(tmp_path))
     code, out, err = check(tmp_path, capsys)
@@ -290,6 +293,7 @@ def test_a_run_without_logs_reads_its_results_only(tmp_path, capsys, baseline):
                       for e in ("vllm", "sglang")}
 
 
+@pytest.mark.slow
 def test_settings_are_those_of_the_start_in_effect_at_the_first_benchmark(tmp_path, capsys):
     """The server failed to come up with one memory setting and was restarted with another
     before the benchmarks: the settings compared are the restarted server's."""

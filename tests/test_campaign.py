@@ -12,7 +12,7 @@ from benchreport.core.i18n import load_catalogue
 from benchreport.ingest.clients import base, genai_bench, guidellm, llmperf
 from benchreport.publish.sections import definition_label
 
-from .conftest import REAL_SAMPLES, needs_samples
+from .conftest import REAL_SAMPLES, builds_a_report, needs_samples
 from .test_provenance import _grounded
 
 REAL = REAL_SAMPLES
@@ -85,6 +85,7 @@ CLIENT_CASES = [
 ]
 
 
+@pytest.mark.slow
 @needs_samples
 @pytest.mark.parametrize("case, names, engine, expected", CLIENT_CASES,
                          ids=[c[0] for c in CLIENT_CASES])
@@ -239,6 +240,7 @@ DEMO = "2025-05-qwen7b-ascend-qps"
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def demo(tmp_path_factory):
     """The demo run of real data, built once for this module: (workspace, its Run)."""
     from .conftest import ROOT
@@ -296,6 +298,7 @@ def test_the_demo_run_shows_its_campaign_without_inventing_noise(demo):
     assert 'href="#fig-point-vllm-in218-out223-r16-r1-validity">(경고)</a>' in ko
 
 
+@pytest.mark.slow
 def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, project):
     """2 engines × 3 loads × 3 repeats with an SLO and a price: every campaign section in ko
     and en, each number linked to its derivation, each ratio with its interval and n, and
@@ -341,6 +344,7 @@ def test_a_generated_campaign_builds_its_sections_in_both_languages(tmp_path, pr
     assert "per million output tokens" in en
 
 
+@pytest.mark.slow
 @needs_samples
 def test_a_third_of_the_requests_failing_leads_the_headline(tmp_path, project):
     """llmperf's summary of a run where 50 of 150 requests failed (the leaderboard file

@@ -135,6 +135,7 @@ def test_a_server_view_without_kv_usage_has_only_the_waiting_panel(samples, proj
     assert charts.server_chart(run, [dict(r, waiting=None) for r in rows], t) is None
 
 
+@pytest.mark.slow
 def test_the_decode_chart_speaks_of_a_steady_span_only_where_it_draws_one(tmp_path, project):
     from benchreport.cli import main
 

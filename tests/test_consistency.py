@@ -71,6 +71,7 @@ def test_the_reference_run_is_consistent_and_check_stays_silent(reference_build,
     assert "disagree" not in html and "contradicts" not in html
 
 
+@pytest.mark.slow
 def test_a_disagreeing_duration_is_a_caveat_and_withholds_the_explanation(perturbed):
     run = build("2024-b300", data_root=perturbed / "data", report_root=perturbed / "report",
                 project=ROOT, out=lambda line: None, pdf=False)     # the pages say it

@@ -30,6 +30,8 @@ from benchreport.synth.campaign import EngineModel, expected_point, write_campai
 
 from .conftest import REAL_SAMPLES, needs_samples
 
+pytestmark = pytest.mark.slow        # whole campaigns written and analysed: seconds a test
+
 SEEDS = (0, 1, 2)
 
 

@@ -29,12 +29,13 @@ import pytest
 
 from benchreport.pipeline.explain import registry_of
 
-from .conftest import ROOT
+from .conftest import ROOT, builds_a_report
 
 RUN = "2026-08-dgx-spark-laguna"
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def dgx(tmp_path_factory):
     from benchreport.pipeline.run import build
 

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from benchreport.cli import main
 from benchreport.pipeline import staging
 from benchreport.publish import render
 
-from .conftest import ROOT, copy_run
+from .conftest import ROOT, builds_a_report, copy_run
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -32,6 +33,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def built(tmp_path_factory) -> Path:
     """A workspace whose mini run has been built once (the 'previous good report')."""
     ws = tmp_path_factory.mktemp("built")
@@ -46,6 +48,16 @@ def ws(built, tmp_path) -> Path:
     dst = tmp_path / "ws"
     shutil.copytree(built, dst, symlinks=True)     # the results store's links stay links
     return dst
+
+
+@pytest.fixture
+def short_tmp() -> Path:
+    """A temporary folder of the test's own, for a build's TMPDIR, with a short path: a
+    kernel's sockets are files in it, and a socket's path may not pass 107 bytes (under
+    pytest-xdist, tmp_path is long enough to pass it with the kernel folder's names)."""
+    folder = Path(tempfile.mkdtemp(prefix="br-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def args(ws: Path, project: Path) -> list[str]:
@@ -146,11 +158,10 @@ def test_a_symlinked_report_folder_is_refused_in_one_line(ws, project, capsys, t
     ("notebooks", r"\[3/\d+\] notebook", 0.2, False),        # the topic notebooks run
     ("render", r"\[\d+/\d+\] render HTML and PDF", 1.5, True),    # the PDFs are made
 ])
-def test_ctrl_c_leaves_the_previous_report(ws, project, phase, line_seen, wait, pdf):
+def test_ctrl_c_leaves_the_previous_report(ws, project, phase, line_seen, wait, pdf, short_tmp):
     before = snapshot(ws / "report/mini")
     # the build's own temporary folder, so another process's kernels never count here
-    tmp = ws / "tmp"
-    tmp.mkdir()
+    tmp = short_tmp
     touch_input(ws)
     command = [sys.executable, "-m", "benchreport", *args(ws, project)]
     # As from a terminal: a test run started in the background of a non-interactive shell
@@ -207,14 +218,14 @@ def _alive(pid: int) -> bool:
     ("notebooks", r"\[3/\d+\] notebook"),
     ("render", r"\[\d+/\d+\] render HTML and PDF"),
 ])
-def test_kill_9_leaves_no_worker_behind(ws, project, phase, line_seen, tmp_path):
+def test_kill_9_leaves_no_worker_behind(ws, project, phase, line_seen, short_tmp):
     """Issue 33, finding 6: killed with kill -9 during the PDFs, a build left its two PDF
     workers and multiprocessing's resource tracker alive, holding its output pipe."""
     touch_input(ws)
     command = [sys.executable, "-m", "benchreport", *args(ws, project)]
     proc = subprocess.Popen(command[:-1] if phase == "render" else command,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "TMPDIR": str(tmp_path)})
+                            env={**os.environ, "TMPDIR": str(short_tmp)})
     workers: set[int] = set()
     for line in proc.stderr:
         if re.match(line_seen, line):

@@ -453,6 +453,7 @@ def _check(path: Path, tmp: Path) -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_seeded_fuzz_of_real_files_gives_no_traceback(tmp_path):
     files = _inputs()
     assert files

@@ -29,7 +29,7 @@ from benchreport.publish.headline import (
 )
 from benchreport.publish.narrative_base import Writer
 
-from .conftest import REAL_SAMPLES, ROOT, needs_samples
+from .conftest import REAL_SAMPLES, ROOT, builds_a_report, needs_samples
 
 SHAPES = {
     POINT: dict(engines=("alpha",), loads=(4,), repeats=1, requests=40),
@@ -51,6 +51,7 @@ PLURAL = re.compile(r"two engines|both engines|between the engines|the engines'|
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def built(tmp_path_factory):
     """shape -> (run, registry, {lang: summary html}, {lang: whole page}, build exit code)."""
     from benchreport.cli import main
@@ -189,6 +190,7 @@ def test_an_unverified_point_says_no_check_could_run(built, project):
     assert "Its checks found nothing" not in text and "Read these figures" not in text
 
 
+@pytest.mark.slow
 @needs_samples
 def test_the_real_aiperf_headline_says_cancelled_as_asked(project, tmp_path):
     """The early AIPerf sample asked 10% cancellations of 100 requests and has 11 HTTP 499

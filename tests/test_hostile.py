@@ -18,7 +18,7 @@ import pytest
 
 from benchreport.pipeline.run import build
 
-from .conftest import ROOT
+from .conftest import ROOT, builds_a_report
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(2)>'
@@ -35,6 +35,7 @@ LOG_SHOWN = "\\x1b[31mRED\\u202eRTL"
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def hostile(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("hostile")
     run = ws / "data" / "2024-b300"

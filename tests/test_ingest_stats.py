@@ -23,6 +23,8 @@ from benchreport.core import redact as red
 from benchreport.ingest.io import load_run
 from benchreport.ingest.run import ingest_run, save_ingest
 
+from .conftest import takes_seconds
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "2024-b300"
 _STAMP = re.compile(r"^(\(APIServer pid=\d+\) INFO )\d\d-\d\d \d\d:\d\d:\d\d( \[.*"
@@ -87,6 +89,7 @@ def _ingest_memory(tmp_path: Path, lines: int) -> tuple[int, int]:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_ingest_memory_does_not_grow_with_stats_lines(tmp_path, monkeypatch):
     """10,000 more stats lines cost less than 150 bytes each of what ingest holds and of
     its peak (a record held as a dict, with its excerpt, took over 1 KiB)."""
@@ -104,6 +107,7 @@ def _normal(rows) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
+@takes_seconds
 def both(tmp_path_factory):
     """The same run ingested with every record in memory and with batches of 500 rows."""
     out = {}

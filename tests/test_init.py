@@ -65,6 +65,7 @@ def _bench_serve(path, model, ttft, rate=4.0):
 # ---------------------------------------------------------------------------------------
 # one series per model
 
+@pytest.mark.slow
 def test_a_nightly_aggregate_of_two_models_is_two_series_and_builds(tmp_path, project):
     from benchreport.core.tables import load_ingested
     from benchreport.pipeline.run import build
@@ -361,6 +362,7 @@ def _no_todo_in_the_report(tmp_path, run_id, source, *extra):
     return run_yaml
 
 
+@pytest.mark.slow
 @needs_samples
 def test_a_run_whose_files_name_no_model_gets_a_title_without_todo(tmp_path):
     run_yaml = _no_todo_in_the_report(tmp_path, "s", REAL_SAMPLES / "sglang-multi")
@@ -369,6 +371,7 @@ def test_a_run_whose_files_name_no_model_gets_a_title_without_todo(tmp_path):
     assert "model: TODO" in run_yaml                 # still "not stated" in the report
 
 
+@pytest.mark.slow
 def test_a_run_whose_every_request_failed_gets_a_workload_label_of_words(tmp_path):
     # vLLM when every request failed: no input tokens recorded, so no input length
     folder = tmp_path / "in"
@@ -389,6 +392,7 @@ def test_a_run_whose_every_request_failed_gets_a_workload_label_of_words(tmp_pat
     assert "vLLM · input length not stated / 입력 길이 밝히지 않음 · r1" in html
 
 
+@pytest.mark.slow
 @needs_samples
 @pytest.mark.parametrize("folder", ["prometheus", DGX])
 def test_server_files_alone_make_a_run_that_says_it_measured_nothing(tmp_path, folder):

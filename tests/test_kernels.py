@@ -11,6 +11,8 @@ import pytest
 from benchreport.pipeline.kernels import Kernel
 from benchreport.pipeline.run import plan_notebooks
 
+pytestmark = pytest.mark.slow        # each starts notebook kernels: seconds a test
+
 # A module that warns from a fixed place: Python shows such a warning once per place, and
 # remembers that in the module, which outlives a notebook in a reused kernel.
 WARNER = "import warnings\n\ndef warn():\n    warnings.warn('said once per place')\n"

@@ -3,6 +3,7 @@ core); nothing after ingest imports the parsers or opens a raw file; publishing 
 analysis."""
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -17,12 +18,17 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))     # once a file: two graphs read it
+
+
 def _imports(path: Path, top_only: bool = False) -> set[str]:
     """benchreport modules the file imports: anywhere (module level or in functions), or
     with ``top_only`` only those that importing the module itself runs."""
     mod = _module(path)
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parse(path)
     nodes = tree.body if top_only else ast.walk(tree)
     out = set()
     for node in nodes:

@@ -16,7 +16,7 @@ import pytest
 from benchreport.core.display import DISPLAY_CHARS, ELLIPSIS, shorten
 from benchreport.publish.render import keep_words
 
-from .conftest import ROOT, copy_run
+from .conftest import ROOT, builds_a_report, copy_run
 
 LONG = "Tiny-MoE-" + "x" * 200_000
 SHOWN = LONG[: DISPLAY_CHARS - len(ELLIPSIS)] + ELLIPSIS
@@ -25,6 +25,7 @@ BUILD_BOUND_S = 300
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def long_name(tmp_path_factory):
     ws = tmp_path_factory.mktemp("long")
     (ws / "data").mkdir()

@@ -53,8 +53,9 @@ def _text(html: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(mini_build) -> Path:
-    run, lines = mini_build
+def built(mini_pdf_build) -> Path:
+    """The session's mini build, made with PDFs since this module reads them."""
+    run, lines = mini_pdf_build
     _check_steps(lines, ROOT)
     return run.paths.report
 
@@ -141,6 +142,7 @@ def test_pdfs_hold_hangul_and_the_headline(built):
         assert fonts and all(f.startswith("Benchreport") for f in fonts), fonts
 
 
+@pytest.mark.slow
 def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project):
     """The words come from the data: swap the engines' 1K durations and the other engine
     wins. (Moving the files between the engine folders is refused: each result names its
@@ -174,13 +176,13 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     assert "측정한 모든 입력 길이에서 SGLang이 벤치마크를 더 빨리 마쳤습니다" in t_ko
 
 
-def test_building_twice_gives_byte_identical_outputs(mini_build, project):
+def test_building_twice_gives_byte_identical_outputs(mini_pdf_build, project):
     """Same inputs, same lock: the same bytes (dates come from run.yaml, not the clock).
     Built twice in the same place, since the notebook pages show the folders they used:
     the session's build of the mini run is set aside, built again, and put back."""
     import hashlib
 
-    run, _ = mini_build
+    run, _ = mini_pdf_build
     report = run.paths.report
     aside = report.with_name(".first-" + report.name)
 
@@ -246,12 +248,12 @@ def test_markdown_escapes_text_from_data():
     assert plain(Markup("<b>x</b>") + "<script>|*y*") == "x&lt;script&gt;\\|\\*y\\*"
 
 
-def test_rebuild_skips_what_did_not_change(mini_build, tmp_path, project):
+def test_rebuild_skips_what_did_not_change(mini_pdf_build, tmp_path, project):
     """No-op rebuild skips everything, also in a copy of the folders (the keys are the
     contents); a changed input re-runs what depends on it."""
     import time
 
-    run, _ = mini_build
+    run, _ = mini_pdf_build
     shutil.copytree(run.paths.data.parent.parent, tmp_path, dirs_exist_ok=True)
     html = (tmp_path / "report/mini/report.en.html").read_bytes()
     lines: list[str] = []

@@ -30,7 +30,7 @@ from benchreport.ingest.io import load_run as load_synth_run
 from benchreport.ingest.run import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
 from benchreport.synth import make_run
 
-from .conftest import ROOT
+from .conftest import ROOT, takes_seconds
 
 SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small.yaml"
 
@@ -288,6 +288,7 @@ def test_the_fallback_reads_a_real_sglang_chunked_prompt():
 # --- the reference run --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
+@takes_seconds
 def reference(tmp_path_factory):
     """The reference run's records as the notebooks read them: ingested, saved to a temp
     report folder and loaded back (no notebook build)."""

@@ -87,26 +87,26 @@ def pages(reference_build):
 
 
 @pytest.fixture(scope="module")
-def pdf_lines(reference_build):
+def pdf_lines(reference_pdf_build):
     """Each PDF's pages as lists of text lines (pdfium's text layer)."""
     import pypdfium2 as pdfium
 
     out = {}
     for lang in ("ko", "en"):
-        pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+        pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
         out[lang] = [pdf[i].get_textpage().get_text_range().split("\r\n")
                      for i in range(len(pdf))]
     return out
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
-def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_build, tmp_path,
-                                                                  lang):
+def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_pdf_build,
+                                                                  tmp_path, lang):
     """Every page renders; no character box leaves the page (a cut-off table column did);
-    the article with its ledger fits the budget."""
+    the article fits the budget."""
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
     assert 10 <= len(pdf) <= PAGE_BUDGET
     outside = []
     for i in range(len(pdf)):
@@ -129,7 +129,7 @@ def test_the_pdf_keeps_its_page_budget_and_every_glyph_on_the_page(reference_bui
 
 
 def test_the_pdf_points_to_the_html_appendix_where_each_number_links(
-        reference_build, pages, pdf_lines):
+        reference_pdf_build, pages, pdf_lines):
     """The PDF is the article: its appendix is one paragraph pointing to the HTML edition,
     where each number's link leads (pages of figure ids are no reading); the HTML keeps each
     number's method and raw line."""
@@ -142,11 +142,11 @@ def test_the_pdf_points_to_the_html_appendix_where_each_number_links(
     from pypdf import PdfReader
 
     links = [a.get_object()["/A"]["/URI"] for page in PdfReader(
-        reference_build.paths.pdf("en")).pages for a in page.get("/Annots") or []
+        reference_pdf_build.paths.pdf("en")).pages for a in page.get("/Annots") or []
         if "/URI" in a.get_object().get("/A", {})]
     assert "report.en.html#fig-e2e-64k-faster" in links
     assert all(u.startswith(("report.en.html#", "http")) for u in links), links[:3]
-    assert len(pdfium.PdfDocument(str(reference_build.paths.pdf("en")))) >= 10
+    assert len(pdfium.PdfDocument(str(reference_pdf_build.paths.pdf("en")))) >= 10
     assert 'class="derivation' in pages["en"] and "How" in pages["en"]
 
 
@@ -339,12 +339,12 @@ def overlapping_characters(page, share: float = 0.25) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
-def test_no_words_overprint_each_other_in_the_pdf(reference_build, lang):
+def test_no_words_overprint_each_other_in_the_pdf(reference_pdf_build, lang):
     """No text of the PDF is printed over other text (a flag ran into the claims table's
     next column once)."""
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(reference_build.paths.pdf(lang)))
+    pdf = pdfium.PdfDocument(str(reference_pdf_build.paths.pdf(lang)))
     found = {i + 1: hits[:2] for i in range(len(pdf)) if (hits := overlapping_characters(pdf[i]))}
     assert found == {}
 

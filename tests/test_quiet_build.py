@@ -29,6 +29,8 @@ from benchreport.pipeline.run import notebook_parameters
 
 from .conftest import ROOT, copy_run
 
+pytestmark = pytest.mark.slow        # builds and notebook kernels: seconds a test
+
 NOISE = re.compile(r"ERROR|Traceback|KeyboardInterrupt")
 STEP = re.compile(r"\[(\d+)/\d+\] (.+?) (\.\.\.|done in \d+\.\ds)")
 SHOWN = re.compile(r"warning: .+|report ready: .+|(notebooks and figures|render): inputs "

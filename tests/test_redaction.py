@@ -33,7 +33,7 @@ from benchreport.core.redact import (
 )
 from benchreport.core.tables import read_rows, write_points, write_rows, write_settings
 
-from .conftest import REAL_SAMPLES, ROOT, needs_samples
+from .conftest import REAL_SAMPLES, ROOT, builds_a_report, needs_samples
 
 # --- redact(): each kind ------------------------------------------------------------------
 
@@ -312,6 +312,7 @@ def _plant(run: Path, shell: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def planted(tmp_path_factory):
     """The reference run with secrets planted, built (with PDFs, as test_hostile does),
     a copy exported under another id, and the comparison of the two."""

@@ -21,7 +21,7 @@ from benchreport.pipeline.run import build
 from benchreport.synth import make_run
 from benchreport.synth.metrics import benchmark_truth
 
-from .conftest import ROOT
+from .conftest import ROOT, builds_a_report
 
 SCENARIO = ROOT / "tests" / "fixtures" / "scenarios" / "metrics.yaml"
 
@@ -53,6 +53,7 @@ def _results(root: Path) -> dict[tuple[str, str], dict]:
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("metrics")
     sims = _generated(root)

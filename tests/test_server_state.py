@@ -23,7 +23,7 @@ from benchreport.core.runmeta import parse_run_yaml
 from benchreport.core.verdicts import NOT_MEASURED
 from benchreport.ingest.parsers.logscan import scan
 
-from .conftest import REAL_SAMPLES, ROOT, needs_samples
+from .conftest import REAL_SAMPLES, ROOT, builds_a_report, needs_samples
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
 
@@ -271,6 +271,7 @@ AIPERF = "paired/inferencemax-glm51-mi355x-sglang-aiperf"
 
 
 @pytest.fixture(scope="module")
+@builds_a_report
 def aiperf(tmp_path_factory):
     if not (REAL_SAMPLES / AIPERF).is_dir():
         pytest.skip(f"no real samples at {REAL_SAMPLES / AIPERF}")
@@ -310,6 +311,7 @@ def test_the_aiperf_runs_state_comes_from_its_own_server_log(aiperf):
     assert "found part of its prompt tokens in its prefix cache" in page
 
 
+@pytest.mark.slow
 @needs_samples
 def test_the_dgx_runs_state_per_engine(tmp_path):
     import shutil

@@ -7,6 +7,8 @@ import pytest
 
 from benchreport.synth import generate
 
+from .conftest import takes_seconds
+
 
 def _digests(folder):
     return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -14,6 +16,7 @@ def _digests(folder):
 
 
 @pytest.fixture(scope="module")
+@takes_seconds
 def regenerated(tmp_path_factory, request):
     project = request.config.rootpath
     out = tmp_path_factory.mktemp("raw")
@@ -63,6 +66,7 @@ def test_reference_results_are_consistent_with_their_workload(project):
             assert [len(x) for x in d["itls"]] == [n - 1 for n in d["output_lens"]]
 
 
+@pytest.mark.slow
 def test_synth_command_writes_the_same_bytes(tmp_path, project, regenerated):
     from benchreport.cli import main
 
@@ -70,6 +74,7 @@ def test_synth_command_writes_the_same_bytes(tmp_path, project, regenerated):
     assert _digests(tmp_path) == _digests(regenerated)
 
 
+@pytest.mark.slow
 def test_the_what_if_run_is_its_scenario_and_shares_sglang_bytes(project, tmp_path):
     """data/2024-b300-vllm-whatif is what its scenario generates, byte for byte; its SGLang
     files are the reference run's, so the one stated change is vLLM's."""

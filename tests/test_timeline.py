@@ -376,6 +376,7 @@ def test_aiperf_records_keep_send_times_and_chunk_gaps():
     assert p.requests[1]["itl_ms"] == [1.0, 2.0]
 
 
+@pytest.mark.slow
 @needs_samples
 @pytest.mark.skipif(not AIPERF.is_dir(), reason=f"no AIPerf sample at {AIPERF}")
 def test_a_real_aiperf_run_gets_its_timeline_from_its_own_files(tmp_path):

@@ -39,12 +39,15 @@ class Explainer:
         self.run = run
         self.registry = registry_of(run)
         self.excerpts = excerpts_of(run)
+        self._english: dict[str, str] | None = None
 
     def why(self, why: str) -> str:
         """What set a figure, in English words (core.provenance.reason)."""
         from ..core.provenance import reason_words
 
-        return reason_words(why, english(), "en", self.run.meta.assumed)
+        if self._english is None:       # read once: the catalogue is 90 KB of YAML
+            self._english = english()
+        return reason_words(why, self._english, "en", self.run.meta.assumed)
 
     def show(self, figure_id: str, out: Callable[[str], None] = print) -> None:
         """The figure, how it was computed, its inputs with their raw lines, and the same
