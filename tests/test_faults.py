@@ -477,3 +477,21 @@ def test_a_full_disk_while_exporting_leaves_the_previous_report_and_store(
     assert store_state(store) == stored
     assert store_leftovers(store) == []
     assert not (ws / "report/.staging/mini").exists()
+
+
+def test_an_error_a_library_raises_for_ctrl_c_is_an_interrupt():
+    """DuckDB catches Ctrl-C during a query and raises its own "Query interrupted": with
+    the interrupt seen, the step ends as an interrupt (exit 130, no traceback); the same
+    error without Ctrl-C stays an error."""
+    from benchreport.pipeline.run import Interrupts, Steps
+
+    def interrupted_query():
+        steps.interrupts.seen = True
+        raise RuntimeError("Query interrupted")
+
+    steps = Steps(1, out=lambda line: None, interrupts=Interrupts())
+    with pytest.raises(KeyboardInterrupt):
+        steps.run("render", interrupted_query)
+    quiet = Steps(1, out=lambda line: None, interrupts=Interrupts())
+    with pytest.raises(RuntimeError, match="Query interrupted"):
+        quiet.run("render", lambda: (_ for _ in ()).throw(RuntimeError("Query interrupted")))

@@ -118,7 +118,14 @@ class Steps:
         tag = f"[{self.done}/{self.total}] {name}"
         self.out(f"{tag} ...")
         start = time.perf_counter()
-        result = func()
+        try:
+            result = func()
+        except Exception:
+            # a library that catches the KeyboardInterrupt itself turns Ctrl-C into its own
+            # error (DuckDB: "Query interrupted"): still an interrupt, so exit 130, quietly
+            if self.interrupts.seen:
+                raise KeyboardInterrupt from None
+            raise
         self.interrupts.check()
         self.out(f"{tag} done in {time.perf_counter() - start:.1f}s")
         return result
