@@ -225,11 +225,13 @@ def test_table_writers_store_text_redacted(tmp_path):
 
 
 def test_init_drafts_run_yaml_values_redacted():
-    from benchreport.pipeline.init import _yaml_scalar
+    from benchreport.pipeline.init import drafted_text
+    from benchreport.pipeline.yamldraft import dump
 
-    assert _yaml_scalar("https://u:p@data.example.com/d.jsonl") == \
-        '"https://[redacted]@data.example.com/d.jsonl"'
-    assert _yaml_scalar("moonshotai/Kimi-K3") == '"moonshotai/Kimi-K3"'
+    text = dump({"dataset": drafted_text("https://u:p@data.example.com/d.jsonl"),
+                 "model": drafted_text("moonshotai/Kimi-K3")})
+    assert text == 'dataset: "https://[redacted]@data.example.com/d.jsonl"\n' \
+        'model: "moonshotai/Kimi-K3"\n'
 
 
 def test_run_metadata_keeps_its_shape():

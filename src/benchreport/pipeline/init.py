@@ -48,7 +48,7 @@ from .initfiles import (
 )
 from .yamldraft import Draft, Flow, Plain, Quoted
 
-__all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "init_run", "runs_found", "survey"]
+__all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "drafted_text", "init_run", "runs_found", "survey"]
 
 SWEEP_PARAMS = ("max_num_seqs", "max_num_batched_tokens")     # drafted as `params:`
 
@@ -82,7 +82,7 @@ def _declared_len(members: list[Point], key: str, mean: float) -> int:
     return int(round(mean))
 
 
-def _text(value) -> Quoted | Plain:
+def drafted_text(value) -> Quoted | Plain:
     """A value the files gave, redacted if text: text in quotes (a name stays text)."""
     if isinstance(value, str):
         return Quoted(redact(value))
@@ -179,8 +179,8 @@ def _title(draft: Draft, run_id: str, points: list[tuple[str, Point]], models: l
     engines = [ENGINE_NAMES.get(e, e) for e in sorted({e for e, _ in points})]
     ko = (f"{_names(listed, ' 및 ')}: " if listed else "") + _names(engines, " 및 ")
     en = (f"{_names(listed)}: " if listed else "") + _names(engines)
-    draft.data["title"] = {"ko": _text(f"{ko} 벤치마크 ({run_id})"),
-                           "en": _text(f"{en} benchmark ({run_id})")}
+    draft.data["title"] = {"ko": drafted_text(f"{ko} 벤치마크 ({run_id})"),
+                           "en": drafted_text(f"{en} benchmark ({run_id})")}
     if not listed:          # no TODO in a title: the build shows it as written
         draft.notes[("title",)] = "the files name no model: edit the title"
 
@@ -193,18 +193,18 @@ def _model(draft: Draft, models: list[str], missing: list[str]) -> None:
     if len(models) > 1:
         draft.heads[("model",)] = [f"the files record {len(models)} models, each a series of "
                                    "its own: " + ", ".join(models)]
-    draft.data["model"] = {"name": _text(models[0])}
+    draft.data["model"] = {"name": drafted_text(models[0])}
 
 
 def _engines(points: list[tuple[str, Point]]) -> list[dict]:
     """Each engine by its id and name, and its version where the results agree on one."""
     engines = []
     for e in sorted({e for e, _ in points}):
-        engine = {"id": Plain(e), "name": _text(ENGINE_NAMES.get(e, e))}
+        engine = {"id": Plain(e), "name": drafted_text(ENGINE_NAMES.get(e, e))}
         versions = sorted({str(p.params["server_version"]) for x, p in points
                            if x == e and p.params.get("server_version") is not None})
         if len(versions) == 1:
-            engine["version"] = _text(versions[0])
+            engine["version"] = drafted_text(versions[0])
         engines.append(engine)
     return engines
 
@@ -236,7 +236,7 @@ def _hardware(draft: Draft, found: list[Found], missing: list[str]) -> None:
         gpu, count = stated.pop()
         if gpu and count:
             draft.data["hardware"] = {"servers": 1, "gpus": Plain(str(count)),
-                                      "gpu_model": _text(gpu)}
+                                      "gpu_model": drafted_text(gpu)}
             draft.notes[("hardware",)] = "as genai-bench's experiment_metadata.json states it"
             return
     missing.append("hardware")
@@ -246,7 +246,7 @@ def _hardware(draft: Draft, found: list[Found], missing: list[str]) -> None:
 def _deployment(draft: Draft, found: list[Found], missing: list[str]) -> None:
     hosted = {f.engine for f in found if f.kind == "result" and "hosted API" in f.guess}
     if len(hosted) == 1:
-        draft.data["deployment"] = _text(ENGINE_NAMES.get(next(iter(hosted)), "hosted"))
+        draft.data["deployment"] = drafted_text(ENGINE_NAMES.get(next(iter(hosted)), "hosted"))
         draft.notes[("deployment",)] = "the hosted API the client names"
         return
     missing.append("deployment")
@@ -296,8 +296,8 @@ def _lengths(members: list[tuple[str, Point]], group: float) -> tuple[dict, dict
     # the label is shown as written in both editions: words of both when no length is known
     label = (f"{shown_in:,}" if shown_in else _no_input_label()) \
         + (f" → {shown_out:,}" if shown_out else "")
-    item = {"id": _text(f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"),
-            "label": _text(label),
+    item = {"id": drafted_text(f"in{shown_in}{tail}" if shown_in else f"in-unstated{tail}"),
+            "label": drafted_text(label),
             "input_tokens": _declared_len(pts, "input_tokens", mean_in)}
     if mean_out:
         item["output_tokens"] = _declared_len(pts, "output_tokens", mean_out)
@@ -312,7 +312,7 @@ def _dataset(pts: list[Point]) -> Quoted | Plain:
     """The dataset most results name, or TODO."""
     datasets = Counter(p.scenario.get("dataset") for p in pts
                        if p.scenario.get("dataset") not in (None, "", "[redacted]"))
-    return _text(datasets.most_common(1)[0][0]) if datasets else Plain(TODO)
+    return drafted_text(datasets.most_common(1)[0][0]) if datasets else Plain(TODO)
 
 
 def _no_input_label() -> str:
@@ -355,7 +355,7 @@ def _named_workload(wid: str, members: list[tuple[str, Point]], keys: dict[int, 
     """The workload a declared client's records name (their scenario): its id, the lengths
     its records give and the loads they ran at."""
     item, notes = _workload(members, 0.0, keys)
-    item.update(id=_text(wid), label=_text(wid))
+    item.update(id=drafted_text(wid), label=drafted_text(wid))
     notes.pop("label", None)
     return item, notes
 
@@ -394,11 +394,11 @@ def client_block(text: str, shown: str) -> list[str]:
 
 def _sources(found: list[Found], clients: list[str]) -> list[dict]:
     """Where the results came from: the clients and the endpoints they name."""
-    source = {"what": _text(f"result files of {', '.join(clients)}, copied unchanged by "
+    source = {"what": drafted_text(f"result files of {', '.join(clients)}, copied unchanged by "
                             "benchreport init")}
     urls = sorted({u for f in found if f.kind == "result" for u in f.meta.get("urls", [])})
     if urls:
-        source["endpoint"] = _text(", ".join(urls))
+        source["endpoint"] = drafted_text(", ".join(urls))
     return [source]
 
 
@@ -433,16 +433,16 @@ def draft_server_run_yaml(run_id: str, found: list[Found]) -> tuple[str, list[st
         "drafted by `benchreport init` from server files only (no client result was",
         "given); TODO marks what they do not record (the report says \"not stated\")"]})
     draft.data.update(schema=1, title={
-        "ko": _text(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
-        "en": _text(_names(names) + f" server files ({run_id})")},
+        "ko": drafted_text(_names(names, " 및 ") + f" 서버 파일 ({run_id})"),
+        "en": drafted_text(_names(names) + f" server files ({run_id})")},
         date=Plain(TODO), hardware=Plain(TODO))
     _model(draft, _server_model(found), missing)
     kinds = sorted({f.kind for f in found if f.copied})
     draft.data.update(
         deployment=Plain(TODO),
-        engines=[{"id": Plain(e), "name": _text(name)}
+        engines=[{"id": Plain(e), "name": drafted_text(name)}
                  for e, name in zip(engines, names, strict=True)],
-        results=Plain("none"), workloads=[], sources=[{"what": _text(
+        results=Plain("none"), workloads=[], sources=[{"what": drafted_text(
             f"server files ({', '.join(kinds)}), copied unchanged by benchreport init")}])
     draft.notes.update({("title",): "edit to name what was run",
                         ("results",): "no client result: the report shows what the server "
