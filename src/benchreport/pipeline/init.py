@@ -48,7 +48,8 @@ from .initfiles import (
 )
 from .yamldraft import Draft, Flow, Plain, Quoted
 
-__all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "drafted_text", "init_run", "runs_found", "survey"]
+__all__ = ["ENGINE_NAMES", "Found", "draft_run_yaml", "drafted_text", "init_run", "runs_found",
+           "survey"]
 
 SWEEP_PARAMS = ("max_num_seqs", "max_num_batched_tokens")     # drafted as `params:`
 

@@ -179,13 +179,18 @@ class Writer:
         in words) and ``inputs`` (what gave them that provenance; ``also``: assumptions
         they rest on besides)."""
         kind = self.provenance(*fig_ids)
-        origins = provenance.origins(self.registry, fig_ids, kind)
-        inputs = self.inputs_text(origins, also)
+        found = provenance.origins(self.registry, fig_ids, kind)
+        if not found:
+            return {"kind": self.t["provenance." + kind.replace("-", "_")],
+                    "inputs": self.inputs_text([], also)}
+        origins = self.inputs_text(found)
         # a long list of the generator's inputs is spelled out once; later "as above"
-        if len(Markup(inputs).striptags()) >= LONG_INPUTS:
-            if (kind, str(inputs)) in self.listed:
-                inputs = Markup(escape(self.t["generated.as_above"]))
-            self.listed.add((kind, str(inputs)))
+        if len(Markup(origins).striptags()) >= LONG_INPUTS:
+            if (kind, str(origins)) in self.listed:
+                origins = Markup(escape(self.t["generated.as_above"]))
+            else:
+                self.listed.add((kind, str(origins)))
+        inputs = Markup("; ").join([origins, *(Markup(escape(a)) for a in also or [])])
         return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
 
     def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None

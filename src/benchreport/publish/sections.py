@@ -1004,13 +1004,30 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     return reason
 
 
+def _once(w: Writer, reason: Markup, said: set[str], folded: bool) -> Markup:
+    """A claim's reason, or "as above" where a row shown before it gave the same long
+    reason (a folded row's reason is not on the printed page, so it is never the one
+    referred to)."""
+    text = str(reason)
+    if folded or len(reason.striptags()) < LONG_REASON:
+        return reason
+    if text in said:
+        return sentence(w.t["claims.same_reason"])
+    said.add(text)
+    return reason
+
+
+# a reason this long is said once in the claims table; later rows say "as above"
+LONG_REASON = 80
+
+
 def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     """Each claim with where it was published, the published and recomputed values in
     words, the verdict (with whether it is evidence or agrees by construction) and why."""
     if not claims:
         return None
     t, lang = w.t, w.lang
-    rows, floors, collapsed = [], set(), []
+    rows, floors, collapsed, said = [], set(), [], set()
     named = citations.names(w.run.meta, lang)     # run.yaml write-ups by claims.yaml key
     for i, c in enumerate(claims):
         # set by construction and agreeing: folded in print; a claim the data contradicts
@@ -1018,7 +1035,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         if c.get("basis") in (CALIBRATED, ASSUMED) and c["verdict"] in (CLAIM_CONFIRMED,
                                                                       CLAIM_CONSISTENT):
             collapsed.append(i)
-        reason = claim_reason(w, c, floors)
+        reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
         basis = t[BASIS[c["basis"]]] if c.get("basis") else None
         verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
