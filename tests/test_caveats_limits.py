@@ -112,8 +112,8 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "Of that gap, 22.2 s (44%)" not in en
     assert "Where the duration gap at 64K and 200K accrued: in this reconstruction that " \
            "follows from the generator" in en
-    assert "64K 및 200K에서 소요 시간 차이가 어느 구간에서 생겼는지는 측정으로 알아낸 것이 " \
-           "아니라 이 재구성본에서 생성기의 엔진 모형" in ko
+    assert "64K 및 200K에서 소요 시간 차이가 첫 토큰 전과 디코드 가운데 어디서 생겼는지는 " \
+           "이 재구성본에서 생성기의 엔진 모형" in ko
     # the single-run limitation beside the speedups, said once, in the lede (issue 31)
     assert en.count("This is one run per engine, so it gives no estimate of run-to-run noise") == 1
     assert ko.count("엔진마다 한 번씩만 실행했으므로") == 1
