@@ -99,5 +99,5 @@ def test_a_disagreeing_duration_is_a_caveat_and_withholds_the_explanation(pertur
     assert claims["e2e-64k-speedup"]["verdict"] == "not derivable"
     assert claims["e2e-64k-speedup"]["reason"] == "sources_disagree"
     assert claims["e2e-200k-speedup"]["verdict"] == "confirmed"
-    assert "격차가 어디서 생겼는지는 로그와 어긋나는 수치에 기대게 되므로 밝히지 않습니다" in ko
+    assert "격차가 어디서 생겼는지는 로그와 어긋나는 수치를 써야 하므로 밝히지 않습니다" in ko
     assert "클라이언트와 서버 로그의 불일치: vLLM, 64K" in ko

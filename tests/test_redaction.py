@@ -308,8 +308,11 @@ def _plant(run: Path, shell: Path) -> None:
     text = meta.read_text().replace(
         '  en: "Serving Kimi-K3', f'  en: "https://t:title{MARK}@x.example.com ghp_{MARK}'
         'githubTOKEN012345 Serving Kimi-K3', 1)
-    meta.write_text(text + "sources:\n  - what: \"the raw files\"\n    url: "
-                    f"\"https://srcuser:src{MARK}pass@files.example.com/d?token=src{MARK}tok\"\n")
+    planted = ("  - what: \"the raw files\"\n    url: "
+               f"\"https://srcuser:src{MARK}pass@files.example.com/d?token=src{MARK}tok\"\n")
+    # into the run's own sources list (the reference run.yaml has one: its write-ups)
+    meta.write_text(text.replace("\nsources:\n", "\nsources:\n" + planted, 1)
+                    if "\nsources:\n" in text else text + "sources:\n" + planted)
     shell.write_text(f"#!/bin/sh\nexport HF_TOKEN={HF}\n{SHELL[2:]}\n")
 
 
