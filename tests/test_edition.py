@@ -186,3 +186,12 @@ def test_claim_values_carry_their_units(reference_build):
     section = _section(_page(reference_build, "ko"), "claims")
     cells = [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", section, re.S)]
     assert "SGLang 150.8초, vLLM 100.5초" in cells and "3.29배" in cells
+
+
+@pytest.mark.parametrize("lang, legend", [
+    ("ko", '"계산 방식이 다름": 공개된 값과 다시 계산한 값을 서로 다른 방식으로 구해'),
+    ("en", 'A verdict of "different method" means the published and the recomputed value'),
+])
+def test_the_different_method_verdict_is_defined_where_it_is_used(reference_build, lang,
+                                                                  legend):
+    assert _text(_section(_page(reference_build, lang), "claims")).count(legend) == 1

@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.claims import CONFIRMED as CLAIM_CONFIRMED
 from ..core.claims import CONSISTENT as CLAIM_CONSISTENT
+from ..core.claims import METHOD as CLAIM_METHOD
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
@@ -1062,6 +1063,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     quiet = ids.CLAIMS_INDISTINGUISHABLE
     if w.has(quiet) and w.registry[quiet].value:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
+    if any(c["verdict"] == CLAIM_METHOD for c in claims):   # the verdict read on its own
+        paras.append(sentence(t["claims.method_legend"]))
     # set by construction, these rows say nothing of the engines: one line in print and blog
     note = sentence(t["claims.collapsed"], n=format_value(len(collapsed), "count", lang)) \
         if collapsed else ""
