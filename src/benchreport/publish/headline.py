@@ -420,8 +420,7 @@ def _assumed_mark(w: Writer, setting: str) -> str:
     published text did not give, such as a capacity a reconstruction filled in)."""
     held = [ids.setting(setting, e.id) for e in w.run.meta.engines
             if w.has(ids.setting(setting, e.id))]
-    space = "" if w.lang == "ko" else " "     # Korean closes a parenthesis up to its word
-    return f"{space}{w.t['words.assumed']}" if held and w.provenance(*held) == ASSUMED else ""
+    return w.tag("assumed") if held and w.provenance(*held) == ASSUMED else ""
 
 
 def _not_controlled(w: Writer) -> list[Markup]:

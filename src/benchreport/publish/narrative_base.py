@@ -212,8 +212,17 @@ class Writer:
             "generated" if kind in provenance.GENERATED else \
             "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
             else None
-        space = "" if self.lang == "ko" else " "
-        return f"{space}{self.t['words.' + word]}" if word else ""
+        return self.tag(word) if word else ""
+
+    @property
+    def paren_space(self) -> str:
+        """What goes before a parenthesis after a word: nothing in Korean (it closes up to
+        its word), a space in English."""
+        return "" if self.lang == "ko" else " "
+
+    def tag(self, word: str) -> str:
+        """A provenance tag (``words.<word>``: "(assumed)", …) as it follows a word."""
+        return f"{self.paren_space}{self.t['words.' + word]}"
 
     def why_text(self, why: str) -> Markup:
         """What set a figure (its provenance_why), in the reader's language."""

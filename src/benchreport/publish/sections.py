@@ -394,8 +394,7 @@ def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
     listed = f"{sid}.{engine}" in {s for a in w.run.meta.assumed for s in a.settings}
     fid = ids.setting(sid, engine)
     if listed or (w.has(fid) and w.provenance(fid) == ASSUMED):
-        space = "" if w.lang == "ko" else " "     # Korean closes a parenthesis up to its word
-        return f"{value}{space}{w.t['words.assumed']}"
+        return f"{value}{w.tag('assumed')}"
     return value
 
 

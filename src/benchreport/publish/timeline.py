@@ -180,8 +180,8 @@ def _steady_notes(w: Writer, points: list[tuple]) -> list[Markup]:
             names.append(f"{engine.name} {label}")
             held.append(steady)
     what = w.t["timeline.steady_what"]
-    space = "" if w.lang == "ko" else " "      # a Korean parenthesis closes up to its word
-    return [w.generated_note(what if len(groups) == 1 else f"{what}{space}({', '.join(names)})",
+    return [w.generated_note(what if len(groups) == 1
+                             else f"{what}{w.paren_space}({', '.join(names)})",
                              *figs) for names, figs in groups.values()]
 
 
