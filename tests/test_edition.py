@@ -186,6 +186,45 @@ def test_claim_values_carry_their_units(reference_build):
     section = _section(_page(reference_build, "ko"), "claims")
     cells = [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", section, re.S)]
     assert "SGLang 150.8초, vLLM 100.5초" in cells and "3.29배" in cells
+    # a value of several stats: each in its own figure's unit, else the claim's
+    assert "최대 537 tok/s, 최소 439 tok/s, 토큰당 시간 20.3 ms, 최고 537 tok/s, " \
+           "요청당 49.3 tok/s" in cells
+    assert "처리량 감소 3.02배, 컨텍스트 증가 3.05배, 비율 0.99배" in cells
+    # one setting of one engine keeps the setting's name
+    assert "vLLM 텐서 병렬 크기 8" in cells
+
+
+def test_a_decode_share_above_the_whole_gap_is_explained(reference_build):
+    """The 200K gap's decode share is 103%: the claims section says what that means."""
+    text = _text(_section(_page(reference_build, "ko"), "claims"))
+    assert "200K 격차 중 디코드 구간 몫 103%" in text
+    assert text.count('"격차 중 디코드 구간 몫"이 전체 격차보다 크다는 것은') == 1
+
+
+@pytest.mark.parametrize("lang, label, first, second", [
+    ("ko", "첫 벤치마크 전 워밍업", "vLLM: 없음", "SGLang: 없음"),
+    ("en", "Warm-up before the first benchmark", "vLLM: none", "SGLang: none"),
+])
+def test_a_limit_found_alike_for_both_engines_is_one_row(reference_build, lang, label, first,
+                                                         second):
+    section = _section(_page(reference_build, lang), "caveats")
+    rows = [_text(r) for r in re.findall(r"<tr>(.*?)</tr>", section, re.S)]
+    mine = [r for r in rows if r.startswith(label)]
+    assert len(mine) == 1 and first in mine[0] and second in mine[0]
+    arrival = [r for r in rows if r.startswith(("요청이 ", "How requests reached"))]
+    assert len(arrival) == 1
+
+
+def test_latency_rows_note_what_an_engine_rests_on_once(reference_build):
+    section = _section(_page(reference_build, "ko"), "results")
+    # four metrics per engine, the SGLang 64K note at its first row only
+    assert _text(section).count("요청이 간격을 두고 도착함") == 1
+
+
+def test_the_lede_names_the_assumed_settings_in_one_clause(reference_build):
+    lede = _text(_section(_page(reference_build, "ko"), "summary"))
+    assert "그리고 공개된 글에 값이 없어 재구성본이 가정한 어텐션 백엔드" in lede
+    assert "(가정값)" not in lede.split("통제하지 못한 변수:")[1]
 
 
 @pytest.mark.parametrize("lang, legend", [

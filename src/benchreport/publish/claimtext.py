@@ -83,14 +83,22 @@ def key_label(w: Writer, key: str) -> str:
     return w.t.get("claimkey." + key, key.replace("_", " "))
 
 
+def key_units(w: Writer, fig_ids: list[str]) -> dict[str, str]:
+    """The unit of each stat a claim's value names (``max``, ``ms_per_token``), from the
+    figures the claim rests on whose last part is that name."""
+    return {ids.leaf(f): w.registry[f].unit for f in fig_ids
+            if f in w.registry and w.registry[f].unit}
+
+
 def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None,
-               unit: str | None = None) -> Markup:
+               unit: str | None = None, units: dict[str, str] | None = None) -> Markup:
     """A published or recomputed value: labels for keys, numbers grouped, figure values
     linked and in their units. ``like``: the published value a recomputed one is set
     against; its numbers' precision is the recomputed numbers' too (332.46 reads 332
     against a published 335). ``unit``: the claim's unit (claims.yaml), given to a plain
     number or to each engine's number; a mapping of other keys keeps its numbers bare,
-    since its entries need not share the unit."""
+    since its entries need not share the unit, unless ``units`` (``key_units``) is
+    given: then each key takes its figure's unit, else the claim's."""
     if value is None:
         return Markup("–")
     if key is not None and key in w.registry:
@@ -104,16 +112,22 @@ def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None,
             for k, v in value.items())
     if isinstance(value, int | float) and not isinstance(value, bool) and unit:
         places = decimals_of(like if like is not None else value)
+        if places is None or places > 2:      # a computed value, with no published twin
+            places = 0 if float(value).is_integer() else 2 if abs(value) < 100 else 1
         return Markup(escape(format_value(value, unit, w.lang, places)))
     if isinstance(value, dict):
         labels = {str(k): key_label(w, str(k)) for k in value}
         settings = {_setting_key(w, k) for k in labels}
-        if None not in settings and len({sid for sid, _ in settings}) == 1:
+        if len(labels) > 1 and None not in settings and len({sid for sid, _ in settings}) == 1:
             # one setting of several engines: the engines' names say it
             labels = {k: w.engine_name(_setting_key(w, k)[1]) for k in labels}
         likes = like if isinstance(like, dict) else {"value": like}
+        # with ``units`` given, a key with no figure of its own takes the claim's unit
+        own = {str(k): (units or {}).get(str(k), unit if units is not None else None)
+               for k in value}
         return Markup(", ").join(
-            Markup("{} {}").format(labels[str(k)], value_text(w, v, str(k), likes.get(k)))
+            Markup("{} {}").format(labels[str(k)],
+                                   value_text(w, v, str(k), likes.get(k), own[str(k)]))
             for k, v in value.items())
     if isinstance(value, list):
         if value and all(isinstance(v, str) for v in value):      # setting ids

@@ -427,9 +427,16 @@ def _not_controlled(w: Writer) -> list[Markup]:
     """Beside an engine comparison: the settings that differed between the engines."""
     if not w.has(ids.SETTINGS_DIFFERING) or not w.registry[ids.SETTINGS_DIFFERING].value:
         return []
-    which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
-    names = [w.t["setting." + sid] + _assumed_mark(w, sid) for sid in which
+    which = [sid for sid in w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
              if "setting." + sid in w.t]
+    # the settings whose values were assumed are named apart, in one clause, not each
+    # with its own mark
+    assumed = [w.t["setting." + sid] for sid in which if _assumed_mark(w, sid)]
+    known = [w.t["setting." + sid] for sid in which if not _assumed_mark(w, sid)]
+    if assumed and known:
+        return [sentence(w.t["headline.not_controlled_assumed"], n=w.fig(ids.SETTINGS_DIFFERING),
+                         known=w.and_list(known), assumed=w.and_list(assumed))]
+    names = [w.t["setting." + sid] + _assumed_mark(w, sid) for sid in which]
     return [sentence(w.t["headline.not_controlled"],
                      n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))]
 

@@ -69,6 +69,7 @@ class Writer:
         self.run, self.registry, self.lang, self.t = run, registry, lang, t
         self.cited: set[str] = set()          # ids of the figures the text links to
         self.listed: set[tuple[str, str]] = set()   # long input lists already spelled out
+        self.said: set[str] = set()           # caveats already said in full (``once``)
 
     def engine_name(self, engine_id: str) -> str:
         try:
@@ -193,13 +194,33 @@ class Writer:
         inputs = Markup("; ").join([origins, *(Markup(escape(a)) for a in also or [])])
         return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
 
+    def once(self, key: str) -> str:
+        """A caveat's catalogue key: its full sentence the first time the article says it,
+        then its short form (``<key>_again``) where the catalogue has one, so that a caveat
+        the reader has been given is not given again word for word."""
+        if key in self.said and key + "_again" in self.t:
+            return key + "_again"
+        self.said.add(key)
+        return key
+
     def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None
                        ) -> Markup:
         """Instead of a finding: ``what`` follows from the reconstruction's model or seed,
         and which of its inputs set it (``also``: assumptions it rests on besides)."""
         from ..core.i18n import sentence
 
-        return sentence(self.t["generated.note"], what=what, **self.set_by(*fig_ids, also=also))
+        return sentence(self.t[self.once("generated.note")], what=what,
+                        **self.set_by(*fig_ids, also=also))
+
+    def unanswered(self, what: str, *fig_ids: str, also: list[str] | None = None) -> Markup:
+        """A question the reconstruction cannot answer, listed under a sentence that says
+        why (the generator's inputs set it): so, in the short form, and the caveat counts
+        as said."""
+        from ..core.i18n import sentence
+
+        self.said.add("generated.note")
+        return sentence(self.t["generated.note_again"], what=what,
+                        **self.set_by(*fig_ids, also=also))
 
     def mark(self, *fig_ids: str) -> str:
         """The words marking a value that was not measured, from its figures' provenance:

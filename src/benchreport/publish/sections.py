@@ -39,7 +39,7 @@ from ..core.verdicts import (
     YES,
 )
 from . import citations
-from .claimtext import reason_text, value_text
+from .claimtext import key_units, reason_text, value_text
 from .narrative_base import Writer
 
 
@@ -135,6 +135,8 @@ CHOSEN_BY = {
     "conclusion.takeaway_repeated": "e2e.<w>.faster",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
     "results.itl_tail_per_token": "latency.<w>.<e>.itl.mean",
+    "results.itl_bases": "latency.<w>.<e>.itl.mean",
+    "results.itl_bases_tpot": "latency.<w>.<e>.tpot.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
     "finding.gap_decode": "e2e.<w>.gap.where",
     "finding.gap_both": "e2e.<w>.gap.where",
@@ -156,6 +158,7 @@ CHOSEN_BY = {
     "conclusion.tie": "e2e.<w>.faster",
     "conclusion.guidance_cross": "e2e.<w>.faster",
     "conclusion.guidance_reversed": "e2e.<w>.faster",
+    "conclusion.guidance_reversed_published": "e2e.<w>.faster",
     "conclusion.guidance_one": "e2e.<w>.faster",
     "conclusion.caveat": "caveats.settings_differing",
     "conclusion.arrival": "arrival.<w>.<e>.max_waiting",
@@ -175,6 +178,7 @@ CHOSEN_BY = {
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
+    "claims.share_over": "e2e.<w>.gap.decode_share",
     "generated.table": "latency.<w>.<e>.<metric>.median",
     "generated.table_targets": "decode.<w>.<e>.min",
     "stepmodel.seeded": "stepmodel.<e>.<w>.step_ms",
@@ -195,6 +199,7 @@ CHOSEN_BY = {
     **{f"campaign.single_{k}": "compare.<w>.<a>.<b>.<load>.<metric>"
        for k in ("pair", "join", "all_higher", "all_lower", "mixed", "note")},
     "headline.not_controlled": "caveats.settings_differing",
+    "headline.not_controlled_assumed": "caveats.settings_differing",
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
                  "conclusion_front_one_noslo", "conclusion_front_one_single",
@@ -287,9 +292,9 @@ def gap_sentences(w: Writer) -> tuple[list[Markup], list[Markup]]:
     if not generated:
         return out, []
     labels = w.and_list([label for label, _, _ in generated])
-    return out, [w.generated_note(sentence(t["generated.gap"], label=labels),
-                                  *(f for _, split, _ in generated for f in split),
-                                  also=[a for *_, also in generated for a in also])]
+    return out, [w.unanswered(sentence(t["generated.gap"], label=labels),
+                              *(f for _, split, _ in generated for f in split),
+                              also=[a for *_, also in generated for a in also])]
 
 
 def resting_on_values(w: Writer, fig_id: str, without: str | None = None) -> list[str]:
@@ -362,7 +367,7 @@ def _crossing(w: Writer, parts: list[Markup], unanswered: list[Markup]) -> list[
         return parts + [sentence(t["finding.nomodel"])]
     per_token_ids = [ids.decode(x.id, e, "ms_per_token") for x in (short, long_) for e in (a, b)]
     if w.generated(key, *per_token_ids):
-        unanswered.append(w.generated_note(t["generated.cross"], key, *per_token_ids))
+        unanswered.append(w.unanswered(t["generated.cross"], key, *per_token_ids))
         return parts
     if qs == ql or w.registry[key].value == NO_CROSSING:
         return parts + [sentence(t["finding.same"], engine=w.name(qs))]
@@ -464,7 +469,8 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                if w.has(ids.latency(workload, e.id, "ttft", "mean"))]
     if not engines:
         return None
-    rows = []
+    rows: list[list[Markup]] = []
+    noted: dict[str, str] = {}      # per engine, the note its rows have given so far
     for metric in ("ttft", "tpot", "itl", "e2el"):
         for e in engines:
             def stat(s: str, e: str = e, metric: str = metric) -> str:
@@ -476,7 +482,7 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                 spread = Markup("{}–{}").format(w.fig(stat("min")).html,
                                                 w.fig(stat("max")).html)
             rows.append([Markup(escape(metric_name(w, metric, _definition_of(w, stat("mean"))))),
-                         _engine_cell(w, workload, e, stat("mean"))]
+                         _engine_cell(w, workload, e, stat("mean"), noted)]
                         + [figure_cell(w, stat(s)) for s in ("mean", "median", "p90", "p99")]
                         + [spread])
     return Table(header=[w.t["table.metric"], w.t["table.engine"], w.t["table.mean"],
@@ -484,15 +490,19 @@ def latency_table(w: Writer, workload: str) -> Table | None:
                  numeric=(2, 3, 4, 5, 6))
 
 
-def _engine_cell(w: Writer, workload: str, engine: str, fid: str) -> Markup:
+def _engine_cell(w: Writer, workload: str, engine: str, fid: str,
+                 noted: dict[str, str]) -> Markup:
     """An engine's name in a latency row, with what its figures rest on besides the
-    measurement: requests that reached it spaced out, and run.yaml's assumptions."""
+    measurement: requests that reached it spaced out, and run.yaml's assumptions; given
+    at the engine's first row, and again only where a later row rests on something else
+    (``noted``: per engine, the note given last)."""
     notes = [w.t["results.arrived_spaced"]] if engine in spaced_engines(w, workload) else []
-    notes += resting_on(w, fid)
+    note = "; ".join(notes + resting_on(w, fid))
     name = Markup(escape(w.engine_name(engine)))
-    if not notes:
+    if not note or noted.get(engine) == note:
         return name
-    return Markup('{}<br><span class="aside">{}</span>').format(name, "; ".join(notes))
+    noted[engine] = note
+    return Markup('{}<br><span class="aside">{}</span>').format(name, note)
 
 
 def arrival_split(w: Writer, workload: str) -> tuple[list[str], list[str]]:
@@ -537,7 +547,7 @@ def table_note(w: Writer, fig_ids: list[str]) -> list[Markup]:
     held = [f for f in fig_ids if w.has(f)]
     if not held or not w.generated(*held):
         return []
-    return [sentence(w.t["generated.table"], **w.set_by(*held))]
+    return [sentence(w.t[w.once("generated.table")], **w.set_by(*held))]
 
 
 def _mean_basis(w: Writer, engine: str) -> Markup | None:
@@ -586,20 +596,39 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
         if not w.has(itl("mean"), itl("p99"), itl("longest"), itl("tail_share")):
             continue
         if w.registry[itl("mean")].value > w.registry[itl("p99")].value:
+            # how a mean can lie above the p99 is arithmetic on the table's own values, so
+            # it is said whatever set them; what set them, once (the table's note, or here)
             per_token = _definition_of(w, itl("mean")) == "itl.per-token"
             key = "results.itl_tail_per_token" if per_token else "results.itl_tail"
-            if w.generated(itl("mean"), itl("longest")):
-                if table:           # the table's note already says what set them
-                    continue
-                notes.append(w.generated_note(sentence(
-                    w.t["generated.itl_tail"], engine=w.name(e.id), label=label),
-                    itl("mean"), itl("longest")))
-                continue
             notes.append(sentence(w.t[key], engine=w.name(e.id), label=label,
                                   p="p99", mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
                                   share=w.fig(itl("tail_share")),
                                   longest=w.fig(itl("longest"))))
-    return notes
+            if w.generated(itl("mean"), itl("longest")) and not table:
+                notes.append(w.generated_note(sentence(
+                    w.t["generated.itl_tail"], engine=w.name(e.id), label=label),
+                    itl("mean"), itl("longest")))
+    return notes + _itl_bases(w, workload)
+
+
+def _itl_bases(w: Writer, workload: str) -> list[Markup]:
+    """Where the engines' clients define ITL differently at ``workload``: one sentence
+    saying each engine's and that the ITL rows do not compare across engines."""
+    defs = {e.id: _definition_of(w, ids.latency(workload, e.id, "itl", "mean"))
+            for e in w.run.meta.engines}
+    defs = {e: d for e, d in defs.items() if d}
+    said = "itl_bases " + repr(sorted(defs.items()))      # said once per article
+    if len(set(defs.values())) < 2 or said in w.said:
+        return []
+    w.said.add(said)
+    each = Markup("; ").join(
+        sentence(w.t["limit.engine_value"], engine=w.name(e),
+                 value=w.t["definition." + d.replace(".", "_").replace("-", "_")])
+        for e, d in defs.items())
+    tpot = {_definition_of(w, ids.latency(workload, e, "tpot", "mean")) for e in defs}
+    key = "results.itl_bases_tpot" if len(tpot) == 1 and None not in tpot \
+        else "results.itl_bases"
+    return [sentence(w.t[key], each=each)]
 
 
 def decode_section(w: Writer) -> Section | None:
@@ -755,7 +784,7 @@ def spec_section(w: Writer) -> Section | None:
     lengths = [ids.spec(wl.id, e.id, "accept_len") for wl in w.run.meta.workloads
                for e in w.run.meta.engines if w.has(ids.spec(wl.id, e.id, "accept_len"))]
     if w.provenance(*lengths) == ASSUMED:       # a reconstruction's input, not a reading
-        paras.append(sentence(t["spec.assumed"], inputs=w.inputs_text(
+        paras.append(sentence(t[w.once("spec.assumed")], inputs=w.inputs_text(
             provenance_origins(w.registry, lengths, ASSUMED))))
     return Section("spec", t["heading.spec"], paras,
                    [Table(header=[t["table.workload"], t["table.engine"], t["table.accept_len"],
@@ -825,7 +854,7 @@ def point_log_section(w: Writer) -> Section | None:
     runs = [ids.spec_run(e.id, "log_accept_len") for e in w.run.meta.engines
             if w.has(ids.spec_run(e.id, "log_accept_len"))]
     if runs and w.provenance(*runs) == ASSUMED:      # a reconstruction's acceptance input
-        paras.append(sentence(t["spec.assumed"], inputs=w.inputs_text(
+        paras.append(sentence(t[w.once("spec.assumed")], inputs=w.inputs_text(
             provenance_origins(w.registry, runs, ASSUMED))))
     return Section("pointlog", t["heading.pointlog"], paras, [table])
 
@@ -855,8 +884,8 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
                                      else caveat_value(w, c, e))) for e in engines]
                     + [Markup(escape(t[f"why.{c['id']}"])),
                        Markup(escape("; ".join(c["evidence"][:2])))])
-    limits = [limit_row(w, c) for c in caveats.get("limits", [])]
-    limits = [r for r in limits if r]
+    limits = merged_limits(w, [(c, r) for c in caveats.get("limits", [])
+                               for r in [limit_row(w, c)] if r])
     # nothing found is only news when something was looked at
     looked = bool(caveats.get("compared")) or any(ids.parse_events(fid) is not None
                                                   for fid in w.registry)
@@ -939,6 +968,34 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str:
         group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
         return text + w.mark(*(f for f in w.registry if ids.named_by(f, group)))
     return w.setting_words(c["values"][engine])
+
+
+def merged_limits(w: Writer, found: list[tuple[dict, list[Markup]]]) -> list[list[Markup]]:
+    """The limit rows, where one limit found for several engines says the same why: one
+    row (the catalogue's ``limit.<id>.what_merged``) with each engine's value on a line of
+    its own, the why and the evidence once; other rows as they are."""
+    groups: list[list[tuple[dict, list[Markup]]]] = []
+    for c, row in found:
+        last = groups[-1][-1] if groups else None
+        if last and c.get("engine") and last[0].get("engine") \
+                and (last[0]["id"], last[0].get("workload"), str(last[1][2])) \
+                == (c["id"], c.get("workload"), str(row[2])) \
+                and f"limit.{c['id']}.what_merged" in w.t:
+            groups[-1].append((c, row))
+        else:
+            groups.append([(c, row)])
+    return [g[0][1] if len(g) == 1 else _merged_row(w, g) for g in groups]
+
+
+def _merged_row(w: Writer, group: list[tuple[dict, list[Markup]]]) -> list[Markup]:
+    first = group[0][0]
+    label = {"label": w.run.meta.workload(first["workload"]).label} \
+        if first.get("workload") else {}
+    values = Markup("<br>").join(sentence(w.t["limit.engine_value"], engine=w.name(c["engine"]),
+                                          value=row[1]) for c, row in group)
+    evidence = "; ".join(dict.fromkeys(e for c, _ in group for e in c.get("evidence", [])[:2]))
+    return [sentence(w.t[f"limit.{first['id']}.what_merged"], **label), values,
+            group[0][1][2], Markup(escape(evidence))]
 
 
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:
@@ -1046,8 +1103,10 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                       strict=True)]
         claim = Markup('{}<br><span class="aside">{}</span>').format(
             c["text"][lang], t["claims.articles_sep"].join(titles))
-        rows.append([claim, value_text(w, c["published"], unit=c.get("unit")),
-                     value_text(w, c["recomputed"], like=c["published"], unit=c.get("unit")),
+        units = key_units(w, c.get("figures") or [])
+        rows.append([claim, value_text(w, c["published"], unit=c.get("unit"), units=units),
+                     value_text(w, c["recomputed"], like=c["published"], unit=c.get("unit"),
+                                units=units),
                      verdict, reason])
     cited = [named[k] for k in dict.fromkeys(k for c in claims for k in c["source"])
              if k in named]
@@ -1064,6 +1123,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
     if any(c["verdict"] == CLAIM_METHOD for c in claims):   # the verdict read on its own
         paras.append(sentence(t["claims.method_legend"]))
+    paras += _share_legend(w, claims)
     # set by construction, these rows say nothing of the engines: one line in print and blog
     note = sentence(t["claims.collapsed"], n=format_value(len(collapsed), "count", lang)) \
         if collapsed else ""
@@ -1072,6 +1132,14 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                                   t["table.recomputed"], t["table.verdict"],
                                   t["table.reason"]], rows=rows, cls="claims",
                           collapsed=tuple(collapsed), collapsed_note=note)])
+
+
+def _share_legend(w: Writer, claims: list[dict]) -> list[Markup]:
+    """Where a claim row shows a gap's decode share above 100%: what that means (the
+    slower engine was ahead before the first tokens)."""
+    over = [f for c in claims for f in c.get("figures") or []
+            if w.has(f) and ids.leaf(f) == "decode_share" and w.registry[f].value > 100]
+    return [sentence(w.t["claims.share_over"])] if over else []
 
 
 def doubtful(w: Writer, wid: str) -> list[str]:
@@ -1119,7 +1187,7 @@ def conclusion_section(w: Writer) -> Section:
         # a crossover the reconstruction's model or seed placed is no guidance: left out
         cross = not w.generated(ids.crossover(*pair))
         paras.append(sentence(t["conclusion.guidance_cross" if cross
-                                else "conclusion.guidance_reversed"],
+                                else _reversed_key(w, wl)],
                               rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
                               concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
                               short_engine=w.name(str(short_w.value)),
@@ -1143,6 +1211,16 @@ def conclusion_section(w: Writer) -> Section:
     if differing:
         paras.append(Markup(" ").join([sentence(t["conclusion.caveat"]), *takeaway]))
     return Section("conclusion", t["heading.conclusion"], paras)
+
+
+def _reversed_key(w: Writer, workloads: list) -> str:
+    """The reversal in the conclusion's words: attributed to the published text where the
+    durations it rests on are the published figures a reconstruction was fitted to."""
+    durations = [ids.e2e(x.id, e.id, "duration") for x in workloads
+                 for e in w.run.meta.engines if w.has(ids.e2e(x.id, e.id, "duration"))]
+    if durations and w.run.meta.reconstruction and w.provenance(*durations) == CALIBRATED:
+        return "conclusion.guidance_reversed_published"
+    return "conclusion.guidance_reversed"
 
 
 def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
