@@ -102,6 +102,18 @@ def test_the_markdown_pastes(tmp_path):
     assert '<a href="report.en.html#derivation">' in html
 
 
+@pytest.mark.parametrize("date, reconstruction, line", [
+    ("2026-01-15", None, "date: 2026-01-15"),
+    ("2026-01-15", Markup("Reconstructed."), None),     # the files' date, not the post's
+    ("not stated", None, None),                          # no date a blog engine can read
+])
+def test_the_front_matter_dates_a_post_only_by_a_real_runs_date(date, reconstruction, line):
+    md = markdown(_article(date=date, reconstruction=reconstruction), {"results": []},
+                  Post(slug="x"))
+    dated = [x for x in md.split("---\n")[1].splitlines() if x.startswith("date:")]
+    assert dated == ([line] if line else [])
+
+
 def test_base_url_makes_links_absolute():
     article = _article()
     md = markdown(article, {"results": []}, Post(slug="x", base_url="https://blog.example/p/"))

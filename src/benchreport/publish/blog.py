@@ -141,8 +141,14 @@ class _Figures:
 
 
 def _front(article: Article, post: Post) -> list[str]:
+    """Title, date, language, description, slug and tags. The date is the run's, and only
+    when run.yaml gives one and the files are a real run's: a reconstruction's files carry
+    a date they were made for, not one a post should be dated by (and "not stated" is no
+    date a blog engine can read); without it the blog takes the file's name or its own."""
     fields = {"title": article.title, "date": article.date, "lang": article.lang,
               "description": description(article), "slug": post.slug}
+    if article.reconstruction or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", article.date):
+        del fields["date"]
     lines = front_matter(fields)
     tags = "tags: " + json.dumps(list(post.tags), ensure_ascii=False)
     return [*lines[:-1], tags, lines[-1]]
