@@ -44,7 +44,7 @@ class Said:
         return cls(data["key"], {k: _from_json(v) for k, v in data.get("args", {}).items()})
 
 
-def said(key: str, **args: Any) -> Said:
+def said(key: str, /, **args: Any) -> Said:
     """The method sentence ``key`` with its arguments (checked against the catalogue when the
     figure is made: ``english``)."""
     return Said(key, args)
