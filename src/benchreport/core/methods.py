@@ -9,7 +9,9 @@ writes the method in its own language (``words``).
 An argument is a string taken as it is in every language (a number as written, a name, a
 file, a JSON key, a log field: code, never English prose), a number (formatted by the
 sentence's own spec, e.g. ``{n:,}``), another ``Said`` (its sentence in the same language),
-or a list of these (joined by a comma).
+or a list of these (joined by a comma). A key marked by ``capital`` ("^" before it) starts
+a sentence: its English text begins with a capital letter. A ``joined`` list is its items
+with the catalogue's separator between them (join.<name>: "; " in English).
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from .errors import BuildError
 from .i18n import load_catalogue, sentence
 from .paths import LABELS
 
-__all__ = ["Said", "catalogue", "english", "said", "statistic", "words"]
+__all__ = ["Said", "capital", "catalogue", "english", "joined", "said", "statistic", "words"]
 
 _JOIN = ", "
 
@@ -72,7 +74,18 @@ def catalogue(lang: str) -> dict[str, str]:
     return load_catalogue(LABELS, lang, kind="methods")
 
 
+def joined(items: list[Any], by: str = "semicolon") -> Said:
+    """``items`` with the separator join.<by> of the catalogue between them."""
+    return Said("join." + by, {"items": list(items)})
+
+
+def capital(s: Said) -> Said:
+    """``s`` at the start of a sentence (in English, its first letter a capital)."""
+    return Said("^" + s.key, s.args)
+
+
 def _template(key: str, lang: str) -> str:
+    key = key.lstrip("^")
     try:
         return catalogue(lang)[key]
     except KeyError:
@@ -89,7 +102,10 @@ def english(s: Said) -> str:
             return _JOIN.join(str(arg(v)) for v in value)
         return value
 
-    return _template(s.key, "en").format(**{k: arg(v) for k, v in s.args.items()})
+    if s.key.startswith("join."):
+        return _template(s.key, "en").join(str(arg(v)) for v in s.args["items"])
+    text = _template(s.key, "en").format(**{k: arg(v) for k, v in s.args.items()})
+    return text[:1].upper() + text[1:] if s.key.startswith("^") else text
 
 
 def words(s: Said, lang: str) -> Markup:
@@ -102,6 +118,8 @@ def words(s: Said, lang: str) -> Markup:
             return Markup(_JOIN).join(arg(v) for v in value)
         return value
 
+    if s.key.startswith("join."):
+        return Markup(escape(_template(s.key, lang))).join(arg(v) for v in s.args["items"])
     return sentence(_template(s.key, lang), **{k: arg(v) for k, v in s.args.items()})
 
 
