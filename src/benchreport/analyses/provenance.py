@@ -9,6 +9,7 @@ from ..core.provenance import MEASURED, MODEL, Rule, assign, reason
 from ..core.records import Run
 from ..core.runmeta import Assumption
 from ..core.tables import input_checksum
+from ..core.methods import said
 
 # the scenario inputs every simulated figure follows from (synth.model)
 GENERATED = "scheduler, prefill_knots, decode_step_fixed_ms, decode_ns_per_kv_token"
@@ -68,7 +69,6 @@ def generator_figures(run: Run) -> list[Figure]:
     return [figure(id=ids.generator(g.key), value=g.value, unit="setting",
                    sources=(Source(key=g.key, **src),),
                    context={"order": i, "parts": [list(x) for x in g.parts]},
-                   method="an input of the reconstruction's generator, as its scenario "
-                          "states it (or, for the fitted knobs, as the fit found and synth "
-                          "checks)", provenance=g.kind, provenance_why=g.key)
+                   method=said("provenance.generator"), provenance=g.kind,
+                   provenance_why=g.key)
             for i, g in enumerate(generator_inputs(load_scenario(path)))]

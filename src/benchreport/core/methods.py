@@ -11,7 +11,8 @@ file, a JSON key, a log field: code, never English prose), a number (formatted b
 sentence's own spec, e.g. ``{n:,}``), another ``Said`` (its sentence in the same language),
 or a list of these (joined by a comma). A key marked by ``capital`` ("^" before it) starts
 a sentence: its English text begins with a capital letter. A ``joined`` list is its items
-with the catalogue's separator between them (join.<name>: "; " in English).
+with the catalogue's separator between them (join.<name>: "; " in English). A ``given``
+text is one the caller already has in every language (from the article's catalogue).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .errors import BuildError
 from .i18n import load_catalogue, sentence
 from .paths import LABELS
 
-__all__ = ["Said", "capital", "catalogue", "english", "joined", "said", "statistic", "words"]
+__all__ = ["Said", "capital", "catalogue", "english", "given", "joined", "said", "statistic", "words"]
 
 _JOIN = ", "
 
@@ -74,6 +75,11 @@ def catalogue(lang: str) -> dict[str, str]:
     return load_catalogue(LABELS, lang, kind="methods")
 
 
+def given(**texts: str) -> Said:
+    """A text the caller has in each language (``given(en=..., ko=...)``), taken as it is."""
+    return Said("given", dict(texts))
+
+
 def joined(items: list[Any], by: str = "semicolon") -> Said:
     """``items`` with the separator join.<by> of the catalogue between them."""
     return Said("join." + by, {"items": list(items)})
@@ -102,6 +108,8 @@ def english(s: Said) -> str:
             return _JOIN.join(str(arg(v)) for v in value)
         return value
 
+    if s.key == "given":
+        return str(s.args["en"])
     if s.key.startswith("join."):
         return _template(s.key, "en").join(str(arg(v)) for v in s.args["items"])
     text = _template(s.key, "en").format(**{k: arg(v) for k, v in s.args.items()})
@@ -118,6 +126,8 @@ def words(s: Said, lang: str) -> Markup:
             return Markup(_JOIN).join(arg(v) for v in value)
         return value
 
+    if s.key == "given":
+        return Markup(escape(s.args[lang]))
     if s.key.startswith("join."):
         return Markup(escape(_template(s.key, lang))).join(arg(v) for v in s.args["items"])
     return sentence(_template(s.key, lang), **{k: arg(v) for k, v in s.args.items()})
