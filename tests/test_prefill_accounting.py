@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from benchreport.analyses.notebook import load_run
-from benchreport.core.methods import english
 from benchreport.analyses.prefill import (
     DECODE,
     FIRST,
@@ -27,6 +26,7 @@ from benchreport.analyses.prefill import (
     prefill_figures,
     window_accounting,
 )
+from benchreport.core.methods import english
 from benchreport.ingest.io import load_run as load_synth_run
 from benchreport.ingest.run import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
 from benchreport.synth import make_run

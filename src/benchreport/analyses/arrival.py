@@ -15,8 +15,8 @@ import datetime as dt
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
-from ..core.records import Ingested, Run
 from ..core.methods import said
+from ..core.records import Ingested, Run
 from .limits import Limit
 
 # the field each kind of log line counts its waiting requests in

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
-from ..core.records import Ingested, Run
 from ..core.methods import said
+from ..core.records import Ingested, Run
 
 WINDOW, ROLLING = "window", "rolling"
 

@@ -14,8 +14,8 @@ import pandas as pd
 from ..core import ids
 from ..core.figures import Figure, Source, figure
 from ..core.i18n import english
-from ..core.records import Ingested, Run
 from ..core.methods import catalogue, said
+from ..core.records import Ingested, Run
 from . import limits
 from .arrival import arrival
 from .consistency import all_checks

@@ -35,6 +35,7 @@ Claims without ``check`` are "not derivable" from benchmark data, with ``why``.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -60,7 +61,7 @@ from ..core.claims import (  # noqa: F401 (verdicts re-exported)
 from ..core.figures import Figure, Source, figure, merge
 from ..core.files import read_json, read_text
 from ..core.i18n import english, load_catalogue
-from ..core.methods import given, said
+from ..core.methods import Said, given, said
 from ..core.paths import LABELS
 from ..core.provenance import MEASURED, reason_words
 from ..core.provenance import of as provenance_of
@@ -630,14 +631,10 @@ def claim_check(run: Run) -> ClaimCheck:
     default = rules_for(run)[1]
     bases = [claim_basis(registry, v, default) for v in verdicts]
     figures = []
-    ko = load_catalogue(LABELS, "ko")
-    set_by = [given(ko=", ".join(reason_words(x, ko, "ko", run.meta.assumed)
-                                 for x in v.calibrated)) for v in verdicts]
+    methods = [_claim_method(v, run.meta.assumed) for v in verdicts]
     for v in verdicts:       # what set the figures, in words (core.provenance.reason)
         v.calibrated = [reason_words(x, en, "en", run.meta.assumed) for x in v.calibrated]
-    for c, v, basis, words in zip(claims, verdicts, bases, set_by, strict=True):
-        calibrated = said("claims.calibrated", what=given(en=", ".join(v.calibrated),
-                                                          **words.args))
+    for c, v, basis, method in zip(claims, verdicts, bases, methods, strict=True):
         figures.append(figure(
             id=figure_ids.claim(c.id), value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
@@ -648,8 +645,7 @@ def claim_check(run: Run) -> ClaimCheck:
                      "recomputed": json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source),
                      "calibrated": ", ".join(v.calibrated), "basis": basis},
-            method=said("claims.checked", reason=said("claims.reason_" + v.reason),
-                        calibrated=calibrated if v.calibrated else "")))
+            method=method))
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
@@ -667,6 +663,22 @@ def claim_check(run: Run) -> ClaimCheck:
     return ClaimCheck(table=table, figures=figures, record=record)
 
 
+
+
+@functools.cache
+def _labels(lang: str) -> dict[str, str]:
+    return load_catalogue(LABELS, lang)
+
+
+def _claim_method(v, assumed) -> Said:
+    """A verdict's method: the check's reason and, where the reconstruction was calibrated
+    to the figures it rests on, to what (in each language's words: core.provenance)."""
+    if not v.calibrated:
+        return said("claims.checked", reason=said("claims.reason_" + v.reason), calibrated="")
+    what = given(**{lang: ", ".join(reason_words(x, _labels(lang), lang, assumed)
+                                    for x in v.calibrated) for lang in ("en", "ko")})
+    return said("claims.checked", reason=said("claims.reason_" + v.reason),
+                calibrated=said("claims.calibrated", what=what))
 
 
 def _calibration(run: Run) -> dict[str, str]:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said
 from ..core.records import Ingested, Run
 from ..core.verdicts import CONSISTENT, DURATION_CHECKS, INCONSISTENT  # noqa: F401
-from ..core.methods import Said, said
 
 ACTIVITY = ("engine_stats", "prefill_batch", "decode_batch")
 SPEC_TESTABLE_PP = 10.0   # a spec-acceptance check whose tolerance is wider tests nothing

@@ -46,6 +46,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.verdicts import (
     BELOW,
@@ -495,11 +496,9 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                                  "missing": list(c.missing), "asked": c.asked,
                                  "basis": c.basis}
                                 for c in v.checks]},
-            method="validity checks of the point (analyses.validity), each passed, found "
-                   "something, not evaluable for want of an input or not applicable: "
-                   + ", ".join(ORDER) + " (and cancelled, where a cancellation rate was asked)"
-                   + "; the verdict is the worst found (valid < flagged < saturated < "
-                     "cannot tell < invalid), unverified when no check could run"))
+            method=said("curves.validity", checks=list(ORDER), cancelled="cancelled",
+                        order="valid < flagged < saturated < cannot tell < invalid",
+                        unverified="unverified")))
         share = _failed_share(p)
         if share is not None:
             figures.append(figure(

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.verdicts import FOUND, NO_LOG, NONE
-from ..core.methods import said
 
 TIME, STEPS = "time", "steps"      # what one record covers: a fixed time or fixed steps
 

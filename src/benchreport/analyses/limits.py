@@ -16,10 +16,10 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.tables import input_checksum
 from ..core.verdicts import NO, YES
-from ..core.methods import said
 
 # Fewer requests than this and p99 (linear interpolation) lies between the two largest.
 P99_MIN_REQUESTS = 100

@@ -25,8 +25,8 @@ import bisect
 
 from ..core import ids
 from ..core.figures import Figure, figure, listing
-from ..core.records import BenchWindow, Ingested, Run
 from ..core.methods import said
+from ..core.records import BenchWindow, Ingested, Run
 from .cache import num as _num
 from .cache import prefix_hits
 from .cache import source_of as _src

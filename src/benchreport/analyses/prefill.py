@@ -37,9 +37,9 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, capital, english, joined, said, statistic
 from ..core.records import Ingested, Run
 from ..core.verdicts import MIXED, NO_LOG, NONE, PURE, UNKNOWN_BATCH
-from ..core.methods import Said, capital, english, joined, said, statistic
 
 EVENTS = ("memory_event", "jit_event")     # runtime events that stall the engine
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.provenance import MEASURED, MODEL, Rule, assign, reason
 from ..core.records import Run
 from ..core.runmeta import Assumption
 from ..core.tables import input_checksum
-from ..core.methods import said
 
 # the scenario inputs every simulated figure follows from (synth.model)
 GENERATED = "scheduler, prefill_knots, decode_step_fixed_ms, decode_ns_per_kv_token"

@@ -14,8 +14,8 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure, listing
-from ..core.records import Ingested, Run
 from ..core.methods import said
+from ..core.records import Ingested, Run
 
 
 def _src(recs: list[dict]) -> tuple[Source, ...]:

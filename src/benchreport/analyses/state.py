@@ -32,9 +32,9 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.verdicts import NOT_MEASURED
-from ..core.methods import said
 from .cache import num, source_of
 
 LOG, METRICS = "log", "metrics"

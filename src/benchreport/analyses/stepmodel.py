@@ -39,6 +39,7 @@ import numpy as np
 from ..core import ids
 from ..core.figures import Figure, Source, figure
 from ..core.hardware import Bandwidth, hbm_bandwidth
+from ..core.methods import Said, said
 from ..core.provenance import ASSUMED, reason
 from ..core.records import Run
 from ..core.runmeta import Architecture
@@ -57,7 +58,6 @@ from ..core.verdicts import (
     NOT_EVALUABLE,
     YES,
 )
-from ..core.methods import Said, said
 
 APPROXIMATION = said("stepmodel.approximation", two=2)
 
@@ -288,8 +288,8 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
     if missing:
         return [figure(id=fid(engine, "bound"), value=NOT_EVALUABLE, unit="verdict",
                        context={"engine": engine, "missing": missing}, depends_on=deps,
-                       method=said("stepmodel.bound_missing",
-                                   missing=[said("stepmodel.missing_" + m) for m in missing]))], None
+                       method=said("stepmodel.bound_missing", missing=[
+                           said("stepmodel.missing_" + m) for m in missing]))], None
     arch, batch, bw = run.meta.architecture, min(p.batch for p in points), hbm_of(run)
     b = bound(arch, bw.tb_s, setup, arch.kv_bytes_per_token_per_layer(engine), batch)
     prov = _hbm_provenance(bw)

@@ -39,6 +39,7 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said
 from ..core.records import Ingested, PointResult, RawFile, Run
 from ..core.verdicts import (
     CLIENT_TIMES,
@@ -50,7 +51,6 @@ from ..core.verdicts import (
     SENT_AT_ONCE,
     STALL_FACTOR,
 )
-from ..core.methods import Said, said
 
 E2EL, SUMMED = "e2el", "ttft + sum of gaps"
 COLUMNS = ["engine", "workload", "point", "index", "arrival_s", "arrival_basis",

@@ -27,7 +27,8 @@ from .errors import BuildError
 from .i18n import load_catalogue, sentence
 from .paths import LABELS
 
-__all__ = ["Said", "capital", "catalogue", "english", "given", "joined", "said", "statistic", "words"]
+__all__ = ["Said", "capital", "catalogue", "english", "given", "joined", "said", "statistic",
+           "words"]
 
 _JOIN = ", "
 
