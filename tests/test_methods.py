@@ -87,7 +87,7 @@ def test_a_missing_sentence_is_a_build_error():
 # --- built runs ----------------------------------------------------------------------------
 
 # English prose: three lowercase English words in a row, outside code and quoted names
-PROSE = re.compile(r"\b[a-z]{2,}(?:[ -][a-z]{2,}){2,}\b")
+PROSE = re.compile(r"(?<![\w-])[a-z]{2,}(?: [a-z]{2,}){2,}(?![\w-])")
 
 
 def _untranslated(run) -> list[str]:
