@@ -26,6 +26,7 @@ from benchreport.analyses.prefill import (
     prefill_figures,
     window_accounting,
 )
+from benchreport.core.methods import english
 from benchreport.ingest.io import load_run as load_synth_run
 from benchreport.ingest.run import BenchWindow, Ingested, ingest_run, load_ingested, save_ingest
 from benchreport.synth import make_run
@@ -200,7 +201,7 @@ def test_new_seq_that_counts_the_in_progress_request_is_accounted_too():
     ing = _ing([(1, 4096, 2000, 0, 20000.0), (2, 4096, 6000, 0, 19000.0),
                 (1, 3808, 0, 0, 18000.0)])
     acc = window_accounting(ing, "e", "w", lengths=[10_000, 10_000])
-    assert acc.exact and "counting the in-progress request too" in acc.note
+    assert acc.exact and "counting the in-progress request too" in english(acc.note)
     assert [len(b.shares) for b in acc.batches] == [1, 2, 1]
     assert acc.batches[1].shares[1].tokens == 192
 
@@ -228,7 +229,7 @@ def test_lengths_that_do_not_fit_fall_back_to_the_new_seq_rule_marked_approximat
     with pytest.raises(ValueError, match="belong to no request"):
         account(sorted(ing.records["prefill_batch"], key=lambda r: r["line"]), [5000, 5000])
     acc = window_accounting(ing, "e", "w", lengths=[5000, 5000])
-    assert not acc.exact and acc.note.startswith("approximate")
+    assert not acc.exact and english(acc.note).startswith("approximate")
     seqs = chunk_sequences(ing, "e", "w", lengths=[5000, 5000])
     assert [c.tps for c in seqs] == [(20000.0, 19000.0, 18000.0), (20000.0, 19000.0)]
 
@@ -248,7 +249,7 @@ def test_the_fallback_follows_sglangs_own_new_seq_counting(grow):
                   (1, 4096, 0, 4096, 20000.0), (1, 4096, 4096 * grow, 0, 19000.0)])
     acc = window_accounting(apart, "e", "w", lengths=[5000, 5000])
     assert [[s.request for s in b.shares] for b in acc.batches] == [[1], [1], [2], [2]]
-    assert not acc.exact and "counts the in-progress request too" in acc.note
+    assert not acc.exact and "counts the in-progress request too" in english(acc.note)
     assert [b.interval for b in acc.batches] == [FIRST, PREFILL, IDLE, PREFILL]
     seqs = chunk_sequences(apart, "e", "w", lengths=[5000, 5000])
     assert [(c.request, c.tps, c.cached) for c in seqs] == [
@@ -411,7 +412,7 @@ def test_stats_intervals_follow_the_one_rule_partial_idle_and_event_left_out():
     # (decode or idle time before its prefill); 8 kept; 9 the last busy one (partial)
     ing = _stats_ing([(0.0, 0), (9000.0, 5), (20000.0, 4), (15000.0, 3), (19000.0, 0),
                       (0.0, 0), (18000.0, 2), (17000.0, 1), (4000.0, 0)], events_at=(4,))
-    got = {iv.line: iv.why for iv in phase_intervals(ing, "v", "w")}
+    got = {iv.line: tuple(map(english, iv.why)) for iv in phase_intervals(ing, "v", "w")}
     assert sorted(got) == [2, 3, 4, 5, 7, 8, 9]              # lines with prompt throughput
     assert got[2] == ("partial: the first stats interval of the prefill phase",)
     assert got[9] == ("partial: the last stats interval of the prefill phase",)
@@ -436,7 +437,7 @@ def test_batches_follow_the_same_rule_and_mixed_batches_count():
                                  "ts": "2026-01-01T00:00:03"}]
     acc = window_accounting(ing, "e", "w", lengths=[10_000, 7_384])
     assert [b.mixed for b in acc.batches] == [False, False, True, False, False]
-    got = {iv.line: iv.why for iv in phase_intervals(ing, "e", "w", acc)}
+    got = {iv.line: tuple(map(english, iv.why)) for iv in phase_intervals(ing, "e", "w", acc)}
     assert got[1] == got[2] == ()
     assert got[3] == ("a runtime event ran in it",)            # event at :03, line 3 at :03
     assert got[4] == ()                                         # pure, full, after prefill
@@ -444,7 +445,7 @@ def test_batches_follow_the_same_rule_and_mixed_batches_count():
                       "its time includes decode time (a Decode line comes before it)")
     # the mixed batch (line 3) would count if no event had run in it
     del ing.records["jit_event"]
-    got = {iv.line: iv.why for iv in phase_intervals(ing, "e", "w", acc)}
+    got = {iv.line: tuple(map(english, iv.why)) for iv in phase_intervals(ing, "e", "w", acc)}
     assert got[3] == ()
     values, recs = phase_values(ing, "e", "w", acc)
     assert [r["line"] for r in recs] == [1, 2, 3, 4] and values[2] == 18500.0

@@ -256,7 +256,9 @@ def test_the_bound_takes_the_table_only_without_run_yaml(gpu, hbm, expect):
         return
     assert bw.from_table == (expect == "table")
     assert bw.tb_s == (2.0 if expect == "table" else 0.000001)
-    words = sm._hbm_words(bw)
+    from benchreport.core.methods import english
+
+    words = english(sm._hbm_words(bw))
     prov = sm._hbm_provenance(bw)
     if expect == "table":
         assert "hardware table" in words and "not measured" in words

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 
 WINDOW, ROLLING = "window", "rolling"
@@ -41,9 +42,7 @@ def _sglang_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
     return [figure(id=fid(name), value=100 * cached / (cached + computed),
                    unit="%", decimals=1, sources=source_of(rows),
                    context={**ctx, "basis": WINDOW, "cached": cached, "computed": computed},
-                   method="100 × Σ #cached-token ÷ Σ (#cached-token + #new-token) over the "
-                          "window's Prefill batch lines: prompt tokens found in the prefix "
-                          "cache over all prompt tokens admitted in the window")]
+                   method=said("cache.sglang_hits", hundred=100))]
 
 
 def _vllm_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
@@ -54,10 +53,7 @@ def _vllm_hits(fid, ctx: dict, recs: list[dict], name: str) -> list[Figure]:
     return [figure(id=fid(name), value=num(last, "prefix_cache_hit_rate_pct"),
                    unit="%", decimals=1, sources=source_of([last]),
                    context={**ctx, "basis": ROLLING},
-                   method="'Prefix cache hit rate' on the window's last Engine stats line: "
-                          "vLLM's rolling rate over its most recent ~1000 requests (hit "
-                          "tokens ÷ queried tokens), so it includes requests before the "
-                          "window")]
+                   method=said("cache.vllm_hits", n=1000))]
 
 
 def prefix_hits(fid, ctx: dict, stats: list[dict], fills: list[dict],
@@ -89,7 +85,7 @@ def _usage(fid, ctx: dict, recs: list[dict], key: str, label: str) -> list[Figur
     return [figure(id=fid("kv_usage_peak_pct"), value=(1 if pct else 100) * num(top, key),
                    unit="%", decimals=1 if pct else _printed_pct_decimals(rows, key),
                    sources=source_of([top]), context=ctx,
-                   method=f"the highest '{label}' printed on the window's lines")]
+                   method=said("cache.usage_peak", label=label))]
 
 
 def cache_figures(run: Run, ing: Ingested) -> list[Figure]:

@@ -15,28 +15,25 @@ import pandas as pd
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said, statistic
 from ..core.records import DECLARED_CLIENT, Ingested, Run, declared_text
 
 __all__ = ["COUNTS", "METRICS", "STATS", "TABLE_COLUMNS", "definitions_table", "point_figures"]
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
 STATS = ("mean", "median", "p90", "p99", "std")
-# name -> (unit, decimals, method)
+# name -> (unit, decimals); the method: the sentence points.<name> (methods.<lang>.yaml)
 COUNTS = {
-    "completed": ("req", 0, "requests the client counted as successful"),
-    "failed": ("req", 0, "requests the client counted as failed or errored"),
-    "duration": ("s", 2, "benchmark duration as the client recorded it"),
-    "cancelled": ("req", 0, "failed requests that were the cancellations the client was "
-                            "asked to make (counted among the failed)"),
-    "cancellation_rate": ("%", 1, "share of requests the client was asked to cancel"),
-    "requests_asked": ("req", 0, "requests the client was asked to send, as its file "
-                                 "records it"),
-    "duration_asked": ("s", 1, "how long the client was asked to run, as its file "
-                               "records it"),
-    "request_throughput": ("req/s", 3, "successful requests per second, as the client "
-                                       "recorded it"),
-    "output_throughput": ("tok/s", 1, "output tokens per second, as the client recorded it"),
-    "input_throughput": ("tok/s", 0, "prompt tokens per second, as the client recorded it"),
+    "completed": ("req", 0),
+    "failed": ("req", 0),
+    "duration": ("s", 2),
+    "cancelled": ("req", 0),
+    "cancellation_rate": ("%", 1),
+    "requests_asked": ("req", 0),
+    "duration_asked": ("s", 1),
+    "request_throughput": ("req/s", 3),
+    "output_throughput": ("tok/s", 1),
+    "input_throughput": ("tok/s", 0),
 }
 TABLE_COLUMNS = ("point", "engine", "workload", "load", "repeat", "variant", "client",
                  "completed", "failed", "request_throughput", "output_throughput",
@@ -48,10 +45,10 @@ def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _client(p: dict[str, Any]) -> str:
+def _client(p: dict[str, Any]) -> Any:
     """The client of a point as a figure's method names it."""
     if p["client"] == DECLARED_CLIENT:
-        return "the user's own client (declared in run.yaml: client)"
+        return said("points.own_client")
     return p["client"]
 
 
@@ -71,7 +68,7 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
             return (Source(path=p["file"], sha256=p["sha256"],
                            key=sources.get(name, name), lines=lines),)
 
-        for name, (unit, decimals, method) in COUNTS.items():
+        for name, (unit, decimals) in COUNTS.items():
             if _present(p.get(name)):
                 value = p[name]
                 code = definitions.get(name)      # a throughput the user's client defines
@@ -80,8 +77,10 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                     id=ids.point(p["point"], name), value=value, unit=unit,
                     decimals=decimals, sources=src(name),
                     context={**ctx, "metric": name, "definition": code} if code else ctx,
-                    method=f"{method} ({_client(p)})" + (
-                        f"; the user's own definition in run.yaml: {own}" if own else "")))
+                    method=said("points.count", what=said("points." + name),
+                                client=_client(p)) if not own else
+                    said("points.count_defined", what=said("points." + name),
+                         client=_client(p), own=own)))
         for metric in METRICS:
             for stat in STATS:
                 name = f"{stat}_{metric}_ms"
@@ -91,8 +90,9 @@ def point_figures(run: Run, ing: Ingested) -> tuple[pd.DataFrame, list[Figure]]:
                         id=ids.point(p["point"], name), value=float(p[name]), unit="ms",
                         decimals=2, sources=src(name),
                         context={**ctx, "metric": metric, "stat": stat, "definition": code},
-                        method=f"{stat} {metric.upper()} over successful requests as "
-                               f"{_client(p)} recorded it (definition: {code or 'unknown'})"))
+                        method=said("points.latency", stat=statistic(stat),
+                                    metric=metric.upper(), client=_client(p),
+                                    definition=code or said("points.unknown"))))
         rows.append({c: p.get(c) for c in TABLE_COLUMNS})
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), figures
 

@@ -14,6 +14,7 @@ import pandas as pd
 from ..core import ids
 from ..core.figures import Figure, Source, figure
 from ..core.i18n import english
+from ..core.methods import catalogue, said
 from ..core.records import Ingested, Run
 from . import limits
 from .arrival import arrival
@@ -513,19 +514,17 @@ def _count_figures(ev: dict[str, list[dict]], searched, w: str, e: str) -> list[
     out = []
     for name, n in counts.items():
         recs = cited.get(name, ev.get(name, []))
-        how = f"{name.replace('_', ' ')} logged inside the benchmark window"
-        if name == "jit_loads":
-            how += " (FlashInfer's 'Loading JIT ops' lines; they say a load, not a compile)"
+        none = ""
         if recs and n:
             src = (Source(path=recs[0]["file"], sha256=recs[0]["sha256"],
                           lines=tuple(int(r["line"]) for r in recs)),)
         else:     # none found: cite the stretch of the log that was searched
             src = (searched,) if searched else ()
             if searched:
-                how += (f": none in lines {searched.lines[0]}–{searched.lines[-1]}, "
-                        "the window's first and last record")
+                none = said("events.none_in", first=searched.lines[0], last=searched.lines[-1])
         out.append(figure(id=ids.events(w, e, name), value=n, unit="count", decimals=0,
-                          sources=src, context={"engine": e, "workload": w}, method=how))
+                          sources=src, context={"engine": e, "workload": w},
+                          method=said("events." + name, none=none)))
     return out
 
 
@@ -595,9 +594,9 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                                       lines=tuple(int(x) for x in line.split("-"))))
             out.append(figure(id=ids.setting(c.id, engine), value=value, unit="setting",
                               context={"engine": engine}, sources=tuple(src[:1]),
-                              method=f"{c.id.replace('_', ' ')} as the engine logged it, "
-                                     "else as launched"
-                                     + (" (differs between the engines)" if differs else "")))
+                              method=said("settings.as_logged", name=_setting_name(c.id),
+                                          differs=said("settings.differs") if differs
+                                          else "")))
     # with nothing compared, the count rests on the inputs searched for launch settings
     searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")
                                     for p, h in sorted(sha.items()))
@@ -605,11 +604,17 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
                       value=sum(1 for c in rows if c.kind == "setting"),
                       depends_on=tuple(f.id for f in out), sources=searched,
                       context={"which": [c.id for c in rows if c.kind == "setting"]},
-                      method="settings that differ between the engines: "
-                             + (", ".join(c.id for c in rows if c.kind == "setting")
-                                if out else "none compared: the inputs hold no launch "
-                                            "settings")))
+                      method=said("settings.differing",
+                                  which=[c.id for c in rows if c.kind == "setting"]
+                                  if out else said("settings.none_compared"))))
     return out
+
+
+def _setting_name(sid: str) -> Any:
+    """A setting's name in a method: the catalogue's (settings.name_<id>), else its id with
+    spaces (a setting this release does not know yet)."""
+    key = "settings.name_" + sid
+    return said(key) if key in catalogue("en") else sid.replace("_", " ")
 
 
 @dataclass(frozen=True)

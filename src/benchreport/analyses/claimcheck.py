@@ -35,6 +35,7 @@ Claims without ``check`` are "not derivable" from benchmark data, with ``why``.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -57,9 +58,11 @@ from ..core.claims import (  # noqa: F401 (verdicts re-exported)
     Claim,
     parse_claims,
 )
-from ..core.figures import Figure, Source, merge
+from ..core.figures import Figure, Source, figure, merge
 from ..core.files import read_json, read_text
-from ..core.i18n import english
+from ..core.i18n import english, load_catalogue
+from ..core.methods import Said, given, said
+from ..core.paths import LABELS
 from ..core.provenance import MEASURED, reason_words
 from ..core.provenance import of as provenance_of
 from ..core.records import Run
@@ -628,10 +631,11 @@ def claim_check(run: Run) -> ClaimCheck:
     default = rules_for(run)[1]
     bases = [claim_basis(registry, v, default) for v in verdicts]
     figures = []
+    methods = [_claim_method(v, run.meta.assumed) for v in verdicts]
     for v in verdicts:       # what set the figures, in words (core.provenance.reason)
         v.calibrated = [reason_words(x, en, "en", run.meta.assumed) for x in v.calibrated]
-    for c, v, basis in zip(claims, verdicts, bases, strict=True):
-        figures.append(Figure(
+    for c, v, basis, method in zip(claims, verdicts, bases, methods, strict=True):
+        figures.append(figure(
             id=figure_ids.claim(c.id), value=v.verdict, unit="verdict",
             sources=(Source(key=f"claims[id={c.id}]", lines=(c.line,), **src),),
             depends_on=tuple(f for f in dict.fromkeys(v.figures) if f in registry),
@@ -641,11 +645,7 @@ def claim_check(run: Run) -> ClaimCheck:
                      "recomputed": json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source),
                      "calibrated": ", ".join(v.calibrated), "basis": basis},
-            method="published claim checked against the recomputed figures "
-                   f"({v.reason.replace('_', ' ')})"
-                   + (f"; those figures rest on what the reconstruction was calibrated to "
-                      f"({', '.join(v.calibrated)}), so agreement is by construction"
-                      if v.calibrated else "")))
+            method=method))
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
@@ -663,6 +663,22 @@ def claim_check(run: Run) -> ClaimCheck:
     return ClaimCheck(table=table, figures=figures, record=record)
 
 
+
+
+@functools.cache
+def _labels(lang: str) -> dict[str, str]:
+    return load_catalogue(LABELS, lang)
+
+
+def _claim_method(v, assumed) -> Said:
+    """A verdict's method: the check's reason and, where the reconstruction was calibrated
+    to the figures it rests on, to what (in each language's words: core.provenance)."""
+    if not v.calibrated:
+        return said("claims.checked", reason=said("claims.reason_" + v.reason), calibrated="")
+    what = given(**{lang: ", ".join(reason_words(x, _labels(lang), lang, assumed)
+                                    for x in v.calibrated) for lang in ("en", "ko")})
+    return said("claims.checked", reason=said("claims.reason_" + v.reason),
+                calibrated=said("claims.calibrated", what=what))
 
 
 def _calibration(run: Run) -> dict[str, str]:
@@ -685,22 +701,18 @@ def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
 def informative_figure(claims, bases: list[str], src) -> Figure:
     """How many verdicts carry information: those resting on measured figures only."""
     telling = [c.id for c, basis in zip(claims, bases, strict=True) if basis == MEASURED]
-    return Figure(id=figure_ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
+    return figure(id=figure_ids.CLAIMS_INFORMATIVE, value=len(telling), unit="count", decimals=0,
                   sources=(Source(key="claims", **src),),
                   depends_on=tuple(figure_ids.claim(c) for c in telling),
                   context={"claims": telling},
-                  method="claims whose verdict is evidence: it rests on measured figures "
-                         "only (not on figures calibrated to the published text, assumed, "
-                         "or produced by a reconstruction's model or seed)")
+                  method=said("claims.informative"))
 
 
 def indistinguishable_figure(verdicts, src) -> Figure:
     """How many verdicts found a difference below a stated noise floor."""
     quiet = [v.claim for v in verdicts if v.verdict == INDISTINGUISHABLE]
-    return Figure(id=figure_ids.CLAIMS_INDISTINGUISHABLE, value=len(quiet), unit="count",
+    return figure(id=figure_ids.CLAIMS_INDISTINGUISHABLE, value=len(quiet), unit="count",
                   decimals=0, sources=(Source(key="claims", **src),),
                   depends_on=tuple(figure_ids.claim(c) for c in quiet),
                   context={"claims": quiet},
-                  method="claims whose published value is outside half its rounding but "
-                         "below a stated noise floor (the figure's own interval, else the "
-                         "floor claims.yaml declares)")
+                  method=said("claims.indistinguishable"))

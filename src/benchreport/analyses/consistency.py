@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said
 from ..core.records import Ingested, Run
 from ..core.verdicts import CONSISTENT, DURATION_CHECKS, INCONSISTENT  # noqa: F401
 
@@ -56,7 +57,7 @@ class Check:
     server_source: Source
     interval: float               # the typical gap between the log's activity records, s
     unit: str = "s"
-    how: str = ""                 # for checks against the metrics: how each side measures
+    how: Said | None = None       # for checks against the metrics: how each side measures
 
     @property
     def differs_by(self) -> float:
@@ -104,22 +105,16 @@ def duration_checks(run: Run, ing: Ingested) -> list[Check]:
     return out
 
 
-SERVER_METHOD = {
-    "latency_span": "the longest end-to-end latency among the file's own per-request "
-                    "latencies (key 'latencies')",
-    "duration": ("span of the engine's activity in its log inside the benchmark's window: "
-                 "from the first to the last record showing work (stats with requests "
-                 "running or waiting or tokens flowing, prefill and decode batches); the "
-                 "lines cited are those two records"),
-}
+# each side's method, by check (the sentences: templates/labels/methods.<lang>.yaml)
+SERVER_METHOD = {"latency_span": "consistency.server_latency_span",
+                 "duration": "consistency.server_duration"}
 CLIENT_METHOD = {
-    "latency_span": "the benchmark's duration as the client wrote it (key 'duration')",
-    "duration": "the benchmark's duration as the client wrote it (key 'duration')",
-    "metrics_span": "the benchmark's duration as the client wrote it (key 'duration')",
-    "output_tokens": "output tokens as the client counted them (key 'total_output_tokens')",
-    "requests": "requests completed as the client counted them (key 'completed')",
-    "spec_acceptance": "accepted over drafted tokens, summed over the engine's spec-decoding "
-                       "log lines inside the benchmark's window",
+    "latency_span": "consistency.client_duration",
+    "duration": "consistency.client_duration",
+    "metrics_span": "consistency.client_duration",
+    "output_tokens": "consistency.client_output_tokens",
+    "requests": "consistency.client_requests",
+    "spec_acceptance": "consistency.client_spec_acceptance",
 }
 
 
@@ -142,10 +137,8 @@ def latency_checks(run: Run, ing: Ingested) -> list[Check]:
             engine=entry.engine, workload=entry.workload, name="latency_span",
             client=duration, server=longest, tolerance=tolerance,
             status=CONSISTENT if ok else INCONSISTENT, interval=0.0,
-            how=(f"every request was sent at the start, so the run ends when its longest "
-                 f"request does: the duration may exceed the longest latency by "
-                 f"{SLACK_S:.0f} s plus {RELATIVE:.0%} (the client's own overhead), and may "
-                 "not fall short of it"),
+            how=said("consistency.latency_tolerance", slack=f"{SLACK_S:.0f}",
+                     relative=f"{RELATIVE:.0%}"),
             client_source=src,
             server_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
                                  key="latencies", lines=(entry.line,))))
@@ -165,25 +158,21 @@ def check_figures(checks: list[Check]) -> list[Figure]:
         def fid(part: str | None = None, c: Check = c) -> str:
             return ids.consistency(c.workload, c.engine, c.name, part)
         decimals = 1 if c.unit in ("s", "tok/s") else 0
-        tolerance_how = c.how or (
-            f"how far the two may differ: twice the typical gap between the "
-            f"log's activity records ({c.interval:.1f} s, so each end is seen "
-            f"late by up to one gap), plus {SLACK_S:.0f} s for timestamps to "
-            f"the second, plus {RELATIVE:.0%} of the shorter of the two")
+        tolerance_how = c.how or said(
+            "consistency.log_tolerance", interval=f"{c.interval:.1f}", slack=f"{SLACK_S:.0f}",
+            relative=f"{RELATIVE:.0%}")
         out += [
             figure(id=fid("client"), value=c.client, unit=c.unit, decimals=decimals,
-                   context=ctx, sources=(c.client_source,), method=CLIENT_METHOD[c.name]),
+                   context=ctx, sources=(c.client_source,), method=said(CLIENT_METHOD[c.name])),
             figure(id=fid("server"), value=c.server, unit=c.unit, decimals=decimals,
                    context=ctx, sources=(c.server_source,),
-                   method=SERVER_METHOD.get(c.name, "the server's own count, from its "
-                                                    "/metrics scrapes: " + c.how)),
+                   method=said(SERVER_METHOD[c.name]) if c.name in SERVER_METHOD
+                   else said("consistency.server_metrics", how=c.how)),
             figure(id=fid("tolerance"), value=c.tolerance, unit=c.unit, decimals=decimals,
                    context=ctx, depends_on=(fid("client"),), method=tolerance_how),
             figure(id=fid(), value=c.status, unit="verdict", context=ctx,
                    depends_on=(fid("client"), fid("server"), fid("tolerance")),
-                   method="consistent when the two differ by no more than the tolerance, "
-                          "else inconsistent: one of the two sources is wrong or of another "
-                          "run"),
+                   method=said("consistency.verdict")),
         ]
     return out
 
@@ -219,11 +208,9 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
                 status=CONSISTENT if abs(entry.duration - centre) <= half
                 else INCONSISTENT,
                 interval=0.0, unit="s",
-                how=(f"the server's token counters grew between scrapes {bounds[0].ts} and "
-                     f"{bounds[1].ts}: it worked at least {shortest:.1f} s and at most "
-                     f"{longest:.1f} s (a scrape that shows growth comes after the work "
-                     f"began, the one before it before); the middle of that range, give or "
-                     f"take half of it plus {SLACK_S:.0f} s for timestamps to the second"),
+                how=said("consistency.metrics_span", first=bounds[0].ts, last=bounds[1].ts,
+                         shortest=f"{shortest:.1f}", longest=f"{longest:.1f}",
+                         slack=f"{SLACK_S:.0f}"),
                 client_source=Source(path=entry.file.rel, sha256=entry.file.sha256,
                                      key="duration", lines=(entry.line,)),
                 server_source=Source(path=bounds[0].file, sha256=bounds[0].sha256,
@@ -240,7 +227,7 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
         deltas = {k: v for k, (v, _) in counter_deltas(win).items() if v is not None}
 
         def add(name: str, client_value: float, server: float, tolerance: float, unit: str,
-                how: str, key: str, client: Source | None = None) -> None:
+                how: Said, key: str, client: Source | None = None) -> None:
             good = abs(client_value - server) <= tolerance
             out.append(Check(
                 engine=entry.engine, workload=entry.workload, name=name, client=client_value,
@@ -254,9 +241,7 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
         if r.total_output_tokens is not None and "generation_tokens" in deltas:
             tol = 0.01 * r.total_output_tokens + n
             add("output_tokens", float(r.total_output_tokens), deltas["generation_tokens"], tol,
-                "tokens", "generation tokens differenced between the scrapes around the "
-                "benchmark; they may differ by 1% plus one token per request (a token the "
-                "server counts and the client does not see)", "total_output_tokens")
+                "tokens", said("consistency.output_tokens", share="1%"), "total_output_tokens")
         logged = sorted((x for x in ing.in_window("spec_decode", entry.engine, entry.workload)
                          if x.get("drafted") not in (None, "")), key=lambda x: x["line"])
         drafted = sum(int(x["drafted"]) for x in logged)
@@ -268,18 +253,13 @@ def metric_checks(run: Run, ing: Ingested) -> list[Check]:
         if deltas.get("spec_draft_tokens") and drafted and tol <= SPEC_TESTABLE_PP:
             add("spec_acceptance", 100 * sum(int(x["accepted"]) for x in logged) / drafted,
                 100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"],
-                tol, "%", "accepted over drafted tokens from the spec-decoding counters, "
-                "differenced between the scrapes around the benchmark; the log's figure sums "
-                "its stats lines inside the window, whose first and last lines may cover time "
-                "outside the benchmark, so the two may differ by those lines' share of the "
-                "drafted tokens plus one percentage point", "",
+                tol, "%", said("consistency.spec_acceptance"), "",
                 client=Source(path=logged[0]["file"], sha256=logged[0]["sha256"],
                               lines=(int(logged[0]["line"]), int(logged[-1]["line"]))))
         if "requests_finished" in deltas:
             failed = int(r.failed or 0)
             add("requests", float(n), deltas["requests_finished"], float(failed), "count",
-                "finished requests differenced between the scrapes around the benchmark; "
-                "they may differ by the client's failed requests", "completed")
+                said("consistency.requests"), "completed")
     return out
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core import ids
 from ..core.figures import Figure, figure
+from ..core.methods import Said, said
 from ..core.records import Run
 from ..core.verdicts import NO, NO_CROSSING, YES
 from .decode import FOUND, Steady
@@ -43,9 +44,7 @@ INTERPOLATIONS = {
     "tok_per_s": (lambda x, ms: (x, 1000 / ms), lambda u: u),
     "log_context": (lambda x, ms: (math.log(x), ms), math.exp),
 }
-_WORDS = {"ms_per_token": "the time per output token linear in the context",
-          "tok_per_s": "the per-request speed (tok/s) linear in the context",
-          "log_context": "the time per output token linear in the logarithm of the context"}
+_WORDS = {k: said("crossover.words_" + k) for k in ("ms_per_token", "tok_per_s", "log_context")}
 
 
 def _fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
@@ -119,48 +118,37 @@ def crossover_figures(run: Run, phases: list[Steady]) -> list[Figure]:
         resid = max(abs(y - (a + b * x)) / y for x, y in zip(xs, ys, strict=True))
         out += [figure(id=ids.model_decode(e, "intercept_ms"), value=a, unit="ms", decimals=2,
                        context=ctx, depends_on=deps,
-                       method=f"fitted model with {len(pts)} points: per-token decode time at "
-                              "zero context (least-squares straight line of ms/token against "
-                              "input tokens; an extrapolation below the shortest length)"),
+                       method=said("crossover.intercept", n=len(pts))),
                 figure(id=ids.model_decode(e, "slope_ms_per_1k"), value=1000 * b, unit="ms",
                        decimals=3, context=ctx, depends_on=deps,
-                       method=f"fitted model with {len(pts)} points: extra ms per output "
-                              "token for every 1,000 input tokens (least-squares slope)"),
+                       method=said("crossover.slope", n=len(pts), per="1,000")),
                 figure(id=ids.model_decode(e, "max_residual_pct"), value=100 * resid, unit="%",
                        decimals=1, context=ctx, depends_on=deps,
-                       method=f"fitted model with {len(pts)} points: largest |measured − "
-                              "fitted| ÷ measured ms/token over the points (how far the "
-                              "straight line misses them)")]
+                       method=said("crossover.residual", n=len(pts)))]
     for e1, e2 in itertools.combinations(sorted(engines), 2):
         out += _pair_figures((e1, e2), (points[e1], points[e2]), lengths)
     return out
 
 
-def _how(e1: str, e2: str, lengths: dict[str, int]) -> str:
+def _how(e1: str, e2: str, lengths: dict[str, int]) -> Said:
     """What the engines' lines are: interpolations between two lengths, or fitted."""
     n = min(lengths[e1], lengths[e2])
     few = [e for e in (e1, e2) if lengths[e] < 3]
     if len(few) == 2:
-        return ("by linear interpolation between two context lengths per engine (two "
-                "points always lie on a straight line, so the straight-line form is "
-                "unvalidated)")
+        return said("crossover.how_two")
     if few:
         other = e2 if few[0] == e1 else e1
-        return (f"with {few[0]}'s line by linear interpolation between two context lengths "
-                "(the straight-line form is unvalidated with two points) and "
-                f"{other}'s a least-squares fit to {lengths[other]} context lengths")
-    return (f"from least-squares straight lines fitted to at least {n} context lengths "
-            "per engine (a fitted model)")
+        return said("crossover.how_mixed", few=few[0], other=other, n=lengths[other])
+    return said("crossover.how_fitted", n=n)
 
 
 def _other(e1: str, e2: str, name: str, x: float | None, deps: tuple[str, ...],
-           how: str) -> Figure:
+           how: Said) -> Figure:
     """The crossover under interpolation ``name`` (not the point estimate's)."""
     return figure(id=ids.crossover(e1, e2, name), value=NO_CROSSING if x is None else x,
                   unit="verdict" if x is None else "tokens", decimals=None if x is None else 0,
                   depends_on=deps, context={"engines": [e1, e2], "interpolation": name},
-                  method=f"the crossover taking {_WORDS[name]} instead, {how}: another "
-                         "interpolation of the same points")
+                  method=said("crossover.other", words=_WORDS[name], how=how))
 
 
 def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
@@ -179,38 +167,32 @@ def _pair_figures(pair: tuple[str, str], pts: tuple[list, list],
     ctx = {"engines": [e1, e2]}
     out = [figure(id=ids.crossover(e1, e2, "lengths"), value=n, unit="count", decimals=0,
                   depends_on=deps, context=ctx,
-                  method="number of context lengths the crossover rests on (the "
-                         "fewer of the two engines')")]
+                  method=said("crossover.lengths"))]
     if x is None:
         out.append(figure(id=key, value=NO_CROSSING, unit="verdict", depends_on=deps,
                           context={**ctx, "interpolation": POINT_ESTIMATE},
-                          method="the two engines' per-token decode times, "
-                                 f"taken {how}, are not equal at any positive context length"))
+                          method=said("crossover.none", how=how)))
         return out
-    shown = ", ".join(f"{_WORDS[k]}: " + (f"{xs[k]:,.0f}" if xs[k] else "no crossing")
-                      for k in others)
+    shown = [said("crossover.gives", words=_WORDS[k],
+                  value=f"{xs[k]:,.0f}" if xs[k] else said("crossover.no_crossing"))
+             for k in others]
     out.append(figure(id=key, value=x, unit="tokens", decimals=0, depends_on=deps,
                       context={**ctx, "interpolation": POINT_ESTIMATE,
                                "others": {k: xs[k] for k in others}},
-                      method="input length at which the two engines' per-token decode "
-                             f"times are equal, {how}, taking {_WORDS[POINT_ESTIMATE]} "
-                             f"(the point estimate); the other interpolations give {shown}"))
+                      method=said("crossover.point", how=how, words=_WORDS[POINT_ESTIMATE],
+                                  shown=shown)))
     out += [_other(e1, e2, k, xs[k], deps, how) for k in others]
     crossed = [v for v in xs.values() if v is not None]
     out.append(figure(id=ids.crossover(e1, e2, "rounded"), value=band(crossed), unit="tokens",
                       depends_on=(key, *(ids.crossover(e1, e2, k) for k in others)),
                       context={**ctx, "low": min(crossed), "high": max(crossed),
                                "interpolations": [k for k, v in xs.items() if v is not None]},
-                      method="the band covering the crossover under every interpolation that "
-                             f"crosses ({', '.join(_WORDS[k] for k, v in xs.items() if v)}), "
-                             f"from {min(crossed):,.0f} to {max(crossed):,.0f} tokens, rounded "
-                             f"outward to {STEP:,} tokens: the precision {n} context lengths "
-                             "and the choice of interpolation support; not an interval"))
+                      method=said("crossover.band", which=[_WORDS[k] for k, v in xs.items() if v],
+                                  low=f"{min(crossed):,.0f}", high=f"{max(crossed):,.0f}",
+                                  step=f"{STEP:,}", n=n)))
     lo = max(p1[0][0], p2[0][0])
     hi = min(p1[-1][0], p2[-1][0])
     out.append(figure(id=ids.crossover(e1, e2, "beyond"), value=YES if not lo <= x <= hi else NO,
                       unit="verdict", depends_on=(key,), context=ctx,
-                      method=f"whether the crossover lies outside the context range "
-                             f"measured for both engines ({lo:,}–{hi:,} tokens), i.e. is "
-                             "extrapolated"))
+                      method=said("crossover.beyond", low=f"{lo:,}", high=f"{hi:,}")))
     return out

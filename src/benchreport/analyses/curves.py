@@ -46,6 +46,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said, statistic
 from ..core.records import Ingested, Run
 from ..core.verdicts import (
     BELOW,
@@ -102,6 +103,14 @@ METRICS: dict[str, tuple[str, int, str]] = {
               "recorded it") for name in LATENCIES},
 }
 # capacity status (context "status" of slo.<w>.<s>.capacity)
+
+
+def _what(metric: str) -> Any:
+    """What one repeat's value of ``metric`` is, as a method sentence (METRICS' words)."""
+    if metric in LATENCIES:
+        stat, name = metric.removesuffix("_ms").split("_", 1)
+        return said("curves.what_latency", stat=statistic(stat), metric=name)
+    return said("curves.what_" + metric, thousand=1000)
 
 
 @dataclass
@@ -439,15 +448,15 @@ def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
     if slo is not None:
         out.append(figure(id=ids.campaign("slo.percentile"), value=slo.percentile, unit="count",
                           decimals=0, sources=src("slo.percentile"),
-                          method="the percentile the objectives hold, from run.yaml"))
+                          method=said("curves.slo_percentile")))
         for metric, limit in slo.objectives:
             out.append(figure(id=ids.campaign(f"slo.{metric}_ms"), value=limit, unit="ms",
                               decimals=0, sources=src(f"slo.{metric}_ms"),
-                              method=f"the {metric.upper()} objective, from run.yaml"))
+                              method=said("curves.objective", metric=metric.upper())))
     if run.meta.cost is not None and run.meta.gpus:
         out.append(figure(id=ids.campaign("cost.gpus"), value=run.meta.gpus, unit="count",
                           decimals=0, sources=src("hardware.gpus"),
-                          method="GPUs per deployment (hardware.gpus × servers), from run.yaml"))
+                          method=said("curves.gpus")))
         for e in run.meta.engines:
             price = run.meta.cost.price(e.id)
             if price is not None:
@@ -456,7 +465,7 @@ def setting_figures(run: Run, run_yaml: Source) -> list[Figure]:
                 out.append(figure(id=ids.campaign(f"cost.{e.id}"), value=price,
                                   unit="USD/GPU-h", decimals=2, sources=src(key),
                                   context={"engine": e.id},
-                                  method="price per GPU-hour, from run.yaml"))
+                                  method=said("curves.price")))
     return out
 
 
@@ -495,11 +504,9 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                                  "missing": list(c.missing), "asked": c.asked,
                                  "basis": c.basis}
                                 for c in v.checks]},
-            method="validity checks of the point (analyses.validity), each passed, found "
-                   "something, not evaluable for want of an input or not applicable: "
-                   + ", ".join(ORDER) + " (and cancelled, where a cancellation rate was asked)"
-                   + "; the verdict is the worst found (valid < flagged < saturated < "
-                     "cannot tell < invalid), unverified when no check could run"))
+            method=said("curves.validity", checks=list(ORDER), cancelled="cancelled",
+                        order="valid < flagged < saturated < cannot tell < invalid",
+                        unverified="unverified")))
         share = _failed_share(p)
         if share is not None:
             figures.append(figure(
@@ -509,8 +516,7 @@ def validity_figures(run: Run, ing: Ingested) -> tuple[dict[str, Validity], list
                 context={"engine": p["engine"], "workload": p["workload"],
                          "load": p["load"], "variant": p.get("variant") or "",
                          "repeat": int(p["repeat"])},
-                method="failed ÷ (completed + failed) × 100, from the client's counts, the "
-                       "requests cancelled as asked left out of both"))
+                method=said("curves.failed_share", hundred=100)))
     return validity, figures
 
 
@@ -554,8 +560,7 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
                 sources=(_point_source(p, "requests"),),
                 context={"engine": p["engine"], "workload": p["workload"],
                          "load": p["load"], "repeat": int(p["repeat"])},
-                method="successful requests whose own TTFT, TPOT and E2E latency meet every "
-                       "objective of run.yaml's slo, ÷ the point's duration"))
+                method=said("curves.goodput")))
     series = build_series(run, ing, validity, good)
     repeats = max((len(lv.points) for s in series for lv in s.levels), default=0)
     excluded = sorted(v.point for v in checks if v.verdict == INVALID)
@@ -563,44 +568,39 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
     verdicts = [v.verdict for v in checks]
     figures += [
         figure(id=ids.campaign("points"), value=len(ing.points), unit="count", decimals=0,
-               sources=every, method="benchmark points of the workloads measured at several "
-                                     "loads or with repeats"),
+               sources=every, method=said("curves.points")),
         figure(id=ids.campaign("valid"), value=verdicts.count(VALID), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
-               method="points where no check found anything (checks that could not run "
-                      "are counted apart, never as passed)"),
+               method=said("curves.valid")),
         figure(id=ids.campaign("unverified"), value=verdicts.count(UNVERIFIED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks if v.verdict == UNVERIFIED)},
-               method="points none of whose checks could run (each not evaluable or not "
-                      "applicable): kept in the curves, counted apart from the valid"),
+               method=said("curves.unverified")),
         figure(id=ids.campaign("flagged"), value=verdicts.count(FLAGGED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
-               method="points with a warning that stay in the curves"),
+               method=said("curves.flagged")),
         figure(id=ids.campaign("saturated"), value=verdicts.count(SATURATED), unit="count",
                decimals=0, depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks if v.verdict == SATURATED)},
-               method="points where the server could not keep up with the load asked "
-                      "(requests queued): kept in the curves, marked"),
+               method=said("curves.saturated")),
         figure(id=ids.campaign("cannot_tell"), value=verdicts.count(CANNOT_TELL),
                unit="count", decimals=0,
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
                context={"points": sorted(v.point for v in checks
                                          if v.verdict == CANNOT_TELL)},
-               method="points whose load or output was short of the asked and whose files "
-                      "cannot say whether the client or the server fell short: kept, marked"),
+               method=said("curves.cannot_tell")),
         figure(id=ids.campaign("not_evaluable"),
                value=sum(len(v.not_evaluable) for v in checks), unit="count", decimals=0,
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
-               method="checks, over all points, that could not run for want of an input"),
+               method=said("curves.not_evaluable")),
         figure(id=ids.campaign("series"), value=len(series), unit="count", decimals=0,
-               sources=every, method="engine (and variant) × workload curves"),
+               sources=every, method=said("curves.series")),
         figure(id=ids.campaign("repeats"), value=repeats, unit="count", decimals=0,
-               sources=every, method="most valid repeats at one load of one series"),
+               sources=every, method=said("curves.repeats")),
         figure(id=ids.campaign("excluded"), value=len(excluded), unit="count", decimals=0,
                context={"points": excluded},
                depends_on=tuple(ids.point(v.point, "validity") for v in checks),
-               method="points judged invalid, left out of the curves and comparisons"),
+               method=said("curves.excluded")),
     ]
     frontiers: dict[tuple[str, str], list] = {}
     for s in series:
@@ -619,10 +619,8 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
                      "ttft_filtered": within is not None,
                      "left_out": sorted(lv.load for lv in s.levels
                                         if within is not None and lv.load not in within)},
-            method=f"from the most interactive load down, each load that gives more than "
-                   f"{FRONTIER_GAIN:.0%} more {y} than those before it"
-                   + (" (only loads that meet the SLO's TTFT objective)" if within is not None
-                      else "")))
+            method=said("curves.frontier", gain=f"{FRONTIER_GAIN:.0%}", y=y,
+                        within=said("curves.within_ttft") if within is not None else "")))
         if line:
             top = max(line, key=lambda p: p[1])
             deps = (ids.pareto(s.workload, s.key, None, "frontier"),)
@@ -630,11 +628,11 @@ def campaign_figures(run: Run, ing: Ingested, run_yaml: Source | None = None,
                 figure(id=ids.pareto(s.workload, s.key, None, "top"), value=top[1],
                        unit=METRICS[y][0], decimals=1, depends_on=deps,
                        context={"engine": s.engine, "variant": s.variant, "load": top[2]},
-                       method=f"the highest {y} on the frontier"),
+                       method=said("curves.top", y=y)),
                 figure(id=ids.pareto(s.workload, s.key, None, "top_x"), value=top[0],
                        unit="tok/s/user", decimals=1, depends_on=deps,
                        context={"engine": s.engine, "variant": s.variant, "load": top[2]},
-                       method="the interactivity of the frontier's highest throughput")]
+                       method=said("curves.top_x"))]
     figures += _comparisons(run, series, frontiers)
     return Campaign(series=series, validity=validity, figures=figures, frontiers=frontiers)
 
@@ -656,10 +654,8 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                          "std": sm.std, "cv": sm.cv, "low": sm.low, "high": sm.high,
                          "method": sm.method, "excluded": lv.excluded,
                          "saturated": lv.saturated, "cannot_tell": lv.cannot_tell},
-                method=f"mean over the load's repeats (invalid ones left out) of {what}; "
-                       "with n ≥ 3, a 95% interval of the mean on the log scale: mean × "
-                       "exp(∓ t(n − 1) · cv ÷ √n), the delta method for log(mean), which "
-                       "stays above zero"))
+                method=said("curves.mean", what=_what(metric), n="n ≥ 3", level="95%",
+                            formula="mean × exp(∓ t(n − 1) · cv ÷ √n)")))
     k = knee(s)
     out.append(figure(
         id=ids.curve_series(s.workload, s.key, "knee"),
@@ -670,9 +666,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
         context={**ctx, "x": _finite(s.levels[k].x) if k is not None else None,
                  "gain": KNEE_GAIN, "latency": KNEE_LATENCY,
                  "saturated": [lv.load for lv in s.levels if lv.saturated]},
-        method=f"first load after which output throughput rises by at most "
-               f"{KNEE_GAIN:.0%} (or twice its coefficient of variation) at every later "
-               f"load while median E2E latency still grows by more than {KNEE_LATENCY:.0%}"))
+        method=said("curves.knee", gain=f"{KNEE_GAIN:.0%}", latency=f"{KNEE_LATENCY:.0%}")))
     if k is not None:
         thr = s.mean("output_throughput")
         out.append(figure(
@@ -683,8 +677,7 @@ def _series_figures(run: Run, s: Series) -> list[Figure]:
                                   "output_throughput")),
             context={**ctx, "knee": s.levels[k].load, "last": s.levels[-1].load,
                      "falls": (thr[k] - thr[-1]) / thr[k] * 100 > KNEE_FALL_PCT},
-            method="how far output throughput at the highest load lies below the knee's: "
-                   "(knee − last) ÷ knee × 100 (negative: above it)"))
+            method=said("curves.fall", hundred=100)))
     out += _peak_and_growth(s, ctx)
     out += _spreads(s, ctx)
     out += _slo_and_cost(run, s)
@@ -708,8 +701,7 @@ def _spreads(s: Series, ctx: dict[str, Any]) -> list[Figure]:
             context={**ctx, "load": lv.load, "x": _finite(lv.x), "of": "output_throughput",
                      "n": len(vals), "lowest": lo, "highest": hi,
                      "differs": hi / lo > REPEAT_SPREAD, "within": REPEAT_SPREAD},
-            method=f"highest ÷ lowest output throughput over the load's valid repeats; "
-                   f"above {REPEAT_SPREAD} the repeats are said to differ"))
+            method=said("curves.spread", within=REPEAT_SPREAD)))
     return out
 
 
@@ -739,8 +731,7 @@ def _peak_and_growth(s: Series, ctx: dict[str, Any]) -> list[Figure]:
                                            "output_throughput"),
                      "heaviest_load": s.levels[last].load,
                      "heaviest_x": _finite(s.levels[last].x)},
-            method="the load with the highest mean output throughput over its valid "
-                   "repeats, among the loads that measured it"))
+            method=said("curves.peak")))
     ttft = _measured(s, "median_ttft_ms")
     if len(ttft) >= 2 and ttft[0][1] > 0:
         (lo, first), (hi, last_v) = ttft[0], ttft[-1]
@@ -757,8 +748,7 @@ def _peak_and_growth(s: Series, ctx: dict[str, Any]) -> list[Figure]:
                      "from_load": s.levels[lo].load, "from_x": _finite(s.levels[lo].x),
                      "to_load": s.levels[hi].load, "to_x": _finite(s.levels[hi].x),
                      "grows": ratio >= TTFT_GROWTH, "threshold": TTFT_GROWTH},
-            method="median TTFT (mean over valid repeats) at the heaviest load that "
-                   "measured it ÷ at the lightest"))
+            method=said("curves.ttft_growth")))
     return out
 
 
@@ -775,15 +765,13 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                 id=ids.slo(s.workload, s.key, f"{lv.load}.meets"), value=YES if meets else NO,
                 unit="verdict", context={**ctx, "load": lv.load},
                 depends_on=tuple(ids.curve(s.workload, s.key, lv.load, n) for n, _ in names),
-                method="every objective's mean over repeats within its limit"))
+                method=said("curves.meets")))
     if cap is not None:
         out.append(figure(
             id=ids.slo(s.workload, s.key, "capacity"), value=cap.get("value"), unit=unit,
             decimals=1, context={**ctx, **cap},
             depends_on=tuple(f.id for f in out if f.unit == "verdict"),
-            method="highest load whose objectives all hold, interpolated linearly between "
-                   "the last load that meets them and the first that does not; the interval "
-                   "repeats this with the latency intervals' bounds"))
+            method=said("curves.capacity")))
         if cap["status"] == INTERPOLATED or (cap["status"] == NOT_REACHED and cap.get("value")):
             tok = _interp(s, cap["value"], "output_throughput")
             ends = [None if x is None else _interp(s, x, "output_throughput")
@@ -796,7 +784,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                              "low": min(ends) if None not in ends else None,
                              "high": max(ends) if None not in ends else None},
                     depends_on=(ids.slo(s.workload, s.key, "capacity"),),
-                    method="output throughput interpolated linearly at the SLO capacity"))
+                    method=said("curves.capacity_output")))
     price = run.meta.cost.price(s.engine) if run.meta.cost else None
     gpus = run.meta.gpus
     if price is not None and gpus:
@@ -812,8 +800,8 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                 context={**ctx, "load": lv.load, "low": lo, "high": hi, "price": price,
                          "gpus": gpus},
                 depends_on=(ids.curve(s.workload, s.key, lv.load, "output_throughput"),),
-                method=f"{price:g} USD per GPU-hour × {gpus} GPUs ÷ 3600 ÷ output tokens "
-                       "per second × 10⁶"))
+                method=said("curves.cost", price=f"{price:g}", gpus=gpus, hour=3600,
+                            million="10⁶")))
         cap_fid = ids.slo(s.workload, s.key, "capacity_output")
         tok = next((f.value for f in out if f.id == cap_fid), None)
         if tok:
@@ -821,7 +809,7 @@ def _slo_and_cost(run: Run, s: Series) -> list[Figure]:
                 id=ids.cost(s.workload, s.key, "at_capacity"),
                 value=usd_per_mtok(price, gpus, tok), unit="USD/Mtok", decimals=2,
                 context={**ctx, "price": price, "gpus": gpus}, depends_on=(cap_fid,),
-                method="the cost formula at the output throughput of the SLO capacity"))
+                method=said("curves.cost_capacity")))
     return out
 
 
@@ -861,15 +849,13 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                                  "low": r.low,
                                  "high": r.high, "n_a": r.n_a, "n_b": r.n_b, "df": r.df,
                                  "method": r.method, "verdict": verdict},
-                        method=f"mean of {a.key} ÷ mean of {b.key} over their valid repeats; "
-                               "95% interval by the delta method on the log ratio with "
-                               "Welch–Satterthwaite degrees of freedom (needs n ≥ 2 each)"))
+                        method=said("curves.ratio", a=a.key, b=b.key, level="95%",
+                                    n="n ≥ 2")))
                     out.append(figure(
                         id=ids.compare(w, a.key, b.key, la.load, metric, "verdict"),
                         value=verdict, unit="verdict", depends_on=(fid,),
                         context={**ctx, "load": la.load, "metric": metric},
-                        method="higher when the ratio's interval lies above 1, lower when "
-                               "below, tie when it holds 1, unknown without an interval"))
+                        method=said("curves.ratio_verdict", one=1)))
                 verdict_ids = tuple(f.id for f in out if f.unit == "verdict"
                                     and f.context.get("metric") == metric
                                     and f.context.get("a") == a.key
@@ -879,7 +865,7 @@ def _comparisons(run: Run, series: list[Series], frontiers: dict) -> list[Figure
                         id=ids.compare_count(w, a.key, b.key, metric, verdict), value=count,
                         unit="count", decimals=0, context={**ctx, "metric": metric},
                         depends_on=verdict_ids,
-                        method=f"loads whose {metric} ratio has this verdict"))
+                        method=said("curves.loads_verdict", metric=metric)))
             out += _pareto_pair(w, a, b, frontiers, ctx)
     return out
 
@@ -891,25 +877,24 @@ def _pareto_pair(w: str, a: Series, b: Series, frontiers: dict, ctx: dict) -> li
     out = [figure(id=ids.pareto(w, a.key, b.key, "crossings"), value=len(crossings),
                   unit="crossings", decimals=0, depends_on=deps,
                   context={**ctx, "segments": len(segments)},
-                  method="interactivities where the two frontiers, drawn as straight lines "
-                         "between their points, cross, over the range both cover")]
+                  method=said("curves.crossings"))]
     for i, x in enumerate(crossings, 1):
         out.append(figure(id=ids.pareto(w, a.key, b.key, f"cross{i}"), value=x,
                           unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
-                          method="interactivity where the two frontiers cross"))
+                          method=said("curves.cross")))
     for i, (lead, x0, x1) in enumerate(segments, 1):
         leader = a if lead == "a" else b
         seg = f"seg{i}"
         out += [
             figure(id=ids.pareto(w, a.key, b.key, f"{seg}.leader"), value=leader.engine,
                    unit="verdict", depends_on=deps, context={**ctx, "series": leader.key},
-                   method="the series with more throughput per GPU over this range"),
+                   method=said("curves.leader")),
             figure(id=ids.pareto(w, a.key, b.key, f"{seg}.from"), value=x0,
                    unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
-                   method="start of the range (interactivity)"),
+                   method=said("curves.range_from")),
             figure(id=ids.pareto(w, a.key, b.key, f"{seg}.to"), value=x1,
                    unit="tok/s/user", decimals=1, depends_on=deps, context=ctx,
-                   method="end of the range (interactivity)"),
+                   method=said("curves.range_to")),
         ]
     return out
 

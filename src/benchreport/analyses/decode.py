@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.verdicts import FOUND, NO_LOG, NONE
 
@@ -109,15 +110,7 @@ def steady_phase(ing: Ingested, engine: str, workload: str, concurrency: int) ->
                   weights=tuple(weights), basis=basis)
 
 
-_MEAN_METHOD = {
-    TIME: "time-weighted mean of the steady records' total decode throughput: each record "
-          "covers the same time (one stats interval), so the arithmetic mean is total tokens "
-          "over total time",
-    STEPS: "time-weighted mean of the steady records' total decode throughput: each record "
-           "covers the same number of decode steps, not the same time, so total tokens over "
-           "total time is the harmonic mean weighted by tokens per record (running requests "
-           "× accept len, 1 when not logged)",
-}
+_MEAN_METHOD = {TIME: said("decode.mean_time"), STEPS: said("decode.mean_steps", one=1)}
 
 
 def _src(s: Steady) -> tuple[Source, ...]:
@@ -137,14 +130,12 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
             s = steady_phase(ing, e.id, w.id, n)
             phases.append(s)
             ctx = {"engine": e.id, "workload": w.id}
-            why = {FOUND: f"{len(s.values)} log records in which all {n} requests decode, "
-                          "none wait and no prefill runs",
-                   NONE: f"no log record in the benchmark window ({s.window_records} records) "
-                         f"shows all {n} requests decoding with none waiting and no prefill",
-                   NO_LOG: "no engine log covers this benchmark"}[s.verdict]
+            why = {FOUND: said("decode.why_found", records=len(s.values), n=n),
+                   NONE: said("decode.why_none", records=s.window_records, n=n),
+                   NO_LOG: said("decode.why_no_log")}[s.verdict]
             figures.append(figure(id=ids.decode(w.id, e.id, "steady"), value=s.verdict,
                                   unit="verdict",
-                                  method=f"steady decode phase: {why}", sources=_src(s),
+                                  method=said("decode.steady", why=why), sources=_src(s),
                                   context={**ctx, "requests": n,
                                            "window_records": s.window_records}))
             if s.verdict != FOUND:
@@ -152,39 +143,31 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
             src = _src(s)
             mean, peak = s.mean, max(s.values)
             add = [
-                ("min", min(s.values), "tok/s", 1, "lowest total decode throughput in the "
-                 "steady phase (all requests together)"),
-                ("max", peak, "tok/s", 1, "highest total decode throughput in the steady "
-                 "phase (the peak)"),
+                ("min", min(s.values), "tok/s", 1, said("decode.min")),
+                ("max", peak, "tok/s", 1, said("decode.max")),
                 ("mean", mean, "tok/s", 1, _MEAN_METHOD[s.basis]),
-                ("median", statistics.median(s.values), "tok/s", 1, "median of the steady "
-                 "records' total decode throughput"),
-                ("records", len(s.values), "records", 0, "number of steady log records"),
-                ("per_request", mean / n, "tok/s", 1, f"time-weighted mean total decode "
-                 f"throughput / {n} requests"),
-                ("per_request_peak", peak / n, "tok/s", 1, f"peak total decode throughput / "
-                 f"{n} requests"),
-                ("ms_per_token", 1000 * n / mean, "ms", 1, "1000 / per-request "
-                 "time-weighted mean throughput: time per output token of one request"),
-                ("ms_per_token_peak", 1000 * n / peak, "ms", 1, "1000 / per-request peak "
-                 "throughput"),
+                ("median", statistics.median(s.values), "tok/s", 1, said("decode.median")),
+                ("records", len(s.values), "records", 0, said("decode.records")),
+                ("per_request", mean / n, "tok/s", 1, said("decode.per_request", n=n)),
+                ("per_request_peak", peak / n, "tok/s", 1, said("decode.per_request_peak", n=n)),
+                ("ms_per_token", 1000 * n / mean, "ms", 1,
+                 said("decode.ms_per_token", thousand=1000)),
+                ("ms_per_token_peak", 1000 * n / peak, "ms", 1,
+                 said("decode.ms_per_token_peak", thousand=1000)),
             ]
             if s.basis == STEPS:
                 lines = s.mean_of_lines
-                add.insert(3, ("mean_of_lines", lines, "tok/s", 1, "arithmetic mean "
-                               "of the lines: over-weights fast lines, which cover less time"))
-                add += [("per_request_of_lines", lines / n, "tok/s", 1, f"arithmetic mean of "
-                         f"the lines / {n} requests (shown because a published figure uses "
-                         "this basis)"),
-                        ("ms_per_token_of_lines", 1000 * n / lines, "ms", 1, "1000 / "
-                         "per-request speed from the arithmetic mean of the lines (shown "
-                         "because a published figure uses this basis)")]
+                add.insert(3, ("mean_of_lines", lines, "tok/s", 1, said("decode.mean_of_lines")))
+                add += [("per_request_of_lines", lines / n, "tok/s", 1,
+                         said("decode.per_request_of_lines", n=n)),
+                        ("ms_per_token_of_lines", 1000 * n / lines, "ms", 1,
+                         said("decode.ms_per_token_of_lines", thousand=1000))]
             for name, value, unit, dec, how in add:
                 figures.append(figure(id=ids.decode(w.id, e.id, name), value=value, unit=unit,
                                       method=how,
                                       sources=src, decimals=dec, context=ctx))
             figures.append(figure(id=ids.decode(w.id, e.id, "window"), value=f"{s.start} – {s.end}",
-                                  unit="time", method="first and last steady record",
+                                  unit="time", method=said("decode.window"),
                                   sources=src, context={**ctx, "start": s.start,
                                                         "end": s.end}))
     figures += _degradation(run, phases)
@@ -206,17 +189,15 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
         out += [
             figure(id=ids.degradation(e.id, "mean_over_mean"),
                    value=short.mean / long_.mean, unit="x", decimals=2, context=ctx,
-                   method=f"steady time-weighted mean decode throughput at {ws.label} / "
-                          f"steady time-weighted mean at {wl.label} (one basis on both sides)",
+                   method=said("decode.mean_over_mean", short=ws.label, long=wl.label),
                    depends_on=dep),
             figure(id=ids.degradation(e.id, "peak_over_mean"),
                    value=max(short.values) / long_.mean, unit="x", decimals=2, context=ctx,
-                   method=f"steady peak at {ws.label} / steady mean at {wl.label} (mixed "
-                          "bases: shown because a published ratio uses it)",
+                   method=said("decode.peak_over_mean", short=ws.label, long=wl.label),
                    depends_on=(ids.decode(ws.id, e.id, "max"), dep[1])),
             figure(id=ids.context_ratio(e.id), value=wl.input_tokens / ws.input_tokens,
                    unit="x", decimals=2, context=ctx,
-                   method=f"input tokens at {wl.label} / input tokens at {ws.label}",
+                   method=said("decode.context_ratio", short=ws.label, long=wl.label),
                    depends_on=(ids.workload(wl.id, "input_tokens"),
                                ids.workload(ws.id, "input_tokens"))),
         ]
@@ -224,10 +205,8 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
             out.append(figure(
                 id=ids.degradation(e.id, "lines_over_lines"),
                 value=short.mean_of_lines / long_.mean_of_lines, unit="x", decimals=2,
-                context=ctx, method=f"arithmetic mean of the steady lines at {ws.label} / "
-                                    f"arithmetic mean of the lines at {wl.label} (over-weights "
-                                    "fast lines, which cover less time: shown because a "
-                                    "published ratio uses it)",
+                context=ctx, method=said("decode.lines_over_lines", short=ws.label,
+                                         long=wl.label),
                 depends_on=(ids.decode(ws.id, e.id, "mean_of_lines"),
                             ids.decode(wl.id, e.id, "mean_of_lines"))))
     return out

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..core import ids
-from ..core.figures import Figure, Source
+from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.metrics import compare_lower_is_better
 from ..core.records import PointResult, Run
 from ..core.tables import input_checksum, load_ingested
@@ -58,10 +59,9 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
                 "total_output_tokens": r.total_output_tokens,
                 "file": f"{entry.file.rel}:{r.line}",
             })
-            figures.append(Figure(
+            figures.append(figure(
                 id=ids.e2e(workload.id, entry.engine, "duration"), value=r.duration, unit="s",
-                method="benchmark duration written by the benchmark client (key 'duration'): "
-                       "wall time from the first request sent to the last response received",
+                method=said("e2e.duration"),
                 sources=(_source(entry, "duration"),), decimals=1,
                 context={"engine": entry.engine, "workload": workload.id},
             ))
@@ -76,15 +76,13 @@ def end_to_end(run: Run, ing=None) -> EndToEnd:
         dep = tuple(ids.e2e(workload.id, e, "duration") for e in comparison.ranking[:2])
         ctx = {"workload": workload.id}
         figures += [
-            Figure(id=ids.e2e(workload.id, None, "faster"), value=comparison.faster, unit="engine",
-                   method="the engine with the shortest duration ('tie' when the speedup "
-                          "rounds to 1.00)", depends_on=dep, context=ctx),
-            Figure(id=ids.e2e(workload.id, None, "slower"), value=comparison.slower, unit="engine",
-                   method="the engine with the second-shortest duration", depends_on=dep,
+            figure(id=ids.e2e(workload.id, None, "faster"), value=comparison.faster, unit="engine",
+                   method=said("e2e.faster", one="1.00"), depends_on=dep, context=ctx),
+            figure(id=ids.e2e(workload.id, None, "slower"), value=comparison.slower, unit="engine",
+                   method=said("e2e.slower"), depends_on=dep,
                    context=ctx),
-            Figure(id=ids.e2e(workload.id, None, "speedup"), value=comparison.ratio, unit="x",
-                   method="duration of the second-fastest engine divided by duration of the "
-                          "fastest engine", depends_on=dep, decimals=2, context=ctx),
+            figure(id=ids.e2e(workload.id, None, "speedup"), value=comparison.ratio, unit="x",
+                   method=said("e2e.speedup"), depends_on=dep, decimals=2, context=ctx),
         ]
     table = pd.DataFrame(rows, columns=["workload", "engine", "duration_s", "completed",
                                         "total_input_tokens", "total_output_tokens", "file"])
@@ -112,9 +110,9 @@ def workload_figures(run: Run) -> list[Figure]:
                            ("repeats", "count")):
             if getattr(w, name) is None or (name == "repeats" and not w.is_sweep):
                 continue            # not declared (a sweep has no single concurrency)
-            figures.append(Figure(
+            figures.append(figure(
                 id=ids.workload(w.id, name), value=getattr(w, name), unit=unit,
-                method=f"workload setting '{name}' as declared in run.yaml",
+                method=said("e2e.workload_setting", name=name),
                 sources=(Source(key=f"workloads[id={w.id}].{name}", **src),),
                 decimals=0, context={"workload": w.id}))
     return figures

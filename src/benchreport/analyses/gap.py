@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.metrics import Comparison
 from ..core.records import PointResult
 from ..core.verdicts import (  # noqa: F401 (re-exported)
@@ -76,40 +77,33 @@ def split_figures(workload, entries: list[PointResult],
         out += [
             figure(id=ids.e2e(wid, e, "to_first_token_s"), value=first, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
-                   method="smallest TTFT: every request was sent at the start, so this is "
-                          "the time to the first first token (prefill only)"),
+                   method=said("gap.to_first_token")),
             figure(id=ids.e2e(wid, e, "to_last_first_token_s"), value=last, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
-                   method="largest TTFT: the time until every request had its first token"),
+                   method=said("gap.to_last_first_token")),
             figure(id=ids.e2e(wid, e, "overlap_s"), value=last - first, unit="s", decimals=1,
                    sources=_src(entry, "ttfts"), context=ctx,
-                   method="largest − smallest TTFT: the span in which prefill and decode "
-                          "share the engine"),
+                   method=said("gap.overlap")),
             figure(id=ids.e2e(wid, e, "decode_tail_s"), value=dur - last, unit="s", decimals=1,
                    sources=_src(entry, "duration, ttfts"), context=ctx,
                    depends_on=(*dep, ids.e2e(wid, e, "to_last_first_token_s")),
-                   method="duration − largest TTFT: the time after the last first token, "
-                          "decode only"),
+                   method=said("gap.decode_tail")),
         ]
     ctx = {"workload": wid}
     if comparison is None:
         return out
     fast, slow = comparison.ranking[0], comparison.slower
     if fast not in parts or slow not in parts:
-        reason = ("requests were not all sent at the start, so TTFTs do not place first "
-                  "tokens on the run's clock" if not sent_at_start else
-                  "a result file has no per-request TTFTs")
+        reason = said("gap.not_at_start" if not sent_at_start else "gap.no_ttfts")
         out.append(figure(id=ids.e2e(wid, None, "gap.where"), value=UNKNOWN, unit="verdict",
-                          context=ctx, method=f"where the gap accrues: {reason}"))
+                          context=ctx, method=said("gap.where_unknown", reason=reason)))
         return out
     doubtful = [e for e in (fast, slow) if e in (inconsistent or {})]
     if doubtful:
         out.append(figure(id=ids.e2e(wid, None, "gap.where"), value=INCONSISTENT,
                           unit="verdict", context={**ctx, "engine": doubtful[0]},
                           depends_on=tuple(inconsistent[e] for e in doubtful),
-                          method="where the gap accrues: not said, because the client's "
-                                 "duration of " + ", ".join(doubtful) + " disagrees with "
-                                 "the engine's log"))
+                          method=said("gap.where_inconsistent", engines=doubtful)))
         return out
     gap = sum(parts[slow]) - sum(parts[fast])
     d_first = parts[slow][0] - parts[fast][0]
@@ -122,30 +116,27 @@ def split_figures(workload, entries: list[PointResult],
     out += [
         figure(id=ids.e2e(wid, None, "gap_s"), value=gap, unit="s", decimals=1, context=ctx,
                depends_on=(ids.e2e(wid, slow, "duration"), ids.e2e(wid, fast, "duration")),
-               method="duration of the slower engine − duration of the faster one"),
+               method=said("gap.gap")),
         figure(id=ids.e2e(wid, None, "gap.first_tokens_s"), value=d_first, unit="s", decimals=1,
                context=ctx, depends_on=(parts_of[slow][0], parts_of[fast][0]),
-               method="difference in the time to the last first token (slower − faster)"),
+               method=said("gap.first_tokens")),
         figure(id=ids.e2e(wid, None, "gap.decode_tail_s"), value=d_tail, unit="s", decimals=1,
                context=ctx, depends_on=(parts_of[slow][1], parts_of[fast][1]),
-               method="difference in the decode tail (slower − faster)"),
+               method=said("gap.decode_tail_diff")),
         figure(id=ids.e2e(wid, None, "gap.first_tokens_share"), value=100 * share, unit="%",
                decimals=0, context=ctx,
                depends_on=(ids.e2e(wid, None, "gap.first_tokens_s"), ids.e2e(wid, None, "gap_s")),
-               method="share of the gap that accrued before the last first token"),
+               method=said("gap.first_tokens_share")),
         figure(id=ids.e2e(wid, None, "gap.decode_share"), value=100 * (1 - share), unit="%",
                decimals=0, context=ctx,
                depends_on=(ids.e2e(wid, None, "gap.decode_tail_s"), ids.e2e(wid, None, "gap_s")),
-               method="share of the gap that accrued in the decode tail, after the last "
-                      "first token"),
+               method=said("gap.decode_share")),
         *([figure(id=ids.e2e(wid, None, "gap.first_tokens_lead_s"), value=-d_first, unit="s",
                   decimals=1, context=ctx, depends_on=(ids.e2e(wid, None, "gap.first_tokens_s"),),
-                  method="how much sooner the slower engine had every request's first token")]
+                  method=said("gap.first_tokens_lead"))]
           if d_first < 0 else []),
         figure(id=ids.e2e(wid, None, "gap.where"), value=where(share), unit="verdict", context=ctx,
                depends_on=(ids.e2e(wid, None, "gap.first_tokens_share"),),
-               method=f"where most of the gap accrues: 'first tokens' when at least "
-                      f"{MOST:.0%} accrued before the last first token, 'decode' when at "
-                      f"least {MOST:.0%} accrued after it, else 'both'"),
+               method=said("gap.where", most=f"{MOST:.0%}")),
     ]
     return out

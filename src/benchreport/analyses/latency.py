@@ -32,6 +32,7 @@ import numpy as np
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said, statistic
 from ..core.metrics import compare_lower_is_better
 from ..core.records import SGLANG_CLIENT, PointResult, Run
 from ..core.verdicts import NO, YES
@@ -48,11 +49,10 @@ _LISTS = {"ttft": ("ttfts",), "itl": ("itls",), "e2el": ("latencies",),
           "tpot": ("latencies", "ttfts", "output_lens")}
 # SGLang's bench_serving spells E2E 'e2e_latency' in its keys (mean_e2e_latency_ms); vLLM 'e2el'.
 _SGLANG_SPELLING = {"e2el": "e2e_latency"}
-_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2E latency"}
-# What the file lacks when a metric falls back to the client's statistics.
-_LACKS = {"ttft": "per-request TTFTs ('ttfts')", "itl": "per-request chunk gaps ('itls')",
-          "e2el": "per-request latencies",
-          "tpot": "per-request latencies, so TPOT cannot be recomputed per request"}
+_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": said("latency.e2el_name")}
+# What the file lacks when a metric falls back to the client's statistics: the sentence
+# latency.lacks_<metric>; in a ratio's note, the first part of it (_LACKS_SHORT).
+_LACKS_SHORT = {"ttft": "ttft", "itl": "itl", "e2el": "e2el", "tpot": "e2el"}
 
 
 def per_request(entry: PointResult) -> dict[str, list[float]]:
@@ -102,28 +102,23 @@ def _request_count(entry: PointResult) -> tuple[int, str, str]:
     for name, key in _LIST_OF.items():
         if entry.has(name):
             n = len(entry.ok)
-            return n, key, (f"requests with per-request data in the file (entries of '{key}', "
-                            "failed requests left out)")
-    return entry.completed, "completed", \
-        "the client's own 'completed' (the file has no per-request lists)"
+            return n, key, said("latency.requests_listed", key=key)
+    return entry.completed, "completed", said("latency.requests_completed")
 
 
-def _p99_method(n: int) -> str:
+def _p99_method(n: int) -> Said:
     rank = 0.99 * (n - 1)
     if n < 2:
-        where = f"here n = {n}: p99 is the one value itself"
+        where = said("latency.p99_one", n=n, pct="p99")
     elif n <= P99_MIN_REQUESTS:
-        where = (f"here n = {n}: p99 is {rank - int(rank):.0%} of the way from the second "
-                 "largest value to the largest, so it says little more than the slowest request")
+        where = said("latency.p99_few", n=n, pct="p99", share=f"{rank - int(rank):.0%}")
     else:
-        where = f"here n = {n}, so p99 reflects more than the two slowest requests"
-    return (f"'yes' when the run has fewer than {P99_MIN_REQUESTS} requests. p99 by linear "
-            "interpolation sits at rank 0.99 × (n − 1) of the sorted values, which for "
-            f"n ≤ 100 lies between the two largest values ({where}). Applies to the "
-            "per-request metrics (TTFT, TPOT, E2E); ITL pools the chunk gaps of all requests")
+        where = said("latency.p99_many", n=n, pct="p99")
+    return said("latency.p99_is_max", limit=P99_MIN_REQUESTS, pct="p99",
+                rank="0.99 × (n − 1)", where=where)
 
 
-Mean = tuple[float, str, str | None]     # value (ms), how it was found, definition code
+Mean = tuple[float, Said, str | None]    # value (ms), how it was found, definition code
 
 
 def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
@@ -138,13 +133,13 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
 
     figures = [figure(id=ids.throughput(w, eng, "requests"), value=r.completed / r.duration,
                       unit="req/s", decimals=3, context=ctx, sources=src("completed, duration"),
-                      method="completed requests / benchmark duration")]
+                      method=said("latency.request_throughput"))]
     if r.total_output_tokens:
         figures.append(figure(
             id=ids.throughput(w, eng, "output"), unit="tok/s", decimals=1,
             value=r.total_output_tokens / r.duration, context=ctx,
             sources=src("total_output_tokens, duration"),
-            method="output tokens / benchmark duration"))
+            method=said("latency.output_throughput")))
 
     pr = per_request(entry)
     n, n_key, n_how = _request_count(entry)
@@ -169,31 +164,30 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
             keys = ", ".join(_LISTS[metric])
             data = pr["itl_pooled"] if metric == "itl" else pr[metric]
             k = len(pr[metric])
-            over = (f"the {len(data)} {_gaps(entry)} pooled over the {k} requests"
-                    if metric == "itl" else f"the {k} requests' {name} values")
+            over = (said("latency.over_pooled", n=len(data), gaps=_gaps(entry), k=k)
+                    if metric == "itl" else said("latency.over_requests", k=k, name=name))
             if metric == "tpot":
-                over += ", each (latency − TTFT) ÷ (output tokens − 1)"
+                over = said("latency.over_tpot", over=over, one=1)
+            lists = [f"'{x}'" for x in _LISTS[metric]]
             for stat in STATS:
                 figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=_stat(data, stat), unit="ms",
                     decimals=1, context=mctx, sources=src(keys),
-                    method=f"{stat} of {over}, recomputed from the file's per-request "
-                           + ", ".join(f"'{x}'" for x in _LISTS[metric])))
+                    method=said("latency.recomputed", stat=statistic(stat), over=over,
+                                keys=lists)))
             if metric == "itl" and data:
                 figures += _tail_figures(w, eng, mctx, src(keys), data, over)
-            means[metric] = (_stat(data, "mean"),
-                             "recomputed from its file's per-request "
-                             + ", ".join(f"'{x}'" for x in _LISTS[metric]),
+            means[metric] = (_stat(data, "mean"), said("latency.whence_recomputed", keys=lists),
                              code)
-            each = f"requests' mean {_gaps(entry)}" if metric == "itl" \
-                else f"requests' {name} values"
+            each = said("latency.each_itl", gaps=_gaps(entry)) if metric == "itl" \
+                else said("latency.each_values", name=name)
             for stat, fn in (("min", min), ("max", max)):
                 figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=fn(pr[metric]), unit="ms",
                     decimals=1, context={**mctx, "requests": k}, sources=src(keys),
-                    method=f"{'smallest' if stat == 'min' else 'largest'} of the {k} {each}: "
-                           f"spread of the {k} requests within this one run; not a confidence "
-                           "interval (the requests share one queue and are not independent)"))
+                    method=said("latency.spread", k=k, each=each,
+                                which=said("latency.smallest" if stat == "min"
+                                           else "latency.largest"))))
         else:
             for stat in STATS:
                 key = r.sources.get(f"{stat}_{metric}_ms") or _client_key(r.client, metric,
@@ -204,24 +198,24 @@ def _engine_figures(entry: PointResult) -> tuple[list[Figure], dict[str, Mean]]:
                 figures.append(figure(
                     id=ids.latency(w, eng, metric, stat), value=value, unit="ms", decimals=1,
                     context=mctx, sources=src(key),
-                    method=f"the client's own '{key}'; the file has no {_LACKS[metric]}"))
+                    method=said("latency.client_own", key=key,
+                                lacks=said("latency.lacks_" + metric))))
                 if stat == "mean":
-                    lacks = _LACKS[metric].split(",")[0]
-                    means[metric] = (value, f"the client's own '{key}', as its file has no "
-                                            f"{lacks}", code)
+                    lacks = said("latency.lacks_" + _LACKS_SHORT[metric])
+                    means[metric] = (value, said("latency.whence_client", key=key, lacks=lacks),
+                                     code)
     return figures, means
 
 
-def _gaps(entry: PointResult) -> str:
+def _gaps(entry: PointResult) -> Said:
     """What one entry of the file's ``itls`` is, by the client's definition."""
     if entry.definitions.get("itl") == "itl.per-token":
-        return "per-token gaps (each chunk's gap divided over the tokens it brought, as the " \
-               "client records them)"
-    return "chunk gaps"
+        return said("latency.gaps_per_token")
+    return said("latency.gaps_chunk")
 
 
 def _tail_figures(w: str, eng: str, ctx: dict, sources, gaps: list[float],
-                  over: str) -> list[Figure]:
+                  over: Said) -> list[Figure]:
     """The longest chunk gap and the share of all gap time in gaps above the p99: what a
     mean above the p99 comes from (a few gaps long enough to outweigh the rest)."""
     p99 = _stat(gaps, "p99")
@@ -229,11 +223,11 @@ def _tail_figures(w: str, eng: str, ctx: dict, sources, gaps: list[float],
     return [
         figure(id=ids.latency(w, eng, "itl", "longest"), value=max(gaps), unit="ms",
                decimals=1, context=ctx, sources=sources,
-               method=f"largest of {over}"),
+               method=said("latency.longest", over=over)),
         figure(id=ids.latency(w, eng, "itl", "tail_share"), unit="%", decimals=0,
                value=100 * sum(g for g in gaps if g > p99) / total if total else 0.0,
                context=ctx, sources=sources, depends_on=(ids.latency(w, eng, "itl", "p99"),),
-               method=f"time in the gaps above the p99, as a share of all time in {over}"),
+               method=said("latency.tail_share", over=over, pct="p99")),
     ]
 
 
@@ -269,16 +263,15 @@ def _ratios(w, means: dict[str, dict[str, Mean]]) -> list[Figure]:
         pair = c.ranking[:2]
         means_of = tuple(ids.latency(w.id, e, metric, "mean") for e in pair)
         ctx = {"workload": w.id, "metric": metric}
-        whence = "; ".join(f"{e}'s mean is {have[e][1]}" for e in pair)
+        first, second = (said("latency.engine_mean", engine=e, how=have[e][1]) for e in pair)
+        whence = said("latency.whence_pair", first=first, second=second)
         out += [
             figure(id=ids.latency_compare(w.id, metric, "faster"), value=c.faster, unit="engine",
                    depends_on=means_of, context=ctx,
-                   method=f"engine with the lower mean {metric} ({whence})"),
+                   method=said("latency.faster", metric=metric, whence=whence)),
             figure(id=ids.latency_compare(w.id, metric, "ratio"), value=c.ratio, unit="x",
                    decimals=2,
                    depends_on=means_of, context=ctx,
-                   method=f"mean {metric} of the runner-up / of the quicker engine, the same "
-                          f"definition for both ({whence}); a ratio of one run each, with "
-                          "no confidence interval"),
+                   method=said("latency.ratio", metric=metric, whence=whence)),
         ]
     return out

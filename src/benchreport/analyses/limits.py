@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.tables import input_checksum
 from ..core.verdicts import NO, YES
@@ -51,8 +52,7 @@ def repeats(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     fewest = min(count.values(), default=1)
     sources = (src,) + tuple(Source(path=p["file"], sha256=p["sha256"], key=p.get("where"))
                              for p in ing.points)
-    fig = figure(ids.REPEATS, fewest, "count", "the fewest runs (repeats) of any engine, "
-                 "workload and load: run.yaml's repeats, matched to the result files",
+    fig = figure(ids.REPEATS, fewest, "count", said("limits.repeats"),
                  sources=sources, decimals=0)
     # a run of server files only ran no benchmark: it has no runs to count
     single = fewest == 1 and not run.meta.server_only
@@ -79,9 +79,8 @@ def warmup(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
         fid = ids.limits_engine(e.id, "warmup_records")
         figures.append(figure(
             fid, len(busy), "count",
-            f"log records showing prefill or decode work between the server start in effect "
-            f"(line {start['line']}) and the first benchmark ({first.workload}, from "
-            f"{first.start[11:]}); searched lines {start['line']}–{last['line']}",
+            said("limits.warmup", start=start["line"], workload=first.workload,
+                 at=first.start[11:], last=last["line"]),
             sources=(Source(path=start["file"], sha256=start["sha256"],
                             lines=(int(start["line"]), int(last["line"]))),), decimals=0,
             engine=e.id, first_workload=first.workload))
@@ -242,37 +241,28 @@ def _stall_figures(entry, budget, steps, est: Stall, lo: float, hi: float,
                   lines=(entry.line,)),)
     if steps is not None and budget is not None:
         rec = budget[2]
-        how_steps = (f"engine steps spanned by the gaps between first tokens that overlap the "
-                     f"runtime events: each prompt of the workload's input length served in "
-                     f"turn, {budget[0]} tokens per step, of which every request past its "
-                     f"prompt takes {budget[1]} (the launch settings)")
+        how_steps = said("limits.stall_steps", budget=budget[0], decode=budget[1])
         step_src = src + (Source(path=rec["file"], sha256=rec["sha256"],
                                  lines=(int(rec["line"]),)),)
     else:
-        how_steps = ("gaps between first tokens that overlap the runtime events, one engine "
-                     "step each: the engine's token budget per step is not known")
+        how_steps = said("limits.stall_steps_unknown")
         step_src = src
     return [
-        figure(stall("first_ttft_s"), ttfts[0], "s", "the earliest first token of the "
-               "run (smallest TTFT)", sources=src, decimals=1, **ctx),
-        figure(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", "time from the first "
-               "first token to the second", sources=src, decimals=1, **ctx),
-        figure(stall("typical_gap_s"), est.typical_gap, "s", "median time between successive "
-               "first tokens, over the gaps that do not overlap the runtime events",
+        figure(stall("first_ttft_s"), ttfts[0], "s", said("limits.first_ttft"), sources=src,
+               decimals=1, **ctx),
+        figure(stall("second_gap_s"), ttfts[1] - ttfts[0], "s", said("limits.second_gap"),
                sources=src, decimals=1, **ctx),
-        figure(stall("stall_gaps"), est.hit, "count", "gaps between successive first "
-               "tokens that overlap the runtime events", sources=src, decimals=0, **ctx),
+        figure(stall("typical_gap_s"), est.typical_gap, "s", said("limits.typical_gap"),
+               sources=src, decimals=1, **ctx),
+        figure(stall("stall_gaps"), est.hit, "count", said("limits.stall_gaps"), sources=src,
+               decimals=0, **ctx),
         figure(stall("stall_steps"), est.hit_steps, "count", how_steps, sources=step_src,
                decimals=0, **ctx),
-        figure(stall("step_s"), est.step_s, "s", "median time per engine step over the gaps "
-               "between first tokens that do not overlap the runtime events",
+        figure(stall("step_s"), est.step_s, "s", said("limits.step"),
                sources=step_src, decimals=2, **ctx),
         figure(stall("stall_s"), est.lost, "s",
-               f"time of the {est.hit} gaps between first tokens that overlap the runtime "
-               f"events (+{max(lo, 0):.0f} s to +{hi:.0f} s) beyond what their "
-               f"{est.hit_steps} engine steps take at the median time per step of the other "
-               "gaps: an estimate of the time the events cost the first requests, without the "
-               "step a prompt needs when decode tokens share the budget",
+               said("limits.stall", gaps=est.hit, lo=f"{max(lo, 0):.0f}", hi=f"{hi:.0f}",
+                    steps=est.hit_steps),
                sources=src, decimals=1,
                depends_on=(stall("step_s"), stall("stall_steps"), stall("stall_gaps")), **ctx),
     ]
@@ -291,7 +281,7 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
         rec = recs[-1]
         fid = ids.limits_engine(e.id, "kv_capacity_tokens")
         caps[e.id] = figure(fid, int(float(rec["kv_tokens"])), "tokens",
-                            "KV-cache capacity in tokens, as the engine logged it at start-up",
+                            said("limits.kv_capacity"),
                             sources=(Source(path=rec["file"], sha256=rec["sha256"],
                                             lines=(int(rec["line"]),)),),
                             decimals=0, engine=e.id)
@@ -304,8 +294,7 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
     need = min(longest.concurrency, longest.num_prompts) * (longest.input_tokens
                                                              + longest.output_tokens)
     need_id = ids.limits_workload(longest.id, "kv_needed_tokens")
-    figures.append(figure(need_id, need, "tokens", "requests in flight × (input + output "
-                          "tokens) at the longest input: the KV cache the workload needs at once",
+    figures.append(figure(need_id, need, "tokens", said("limits.kv_needed"),
                           decimals=0, depends_on=(ids.workload(longest.id, "input_tokens"),
                                                   ids.workload(longest.id, "output_tokens")),
                           workload=longest.id))
@@ -314,13 +303,12 @@ def kv_capacity(run: Run, ing: Ingested, dcp: dict[str, str]) -> tuple[list[Figu
             sorted(caps.items(), key=lambda kv: kv[1].value)[-1:]
         ratio_id = ids.kv_capacity_ratio(b, a)
         figures.append(figure(ratio_id, fb.value / fa.value, "x",
-                              "larger KV capacity / smaller, as logged", decimals=2,
+                              said("limits.kv_ratio"), decimals=2,
                               depends_on=(fb.id, fa.id)))
         fits = all(f.value >= need for f in caps.values())
         fits_id = ids.KV_FITS
         figures.append(figure(fits_id, YES if fits else NO, "verdict",
-                              "whether every engine's KV capacity holds the workload's demand "
-                              "at the longest input",
+                              said("limits.kv_fits"),
                               depends_on=(need_id, *(f.id for f in caps.values()))))
         split = {e: v for e, v in dcp.items() if v.split(" ")[0] not in ("1", "")}
         if split and fb.value / fa.value >= 1.5:
@@ -342,8 +330,7 @@ def spec_overhead(run: Run, spec: list[Figure], differing: set[str]) -> tuple[li
         return [], []
     worst = max(lens.values(), key=lambda f: f.value)
     fid = ids.SPEC_MAX_ACCEPT_LEN
-    fig = figure(fid, worst.value, "tokens/step", "the highest mean accepted length of any "
-                 "engine and workload (bonus token included; 1 means no draft accepted)",
+    fig = figure(fid, worst.value, "tokens/step", said("limits.spec_max", one=1),
                  decimals=2, depends_on=tuple(sorted(lens)))
     rows = []
     if worst.value < SPEC_USELESS_BELOW:

@@ -25,6 +25,7 @@ import bisect
 
 from ..core import ids
 from ..core.figures import Figure, figure, listing
+from ..core.methods import said
 from ..core.records import BenchWindow, Ingested, Run
 from .cache import num as _num
 from .cache import prefix_hits
@@ -68,17 +69,13 @@ def _gen(fid, ctx: dict, stats: list[dict], decodes: list[dict], idle) -> list[F
     sglang = [r for r in decodes if (_num(r, "gen_tps") or 0) > 0 and not idle(r)]
     if vllm:
         value = time_weighted_mean([_num(r, "gen_tps") for r in vllm], basis=TIME)
-        how = ("mean of 'Avg generation throughput' over the window's stats lines that "
-               "generated tokens (each covers the same interval)")
+        how = said("pointlog.gen_vllm")
         recs, basis = vllm, "stats_lines"
     elif sglang:
         weights = [(_num(r, "running_req") or 1) * (_num(r, "accept_len") or 1)
                    for r in sglang]
         value = time_weighted_mean([_num(r, "gen_tps") for r in sglang], weights, STEPS)
-        how = ("Σ tokens ÷ Σ time over the window's Decode lines: each covers the same "
-               "number of decode steps, so its tokens are ∝ running requests × accept len; "
-               "a line right after an idle batch line is left out (its time holds the "
-               "idle gap)")
+        how = said("pointlog.gen_sglang")
         recs, basis = sglang, "decode_lines"
     else:
         return []
@@ -96,18 +93,17 @@ def _accept(fid, ctx: dict, specs: list[dict], decodes: list[dict]) -> list[Figu
             return []
         rounds = sum(_num(r, "drafted") / k for r in vllm)
         value = 1 + sum(_num(r, "accepted") or 0 for r in vllm) / rounds
-        how = (f"1 + Σ Accepted ÷ draft rounds (Σ Drafted ÷ {k} positions) over the "
-               "window's SpecDecoding lines")
+        how = said("pointlog.accept_vllm", one=1, k=k)
         recs = vllm
     elif sglang:
         value = sum(_num(r, "accept_len") for r in sglang) / len(sglang)
-        how = "mean of 'accept len' over the window's Decode lines"
+        how = said("pointlog.accept_sglang")
         recs = sglang
     else:
         return []
     return [figure(id=fid("log_accept_len"), value=value, unit="tokens/step", decimals=2,
                    sources=_src(recs), context=ctx,
-                   method=how + "; tokens per verify step, bonus token included")]
+                   method=said("pointlog.accept", how=how))]
 
 
 def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
@@ -131,9 +127,7 @@ def run_spec_figures(ing: Ingested, windows: list[BenchWindow]) -> list[Figure]:
             out.append(figure(id=ids.spec_run(engine, "per_position"),
                               value=listing(f"{x:.3f}" for x in per_position(drafted, k)),
                               unit="fraction", sources=_src(drafted), context=ctx,
-                              method="per-position acceptance over the SpecDecoding lines of "
-                                     "every placed window, each line weighted by its draft "
-                                     "rounds (Drafted ÷ positions)"))
+                              method=said("pointlog.per_position")))
     return out
 
 

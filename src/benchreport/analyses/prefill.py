@@ -37,6 +37,7 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, capital, english, joined, said, statistic
 from ..core.records import Ingested, Run
 from ..core.verdicts import MIXED, NO_LOG, NONE, PURE, UNKNOWN_BATCH
 
@@ -50,7 +51,12 @@ IDLE = "idle"            # the previous Prefill line left no prompt work: decode
 
 
 class Unaccountable(ValueError):
-    """The Prefill lines and the prompt lengths do not fit together."""
+    """The Prefill lines and the prompt lengths do not fit together (``why``: where, as a
+    method sentence)."""
+
+    def __init__(self, why: Said) -> None:
+        super().__init__(english(why))
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -102,35 +108,43 @@ class Batch:
 
     def split(self) -> str:
         """How the batch's tokens divide between requests, in words."""
+        return english(self.split_said())
+
+    def split_said(self) -> Said:
+        """``split`` as a method sentence."""
+        tokens = f"{self.new_token:,}"
         if not self.shares:
-            return f"{self.new_token:,} tokens of a request that began before the window"
+            return said("prefill.split_before", tokens=tokens)
         if not all(s.known for s in self.shares):
-            return (f"{self.new_token:,} tokens of "
-                    + ", ".join(f"request {s.request}" for s in self.shares)
-                    + " (the split between them is unknown: approximate accounting)")
+            return said("prefill.split_unknown", tokens=tokens,
+                        requests=[said("prefill.request", n=s.request) for s in self.shares])
         parts = []
         for i, s in enumerate(self.shares):
-            at = f" at {s.cached:,} cached" if i == 0 or s.cached else ""
-            parts.append(f"{s.tokens:,}{' tokens' if i == 0 else ''} of request {s.request}{at}")
-        return ", ".join(parts)
+            at = said("prefill.at_cached", cached=f"{s.cached:,}") if i == 0 or s.cached else ""
+            parts.append(said("prefill.part_first" if i == 0 else "prefill.part",
+                              tokens=f"{s.tokens:,}", request=s.request, at=at))
+        return said("prefill.parts", parts=parts)
 
     def reasons(self) -> list[str]:
         """Why the batch is not a clean chunk (empty when it is one)."""
+        return [english(r) for r in self.reasons_said()]
+
+    def reasons_said(self) -> list[Said]:
+        """``reasons`` as method sentences."""
         out = []
         if not self.shares:
-            out.append(f"continues a request that began before the window ({self.new_token:,} "
-                       "tokens)")
+            out.append(said("prefill.reason_before", tokens=f"{self.new_token:,}"))
         elif self.mixed:
-            out.append(f"mixed batch: {self.split()}")
+            out.append(said("prefill.reason_mixed", split=self.split_said()))
         if self.partial:
-            out.append(f"partial batch: {self.new_token:,} of {self.budget:,} tokens")
+            out.append(said("prefill.reason_partial", tokens=f"{self.new_token:,}",
+                            budget=f"{self.budget:,}"))
         if self.interval == DECODE:
-            out.append("its interval includes decode time (a Decode line comes before it)")
+            out.append(said("prefill.reason_decode"))
         elif self.interval == IDLE:
-            out.append("its interval may include decode or idle time (the Prefill line before "
-                       "it left no prompt work pending)")
+            out.append(said("prefill.reason_idle"))
         if self.tps is None:
-            out.append("no input throughput logged")
+            out.append(said("prefill.reason_no_tps"))
         return out
 
 
@@ -142,7 +156,7 @@ class Accounting:
     exact: bool
     budget: int
     lengths: dict[int, int]        # request -> prompt length used (exact accounting)
-    note: str                      # how the tokens were accounted, or why only approximately
+    note: Said                     # how the tokens were accounted, or why only approximately
     length_source: Source | None   # the result file's input_lens, when used
 
 
@@ -268,35 +282,35 @@ def account(rows: list[dict], lengths: list[int], default_len: int | None = None
         left = total
         new = _int(r, "new_seq", None)
         if new is None:
-            raise Unaccountable(f"line {line}: no #new-seq")
+            raise Unaccountable(said("prefill.why_no_seq", line=line))
         hits = _int(r, "cached_token", 0) or 0
         shares: list[Share] = []
         if counts_in_progress and active is not None:
             new -= 1
         if new < 0:
-            raise Unaccountable(f"line {line}: #new-seq {new + 1} with request {active[0]} "
-                                "in progress")
+            raise Unaccountable(said("prefill.why_in_progress", line=line, n=new + 1,
+                                     request=active[0]))
         if active is not None:
             req, rem, ctx = active
             take = min(rem, left)
             if take <= 0:
-                raise Unaccountable(f"line {line}: no tokens left for request {req}, which had "
-                                    f"{rem:,} to prefill")
+                raise Unaccountable(said("prefill.why_no_tokens_left", line=line, request=req,
+                                         left=f"{rem:,}"))
             shares.append(Share(req, take, ctx, False, take == rem))
             left -= take
             active = (req, rem - take, ctx + take) if take < rem else None
             if active is not None and new:
-                raise Unaccountable(f"line {line}: {new} request(s) admitted while request "
-                                    f"{req} still had {rem - take:,} prompt tokens to prefill")
+                raise Unaccountable(said("prefill.why_admitted", line=line, n=new, request=req,
+                                         left=f"{rem - take:,}"))
         elif new == 0:
-            raise Unaccountable(f"line {line}: #new-seq 0 and no request in progress")
+            raise Unaccountable(said("prefill.why_zero", line=line, zero=0))
         admitted_ids = list(range(admitted + 1, admitted + new + 1))
         lens = []
         for i in admitted_ids:
             n = lengths[i - 1] if i <= len(lengths) else default_len
             if n is None:
-                raise Unaccountable(f"line {line}: request {i} has no known prompt length "
-                                    f"({len(lengths)} listed)")
+                raise Unaccountable(said("prefill.why_no_length", line=line, request=i,
+                                         listed=len(lengths)))
             lens.append(n)
         split = [0] * new
         if new == 1:
@@ -309,20 +323,18 @@ def account(rows: list[dict], lengths: list[int], default_len: int | None = None
             need = n - c
             take = min(need, left)
             if need <= 0 or take <= 0:
-                raise Unaccountable(f"line {line}: request {i} ({n:,} tokens, {c:,} cached) gets "
-                                    "no tokens")
+                raise Unaccountable(said("prefill.why_no_tokens", line=line, request=i,
+                                         tokens=f"{n:,}", cached=f"{c:,}"))
             if take < need and j < new - 1:
-                raise Unaccountable(f"line {line}: request {i} would stop before its end but "
-                                    "is not the last one admitted")
+                raise Unaccountable(said("prefill.why_stops", line=line, request=i))
             shares.append(Share(i, take, c, True, take == need))
             left -= take
             if take < need:
                 active = (i, need - take, c + take)
         admitted += new
         if left:
-            raise Unaccountable(f"line {line}: {left:,} of its {total:,} tokens belong to no "
-                                "request once every admitted prompt is complete (the prompt "
-                                "lengths do not fit the log)")
+            raise Unaccountable(said("prefill.why_left", line=line, left=f"{left:,}",
+                                     total=f"{total:,}"))
         out.append(tuple(shares))
         remaining_after.append(active[1] if active else 0)
     return out, remaining_after, guessed
@@ -413,7 +425,7 @@ def window_accounting(ing: Ingested, engine: str, workload: str,
 
 
 def _shares(rows: list[dict], lengths: list[int], default_len: int | None, budget: int
-            ) -> tuple[list[tuple[Share, ...]], list[int], bool, bool, str]:
+            ) -> tuple[list[tuple[Share, ...]], list[int], bool, bool, Said | str]:
     """The shares per line and the in-progress request's remaining tokens after each, by
     ``account`` (#new-seq without, then with the in-progress request) else by rule; with
     whether a cache split was guessed, whether the accounting is exact, and: when exact,
@@ -425,48 +437,37 @@ def _shares(rows: list[dict], lengths: list[int], default_len: int | None, budge
         try:
             shares, remaining, guessed = account(rows, lengths, default_len,
                                                  counts_in_progress=True)
-            return shares, remaining, guessed, True, \
-                ", this log's #new-seq counting the in-progress request too"
+            return shares, remaining, guessed, True, said("prefill.counts_in_progress")
         except Unaccountable:
             shares, remaining = _by_rule(rows, budget)
-            return shares, remaining, False, False, str(first)
+            return shares, remaining, False, False, first.why
 
 
 def _lengths_text(src: Source | None, lengths: list[int], default_len: int | None,
-                  extend: bool) -> str:
+                  extend: bool) -> Said | str:
     """Where the prompt lengths came from, in words; ``extend``: the workload's input
     length ``default_len`` is used past (or instead of) them."""
-    how_long = (f"prompt lengths from {src.path} input_lens in order" if src else
-                f"prompt lengths {', '.join(f'{x:,}' for x in sorted(set(lengths)))} as given"
-                if lengths else "")
-    if extend:
-        how_long += ((f"; past its {len(lengths)} entries, " if lengths else "prompt lengths: ")
-                     + f"the workload's {default_len:,} tokens")
-    return how_long
+    base = (said("prefill.lengths_from", path=src.path) if src else
+            said("prefill.lengths_given", lengths=[f"{x:,}" for x in sorted(set(lengths))])
+            if lengths else "")
+    if not extend:
+        return base
+    ext = (said("prefill.lengths_past", n=len(lengths), tokens=f"{default_len:,}") if lengths
+           else said("prefill.lengths_workload", tokens=f"{default_len:,}"))
+    return said("prefill.lengths", base=base, ext=ext)
 
 
-def _accounting_note(rows: list[dict], exact: bool, why: str, how_long: str,
-                     guessed: bool) -> str:
+def _accounting_note(rows: list[dict], exact: bool, why: Said | str, how_long: Said | str,
+                     guessed: bool) -> Said:
     """How the tokens were accounted, in words (``why``: what the exact note adds about
     #new-seq, or why the accounting is approximate)."""
+    split = said("prefill.guessed") if guessed else ""
     if exact:
-        note = ("tokens accounted per request from #new-token, #cached-token and #new-seq"
-                f"{why} ({how_long}); the in-progress chunked request fills a batch first, "
-                "then newly admitted ones")
-    else:
-        note = ("approximate: the tokens could not be accounted per request "
-                f"({why}; {how_long or 'no prompt lengths'}), so each Prefill line is taken "
-                "to hold the request in progress, if any, and the requests its #new-seq "
-                "admits, the last one admitted holding its tokens"
-                + (" (this log's #new-seq counts the in-progress request too: a chunked "
-                   "request is taken to continue after a full batch that left prompt "
-                   "tokens pending)" if _counts_in_progress(rows) else
-                   " (a #new-seq 0 line continues the request in progress; whether a line "
-                   "that admits one also holds the previous request's tail is unknown)"))
-    if guessed:
-        note += ("; where several requests were admitted together with prefix-cache hits, "
-                 "the hits were split evenly between them (the line gives only the total)")
-    return note
+        return said("prefill.note_exact", why=why, lengths=how_long, guessed=split)
+    tail = (said("prefill.approx_counts") if _counts_in_progress(rows) else
+            said("prefill.approx_zero", zero=0))
+    return said("prefill.note_approx", why=why, lengths=how_long or said("prefill.no_lengths"),
+                tail=tail, guessed=split)
 
 
 def _intervals(rows: list[dict], decodes: list[dict], remaining: list[int]) -> list[str]:
@@ -555,7 +556,7 @@ class Interval:
     tps: float | None
     tokens: float | None        # prompt tokens it covers, where the log gives them
     seconds: float | None       # its length
-    why: tuple[str, ...]        # empty: kept
+    why: tuple[Said, ...]       # empty: kept
 
     @property
     def line(self) -> int:
@@ -565,12 +566,7 @@ class Interval:
 # The one rule of the phase table, for every engine: a logged interval is left out when it
 # is partial, when its time may include decode or idle time, or when a runtime event ran in
 # it. Intervals holding several requests' prompts count: the value is total throughput.
-PHASE_RULE = ("partial intervals (the first and last stats interval of the prefill phase, "
-              "or a batch below the prefill budget), intervals whose time may include decode "
-              "or idle time (the line before left no prompt work pending, or a Decode line "
-              "comes between) and intervals in which a runtime event (OOM retry, kernel "
-              "compile) ran are left out, for every engine; intervals holding several "
-              "requests' prompts count (total throughput)")
+PHASE_RULE = said("prefill.phase_rule")
 
 
 def _seconds(a: str | None, b: str | None) -> float | None:
@@ -598,13 +594,11 @@ def _stats_intervals(stats: list[dict], events: list[str]) -> list[Interval]:
         r, prev = stats[i], stats[i - 1] if i else None
         why = []
         if i in (busy[0], busy[-1]):
-            why.append("partial: the " + ("first" if i == busy[0] else "last")
-                       + " stats interval of the prefill phase")
+            why.append(said("prefill.partial_first" if i == busy[0] else "prefill.partial_last"))
         elif not (float(prev["prompt_tps"]) > 0 or (prev.get("waiting") or 0) > 0):
-            why.append("its time may include decode or idle time (the stats line before it "
-                       "shows no prompt work)")
+            why.append(said("prefill.stats_idle"))
         if _event_in(events, prev["ts"] if prev else None, r.get("ts")):
-            why.append("a runtime event ran in it")
+            why.append(said("prefill.event"))
         sec = _seconds(prev.get("ts") if prev else None, r.get("ts"))
         out.append(Interval(r, float(r["prompt_tps"]),
                             float(r["prompt_tps"]) * sec if sec else None, sec, tuple(why)))
@@ -619,15 +613,15 @@ def _batch_intervals(rows: list[dict], acc: Accounting, events: list[str]) -> li
         b = by_line[(str(r.get("file", "")), int(r["line"]))]
         why = []
         if b.partial:
-            why.append(f"partial: {b.new_token:,} of {b.budget:,} tokens")
+            why.append(said("prefill.partial_batch", tokens=f"{b.new_token:,}",
+                            budget=f"{b.budget:,}"))
         if not b.prefill_only:
-            why.append("its time includes decode time (a Decode line comes before it)"
-                       if b.interval == DECODE else "its time may include decode or idle "
-                       "time (the Prefill line before it left no prompt work pending)")
+            why.append(said("prefill.batch_decode" if b.interval == DECODE
+                            else "prefill.batch_idle"))
         if _event_in(events, prev_ts, r.get("ts")):
-            why.append("a runtime event ran in it")
+            why.append(said("prefill.event"))
         if b.tps is None:
-            why.append("no throughput logged")
+            why.append(said("prefill.no_tps"))
         out.append(Interval(r, b.tps, float(b.new_token),
                             b.new_token / b.tps if b.tps else None, tuple(why)))
         prev_ts = r.get("ts")
@@ -659,15 +653,21 @@ def phase_values(ing: Ingested, engine: str, workload: str,
 
 # --- figures ----------------------------------------------------------------------------
 
-def _lines(xs) -> str:
+def _lines(xs) -> Said:
     xs = list(xs)
-    return ("line " if len(xs) == 1 else "lines ") + ", ".join(str(x) for x in xs)
+    return said("prefill.line_one" if len(xs) == 1 else "prefill.lines", lines=xs)
+
+
+def _why_lines(intervals: list[Interval]) -> Said:
+    """Each interval's line and why it is left out, one after the other."""
+    return joined([said("prefill.line_paren", line=iv.line, why=list(iv.why))
+                   for iv in intervals])
 
 
 def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
     figures: list[Figure] = []
     sequences: dict[tuple[str, str], list[Chunks]] = {}
-    all_values: list[tuple[float, Source, str]] = []
+    all_values: list[tuple[float, Source, Said]] = []
     for w in run.meta.workloads:
         for e in run.meta.engines:
             if not ing.has_benchmark(e.id, w.id):
@@ -685,7 +685,8 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
             all_values += [(float(iv.tps), Source(path=iv.record["file"],
                                                   sha256=iv.record["sha256"],
                                                   lines=(iv.line,)),
-                            f"{e.id}, {w.id}, line {iv.line}") for iv in kept]
+                            said("prefill.where", engine=e.id, workload=w.id, line=iv.line))
+                           for iv in kept]
             figures += _phase_figures(we, ctx, intervals, src)
             seqs = sequences_of(acc) if acc is not None and any(
                 b.tps is not None for b in acc.batches) else []
@@ -693,22 +694,19 @@ def prefill_figures(run: Run, ing: Ingested) -> tuple[list[Figure], dict]:
             if not seqs:
                 figures.append(figure(id=ids.prefill(*we, "chunks"), value="not logged per chunk",
                                       unit="verdict", context=ctx, sources=src,
-                                      method="the engine logs aggregate prompt throughput per "
-                                             "interval, not per prefill chunk"))
+                                      method=said("prefill.not_per_chunk")))
                 continue
             figures += _batch_figures(we, ctx, acc, seqs)
             figures += _chunk_figures(we, ctx, acc, seqs)
     if all_values:
         lo = min(all_values, key=lambda x: x[0])
         hi = max(all_values, key=lambda x: x[0])
-        which = f"(per logged interval; {PHASE_RULE})"
+        which = said("prefill.which", rule=PHASE_RULE)
         figures += [
             figure(id=ids.prefill_range("min"), value=lo[0], unit="tok/s", decimals=0,
-                   sources=(lo[1],), method=f"lowest prefill-phase throughput of any engine "
-                                            f"and workload {which}: {lo[2]}"),
+                   sources=(lo[1],), method=said("prefill.range_min", which=which, where=lo[2])),
             figure(id=ids.prefill_range("max"), value=hi[0], unit="tok/s", decimals=0,
-                   sources=(hi[1],), method=f"highest prefill-phase throughput of any engine "
-                                            f"and workload {which}: {hi[2]}")]
+                   sources=(hi[1],), method=said("prefill.range_max", which=which, where=hi[2]))]
     return figures, sequences
 
 
@@ -724,23 +722,21 @@ def _no_phase(we: tuple[str, str], ctx, intervals: list[Interval]) -> Figure:
     """No interval kept: every one the log has is left out by the rule, or there is none."""
     if not intervals:
         return figure(id=ids.prefill(*we, "phase"), value=NO_LOG, unit="verdict", context=ctx,
-                      method="no prefill records in the benchmark window")
-    why = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in intervals)
+                      method=said("prefill.no_records"))
     return figure(id=ids.prefill(*we, "phase"), value=NONE, unit="verdict", context=ctx,
                   sources=_lines_of(intervals),
-                  method=f"every logged interval of prompt throughput in the window is left "
-                         f"out: {why} ({PHASE_RULE})")
+                  method=said("prefill.all_left_out", why=_why_lines(intervals),
+                              rule=PHASE_RULE))
 
 
-def _phase_mean(kept: list[Interval], stats: bool) -> tuple[float, str]:
+def _phase_mean(kept: list[Interval], stats: bool) -> tuple[float, Said]:
     """Tokens over time of the intervals kept, and how."""
     values = [float(iv.tps) for iv in kept]
     if stats:       # fixed-time intervals: the plain mean is tokens over time
-        return statistics.fmean(values), "mean of equal-length intervals"
+        return statistics.fmean(values), said("prefill.mean_equal")
     tokens = [float(iv.tokens or 0) for iv in kept]     # each line covers its own tokens
     return (sum(tokens) / sum(n / v for n, v in zip(tokens, values, strict=True)),
-            "total tokens over total time (each line's #new-token over its throughput gives "
-            "its time): the token-weighted harmonic mean")
+            said("prefill.mean_harmonic"))
 
 
 def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
@@ -752,39 +748,33 @@ def _phase_figures(we: tuple[str, str], ctx, intervals: list[Interval],
     left = [iv for iv in intervals if iv.why]
     values = [float(iv.tps) for iv in kept]
     stats = kept[0].record["kind"] == "engine_stats"
-    basis = ("per logged interval: each stats line's prompt tokens of one "
-             "fixed-length interval over its time" if stats else
-             "per logged interval: each Prefill line's batch tokens over the time since the "
-             "line before it")
-    left_how = "; ".join(f"line {iv.line} ({', '.join(iv.why)})" for iv in left) or "none"
+    basis = said("prefill.basis_stats" if stats else "prefill.basis_batches")
+    left_how = _why_lines(left) if left else said("prefill.none")
     secs = [iv.seconds for iv in kept if iv.seconds]
     mean, how_mean = _phase_mean(kept, stats)
-    rule = f"{basis}; {PHASE_RULE}"
+    rule = said("prefill.rule", basis=basis, rule=PHASE_RULE)
     out = [figure(id=ids.prefill(*we, "intervals"), value=len(kept), unit="count", decimals=0,
                   sources=src, context=ctx,
-                  method=f"logged intervals the phase table keeps, of {len(intervals)} with "
-                         f"prompt throughput in the window ({rule})"),
+                  method=said("prefill.intervals", n=len(intervals), rule=rule)),
            figure(id=ids.prefill(*we, "left_out"), value=len(left), unit="count", decimals=0,
                   sources=_lines_of(left) or src,
                   context={**ctx, "lines": [iv.line for iv in left]},
-                  method=f"logged intervals the phase table leaves out, of {len(intervals)}: "
-                         f"{left_how} ({PHASE_RULE})"),
+                  method=said("prefill.left_out", n=len(intervals), how=left_how,
+                              rule=PHASE_RULE)),
            figure(id=ids.prefill(*we, "mean"), value=mean, unit="tok/s", decimals=0,
                   sources=src, context={**ctx, "n": len(kept)},
-                  method=(f"total prefill throughput, {how_mean}, over {len(kept)} logged "
-                          f"intervals ({rule})" if len(kept) > 1 else
-                          f"total prefill throughput of the one interval kept ({rule})"))]
+                  method=(said("prefill.mean", how=how_mean, n=len(kept), rule=rule)
+                          if len(kept) > 1 else said("prefill.mean_one", rule=rule)))]
     if secs:
         out.append(figure(id=ids.prefill(*we, "interval_s"), value=statistics.fmean(secs),
                           unit="s", decimals=1, sources=src, context=ctx,
-                          method="mean length of the logged intervals kept" + (
-                              " (time between consecutive stats lines)" if stats else
-                              " (each line's #new-token over its throughput)")))
+                          method=said("prefill.interval_stats" if stats
+                                      else "prefill.interval_batches")))
     if len(kept) > 1:
         out += [figure(id=ids.prefill(*we, name), value=fn(values), unit="tok/s", decimals=0,
                        sources=src, context=ctx,
-                       method=f"{name} total prefill throughput over {len(kept)} logged "
-                              f"intervals ({rule})")
+                       method=said("prefill.extreme", stat=statistic(name), n=len(kept),
+                                   rule=rule))
                 for name, fn in (("min", min), ("max", max))]
     return out
 
@@ -802,26 +792,23 @@ def _batch_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
     mixed = [b for b in acc.batches if b.mixed]
     excluded = [b for b in acc.batches if not b.clean]
     few = [c.request for c in seqs if len(c.clean) < 2]
-    mixed_how = ("; ".join(f"line {b.line}: {b.split()}" for b in mixed) if mixed
-                 else "none")
-    excl_how = ("; ".join(f"line {b.line}: {', '.join(b.reasons())}" for b in excluded)
-                if excluded else "none")
-    unknown = "" if acc.exact else " (approximate accounting: mixed batches cannot be told)"
+    mixed_how = (joined([said("prefill.line_colon", line=b.line, what=b.split_said())
+                         for b in mixed]) if mixed else said("prefill.none"))
+    excl_how = (joined([said("prefill.line_colon", line=b.line, what=b.reasons_said())
+                        for b in excluded]) if excluded else said("prefill.none"))
+    unknown = "" if acc.exact else said("prefill.unknown_mixed")
+    few_how = said("prefill.few", requests=[str(k) for k in few]) if few else ""
     return [
         figure(id=ids.prefill(*we, "mixed_batches"), value=len(mixed), unit="count", decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
-               method=f"Prefill batches holding tokens of more than one request, of "
-                      f"{len(acc.batches)} in the window{unknown}: {mixed_how}. "
-                      f"{acc.note[0].upper()}{acc.note[1:]}"),
+               method=said("prefill.mixed_batches", n=len(acc.batches), unknown=unknown,
+                           how=mixed_how, note=capital(acc.note))),
         figure(id=ids.prefill(*we, "excluded_batches"), value=len(excluded), unit="count",
                decimals=0,
                sources=_sources(acc, acc.batches), context=ctx,
-               method=f"Prefill batches left out of the per-request chunk sequences, of "
-                      f"{len(acc.batches)} in the window (a clean chunk is pure, full "
-                      f"({acc.budget:,} tokens) and its interval is prefill only): {excl_how}."
-                      + (f" Requests with fewer than two clean chunks (no decay figures): "
-                         f"{', '.join(str(k) for k in few)}." if few else "")
-                      + f" {acc.note[0].upper()}{acc.note[1:]}"),
+               method=said("prefill.excluded_batches", n=len(acc.batches),
+                           budget=f"{acc.budget:,}", how=excl_how, few=few_how,
+                           note=capital(acc.note))),
     ]
 
 
@@ -834,58 +821,52 @@ def _chunk_figures(we: tuple[str, str], ctx, acc: Accounting, seqs: list[Chunks]
         src = _sources(acc, c.clean)
         rid = partial(ids.prefill_request, *we, c.request)
         seq = " → ".join(f"{v:,.0f}" for v in c.tps)
-        length = f", prompt {c.input_len:,} tokens" if c.input_len else ""
-        left = ("; left out: " + "; ".join(f"line {b.line} ({', '.join(b.reasons())})"
-                                          for b in c.excluded)) if c.excluded else ""
-        first = (" The window's first Prefill line is taken as prefill only (no Decode line "
-                 "precedes it in the window; its throughput is assumed to cover its own batch)."
-                 if any(b.interval == FIRST for b in clean) else "")
-        note = f" {acc.note[0].upper()}{acc.note[1:]}."
+        length = said("prefill.prompt", tokens=f"{c.input_len:,}") if c.input_len else ""
+        left = said("prefill.left", items=joined(
+            [said("prefill.line_paren", line=b.line, why=b.reasons_said())
+             for b in c.excluded])) if c.excluded else ""
+        first = (said("prefill.first_line") if any(b.interval == FIRST for b in clean) else "")
+        note = said("prefill.note", note=capital(acc.note))
         out += [
             figure(id=rid("sequence"), value=seq, unit="tok/s", sources=src, context=ctx,
-                   method=f"input throughput of request {c.request}'s clean prefill chunks "
-                          f"(pure, full {acc.budget:,}-token batches whose interval is prefill "
-                          f"only), in order ({_lines(c.lines)}); cached context before each: "
-                          f"{', '.join(f'{x:,}' for x in c.cached)} tokens{length}{left}."
-                          f"{first}{note}"),
+                   method=said("prefill.sequence", request=c.request, budget=f"{acc.budget:,}",
+                               lines=_lines(c.lines), cached=[f"{x:,}" for x in c.cached],
+                               length=length, left=left, first=first, note=note)),
             figure(id=rid("decay"), value=c.tps[0] / c.tps[-1], unit="x", decimals=2,
                    sources=src, context=ctx,
-                   method=f"first clean chunk's throughput ({c.tps[0]:,.0f} at "
-                          f"{c.cached[0]:,} cached) / last clean chunk's ({c.tps[-1]:,.0f} at "
-                          f"{c.cached[-1]:,} cached), request {c.request}{left}.{first}"
-                          f"{note}"),
+                   method=said("prefill.decay", first_tps=f"{c.tps[0]:,.0f}",
+                               first_cached=f"{c.cached[0]:,}", last_tps=f"{c.tps[-1]:,.0f}",
+                               last_cached=f"{c.cached[-1]:,}", request=c.request, left=left,
+                               first=first, note=note)),
             figure(id=rid("decay_pct"), value=100 * (1 - c.tps[-1] / c.tps[0]), unit="%",
                    decimals=1, sources=src, context=ctx,
-                   method=f"100 × (1 − last clean chunk / first clean chunk), request "
-                          f"{c.request}: cached context {c.cached[0]:,} → {c.cached[-1]:,} "
-                          f"tokens.{first}{note}"),
+                   method=said("prefill.decay_pct", hundred=100, one=1, request=c.request,
+                               first_cached=f"{c.cached[0]:,}", last_cached=f"{c.cached[-1]:,}",
+                               first=first, note=note)),
         ]
         b = c.next_start
         if b is not None and b.tps is not None:
-            kind = ("mixed batch: " + b.split() if b.mixed else
-                    "pure batch: " + b.split() if b.exact else
-                    "batch of unknown composition (approximate accounting): "
-                    f"{b.new_token:,} tokens")
-            extra = [x for x in b.reasons() if not x.startswith("mixed batch")]
+            kind = (said("prefill.reason_mixed", split=b.split_said()) if b.mixed else
+                    said("prefill.kind_pure", split=b.split_said()) if b.exact else
+                    said("prefill.kind_unknown", tokens=f"{b.new_token:,}"))
+            extra = [x for x in b.reasons_said() if x.key != "prefill.reason_mixed"]
+            tail = (said("prefill.not_clean", reasons=extra) if extra else
+                    "" if b.mixed else said("prefill.clean"))
             out.append(figure(
                 id=rid("recovery"), value=b.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (b,)),
                 context={**ctx, "batch": MIXED if b.mixed else PURE if b.exact
                          else UNKNOWN_BATCH},
-                method=f"throughput of the batch where request {c.request + 1}'s prompt begins "
-                       f"(line {b.line}), {kind}"
-                       + (f"; not a clean chunk: {', '.join(extra)}" if extra else
-                          "" if b.mixed else "; a clean chunk")
-                       + f".{note}"))
+                method=said("prefill.recovery", request=c.request + 1, line=b.line, kind=kind,
+                            tail=tail, note=note)))
         n = c.next_clean
         if n is not None:
             s = n.share(c.request + 1)
             out.append(figure(
                 id=rid("recovery_clean"), value=n.tps, unit="tok/s", decimals=0,
                 sources=_sources(acc, (n,)), context=ctx,
-                method=f"throughput of request {c.request + 1}'s first clean chunk (line "
-                       f"{n.line}: pure, full, interval prefill only), at "
-                       f"{s.cached if s else 0:,} tokens of its context cached.{note}"))
+                method=said("prefill.recovery_clean", request=c.request + 1, line=n.line,
+                            cached=f"{s.cached if s else 0:,}", note=note)))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import said
 from ..core.provenance import MEASURED, MODEL, Rule, assign, reason
 from ..core.records import Run
 from ..core.runmeta import Assumption
@@ -68,7 +69,6 @@ def generator_figures(run: Run) -> list[Figure]:
     return [figure(id=ids.generator(g.key), value=g.value, unit="setting",
                    sources=(Source(key=g.key, **src),),
                    context={"order": i, "parts": [list(x) for x in g.parts]},
-                   method="an input of the reconstruction's generator, as its scenario "
-                          "states it (or, for the fitted knobs, as the fit found and synth "
-                          "checks)", provenance=g.kind, provenance_why=g.key)
+                   method=said("provenance.generator"), provenance=g.kind,
+                   provenance_why=g.key)
             for i, g in enumerate(generator_inputs(load_scenario(path)))]

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, given, said, statistic
 from ..core.metrics import histogram_quantile
 from ..core.records import BenchWindow, Ingested, Run
 
@@ -210,9 +211,9 @@ def _shift(ts: str, seconds: float) -> str:
         timespec="seconds")
 
 
-def counter_deltas(win: Window) -> dict[str, tuple[float | None, str]]:
+def counter_deltas(win: Window) -> dict[str, tuple[float | None, Said | str]]:
     """name -> (delta or None, why not)."""
-    out: dict[str, tuple[float | None, str]] = {}
+    out: dict[str, tuple[float | None, Said | str]] = {}
     if not win.before or not win.after:
         return out
     for canonical, name in COUNTERS.items():
@@ -221,8 +222,7 @@ def counter_deltas(win: Window) -> dict[str, tuple[float | None, str]]:
             continue
         reset = _reset(win.chain, canonical)
         if reset is not None:
-            out[name] = (None, f"the counter went down at the scrape of {reset.ts} "
-                               f"({reset.file}): the server restarted; not differenced")
+            out[name] = (None, said("server.reset", ts=reset.ts, file=reset.file))
             continue
         out[name] = (b - a, "")
     return out
@@ -295,28 +295,24 @@ def _counter_figures(w: BenchWindow, win: Window, ends: list[Source]
     """The scrapes inside, the counter interval and each counter differenced over it; with
     the deltas that were differenced (name -> delta)."""
     out = [figure(_id(w, "scrapes"), len(win.inside), "count",
-                  "scrapes taken inside the benchmark window",
+                  said("server.scrapes"),
                   sources=[s.source() for s in win.inside] or ends, decimals=0,
                   context=_ctx(w))]
     if win.interval is not None:
         out.append(figure(
             _id(w, "interval_s"), win.interval, "s",
-            "the counter window: from the last scrape before the server's token counters "
-            "grew for this benchmark to the first after they stopped (without growth "
-            "seen: the scrapes around the window); the counters are differenced over it, "
-            "and it is longer than the benchmark by up to a scrape period at each end",
+            said("server.interval"),
             sources=ends, decimals=1, context=_ctx(w)))
     counted = counter_deltas(win)
     for name, (delta, why) in counted.items():
         unit = "tokens" if "tokens" in name else "count"
         if delta is None:
-            out.append(figure(_id(w, name), None, unit, "not differenced: " + why,
+            out.append(figure(_id(w, name), None, unit, said("server.not_differenced", why=why),
                               sources=ends, decimals=0, context=_ctx(w), status="reset"))
             continue
         out.append(figure(
             _id(w, name), delta, unit,
-            f"counter {name.replace('_', ' ')} at the scrape after the window minus at "
-            "the scrape before it, summed over its series",
+            said("server.counter", name=given(en=name.replace("_", " "), ko=name)),
             sources=ends, decimals=0, context=_ctx(w)))
     return {k: v for k, (v, _) in counted.items() if v is not None}, out
 
@@ -329,28 +325,27 @@ def _ratio_figures(w: BenchWindow, interval: float | None, deltas: dict[str, flo
     if interval and "generation_tokens" in deltas:
         out.append(figure(
             _id(w, "throughput"), deltas["generation_tokens"] / interval, "tok/s",
-            "generation tokens differenced over the scrape interval, divided by it "
-            "(server-side output throughput)", sources=ends, decimals=1, context=_ctx(w),
+            said("server.throughput"), sources=ends, decimals=1, context=_ctx(w),
             depends_on=(_id(w, "generation_tokens"), _id(w, "interval_s"))))
     if deltas.get("prefix_queries"):
         out.append(figure(
             _id(w, "prefix_hit_pct"),
             100 * deltas.get("prefix_hits", 0) / deltas["prefix_queries"], "%",
-            "prefix-cache hits over queries, both differenced over the interval",
+            said("server.prefix_hits"),
             sources=ends, decimals=1, context=_ctx(w),
             depends_on=(_id(w, "prefix_queries"),)))
     if deltas.get("spec_draft_tokens"):
         out.append(figure(
             _id(w, "spec_acceptance_pct"),
             100 * deltas.get("spec_accepted_tokens", 0) / deltas["spec_draft_tokens"], "%",
-            "accepted draft tokens over draft tokens, both differenced over the interval",
+            said("server.spec_acceptance"),
             sources=ends, decimals=1, context=_ctx(w)))
     if deltas.get("spec_drafts"):
         out.append(figure(
             _id(w, "spec_accept_len"),
             1 + deltas.get("spec_accepted_tokens", 0) / deltas["spec_drafts"], "tokens",
-            "1 + accepted draft tokens per draft (the verified token counted), "
-            "differenced over the interval", sources=ends, decimals=2, context=_ctx(w)))
+            said("server.spec_accept_len", one=1), sources=ends, decimals=2,
+            context=_ctx(w)))
     return out
 
 
@@ -369,8 +364,8 @@ def _gauge_figures(w: BenchWindow, inside: list[Scrape]) -> list[Figure]:
                             ("max", max(values))):
             out.append(figure(
                 _id(w, f"{name}_{stat}"), value * scale, unit,
-                f"{stat} over the {len(values)} scrapes inside the window of gauge "
-                f"{canonical}", sources=src,
+                said("server.gauge", stat=statistic(stat), n=len(values), gauge=canonical),
+                sources=src,
                 decimals=2 if unit == "%" else 1 if stat == "mean" else 0, context=_ctx(w)))
     return out
 
@@ -402,10 +397,7 @@ def _histogram_figures(w: BenchWindow, before: Scrape, after: Scrape, canonical:
             continue
         out.append(figure(
             _id(w, f"{name}_{label}_ms"), 1000 * value, "ms",
-            f"bucket estimate of the {label} of histogram {canonical} "
-            "over the interval (its buckets differenced, then linear "
-            "interpolation inside the bucket where the rank falls, as "
-            "Prometheus' histogram_quantile): not the client's exact percentile",
+            said("server.histogram", label=label, histogram=canonical),
             sources=ends, decimals=0, context=_ctx(w)))
     return out
 
@@ -420,10 +412,8 @@ def _bucket_figure(w: BenchWindow, delta: dict[float, float], q: float, canonica
         else f"> {1000 * low:,.0f}"          # the +Inf bucket
     return figure(
         _id(w, f"{name}_{label}_ms"), shown, "ms",
-        f"the bucket of histogram {canonical} (differenced over the "
-        f"interval) that holds its {label}: with {observed:.0f} "
-        f"observations, fewer than {FEW_OBSERVATIONS}, a point inside the "
-        "bucket would only reflect where its bounds lie", sources=ends, context=_ctx(w))
+        said("server.bucket", histogram=canonical, label=label, observed=f"{observed:.0f}",
+             few=FEW_OBSERVATIONS), sources=ends, context=_ctx(w))
 
 
 def _accept_gauge_figures(w: BenchWindow, chain: list[Scrape]) -> list[Figure]:
@@ -435,6 +425,5 @@ def _accept_gauge_figures(w: BenchWindow, chain: list[Scrape]) -> list[Figure]:
     last = gauges[-1]
     return [figure(
         _id(w, "spec_accept_len_gauge"), _total(last, "spec_accept_length"), "tokens",
-        "SGLang's spec_accept_length gauge at the last scrape: the server's recent "
-        "average, not scoped to this benchmark", sources=[last.source()], decimals=2,
+        said("server.accept_gauge"), sources=[last.source()], decimals=2,
         context=_ctx(w), scoped="no")]

@@ -14,6 +14,7 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure, listing
+from ..core.methods import said
 from ..core.records import Ingested, Run
 
 
@@ -41,8 +42,7 @@ def spec_figures(run: Run, ing: Ingested) -> list[Figure]:
                                         draft_tokens(ing, e.id))
             else:
                 figures.append(figure(id=fid("verdict"), value="not logged", unit="verdict",
-                                      context=ctx, method="no speculative-decoding figures in "
-                                      "the benchmark window (off, or not logged)"))
+                                      context=ctx, method=said("spec.none")))
     return figures
 
 
@@ -55,23 +55,22 @@ def _from_vllm(we: tuple[str, str], ctx: dict, recs: list[dict]) -> list[Figure]
     k = max((len(p) for p in per_pos_rows), default=0)
     out = [
         figure(id=fid("drafted"), value=drafted, unit="tokens", decimals=0, sources=src,
-               context=ctx, method="sum of 'Drafted' over the SpecDecoding lines in the window"),
+               context=ctx, method=said("spec.drafted")),
         figure(id=fid("accepted"), value=accepted, unit="tokens", decimals=0, sources=src,
-               context=ctx, method="sum of 'Accepted' over the SpecDecoding lines"),
+               context=ctx, method=said("spec.accepted")),
         figure(id=fid("acceptance_pct"), value=100 * accepted / drafted if drafted else 0.0,
                unit="%", decimals=1, sources=src, context=ctx,
-               method="100 × accepted / drafted draft tokens"),
+               method=said("spec.acceptance", hundred=100)),
     ]
     if k and drafted:
         rounds = [int(r["drafted"]) / k for r in recs]
         out.append(figure(id=fid("accept_len"), value=1 + accepted / sum(rounds),
                           unit="tokens/step", decimals=2, sources=src, context=ctx,
-                          method=f"1 + accepted / draft rounds (rounds = drafted / {k} draft "
-                                 "positions): tokens per verify step, bonus token included"))
+                          method=said("spec.accept_len", one=1, k=k)))
         per_pos = per_position(recs, k)
         out.append(figure(id=fid("per_position"), value=listing(f"{x:.3f}" for x in per_pos),
                           unit="fraction", sources=src, context=ctx,
-                          method="per-position acceptance, weighted by each line's draft rounds"))
+                          method=said("spec.per_position")))
     return out
 
 
@@ -119,8 +118,7 @@ def _from_sglang(we: tuple[str, str], ctx: dict, recs: list[dict],
     mean_len = statistics.fmean(float(r["accept_len"]) for r in recs)
     out = [figure(id=fid("accept_len"), value=mean_len,
                   unit="tokens/step", decimals=2, sources=src, context=ctx,
-                  method="mean of 'accept len' over the Decode lines in the window (each line "
-                         "averages the same number of verify steps); bonus token included")]
+                  method=said("spec.sglang_accept_len"))]
     rates = [float(r["accept_rate"]) for r in recs if r.get("accept_rate") not in (None, "")]
     if drafts and drafts[0] > 0:
         k, rec = drafts
@@ -129,18 +127,13 @@ def _from_sglang(we: tuple[str, str], ctx: dict, recs: list[dict],
             sources=src + (Source(path=rec["file"], sha256=rec["sha256"],
                                   lines=(int(rec["line"]),)),),
             depends_on=(fid("accept_len"),), context=ctx,
-            method=f"100 × (mean accepted length − 1) / {k} draft tokens per step: accepted "
-                   "drafts over drafted. The log's own 'accept rate' has two decimals, too "
-                   "coarse for rates below a few per cent"))
+            method=said("spec.sglang_acceptance", hundred=100, one=1, k=k)))
     elif rates:
         out.append(figure(id=fid("acceptance_pct"), value=100 * statistics.fmean(rates),
                           unit="%", decimals=1, sources=src, context=ctx,
-                          method="100 × mean of 'accept rate' over the Decode lines in the "
-                                 "window (0.5.12+: accepted drafts / drafted, printed with two "
-                                 "decimals; each line averages the same number of verify "
-                                 "steps)"))
+                          method=said("spec.sglang_accept_rate", hundred=100,
+                                      release="0.5.12+")))
     out.append(figure(id=fid("drafted"), value="not logged", unit="verdict", context=ctx,
                       sources=src,
-                      method="SGLang logs acceptance per window, not token counts: none in the "
-                             "Decode lines of the window"))
+                      method=said("spec.sglang_not_logged")))
     return out

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..core import ids
 from ..core.figures import Figure, figure
+from ..core.methods import said
 from ..core.records import Ingested, Run
 from ..core.verdicts import NOT_MEASURED
 from .cache import num, source_of
@@ -92,25 +93,20 @@ def queued_seconds(rows: list[dict]) -> tuple[float, float | None]:
 def _spacing_figure(rows: list[dict], w: str, e: str, spacing: float) -> Figure:
     return figure(id=ids.state(w, e, "line_spacing_s"), value=spacing, unit="s", decimals=0,
                   sources=source_of(rows), context={"engine": e, "workload": w},
-                  method="the median time between successive stats lines of the window: "
-                         "how finely the log resolves the time requests were queued (log "
-                         "times are whole seconds)")
+                  method=said("state.spacing"))
 
 
 def _queued_figure(rows: list[dict], w: str, e: str, vllm: bool) -> Figure:
     total, spacing = queued_seconds(rows)
-    lines = "vLLM's Engine stats lines (Waiting)" if vllm else \
-        "SGLang's Prefill and Decode batch lines (#queue-req)"
-    every = f"about {spacing:g} s apart (median)" if spacing is not None else "one line"
+    lines = said("state.lines_vllm" if vllm else "state.lines_sglang")
+    every = said("state.every", spacing=f"{spacing:g}") if spacing is not None \
+        else said("state.one_line")
     return figure(id=ids.state(w, e, "queued_s"), value=total, unit="s", decimals=0,
                   sources=source_of(rows), context={"engine": e, "workload": w,
                                                     "lines": len(rows)},
                   depends_on=(ids.state(w, e, "line_spacing_s"),) if spacing is not None
                   else (),
-                  method=f"seconds of the window with at least one request waiting, from "
-                         f"{lines}: each line's queue is taken to hold until the next line, "
-                         f"so the figure is resolved to the lines' spacing, {every}; "
-                         "a queue shorter than that between two lines is not seen")
+                  method=said("state.queued", lines=lines, every=every))
 
 
 def _version(ing: Ingested, run: Run, engine: str) -> tuple[int, ...] | None:
@@ -130,18 +126,13 @@ def _vllm_preemptions(ing: Ingested, run: Run, rows: list[dict], w: str, e: str)
         n = sum(int(r.get("preemptions") or 0) for r in printed)
         return figure(id=fid, value=n, unit="count", decimals=0,
                       sources=source_of(printed or rows), context=ctx,
-                      method="sum of 'Preemptions: N' over the window's Engine stats lines; "
-                             "this vLLM release prints the part whenever N > 0, so a line "
-                             "without it counts 0")
+                      method=said("state.preemptions", zero=0))
     if warned or any(r.get("swapped") is not None for r in rows):
         return figure(id=fid, value=len(warned), unit="count", decimals=0,
                       sources=source_of(warned or rows), context=ctx,
-                      method="V0 engine: its 'is preempted by PreemptionMode' warnings "
-                             "inside the window, one per preemption")
+                      method=said("state.preemptions_v0", engine="V0"))
     return figure(fid, NOT_MEASURED, "verdict",
-                  "not measured: this vLLM release prints no preemption count on its stats "
-                  "lines (the part appears from about 0.13) and no line per preemption, so a "
-                  "window without one does not show 0",
+                  said("state.preemptions_unmeasured", release="0.13", zero=0),
                   sources=source_of(rows), context=ctx, status="not measured")
 
 
@@ -151,12 +142,8 @@ def _sglang_retractions(ing: Ingested, rows: list[dict], w: str, e: str) -> Figu
                   value=sum(int(r.get("retracted") or 0) for r in found), unit="count",
                   decimals=0, sources=source_of(found or rows),
                   context={"engine": e, "workload": w, "events": len(found)},
-                  method="requests retracted inside the window: the sum of #retracted_reqs "
-                         "over SGLang's 'Retract requests' lines, which it logs at the level "
-                         "of its batch lines whenever it retracts (none found among "
-                         "the window's batch lines: 0)" if not found else
-                         "requests retracted inside the window: the sum of #retracted_reqs "
-                         f"over SGLang's {len(found)} 'Retract requests' lines")
+                  method=said("state.retractions_none", zero=0) if not found else
+                  said("state.retractions", n=len(found)))
 
 
 def _window_figures(ing: Ingested, run: Run, w: str, e: str) -> list[Figure]:
@@ -186,9 +173,7 @@ def _lead_figure(ing: Ingested, rows: list[dict], w: str, e: str) -> list[Figure
     return [figure(id=ids.state(w, e, "queued_lead_s"), value=lead, unit="s", decimals=0,
                    sources=source_of(rows[:1]), context={"engine": e, "workload": w,
                                                          "window_start": window.start},
-                   method="seconds from the window's start to its first stats line, which "
-                          "already shows a request waiting: time a request may have waited "
-                          "that the time queued does not count")]
+                   method=said("state.queued_lead"))]
 
 
 def state_figures(run: Run, ing: Ingested) -> list[Figure]:

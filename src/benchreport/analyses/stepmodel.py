@@ -39,6 +39,7 @@ import numpy as np
 from ..core import ids
 from ..core.figures import Figure, Source, figure
 from ..core.hardware import Bandwidth, hbm_bandwidth
+from ..core.methods import Said, said
 from ..core.provenance import ASSUMED, reason
 from ..core.records import Run
 from ..core.runmeta import Architecture
@@ -58,9 +59,7 @@ from ..core.verdicts import (
     YES,
 )
 
-APPROXIMATION = ("KV tokens per step ≈ batch × (input tokens + output tokens ÷ 2): the mean "
-                 "context of a request decoding from its first to its last output token; "
-                 "where each request stood during the steady phase is not in the figures")
+APPROXIMATION = said("stepmodel.approximation", two=2)
 
 
 @dataclass(frozen=True)
@@ -198,15 +197,13 @@ def points_of(run: Run, registry: dict[str, Figure], engine: str,
 
 def _point_figures(engine: str, p: StepPoint) -> list[Figure]:
     ctx = {"engine": engine, "workload": p.workload, "batch": p.batch}
-    per = "accepted length (spec figures)" if p.speculative else \
-        "1 token (no speculative decoding)"
+    per = said("stepmodel.per_spec") if p.speculative else said("stepmodel.per_one", one=1)
     kv_deps = (ids.decode(p.workload, engine, "steady"), ids.workload(p.workload, "input_tokens"),
                ids.workload(p.workload, "output_tokens"))
     return [
         figure(id=ids.step_point(engine, p.workload, "step_ms"), value=1e3 * p.step_s,
                unit="ms", decimals=2, context=ctx, depends_on=p.deps,
-               method=f"time of one decode step in the steady phase: {p.batch} requests × "
-                      f"{per} ÷ the steady time-weighted mean aggregate output throughput"),
+               method=said("stepmodel.step", batch=p.batch, per=per)),
         figure(id=ids.step_point(engine, p.workload, "kv_tokens"), value=p.kv_tokens,
                unit="tokens", decimals=0, context=ctx, depends_on=kv_deps,
                method=APPROXIMATION),
@@ -223,26 +220,22 @@ def _fit_figures(engine: str, points: list[StepPoint]) -> list[Figure]:
     if line is None:
         return [figure(id=fid(engine, "fit"), value=NOT_EVALUABLE, unit="verdict",
                        context=ctx, depends_on=deps,
-                       method=f"step time = fixed + per KV token × KV tokens needs steady "
-                              f"decode at two or more context lengths; {n} found")]
-    how = (f"the straight line through the {n} points (two points: exact, so the linear "
-           "form is not tested)" if len(points) == 2 else
-           f"least-squares straight line through {len(points)} points")
+                       method=said("stepmodel.fit_none", n=n))]
+    how = (said("stepmodel.how_exact", n=n) if len(points) == 2 else
+           said("stepmodel.how_lsq", n=len(points)))
     fixed, per_kv = line
     return [
         figure(id=fid(engine, "fit"), value=FIT_EXACT if len(points) == 2
                else FIT_LEAST_SQUARES, unit="verdict", context=ctx, depends_on=deps,
-               method=f"step time = fixed + per KV token × KV tokens, {how}; {APPROXIMATION}"),
+               method=said("stepmodel.fit", how=how, approx=APPROXIMATION)),
         figure(id=fid(engine, "points"), value=len(points), unit="count", decimals=0,
-               context=ctx, depends_on=deps, method="steady decode phases the fit rests on"),
+               context=ctx, depends_on=deps, method=said("stepmodel.points")),
         figure(id=fid(engine, "fixed_ms"), value=1e3 * fixed, unit="ms", decimals=2,
                context=ctx, depends_on=deps,
-               method=f"fitted decode step time at zero KV tokens: the intercept of {how}; "
-                      f"{APPROXIMATION}"),
+               method=said("stepmodel.fixed", how=how, approx=APPROXIMATION)),
         figure(id=fid(engine, "ns_per_kv_token"), value=1e9 * per_kv, unit="ns", decimals=1,
                context=ctx, depends_on=deps,
-               method=f"fitted decode step time per KV token the step reads: the slope of "
-                      f"{how}; {APPROXIMATION}"),
+               method=said("stepmodel.per_kv", how=how, approx=APPROXIMATION)),
     ]
 
 
@@ -260,13 +253,12 @@ def hbm_of(run: Run) -> Bandwidth | None:
     return hbm_bandwidth(run.meta.hbm_tb_s, run.meta.hardware.get("gpu_model"))
 
 
-def _hbm_words(bw: Bandwidth) -> str:
+def _hbm_words(bw: Bandwidth) -> Said:
     """Where a bound's bandwidth came from, for its method."""
     if not bw.from_table:
-        return f"{bw.tb_s:g} TB/s HBM per GPU (run.yaml, declared)"
-    return (f"{bw.tb_s:g} TB/s {bw.gpu.memory} per GPU ({bw.gpu.name}: the vendor's "
-            f"specification, {bw.gpu.source}, from benchreport's hardware table; not "
-            "measured, and not given in run.yaml)")
+        return said("stepmodel.hbm_declared", tb_s=f"{bw.tb_s:g}")
+    return said("stepmodel.hbm_table", tb_s=f"{bw.tb_s:g}", memory=bw.gpu.memory,
+                gpu=bw.gpu.name, source=bw.gpu.source)
 
 
 def _hbm_provenance(bw: Bandwidth) -> dict[str, str]:
@@ -296,37 +288,31 @@ def _bound_figures(run: Run, engine: str, setup: Setup | None, points: list[Step
     if missing:
         return [figure(id=fid(engine, "bound"), value=NOT_EVALUABLE, unit="verdict",
                        context={"engine": engine, "missing": missing}, depends_on=deps,
-                       method="memory-bandwidth lower bound per step: not evaluable without "
-                              + ", ".join(MISSING[m] for m in missing))], None
+                       method=said("stepmodel.bound_missing", missing=[
+                           said("stepmodel.missing_" + m) for m in missing]))], None
     arch, batch, bw = run.meta.architecture, min(p.batch for p in points), hbm_of(run)
     b = bound(arch, bw.tb_s, setup, arch.kv_bytes_per_token_per_layer(engine), batch)
     prov = _hbm_provenance(bw)
     ctx = {"engine": engine, "batch": batch, "tokens_per_step": b.tokens_per_step,
            "tp": setup.tp, "dcp": setup.dcp,
            **({"hbm_gpu": bw.gpu.name} if bw.from_table else {})}
-    weights = (f"(dense_params + moe_layers × distinct experts × expert_params) × "
-               f"bytes_per_param ÷ TP {setup.tp}, over {_hbm_words(bw)}")
+    weights = said("stepmodel.weights", tp=setup.tp, hbm=_hbm_words(bw))
     return [
         figure(id=fid(engine, "bound"), value=EVALUATED, unit="verdict", context=ctx,
                depends_on=deps, sources=declared,
-               method="memory-bandwidth lower bound per step on one GPU: the bytes it must "
-                      "read from HBM ÷ HBM bandwidth (compute and communication only add)"),
+               method=said("stepmodel.bound")),
         figure(id=fid(engine, "experts_per_layer"), value=b.experts_per_layer, unit="count",
                decimals=1, context=ctx, depends_on=deps, sources=declared,
-               method=f"distinct routed experts per MoE layer that T = {batch} requests × "
-                      f"{1 + setup.drafts} tokens verified per step = {b.tokens_per_step} "
-                      f"tokens activate, expected under uniform routing: E·(1 − (1 − k/E)^T) "
-                      f"with E = {arch.routed_experts}, k = {arch.experts_per_token}"),
+               method=said("stepmodel.experts", batch=batch, verified=1 + setup.drafts,
+                           tokens=b.tokens_per_step, formula="E·(1 − (1 − k/E)^T)",
+                           e=arch.routed_experts, k=arch.experts_per_token)),
         figure(id=fid(engine, "bound_weights_ms"), value=b.weights_ms, unit="ms", decimals=2,
                context=ctx, depends_on=deps + (fid(engine, "experts_per_layer"),),
                sources=declared, **prov,
-               method=f"lower bound of the fixed part of a step: the weights one GPU reads, "
-                      f"{weights}; the smallest batch of the points ({batch}), so it bounds "
-                      "every point"),
+               method=said("stepmodel.bound_weights", weights=weights, batch=batch)),
         figure(id=fid(engine, "bound_ns_per_kv_token"), value=b.ns_per_kv_token, unit="ns",
                decimals=2, context=ctx, depends_on=deps, sources=declared, **prov,
-               method=f"lower bound of the cost per KV token: kv_bytes_per_token_per_layer × "
-                      f"layers ÷ DCP {setup.dcp}, over {_hbm_words(bw)}"),
+               method=said("stepmodel.bound_per_kv", dcp=setup.dcp, hbm=_hbm_words(bw))),
     ], b
 
 
@@ -338,15 +324,13 @@ def _comparison(engine: str, fixed_ms: float, b: Bound) -> list[Figure]:
         figure(id=fid(engine, "fixed_vs_bound"),
                value=BELOW_BOUND if fixed_ms < b.weights_ms else ABOVE_BOUND, unit="verdict",
                context=ctx, depends_on=deps,
-               method="whether the fitted fixed cost per step (the step at zero KV tokens) "
-                      "lies below the memory-bandwidth lower bound for the weights or above "
-                      "it; the whole step: line_vs_bound"),
+               method=said("stepmodel.fixed_vs_bound")),
         figure(id=fid(engine, "fixed_over_bound"), value=fixed_ms / b.weights_ms, unit="x",
                decimals=2, context=ctx, depends_on=deps,
-               method="fitted fixed cost per step ÷ its memory-bandwidth lower bound"),
+               method=said("stepmodel.fixed_over_bound")),
         figure(id=fid(engine, "fixed_minus_bound_ms"), value=fixed_ms - b.weights_ms,
                unit="ms", decimals=2, context=ctx, depends_on=deps,
-               method="fitted fixed cost per step − its memory-bandwidth lower bound"),
+               method=said("stepmodel.fixed_minus_bound")),
     ]
 
 
@@ -360,9 +344,7 @@ def _line_figures(engine: str, fixed_ms: float, per_kv_ns: float, b: Bound,
     ctx = {"engine": engine, "batch": batch}
     out = [figure(id=fid(engine, "line_vs_bound"), value=where, unit="verdict", context=ctx,
                   depends_on=deps,
-                  method="where the fitted step time (fixed + per KV token × KV tokens) lies "
-                         "under its memory-bandwidth lower bound (weights + per KV token × KV "
-                         "tokens): the fixed parts and the costs per KV token compared")]
+                  method=said("stepmodel.line_vs_bound"))]
     if kv is None:
         return out
     line = (f"({fid(engine, 'bound_weights_ms')} − {fid(engine, 'fixed_ms')}) ÷ "
@@ -370,11 +352,10 @@ def _line_figures(engine: str, fixed_ms: float, per_kv_ns: float, b: Bound,
     return out + [
         figure(id=fid(engine, "crossover_kv_tokens"), value=kv, unit="tokens", decimals=0,
                context=ctx, depends_on=deps,
-               method=f"KV tokens per step where the fitted step line meets its bound: {line}"),
+               method=said("stepmodel.crossover_kv", line=line)),
         figure(id=fid(engine, "crossover_context"), value=kv / batch, unit="tokens",
                decimals=0, context=ctx, depends_on=(fid(engine, "crossover_kv_tokens"),),
-               method=f"context per request at that crossover: its KV tokens per step ÷ the "
-                      f"batch {batch} (KV tokens per step ≈ batch × context)"),
+               method=said("stepmodel.crossover_context", batch=batch)),
     ]
 
 
@@ -391,19 +372,17 @@ def _points_vs_bound(engine: str, points: list[StepPoint], b: Bound) -> list[Fig
         out += [
             figure(id=pid(engine, p.workload, "bound_ms"), value=bound_ms, unit="ms",
                    decimals=2, context=ctx, depends_on=bdeps,
-                   method="memory-bandwidth lower bound of this point's step: the weights "
-                          "part + the bound per KV token × its KV tokens per step"),
+                   method=said("stepmodel.point_bound")),
             figure(id=pid(engine, p.workload, "vs_bound"), unit="verdict", context=ctx,
                    value=ABOVE_BOUND if 1e3 * p.step_s >= bound_ms else BELOW_BOUND,
                    depends_on=(pid(engine, p.workload, "step_ms"),
                                pid(engine, p.workload, "bound_ms")),
-                   method="whether this point's step time lies at or above its bound or below "
-                          "it (physically implausible)")]
+                   method=said("stepmodel.point_vs_bound"))]
     return out + [figure(
         id=fid(engine, "points_above_bound"), value=above, unit="count", decimals=0,
         context={"engine": engine, "points": len(points)},
         depends_on=tuple(pid(engine, p.workload, "vs_bound") for p in points),
-        method="steady decode points whose step time lies at or above their bound")]
+        method=said("stepmodel.points_above"))]
 
 
 def _pinned_figures(engine: str, points: list[StepPoint], b: Bound) -> list[Figure]:
@@ -419,24 +398,19 @@ def _pinned_figures(engine: str, points: list[StepPoint], b: Bound) -> list[Figu
            "batch": near.batch}
     deps = (fid(engine, "bound_weights_ms"), pid(engine, far.workload, "step_ms"),
             pid(engine, far.workload, "kv_tokens"), pid(engine, near.workload, "kv_tokens"))
-    line = (f"the straight line from the bound's weights part at zero KV tokens through the "
-            f"{far.workload} step")
+    line = said("stepmodel.pinned_line", far=far.workload)
     return [
         figure(id=fid(engine, "pinned_step_ms"), value=1e3 * step, unit="ms", decimals=1,
                context=ctx, depends_on=deps,
-               method=f"step time at the {near.workload} point's KV tokens on {line}: the "
-                      "fastest a fixed cost at or above the bound allows there"),
+               method=said("stepmodel.pinned_step", near=near.workload, line=line)),
         figure(id=fid(engine, "pinned_tps"), value=near.batch * near.accept_len / step,
                unit="tok/s", decimals=0, context=ctx,
                depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
-               method=f"aggregate output tok/s that step gives: {near.batch} requests × the "
-                      f"{near.workload} point's tokens per request per step ÷ the step"),
+               method=said("stepmodel.pinned_tps", batch=near.batch, near=near.workload)),
         figure(id=fid(engine, "bound_fixed_fits"), unit="verdict", context=ctx,
                value=YES if step <= near.step_s else NO,
                depends_on=(fid(engine, "pinned_step_ms"), pid(engine, near.workload, "step_ms")),
-               method=f"whether {line} is no slower at the {near.workload} point than its "
-                      "step: if not, no fixed cost at or above the bound meets both points "
-                      "with a linear KV cost"),
+               method=said("stepmodel.pinned_fits", line=line, near=near.workload)),
     ]
 
 
@@ -446,14 +420,11 @@ def _generator_figures(engine: str, g: Generator) -> list[Figure]:
     return [
         figure(id=fid(engine, "generator_fixed_ms"), value=g.fixed_ms, unit="ms", decimals=2,
                context=ctx, sources=g.source(f"engines.{engine}.decode_step_fixed_ms"),
-               method="the reconstruction's generator input decode_step_fixed_ms "
-                      "(scenario.yaml): the fixed step time it assumed, not a measurement"),
+               method=said("stepmodel.generator_fixed")),
         figure(id=fid(engine, "generator_ns_per_kv_token"), value=g.ns_per_kv_token / g.dcp,
                unit="ns", decimals=1, context=ctx,
                sources=g.source(f"engines.{engine}.decode_ns_per_kv_token"),
-               method=f"the reconstruction's generator input decode_ns_per_kv_token ÷ its dcp "
-                      f"{g.dcp} (scenario.yaml): the step time it assumed per KV token of "
-                      "the step, on the fit's basis; not a measurement"),
+               method=said("stepmodel.generator_per_kv", dcp=g.dcp)),
     ]
 
 

@@ -39,6 +39,7 @@ from functools import partial
 
 from ..core import ids
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said
 from ..core.records import Ingested, PointResult, RawFile, Run
 from ..core.verdicts import (
     CLIENT_TIMES,
@@ -67,15 +68,13 @@ class Prefill:
     seconds: dict[int, float]
     basis: str
     sources: tuple[Source, ...] = ()
-    how: str = ""
+    how: Said | None = None
     substituted: int = 0     # SGLang batches timed at the prefill-only speed (their logged
                              # interval held decode or idle time)
 
 
-NO_PREFILL = Prefill({}, PHASE_UNPLACED, (), "the engine's log has no prefill lines in the window")
-SHARED_WINDOW = Prefill({}, PHASE_UNPLACED, (), "a point of a sweep or of repeats: the log's "
-                        "prefill lines are read per workload window, which the point shares "
-                        "with the others, so none is matched to its requests")
+NO_PREFILL = Prefill({}, PHASE_UNPLACED, (), said("timeline.no_prefill"))
+SHARED_WINDOW = Prefill({}, PHASE_UNPLACED, (), said("timeline.shared_window"))
 
 
 # --- which points ---------------------------------------------------------------------
@@ -183,14 +182,8 @@ def chunk_prefill(ing: Ingested, entry: PointResult, workload,
     exact = all(c.exact for c in seqs)
     return Prefill(seconds, PREFILL_CHUNKS, (Source(path=file.file, sha256=file.sha256,
                                             lines=tuple(sorted(set(lines)))),),
-                   "the request's tokens in each of its Prefill batches ÷ the batch's logged "
-                   "input throughput, summed (a batch shared with other requests counts this "
-                   "request's share); SGLang logs that throughput over the time since its "
-                   "previous Prefill line, so a batch whose interval held decode or idle time "
-                   f"({timed} here) is timed instead at the median throughput of the "
-                   "prefill-only batches at the same context (any context where none has it); "
-                   "requests matched to the file in order of arrival"
-                   + ("" if exact else "; the tokens could only be accounted approximately"),
+                   said("timeline.prefill_chunks", timed=timed,
+                        approx="" if exact else said("timeline.approx")),
                    timed)
 
 
@@ -235,9 +228,7 @@ def rate_prefill(ing: Ingested, entry: PointResult) -> Prefill | None:
                if r.get("input_tokens")}
     return Prefill(seconds, PREFILL_ESTIMATE, (Source(path=top["file"], sha256=top["sha256"],
                                               lines=(int(top["line"]),)),),
-                   f"an estimate: the request's input tokens ÷ {rate:,.1f} tok/s, the highest "
-                   f"interval prompt throughput in the window (line {top['line']}), taken as "
-                   "the engine's full prefill speed; the log has no per-request prefill line")
+                   said("timeline.prefill_estimate", rate=f"{rate:,.1f}", line=top["line"]))
 
 
 def own_prefill(ing: Ingested, tp: TimelinePoint, workload,
@@ -390,50 +381,40 @@ def wait_figures(fid, ctx: dict, src_of, rows: list[dict],
     res = src_of("ttfts")
     src = (res, *prefill.sources)
     out = [figure(id=fid("prefill_basis"), value=prefill.basis, unit="verdict",
-                  sources=src, context=ctx, method=f"how each request's own prefill was "
-                  f"placed: {prefill.how}")]
+                  sources=src, context=ctx, method=said("timeline.prefill_basis",
+                                                        how=prefill.how))]
     if prefill.basis == PREFILL_CHUNKS:
         out.append(figure(id=fid("prefill_substituted"), value=prefill.substituted,
                           unit="count", decimals=0, sources=prefill.sources, context=ctx,
-                          method="Prefill batches of these requests whose logged throughput "
-                                 "covers decode or idle time too (a Decode line, or no "
-                                 "pending prompt work, before them), timed at the prefill-only "
-                                 "speed at the same context instead"))
+                          method=said("timeline.substituted")))
     if not placed:
         return out
     top = max(placed, key=lambda r: (r["wait_s"], -r["index"]))
-    how = (f"time before own prefill = TTFT − own prefill (at least 0): the engine's queue, "
-           f"the time before the request reached the engine and any prefill slower than the "
-           f"own prefill placed; own prefill: {prefill.how}")
+    how = said("timeline.wait_how", zero=0, prefill=prefill.how)
     share = statistics.fmean(r["wait_s"] / r["ttft_s"] for r in placed)
     return out + [
         figure(id=fid("wait_share"), value=share, unit="fraction", decimals=3, sources=src,
-               context=ctx, method=f"mean over the {len(placed)} requests of the time before "
-                                   f"own prefill ÷ "
-                                   f"TTFT; {how}"),
+               context=ctx, method=said("timeline.wait_share", n=len(placed), how=how)),
         figure(id=fid("longest_wait_s"), value=top["wait_s"], unit="s", decimals=1,
                sources=src, context={**ctx, "index": top["index"]},
-               method=f"the longest time before own prefill of any request "
-                      f"(request {top['index'] + 1}, TTFT {top['ttft_s']:.3f} s); {how}"),
+               method=said("timeline.longest_wait", request=top["index"] + 1,
+                           ttft=f"{top['ttft_s']:.3f}", how=how)),
         figure(id=fid("longest_wait_prefill_s"), value=top["prefill_s"], unit="s",
                decimals=2, sources=src, context={**ctx, "index": top["index"]},
-               method=f"own prefill of that request (request "
-                      f"{top['index'] + 1}): {prefill.how}"),
+               method=said("timeline.longest_wait_prefill", request=top["index"] + 1,
+                           how=prefill.how)),
         figure(id=fid("longest_wait_request"), value=top["index"] + 1, unit="count",
                decimals=0, sources=(res,), context=ctx,
-               method="the place in the result file of the request with the longest "
-                      "time before own prefill in the result file (1-based)"),
+               method=said("timeline.longest_wait_request", base="1-based")),
     ]
 
 
 def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     stalled = [r for r in rows if r["stall_s"]]
     src = (src_of("itls"), src_of("ttfts"))
-    rule = (f"the first gap between chunks when it exceeds {STALL_FACTOR:g} × the request's "
-            "median gap")
+    rule = said("timeline.stall_rule", factor=f"{STALL_FACTOR:g}")
     out = [figure(id=fid("stalls"), value=len(stalled), unit="count", decimals=0,
-                  sources=src, context=ctx, method=f"requests with a stall before token 2: "
-                                                   f"{rule}")]
+                  sources=src, context=ctx, method=said("timeline.stalls", rule=rule, two=2))]
     if not stalled:
         return out
     top = max(stalled, key=lambda r: (r["stall_s"], -r["index"]))
@@ -441,11 +422,10 @@ def stall_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     c = {**ctx, "index": top["index"]}
     return out + [
         figure(id=fid("longest_stall_s"), value=top["stall_s"], unit="s", decimals=1,
-               sources=src, context=c, method=f"the longest stall before token 2 (request "
-                                              f"{top['index'] + 1}): {rule}"),
+               sources=src, context=c, method=said("timeline.longest_stall", two=2,
+                                                   request=top["index"] + 1, rule=rule)),
         figure(id=fid("longest_stall_token2_s"), value=at, unit="s", decimals=1,
-               sources=src, context=c, method="when that request's token 2 came: its TTFT "
-                                              "+ its first gap, s after it was sent"),
+               sources=src, context=c, method=said("timeline.token2", two=2)),
     ]
 
 
@@ -455,19 +435,14 @@ def shared_figures(fid, ctx: dict, src_of, rows: list[dict]) -> list[Figure]:
     gaps = [n for r in rows for n in r["shared_len_s"]]
     firsts = sum(1 for r in rows if r["first_shared"])
     src = (src_of("itls"), src_of("ttfts"))
-    how = (f"gaps between chunks after token 2 above {STALL_FACTOR:g} × their request's "
-           "median gap that began while another request had not yet received its first "
-           "token (its prompt waiting or prefilling), the gaps the TPOT decomposition counts "
-           f"as prefill-overlapping; {firsts} first gaps overlapped such a prompt too and "
-           "are counted as stalls before token 2, not here; where the client divides a "
-           "chunk's gap over its tokens, the equal entries of one chunk count once")
+    how = said("timeline.shared", two=2, factor=f"{STALL_FACTOR:g}", firsts=firsts)
     out = [figure(id=fid("shared_gaps"), value=len(gaps), unit="count", decimals=0,
                   sources=src, context={**ctx, "first_gaps": firsts}, method=how)]
     if gaps:
         out += [figure(id=fid("shared_gap_min_s"), value=min(gaps), unit="s", decimals=1,
-                       sources=src, context=ctx, method=f"shortest of the {how}"),
+                       sources=src, context=ctx, method=said("timeline.shortest", how=how)),
                 figure(id=fid("shared_gap_max_s"), value=max(gaps), unit="s", decimals=1,
-                       sources=src, context=ctx, method=f"longest of the {how}")]
+                       sources=src, context=ctx, method=said("timeline.longest", how=how))]
     return out
 
 
@@ -485,18 +460,18 @@ def tpot_figures(ing: Ingested, fid, ctx: dict, tp: TimelinePoint, src_of, workl
 
     stall, shared, rest = part("stall_s"), part("shared_s"), part("steady_s")
     src = (src_of("itls"), src_of("output_lens"))
-    per = f"mean over the {len(use)} requests of"
+    def per(key: str) -> Said:
+        return said(key, n=len(use), one=1, two=2)
+
     out = [
         figure(id=fid("tpot_stall_ms"), value=stall, unit="ms", decimals=1, sources=src,
-               context=ctx, method=f"{per} the stall before token 2 ÷ (output tokens − 1)"),
+               context=ctx, method=per("timeline.tpot_stall")),
         figure(id=fid("tpot_shared_ms"), value=shared, unit="ms", decimals=1, sources=src,
-               context=ctx, method=f"{per} the prefill-overlapping gaps after token 2 ÷ (output "
-                                   "tokens − 1)"),
+               context=ctx, method=per("timeline.tpot_shared")),
         figure(id=fid("tpot_gaps_ms"), value=rest, unit="ms", decimals=1, sources=src,
-               context=ctx, method=f"{per} the other gaps ÷ (output tokens − 1)"),
+               context=ctx, method=per("timeline.tpot_gaps")),
         figure(id=fid("tpot_sum_ms"), value=stall + shared + rest, unit="ms", decimals=1,
-               sources=src, context=ctx, method=f"{per} Σ gaps ÷ (output tokens − 1): the "
-                                                "three parts added"),
+               sources=src, context=ctx, method=per("timeline.tpot_sum")),
     ]
     client = client_tpot(entry)
     if client is not None:
@@ -504,9 +479,7 @@ def tpot_figures(ing: Ingested, fid, ctx: dict, tp: TimelinePoint, src_of, workl
             id=fid("tpot_closure_ms"), value=client[0] - (stall + shared + rest), unit="ms",
             decimals=2, sources=(client[1], *src), context=ctx,
             depends_on=(fid("tpot_sum_ms"),),
-            method=f"the client's recorded mean TPOT ({client[0]:.2f} ms, key "
-                   f"{client[1].key}) − the parts' sum: how far the decomposition is from "
-                   "closing"))
+            method=said("timeline.closure", tpot=f"{client[0]:.2f}", key=client[1].key)))
     # the steady decode phase is read per workload window: a sweep's point has none of its own
     return out + (_steady_parts(ing, fid, ctx, entry, workload, rest) if tp.single else [])
 
@@ -526,12 +499,10 @@ def _steady_parts(ing: Ingested, fid, ctx: dict, entry: PointResult, workload,
     return [
         figure(id=fid("tpot_steady_ms"), value=steady, unit="ms", decimals=1,
                depends_on=dep[:1], context=ctx,
-               method="the steady decode time per token of one request (decode analysis: "
-                      "1000 × requests ÷ the steady phase's time-weighted mean throughput)"),
+               method=said("timeline.steady", thousand=1000)),
         figure(id=fid("tpot_other_ms"), value=rest - steady, unit="ms", decimals=1,
                depends_on=dep, context=ctx,
-               method="the other gaps per token − the steady decode time per token: what "
-                      "acceptance and other effects add outside the steady phase"),
+               method=said("timeline.other")),
     ]
 
 
@@ -558,8 +529,7 @@ def timeline(run: Run, ing: Ingested) -> tuple[list[dict], list[Figure]]:
         ctx = _context(tp)
         figures.append(figure(id=fid("requests"), value=len(rows), unit="count", decimals=0,
                               sources=(src_of("ttfts"),), context=ctx,
-                              method="requests that succeeded, one timeline row each "
-                                     "(failed requests have no times and no row)"))
+                              method=said("timeline.requests")))
         figures += wait_figures(fid, ctx, src_of, rows, prefill)
         figures += stall_figures(fid, ctx, src_of, rows)
         figures += shared_figures(fid, ctx, src_of, rows)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BuildError
+from .methods import Said, english
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class Figure:
     # model-derived or free, and what set it; given when the registry is merged
     provenance: str = ""
     provenance_why: str = ""
+    # the method as a sentence of the methods catalogue (core.methods: its key and
+    # arguments, as JSON), from which each edition writes it in its language; empty where
+    # the method has no sentence there (the Korean page then shows it in English, marked)
+    said: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -63,26 +68,30 @@ class Figure:
                    notebook=data.get("notebook", ""), context=data.get("context", {}),
                    decimals=data.get("decimals"), cell=data.get("cell"),
                    provenance=data.get("provenance", ""),
-                   provenance_why=data.get("provenance_why", ""))
+                   provenance_why=data.get("provenance_why", ""),
+                   said=data.get("said", {}))
 
 
-def figure(id: str, value: float | int | str | None, unit: str, method: str, *,
+def figure(id: str, value: float | int | str | None, unit: str, method: str | Said, *,
            sources: Iterable[Source] = (), depends_on: Iterable[str] = (),
            decimals: int | None = None, context: dict[str, Any] | None = None,
            provenance: str = "", provenance_why: str = "", **extra: Any) -> Figure:
     """The one way analyses make a figure: ``sources`` and ``depends_on`` may be any
     iterable, and the context is ``context`` (engine, workload, ...) with ``extra`` added
     (a new dict: later changes to ``context`` do not reach the figure). ``provenance``
-    only where an analysis knows it; the registry's merge gives the rest.
+    only where an analysis knows it; the registry's merge gives the rest. A ``method``
+    given as a catalogue sentence (``core.methods.said``) is kept as its English text and,
+    for the other editions, as its key and arguments.
 
     >>> f = figure("limits.repeats", 1, "count", "runs", context={"engine": "vllm"}, load=4)
     >>> f.sources, f.context
     ((), {'engine': 'vllm', 'load': 4})
     """
-    return Figure(id=id, value=value, unit=unit, method=method, sources=tuple(sources),
+    text, said = (english(method), method.to_json()) if isinstance(method, Said) else (method, {})
+    return Figure(id=id, value=value, unit=unit, method=text, sources=tuple(sources),
                   depends_on=tuple(depends_on), decimals=decimals,
                   context={**(context or {}), **extra}, provenance=provenance,
-                  provenance_why=provenance_why)
+                  provenance_why=provenance_why, said=said)
 
 
 # A figure whose value is several numbers (spec per_position: the acceptance at each draft

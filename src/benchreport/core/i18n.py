@@ -24,11 +24,12 @@ def english() -> dict[str, str]:
     return load_catalogue(LABELS, "en")
 
 
-def load_catalogue(folder: Path, lang: str) -> dict[str, str]:
-    """Flatten templates/labels/<lang>.yaml into {"section.key": text}."""
+def load_catalogue(folder: Path, lang: str, kind: str = "") -> dict[str, str]:
+    """Flatten templates/labels/<lang>.yaml (with ``kind``: <kind>.<lang>.yaml, e.g. the
+    figures' methods) into {"section.key": text}."""
     if lang not in LANGS:
         raise ConfigError(f"The value for `lang` must be one of {LANGS}, but {lang!r} was passed")
-    path = folder / f"{lang}.yaml"
+    path = folder / (f"{kind}.{lang}.yaml" if kind else f"{lang}.yaml")
     data = load_yaml(path.read_text(encoding="utf-8"), str(path))
     flat: dict[str, str] = {}
 

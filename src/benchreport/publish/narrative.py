@@ -318,8 +318,8 @@ def _grouped(w: Writer, figs: list) -> Derivation:
 def _with_provenance(w: Writer, fig: Figure) -> str | Markup:
     """A figure's method, and, unless it was measured, where its value comes from."""
     if not fig.provenance or fig.provenance == "measured":
-        return fig.method
-    return sentence(w.t["derivation.provenance"], method=fig.method,
+        return w.method_text(fig)
+    return sentence(w.t["derivation.provenance"], method=w.method_text(fig),
                     kind=w.t["provtag." + fig.provenance.replace("-", "_")],
                     why=w.why_text(fig.provenance_why))
 

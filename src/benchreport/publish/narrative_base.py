@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from markupsafe import Markup, escape
 
-from ..core import ids, provenance
+from ..core import ids, methods, provenance
 from ..core.display import shorten
 from ..core.figures import Figure, listed
 from ..core.i18n import UNITS, Name, format_number, format_value
@@ -244,6 +244,19 @@ class Writer:
     def tag(self, word: str) -> str:
         """A provenance tag (``words.<word>``: "(assumed)", …) as it follows a word."""
         return f"{self.paren_space}{self.t['words.' + word]}"
+
+    def method_text(self, fig: Figure) -> str | Markup:
+        """A figure's method in the reader's language: the English page prints the figure's
+        own text; another language the catalogue sentence (core.methods), or, where the
+        method has none, the English text marked as such."""
+        from ..core.i18n import sentence
+
+        if self.lang == "en":
+            return fig.method
+        if fig.said:
+            return methods.words(methods.Said.from_json(fig.said), self.lang)
+        return sentence(self.t["derivation.untranslated"],
+                        method=Markup('<span lang="en">{}</span>').format(fig.method))
 
     def why_text(self, why: str) -> Markup:
         """What set a figure (its provenance_why), in the reader's language."""
