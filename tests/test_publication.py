@@ -260,9 +260,10 @@ def _glossary():
 
 
 def _korean_texts() -> dict[str, str]:
-    """Every Korean text benchreport may show: the catalogue, and the ko values of each
-    committed run's claims.yaml and run.yaml."""
-    texts = {"templates/labels/ko.yaml": (ROOT / "templates/labels/ko.yaml").read_text()}
+    """Every Korean text benchreport may show: the catalogues (the article's and the
+    methods'), and the ko values of each committed run's claims.yaml and run.yaml."""
+    texts = {name: (ROOT / name).read_text() for name in
+             ("templates/labels/ko.yaml", "templates/labels/methods.ko.yaml")}
     for path in sorted((ROOT / "data").glob("*/*.yaml")):
         if path.name in ("claims.yaml", "run.yaml"):
             text = path.read_text()
