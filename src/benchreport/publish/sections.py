@@ -1151,66 +1151,92 @@ def doubtful(w: Writer, wid: str) -> list[str]:
 
 
 def conclusion_section(w: Writer) -> Section:
-    t = w.t
+    """What the run lets a reader conclude: a workload's result again only where another
+    record contradicts its duration, the guidance the trusted workloads give, the limits
+    (a single run, nothing compared), and where settings differed the caveat and a hedged
+    takeaway."""
+    paras = _doubted_results(w)
+    trusted = [wl for wl in w.run.meta.workloads if not doubtful(w, wl.id)]
+    winners = {w.registry[ids.e2e(wl.id, None, "faster")].value for wl in trusted
+               if w.has(ids.e2e(wl.id, None, "faster"))}
+    wl = trusted or w.run.meta.workloads
+    short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster")) if wl else None
+    long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster")) if wl else None
+    paras += _guidance(w, wl, short_w, long_w, winners,
+                       all_trusted=len(trusted) == len(w.run.meta.workloads))
+    differing = _settings_differ(w)
+    takeaway = _takeaway(w, short_w, long_w, winners) if differing else []
+    paras += _limits_said(w, asks_repeats=bool(takeaway))
+    if differing:
+        paras.append(Markup(" ").join([sentence(w.t["conclusion.caveat"]), *takeaway]))
+    return Section("conclusion", w.t["heading.conclusion"], paras)
+
+
+def _doubted_results(w: Writer) -> list[Markup]:
+    """The lede gave each result and how its requests arrived: the conclusion repeats one
+    only where another record contradicts its duration, with how its requests arrived."""
     paras = []
     for wl in w.run.meta.workloads:
         key = ids.e2e(wl.id, None, "faster")
-        # the lede gave each result and how its requests arrived: the conclusion repeats
-        # one only where another record contradicts its duration
         if not w.has(key) or not doubtful(w, wl.id):
             continue
         if w.registry[key].value == TIE:
-            paras.append(sentence(t["conclusion.tie"], label=wl.label))
+            para = sentence(w.t["conclusion.tie"], label=wl.label)
         else:
-            paras.append(sentence(t["conclusion.per_workload"], label=wl.label,
-                                  engine=w.fig(key),
-                                  ratio=w.fig(ids.e2e(wl.id, None, "speedup"))))
+            para = sentence(w.t["conclusion.per_workload"], label=wl.label, engine=w.fig(key),
+                            ratio=w.fig(ids.e2e(wl.id, None, "speedup")))
         waited, never = arrival_split(w, wl.id)
         if waited:                        # the engines received its requests differently
             gap = [ids.arrival(wl.id, e, "burst_gap_s") for e in never]
             fitted = w.has(*gap) and w.provenance(*gap) != MEASURED   # a fitted spacing
-            paras[-1] = Markup(" ").join([paras[-1], sentence(
-                t["conclusion.arrival_reconstructed" if fitted else "conclusion.arrival"])])
-        if doubtful(w, wl.id):       # a duration the other sources contradict
-            paras[-1] = Markup(" ").join([paras[-1], sentence(
-                t["conclusion.doubtful"], engine=w.name(doubtful(w, wl.id)[0]))])
-    # a general conclusion rests only on the workloads whose durations hold
-    trusted = [wl for wl in w.run.meta.workloads if not doubtful(w, wl.id)]
-    winners = {w.registry[ids.e2e(wl.id, None, "faster")].value for wl in trusted
-               if w.has(ids.e2e(wl.id, None, "faster"))}
+            para = Markup(" ").join([para, sentence(
+                w.t["conclusion.arrival_reconstructed" if fitted else "conclusion.arrival"])])
+        paras.append(Markup(" ").join([para, sentence(
+            w.t["conclusion.doubtful"], engine=w.name(doubtful(w, wl.id)[0]))]))
+    return paras
+
+
+def _guidance(w: Writer, wl: list, short_w, long_w, winners: set, *,
+              all_trusted: bool) -> list[Markup]:
+    """Which engine finished first where: reversed between the shortest and the longest
+    trusted input (with the per-request crossing, unless a generator placed it), or one
+    engine everywhere."""
     pair = ids.first_crossover(w.registry)
-    wl = trusted or w.run.meta.workloads
-    short_w = w.registry.get(ids.e2e(wl[0].id, None, "faster")) if wl else None
-    long_w = w.registry.get(ids.e2e(wl[-1].id, None, "faster")) if wl else None
     if pair and isinstance(w.registry[ids.crossover(*pair)].value, float | int) and short_w \
             and long_w and short_w.value != long_w.value and TIE not in winners:
         # a crossover the reconstruction's model or seed placed is no guidance: left out
         cross = not w.generated(ids.crossover(*pair))
-        paras.append(sentence(t["conclusion.guidance_cross" if cross
-                                else _reversed_key(w, wl)],
-                              rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
-                              concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
-                              short_engine=w.name(str(short_w.value)),
-                              long_engine=w.name(str(long_w.value))))
-    elif len(winners) == 1 and TIE not in winners and \
-            len(trusted) == len(w.run.meta.workloads):
-        paras.append(sentence(t["conclusion.guidance_one"], engine=w.name(winners.pop())))
+        return [sentence(w.t["conclusion.guidance_cross" if cross else _reversed_key(w, wl)],
+                         rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
+                         concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
+                         short_engine=w.name(str(short_w.value)),
+                         long_engine=w.name(str(long_w.value)))]
+    if len(winners) == 1 and TIE not in winners and all_trusted:
+        return [sentence(w.t["conclusion.guidance_one"], engine=w.name(winners.pop()))]
+    return []
+
+
+def _settings_differ(w: Writer) -> bool:
+    """Whether the engines ran with settings that differ (none to tell for server logs
+    alone)."""
+    return not w.run.meta.server_only and any(
+        ids.parse_setting(k) is not None for k in w.registry) and \
+        w.has(ids.SETTINGS_DIFFERING) and bool(w.registry[ids.SETTINGS_DIFFERING].value)
+
+
+def _limits_said(w: Writer, *, asks_repeats: bool) -> list[Markup]:
+    """A single run said as such (unless the takeaway asks for repeats itself); engines
+    measured on different workloads said to be compared nowhere."""
     # gaps need two engines measured on a workload they share
     compared = any(w.has(ids.e2e(x.id, None, "faster")) for x in w.run.meta.workloads) or \
         any(ids.family(fid) == "compare" for fid in w.registry)
-    differing = not w.run.meta.server_only and any(
-        ids.parse_setting(k) is not None for k in w.registry) and \
-        w.has(ids.SETTINGS_DIFFERING) and bool(w.registry[ids.SETTINGS_DIFFERING].value)
-    takeaway = _takeaway(w, short_w, long_w, winners) if differing else []
     if compared and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1 \
-            and not takeaway:                     # the takeaway asks for repeats itself
-        paras.append(sentence(t["conclusion.single_run"]))
-    elif not compared and len(w.measured_engines()) > 1:
-        paras.append(sentence(t["conclusion.not_compared"], engines=w.and_list(
-            [w.engine_name(e) for e in w.measured_engines()])))
-    if differing:
-        paras.append(Markup(" ").join([sentence(t["conclusion.caveat"]), *takeaway]))
-    return Section("conclusion", t["heading.conclusion"], paras)
+            and not asks_repeats:
+        return [sentence(w.t["conclusion.single_run"])]
+    if not compared and len(w.measured_engines()) > 1:
+        return [sentence(w.t["conclusion.not_compared"], engines=w.and_list(
+            [w.engine_name(e) for e in w.measured_engines()]))]
+    return []
 
 
 def _reversed_key(w: Writer, workloads: list) -> str:
