@@ -143,16 +143,15 @@ def test_print_folds_only_the_claims_confirmed_by_construction(reference_build):
     assert blog.count("contradicted by the data") >= 3
 
 
-@pytest.mark.parametrize("lang, label, bases", [
-    ("ko", "재구성본 파일에 적힌 실행일: 2026-11-20",
-     "SGLang의 값은 디코드 줄만의 평균이고, vLLM의 값은 토큰을 낸 모든 통계 주기"),
-    ("en", "Run date in the reconstruction's files: 2026-11-20",
-     "SGLang's is a mean over its decode lines only, vLLM's over every stats interval"),
+@pytest.mark.parametrize("lang, bases", [
+    ("ko", "SGLang의 값은 디코드 줄만의 평균이고, vLLM의 값은 토큰을 낸 모든 통계 주기"),
+    ("en", "SGLang's is a mean over its decode lines only, vLLM's over every stats interval"),
 ])
-def test_a_reconstructed_date_and_server_bases_say_what_they_are(reference_build, lang,
-                                                                  label, bases):
+def test_a_reconstruction_has_no_dateline_and_server_bases_say_what_they_are(reference_build,
+                                                                             lang, bases):
     page = _page(reference_build, lang)
-    assert label in _text(page[:page.index("</header>")])
+    # the files' date was made up with them (the fourth editor read): no dateline at all
+    assert "2026-11-20" not in _text(page[:page.index("</header>")])
     assert _text(_section(page, "pointlog")).count(bases) == 1
 
 
@@ -234,3 +233,47 @@ def test_the_lede_names_the_assumed_settings_in_one_clause(reference_build):
 def test_the_different_method_verdict_is_defined_where_it_is_used(reference_build, lang,
                                                                   legend):
     assert _text(_section(_page(reference_build, lang), "claims")).count(legend) == 1
+
+
+def test_a_real_run_keeps_its_dateline(mini_build):
+    run, _ = mini_build
+    page = _page(run, "en")
+    assert f"Benchmark run: {run.meta.date.isoformat()}" in _text(page[:page.index("</header>")])
+
+
+@pytest.mark.parametrize("lang, thesis, contradicted", [
+    ("ko", "공개된 글에 따르면 입력 길이에 따라 더 빠른 엔진이 바뀌었습니다.",
+     "요약편의 주장 가운데 3개는 재구성본이 공개된 글을 따라 만든 수치·설정과 어긋납니다."),
+    ("en", "By the published text, which engine was faster changed with the input length",
+     "3 of the claims of the summary post contradict the figures and settings the "
+     "reconstruction"),
+])
+def test_the_lede_attributes_the_published_result_and_gives_the_checks_finding(
+        reference_build, lang, thesis, contradicted):
+    """The durations are the published figures, so the reversal is the published text's;
+    what the check found (claims the published texts contradict) is in the lede."""
+    items = [_text(i) for i in re.findall(r"<li>(.*?)</li>",
+                                          _section(_page(reference_build, lang), "summary"),
+                                          re.S)]
+    assert items[0].startswith(thesis)
+    assert sum(x.startswith(contradicted) for x in items) == 1
+    blog = (reference_build.paths.report / "blog" / f"index.{lang}.md").read_text()
+    assert f'description: "{thesis}' in blog
+
+
+def test_verdicts_on_generated_values_say_so_and_every_label_is_defined(reference_build):
+    section = _section(_page(reference_build, "ko"), "claims")
+    text = _text(section)
+    assert "재구성본에서 일치" in text
+    legend = text[text.index("판정의 뜻:"):].split(".")[0]
+    for label in ("확인됨", "재구성본에서 일치", "데이터와 어긋남", "데이터로 판단 불가"):
+        assert f'"{label}"' in legend, label
+    # the published 3.29x matched another basis: the reason names it, before what set
+    # the recomputed value
+    assert "다른 기준(vLLM 디코드 짧은 입력의 최댓값 대 긴 입력의 평균 3.29배)과 맞습니다. " \
+           "재계산값은" in text
+
+
+def test_the_blog_links_the_whole_claims_table(reference_build):
+    blog = (reference_build.paths.report / "blog" / "index.ko.md").read_text()
+    assert "[HTML판에서 표 전체 보기](report.ko.html#claims)" in blog

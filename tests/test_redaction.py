@@ -306,8 +306,8 @@ def _plant(run: Path, shell: Path) -> None:
                                                f'"dataset_name": "{DATASET}"'))
     meta = run / "run.yaml"
     text = meta.read_text().replace(
-        '  en: "Serving Kimi-K3', f'  en: "https://t:title{MARK}@x.example.com ghp_{MARK}'
-        'githubTOKEN012345 Serving Kimi-K3', 1)
+        '  en: "A published benchmark', f'  en: "https://t:title{MARK}@x.example.com ghp_{MARK}'
+        'githubTOKEN012345 A published benchmark', 1)
     planted = ("  - what: \"the raw files\"\n    url: "
                f"\"https://srcuser:src{MARK}pass@files.example.com/d?token=src{MARK}tok\"\n")
     # into the run's own sources list (the reference run.yaml has one: its write-ups)
@@ -449,7 +449,7 @@ def test_what_is_kept_around_the_secrets(planted):
     assert errors == ["401 Unauthorized: Authorization: Bearer [redacted] for "
                       "https://[redacted]@api.example.com/v1 (api_key=[redacted])"]
     en = (run.paths.report / "report.en.html").read_text()
-    assert "https://[redacted]@x.example.com [redacted] Serving Kimi-K3" in en
+    assert "https://[redacted]@x.example.com [redacted] A published benchmark" in en
     assert "files.example.com/d?token=[redacted]" in en
 
 

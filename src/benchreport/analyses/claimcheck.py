@@ -77,7 +77,7 @@ __all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimC
            "check_equals", "check_events", "check_every_engine", "check_exceeds", "check_extreme",
            "check_figures", "check_identical", "check_linear", "check_sequence", "check_settings",
            "check_similar", "check_winner", "claim_basis", "claim_check",
-           "indistinguishable_figure", "informative_figure", "parse_claims"]
+           "contradicted_figure", "indistinguishable_figure", "informative_figure", "parse_claims"]
 
 
 @dataclass
@@ -646,7 +646,8 @@ def claim_check(run: Run) -> ClaimCheck:
                      "tolerance": v.tolerance, "source": list(c.source),
                      "calibrated": ", ".join(v.calibrated), "basis": basis},
             method=method))
-    figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src)]
+    figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src),
+                contradicted_figure(claims, verdicts, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
@@ -706,6 +707,20 @@ def informative_figure(claims, bases: list[str], src) -> Figure:
                   depends_on=tuple(figure_ids.claim(c) for c in telling),
                   context={"claims": telling},
                   method=said("claims.informative"))
+
+
+def contradicted_figure(claims, verdicts, src) -> Figure:
+    """How many verdicts the data contradicts, with the claims and the write-ups they
+    come from (in the order claims.yaml names them)."""
+    against = [(c, v) for c, v in zip(claims, verdicts, strict=True)
+               if v.verdict == CONTRADICTED]
+    return figure(id=figure_ids.CLAIMS_CONTRADICTED, value=len(against), unit="count",
+                  decimals=0, sources=(Source(key="claims", **src),),
+                  depends_on=tuple(figure_ids.claim(c.id) for c, _ in against),
+                  context={"claims": [c.id for c, _ in against],
+                           "sources": list(dict.fromkeys(a for c, _ in against
+                                                         for a in c.source))},
+                  method=said("claims.contradicted"))
 
 
 def indistinguishable_figure(verdicts, src) -> Figure:

@@ -236,6 +236,9 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
             lines += [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note)
+            if table.collapsed:         # the note says the HTML edition has every row: link it
+                lines += [f"[{plain(t['blog.full_table'])}]"
+                          f"({post.link(f'report.{article.lang}.html')}#{s.id})", ""]
     lines += _generator(article)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]

@@ -16,10 +16,12 @@ from ..core import ids
 from ..core.figures import Figure
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
+from ..core.provenance import ASSUMED, CALIBRATED
 from ..core.records import WINDOW_METHODS, BenchWindow, Run
 from ..core.verdicts import INCONSISTENT
 from .campaign import campaign_conclusion, campaign_sections, key_findings, single_run_findings
 from .citations import Citation, citations
+from .citations import names as source_names
 from .headline import conclusion as one_engine_conclusion
 from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
@@ -199,7 +201,10 @@ def _thesis(w: Writer, workloads: list) -> Markup | None:
                    if w.has(ids.e2e(x.id, None, "faster")) else None for x in (short, long_))
     if first in (None, TIE) or last in (None, TIE) or first == last:
         return None
-    return sentence(w.t["lede.reversal"], short=short.label, long=long_.label,
+    # durations a reconstruction was fitted to are the published text's result, said as such
+    key = "lede.reversal_published" if calibrated_durations(w, [short, long_]) \
+        else "lede.reversal"
+    return sentence(w.t[key], short=short.label, long=long_.label,
                     short_engine=w.fig(ids.e2e(short.id, None, "faster")),
                     long_engine=w.fig(ids.e2e(long_.id, None, "faster")))
 
@@ -210,7 +215,25 @@ def lede(w: Writer, workloads: list) -> list[Markup]:
     rests on."""
     briefs = [b for b in (_brief(w, x) for x in workloads) if b is not None]
     thesis = _thesis(w, workloads)
-    return ([thesis] if thesis is not None else []) + briefs + _standing(w, workloads, briefs)
+    return ([thesis] if thesis is not None else []) + briefs \
+        + _standing(w, workloads, briefs) + _contradicted(w)
+
+
+def _contradicted(w: Writer) -> list[Markup]:
+    """The claim check's finding for the lede: how many published claims the data
+    contradicts, and from which write-ups; where every one of those verdicts was set by
+    what a reconstruction took from the published texts, that the texts disagree among
+    themselves, not that an engine did something."""
+    if not w.has(ids.CLAIMS_CONTRADICTED) or not w.registry[ids.CLAIMS_CONTRADICTED].value:
+        return []
+    fig = w.registry[ids.CLAIMS_CONTRADICTED]
+    named = source_names(w.run.meta, w.lang)
+    sources = w.and_list([named.get(k, k) for k in fig.context.get("sources", [])])
+    verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
+    own = w.run.meta.reconstruction and w.has(*verdicts) and \
+        w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
+    return [sentence(w.t["lede.contradicted_published" if own else "lede.contradicted"],
+                     n=w.fig(ids.CLAIMS_CONTRADICTED), sources=sources)]
 
 
 def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:

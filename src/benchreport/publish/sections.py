@@ -124,6 +124,9 @@ CHOSEN_BY = {
     "lede.faster": "e2e.<w>.faster",
     "lede.tie": "e2e.<w>.faster",
     "lede.reversal": "e2e.<w>.faster",
+    "lede.reversal_published": "e2e.<w>.faster",
+    "lede.contradicted": "claims.contradicted",
+    "lede.contradicted_published": "claims.contradicted",
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
@@ -869,21 +872,11 @@ def _point_order(w: Writer, pid: str) -> tuple:
 
 
 def caveats_section(w: Writer, caveats: dict) -> Section:
+    """What was not controlled: the settings and events that differ between the engines,
+    what the run cannot tell (limits), launch files that are not what ran; or, with none,
+    that nothing was found, or nothing could be looked at."""
     t = w.t
-    engines = [e.id for e in w.run.meta.engines]
-    rows = []
-    for c in caveats.get("differing", []):
-        if c.get("kind") == "launch":           # the launch file against the log: below
-            continue
-        label = t["setting." + c["id"]]
-        if c.get("workload"):
-            label = f"{label} ({w.run.meta.workload(c['workload']).label})"
-        rows.append([Markup(escape(label))]
-                    + [Markup(escape(marked_assumed(w, c["id"], e, caveat_value(w, c, e))
-                                     if c.get("kind") == "setting" and e in c["values"]
-                                     else caveat_value(w, c, e))) for e in engines]
-                    + [Markup(escape(t[f"why.{c['id']}"])),
-                       Markup(escape("; ".join(c["evidence"][:2])))])
+    rows = _differing_rows(w, caveats.get("differing", []))
     limits = merged_limits(w, [(c, r) for c in caveats.get("limits", [])
                                for r in [limit_row(w, c)] if r])
     # nothing found is only news when something was looked at
@@ -891,13 +884,41 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
                                                   for fid in w.registry)
     unused = _logs_outside(w)
     launch_paras, launch_table = launch_section(w, caveats.get("differing", []))
+    one = "_one" if w.one_engine() else ""
     if not rows and not limits and not launch_table:
-        if unused:
-            return Section("caveats", t["heading.caveats"],
-                           [sentence(t["caveats.logs_unused"], files=", ".join(unused))])
-        key = "caveats.none" if looked else "caveats.unchecked"
-        key += "_one" if w.one_engine() else ""
-        return Section("caveats", t["heading.caveats"], [sentence(t[key])])
+        para = sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
+            sentence(t[("caveats.none" if looked else "caveats.unchecked") + one])
+        return Section("caveats", t["heading.caveats"], [para])
+    intro = sentence(t["caveats.intro" + one]) if looked else \
+        sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
+        sentence(t["caveats.unchecked" + one])
+    tables = _caveat_tables(w, rows, limits) + ([launch_table] if launch_table else [])
+    return Section("caveats", t["heading.caveats"], [intro] + launch_paras, tables)
+
+
+def _differing_rows(w: Writer, differing: list[dict]) -> list[list[Markup]]:
+    """A row per setting or event that differs: its name (and workload), each engine's
+    value (an assumed one marked), why it matters, the evidence (the launch file against
+    the log is launch_section's)."""
+    engines = [e.id for e in w.run.meta.engines]
+    rows = []
+    for c in differing:
+        if c.get("kind") == "launch":
+            continue
+        label = w.t["setting." + c["id"]]
+        if c.get("workload"):
+            label = f"{label} ({w.run.meta.workload(c['workload']).label})"
+        rows.append([Markup(escape(label))]
+                    + [Markup(escape(marked_assumed(w, c["id"], e, caveat_value(w, c, e))
+                                     if c.get("kind") == "setting" and e in c["values"]
+                                     else caveat_value(w, c, e))) for e in engines]
+                    + [Markup(escape(w.t[f"why.{c['id']}"])),
+                       Markup(escape("; ".join(c["evidence"][:2])))])
+    return rows
+
+
+def _caveat_tables(w: Writer, rows: list, limits: list) -> list[Table]:
+    t, engines = w.t, [e.id for e in w.run.meta.engines]
     tables = []
     if rows:
         tables.append(Table(header=[t["table.what"]] + [w.engine_name(e) for e in engines]
@@ -906,13 +927,7 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
     if limits:
         tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
                                     t["table.evidence"]], rows=limits))
-    one = "_one" if w.one_engine() else ""
-    intro = sentence(t["caveats.intro" + one]) if looked else \
-        sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
-        sentence(t["caveats.unchecked" + one])
-    if launch_table:
-        tables.append(launch_table)
-    return Section("caveats", t["heading.caveats"], [intro] + launch_paras, tables)
+    return tables
 
 
 def launch_section(w: Writer, differing: list[dict]) -> tuple[list[Markup], Table | None]:
@@ -999,36 +1014,54 @@ def _merged_row(w: Writer, group: list[tuple[dict, list[Markup]]]) -> list[Marku
 
 
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:
-    """One row about what the run cannot tell: its figures, linked, in the catalogue's words."""
+    """One row about what the run cannot tell: its figures, linked, in the catalogue's words
+    (None when a figure it names is not held)."""
     t, p = w.t, c["params"]
-    # params hold figure ids and plain values (engine ids, "yes"): only ids are looked up
-    figs = {k: w.fig(v) for k, v in p.items()
-            if isinstance(v, str) and ids.well_formed(v) and w.has(v)}
-    names = {k: w.name(v) for k, v in p.items() if k.endswith("engine")}
-    label = {"label": w.run.meta.workload(c["workload"]).label} if c.get("workload") else {}
-    engine = {"engine": w.name(c["engine"])} if c.get("engine") else {}
     if any(isinstance(v, str) and "." in v and not w.has(v) for v in p.values()):
         return None
-    why_key = f"why.{c['id']}"
-    extra: dict[str, Markup] = {}
-    if c["id"] == "kv_capacity":
-        fits = "limit.kv_fits_" + w.registry[p["fits"]].value
-        if w.provenance(p["fits"]) == ASSUMED:      # capacities a reconstruction filled in
-            fits += "_assumed"
-        extra["fits"] = sentence(t[fits])
-    if c["id"] == "spec_overhead" and p.get("applied_differently") == YES:
-        why_key = "why.spec_overhead_differs"
-    values = {**figs, **names, **label, **engine, **extra}
+    # params hold figure ids and plain values (engine ids, "yes"): only ids are looked up
+    held = {k: v for k, v in p.items() if isinstance(v, str) and ids.well_formed(v)
+            and w.has(v)}
+    values = _limit_values(w, c, held)
     value_key = f"limit.{c['id']}.value" + ("_spaced" if c["id"] == "arrival" and "gap" in p
                                              else "")
     value = sentence(t[value_key], **values)
-    if c["id"] in ("arrival", "event_stall") and \
-            w.provenance(*(p[k] for k in figs)) != MEASURED:      # a generator's input
-        why_key = f"why.{c['id']}_reconstructed"
-    value += w.mark(*(p[k] for k in figs))     # e.g. a KV capacity filled in, a fitted knob
+    value += w.mark(*held.values())     # e.g. a KV capacity filled in, a fitted knob
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
-            sentence(t[why_key], **values),
+            sentence(t[_limit_why(w, c, list(held.values()))], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
+
+
+def _limit_values(w: Writer, c: dict, held: dict[str, str]) -> dict[str, Any]:
+    """A limit row's placeholders: its figures linked, engine names, the workload's label,
+    the engine's name, and what ``_limit_extra`` adds."""
+    return {**{k: w.fig(v) for k, v in held.items()},
+            **{k: w.name(v) for k, v in c["params"].items() if k.endswith("engine")},
+            **({"label": w.run.meta.workload(c["workload"]).label}
+               if c.get("workload") else {}),
+            **({"engine": w.name(c["engine"])} if c.get("engine") else {}),
+            **_limit_extra(w, c)}
+
+
+def _limit_extra(w: Writer, c: dict) -> dict[str, Markup]:
+    """A limit's values besides its figures: whether the longest input fits the KV
+    capacities (the assumed ones said as such)."""
+    if c["id"] != "kv_capacity":
+        return {}
+    fits = "limit.kv_fits_" + w.registry[c["params"]["fits"]].value
+    if w.provenance(c["params"]["fits"]) == ASSUMED:   # capacities a reconstruction filled in
+        fits += "_assumed"
+    return {"fits": sentence(w.t[fits])}
+
+
+def _limit_why(w: Writer, c: dict, figs: list[str]) -> str:
+    """The catalogue key of why a limit matters: for speculative decoding applied
+    differently, or for an arrival or event a generator set, its own."""
+    if c["id"] == "spec_overhead" and c["params"].get("applied_differently") == YES:
+        return "why.spec_overhead_differs"
+    if c["id"] in ("arrival", "event_stall") and w.provenance(*figs) != MEASURED:
+        return f"why.{c['id']}_reconstructed"        # a generator's input
+    return f"why.{c['id']}"
 
 
 # what a verdict tells, by the weakest provenance of the figures it rests on
@@ -1040,12 +1073,35 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     """Why a claim got its verdict; for one resting on what a reconstruction's model or
     seed produced, what set the recomputed value instead (the check states no finding).
     A declared noise floor's reason is given once, at its first row (``floors``: seen)."""
+    t = w.t
+    reason = _checked_reason(w, c, floors)
+    if c.get("basis") not in (MODEL, FREE):
+        return reason
+    # the check's own reason (which basis, which noise) still holds of the published text;
+    # what set the recomputed value follows it, in full once, then short
+    figs = [f for f in c.get("figures") or [] if w.has(f)]
+    generated = sentence(t[w.once("claims.generated_reason")],
+                         kind=t["provenance." + c["basis"].replace("-", "_")],
+                         inputs=w.inputs_text(provenance_origins(w.registry, figs,
+                                                                  c["basis"])))
+    if c["reason"] in INFORMATIVE_REASONS:
+        return Markup(" ").join([reason, generated])
+    return generated
+
+
+# verdicts that, on a reconstruction's model or seed, say how the reconstruction came out
+GENERATED_VERDICTS = (CLAIM_CONFIRMED, "differs")
+
+# reasons that say something of the published value itself (the basis it matches, the
+# noise it is within), which a reconstruction's model does not make moot
+INFORMATIVE_REASONS = ("other_basis", "below_noise_interval", "below_noise_declared",
+                       "below_noise_mixed")
+
+
+def _checked_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
+    """The claim check's reason in words, with its scope, the rest of the claim, and a
+    declared noise floor's reason at its first row."""
     t, lang = w.t, w.lang
-    if c.get("basis") in (MODEL, FREE):
-        figs = [f for f in c.get("figures") or [] if w.has(f)]
-        return sentence(t["claims.generated_reason"],
-                        kind=t["provenance." + c["basis"].replace("-", "_")],
-                        inputs=w.inputs_text(provenance_origins(w.registry, figs, c["basis"])))
     reason = reason_text(w, c["reason"], c.get("params") or {})
     if c.get("scope"):
         reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
@@ -1095,7 +1151,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
         basis = t[BASIS[c["basis"]]] if c.get("basis") else None
-        verdict = w.link(fid, t[f"verdict.{c['verdict']}"])
+        verdict = w.link(fid, t[verdict_key(c)])
         if basis:
             verdict = Markup('{}<br><span class="aside">{}</span>').format(verdict, basis)
         titles = [named.get(key) or (x or {}).get(lang) or key for key, x in
@@ -1123,6 +1179,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
     if any(c["verdict"] == CLAIM_METHOD for c in claims):   # the verdict read on its own
         paras.append(sentence(t["claims.method_legend"]))
+    paras += _verdict_legend(w, claims)
     paras += _share_legend(w, claims)
     # set by construction, these rows say nothing of the engines: one line in print and blog
     note = sentence(t["claims.collapsed"], n=format_value(len(collapsed), "count", lang)) \
@@ -1132,6 +1189,26 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
                                   t["table.recomputed"], t["table.verdict"],
                                   t["table.reason"]], rows=rows, cls="claims",
                           collapsed=tuple(collapsed), collapsed_note=note)])
+
+
+def verdict_key(c: dict) -> str:
+    """A claim's verdict label: where the recomputed value comes from a reconstruction's
+    model or seed, an agreement or a difference is the reconstruction's, not the claim's
+    (``verdict_generated.*``)."""
+    slug = c["verdict"].replace(" ", "_")
+    if c.get("basis") in (MODEL, FREE) and c["verdict"] in GENERATED_VERDICTS:
+        return f"verdict_generated.{slug}"
+    return f"verdict.{c['verdict']}"
+
+
+def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
+    """What each verdict label in the table means, for the labels it uses (those with a
+    legend of their own, "indistinguishable" and "different method", apart)."""
+    used = list(dict.fromkeys(verdict_key(c) for c in claims))
+    items = [sentence(w.t["claims.legend_" + k.replace(".", "_").replace(" ", "_")],
+                      label=f'"{w.t[k]}"') for k in used
+             if "claims.legend_" + k.replace(".", "_").replace(" ", "_") in w.t]
+    return [sentence(w.t["claims.legend"], items=Markup("; ").join(items))] if items else []
 
 
 def _share_legend(w: Writer, claims: list[dict]) -> list[Markup]:
