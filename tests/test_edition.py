@@ -68,17 +68,24 @@ def test_points_that_read_the_same_share_one_row(reference_build):
     assert first == "All 4 points"
 
 
-@pytest.mark.parametrize("lang, takeaway, dcp", [
+@pytest.mark.parametrize("lang, takeaway, dcp, combine", [
     ("ko", "입력 길이에 따라 알맞은 엔진이 달라질 수 있다는 점입니다",
-     "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해"),
+     "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해",
+     "한 엔진이 그 설정을 이 실행에서 켠 투기적 디코딩과 함께 쓸 수 없다면, 투기적 디코딩을 "
+     "두 엔진 모두에서 끄고 먼저 비교하시기 바랍니다."),
     ("en", "the input length can change which one suits",
-     "with decode context parallel size set alike first, over several runs"),
+     "with decode context parallel size set alike first, over several runs",
+     "Where an engine cannot combine that setting with speculative decoding, which this run "
+     "enabled, compare first with speculative decoding off on both."),
 ])
-def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takeaway, dcp):
+def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takeaway, dcp,
+                                                    combine):
     paras = [_text(p) for p in re.findall(r"<p>(.*?)</p>",
                                           _section(_page(reference_build, lang), "conclusion"),
                                           re.S)]
     assert takeaway in paras[-1] and dcp in paras[-1]
+    # the feature to turn off, where the aligned setting cannot be combined, is named
+    assert paras[-1].endswith(combine)
     # the takeaway asks for repeats: the separate single-run paragraph is gone
     assert not any("한 번씩 실행한 것입니다" in p or "one run per engine;" in p for p in paras)
 

@@ -329,8 +329,9 @@ def test_the_reference_fit_recovers_the_generators_step_model(reference_build):
         # the bound columns rest on run.yaml's assumed hardware and architecture; the fit
         # and the generator are the reconstruction's model
         header = sec.tables[0].header
-        assert header[1].endswith(t["words.generated"]) and header[3].endswith(
-            t["words.generated"]) and header[5].endswith(t["words.assumed"])
+        generated = (t["words.model"], t["words.seed"])
+        assert header[1].endswith(generated) and header[3].endswith(generated) \
+            and header[5].endswith(t["words.assumed"])
         if lang == "en":
             # only the zero-context intercept is below the bound: the whole vLLM step is under
             # it below ~222K KV tokens per step, and both points lie above it
@@ -449,7 +450,7 @@ def test_the_table_marks_its_columns_by_the_figures_provenance():
     marked = {k: replace(f, provenance="assumed" if "bound" in k else "model-derived")
               for k, f in reg.items()}
     _, sec = _section_text(run, marked, "en")
-    assert sec.tables[0].header[1] == "Fitted fixed cost (per step) (the reconstruction's model)"
+    assert sec.tables[0].header[1] == "Fitted fixed cost (per step) (the generator's model)"
     assert sec.tables[0].header[-1] == "Bound: per KV token (assumed)"
     _, sec = _section_text(run, marked, "ko")
     assert sec.tables[0].header[-1] == "하한: KV 토큰당(가정값)"

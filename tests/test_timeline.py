@@ -317,7 +317,7 @@ def test_reference_page_words_what_its_figures_select(reference):
     # the parts fall short of SGLang's client TPOT (E2E − TTFT runs past the last chunk);
     # vLLM's client TPOT is the parts' sum
     assert "SGLang, 64K and 200K: the client's mean TPOT is 0.12 ms, 0.22 ms respectively " \
-           "(the reconstruction's model) above the sum of the parts: its end-to-end time runs " \
+           "(the generator's model) above the sum of the parts: its end-to-end time runs " \
            "past the request's last" in text
     assert "vLLM, 64K: the client's mean TPOT is" not in text
     # one sentence for both vLLM rows whose own prefill is an estimate

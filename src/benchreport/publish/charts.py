@@ -324,34 +324,56 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
     _mpl()
     from matplotlib.figure import Figure as MplFigure
 
-    colours = palette(run)
     fig = MplFigure(figsize=(6.4, 2.6), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
-    alt = []
-    for ax, m in zip(axes, metrics, strict=True):
-        values = [registry[fid].value for w in run.meta.workloads for e in run.meta.engines
-                  for stat in ("median", "p99")
-                  if (fid := ids.latency(w.id, e.id, m, stat)) in registry]
-        scale, unit = (1000.0, t["chart.seconds_unit"]) \
-            if max(values, default=0) >= SECONDS_FROM_MS else (1.0, "ms")
-        for e in run.meta.engines:
-            for stat, style in (("median", "-"), ("p99", "--")):
-                pts = [(i, w, registry[ids.latency(w.id, e.id, m, stat)].value / scale)
-                       for i, w in enumerate(run.meta.workloads)
-                       if ids.latency(w.id, e.id, m, stat) in registry]
-                label = f"{e.name} {t['chart.median'] if stat == 'median' else stat}"
-                if pts:
-                    ax.plot([p[0] for p in pts], [p[2] for p in pts], style, marker="o",
-                            color=colours[e.id], label=label)
-                    alt.append(f"{t['metric.' + m]}, {label}: " + ", ".join(
-                        f"{w.label} {v:,.1f} {unit}" for _, w, v in pts))
-        ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
-        # the unit in the panel's title, not as a rotated one-syllable axis label
-        ax.set_title(f"{t[f'metric.{m}']}, {unit}", fontsize=9)
-        _grouped_ticks(ax.yaxis)
-        ax.spines[["top", "right"]].set_visible(False)
-        _legend(ax, frameon=False, fontsize=8)
-    return _svg(fig, t["heading.latency"] + ": " + "; ".join(alt))
+    alt = [text for ax, m in zip(axes, metrics, strict=True)
+           for text in _latency_panel(ax, run, registry, t, m)]
+    counts = {registry[f].value for w in run.meta.workloads for e in run.meta.engines
+              if (f := ids.latency_run(w.id, e.id, "requests")) in registry}
+    title = t["chart.latency_n"].format(n=f"{counts.pop():,}") if len(counts) == 1 \
+        else t["chart.latency"]
+    return _svg(fig, title + ": " + "; ".join(alt))
+
+
+def _latency_scale(run: Run, registry: dict[str, Figure], t: dict[str, str],
+                   m: str) -> tuple[float, str]:
+    """Seconds where the metric reaches ten of them (as the tables write it), else ms."""
+    values = [registry[fid].value for w in run.meta.workloads for e in run.meta.engines
+              for stat in ("median", "p99")
+              if (fid := ids.latency(w.id, e.id, m, stat)) in registry]
+    return (1000.0, t["chart.seconds_unit"]) if max(values, default=0) >= SECONDS_FROM_MS \
+        else (1.0, "ms")
+
+
+def _latency_panel(ax, run: Run, registry: dict[str, Figure], t: dict[str, str],
+                   m: str) -> list[str]:
+    """One metric's panel: each engine's median (filled) and p99 (hollow) at each input
+    length as points, not lines (only the measured lengths are known, and a line between
+    them would draw a crossing nothing measured), engines side by side; its text
+    alternative, a line per engine and statistic."""
+    colours, alt = palette(run), []
+    scale, unit = _latency_scale(run, registry, t, m)
+    for k, e in enumerate(run.meta.engines):
+        shift = (k - (len(run.meta.engines) - 1) / 2) * 0.12
+        for stat, marker, face in (("median", "o", colours[e.id]), ("p99", "^", "white")):
+            pts = [(i, w, registry[ids.latency(w.id, e.id, m, stat)].value / scale)
+                   for i, w in enumerate(run.meta.workloads)
+                   if ids.latency(w.id, e.id, m, stat) in registry]
+            label = f"{e.name} {t['chart.median'] if stat == 'median' else stat}"
+            if pts:
+                ax.plot([p[0] + shift for p in pts], [p[2] for p in pts], linestyle="none",
+                        marker=marker, markersize=5, markerfacecolor=face,
+                        color=colours[e.id], label=label)
+                alt.append(f"{t['metric.' + m]}, {label}: " + ", ".join(
+                    f"{w.label} {v:,.1f} {unit}" for _, w, v in pts))
+    ax.set_xticks(range(len(run.meta.workloads)), [w.label for w in run.meta.workloads])
+    ax.set_xlim(-0.5, len(run.meta.workloads) - 0.5)
+    # the unit in the panel's title, not as a rotated one-syllable axis label
+    ax.set_title(f"{t[f'metric.{m}']}, {unit}", fontsize=9)
+    _grouped_ticks(ax.yaxis)
+    ax.spines[["top", "right"]].set_visible(False)
+    _legend(ax, frameon=False, fontsize=8)
+    return alt
 
 
 def acceptance_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> Markup | None:

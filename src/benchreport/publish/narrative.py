@@ -490,11 +490,24 @@ def _ending_with(paragraph: Markup, see: Markup) -> Markup:
     return Markup(text) + see
 
 
+def _first_sentence_with(paragraph: Markup, see: Markup) -> Markup:
+    """``see`` at the end of the paragraph's first sentence, before its full stop: the
+    sentence that says what the section is about, not a later one about a table's rows. A
+    full stop inside parentheses or a tag does not end a sentence."""
+    text, depth, tag = str(paragraph), 0, False
+    for i, ch in enumerate(text):
+        tag = (ch == "<") or (tag and ch != ">")
+        depth += (ch == "(") - (ch == ")") if not tag else 0
+        if ch == "." and not tag and depth == 0 and text[i + 1:i + 2] == " ":
+            return Markup(text[:i]) + see + Markup(text[i:])
+    return _ending_with(paragraph, see)
+
+
 def _refer_to_charts(w: Writer, results: list[WorkloadResult], sections: list[Section],
                      charts: dict[str, list[Markup]]
                      ) -> tuple[list[WorkloadResult], list[Section]]:
     """The text refers to each chart by the number the page gives it (the results' charts
-    first, then each section's, in order): the first paragraph of a section with charts
+    first, then each section's, in order): the first sentence of a section with charts
     ends by pointing at them."""
     n = 1
     if results and charts.get("results"):
@@ -507,7 +520,7 @@ def _refer_to_charts(w: Writer, results: list[WorkloadResult], sections: list[Se
         count = len(charts.get(s.id, []))
         if count and s.paragraphs:
             s = dataclasses.replace(s, paragraphs=[
-                _ending_with(s.paragraphs[0], _see(w, n, count)), *s.paragraphs[1:]])
+                _first_sentence_with(s.paragraphs[0], _see(w, n, count)), *s.paragraphs[1:]])
         n += count
         out.append(s)
     return results, out

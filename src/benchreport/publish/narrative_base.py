@@ -224,13 +224,15 @@ class Writer:
 
     def mark(self, *fig_ids: str) -> str:
         """The words marking a value that was not measured, from its figures' provenance:
-        " (assumed)", " (the reconstruction's model)" for model or seed, " (calibrated)" in a
-        reconstruction (in Korean with no space: a parenthesis there closes up to its word);
-        "" for measured values or when no figure is held."""
+        " (assumed)", " (the generator's model)", " (set by the seed)", " (calibrated)" in a
+        reconstruction (the words the appendix of generator inputs uses; in Korean with no
+        space: a parenthesis there closes up to its word); "" for measured values or when no
+        figure is held."""
         held = [f for f in fig_ids if self.has(f)]
         kind = self.provenance(*held) if held else None
         word = "assumed" if kind == provenance.ASSUMED else \
-            "generated" if kind in provenance.GENERATED else \
+            "model" if kind == provenance.MODEL else \
+            "seed" if kind == provenance.FREE else \
             "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
             else None
         return self.tag(word) if word else ""

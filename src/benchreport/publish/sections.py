@@ -752,6 +752,8 @@ def prefill_section(w: Writer) -> Section | None:
                   numeric=(2, 3, 4, 5))
     if not rows and len(paras) == 1:
         return None                 # nothing measured (no log at all): no section
+    if not rows:                    # the intro speaks of the table below
+        paras = paras[1:]
     return Section("prefill", t["heading.prefill"], paras + nolog, [table] if rows else [])
 
 
@@ -1026,7 +1028,9 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     value_key = f"limit.{c['id']}.value" + ("_spaced" if c["id"] == "arrival" and "gap" in p
                                              else "")
     value = sentence(t[value_key], **values)
-    value += w.mark(*held.values())     # e.g. a KV capacity filled in, a fitted knob
+    # e.g. a KV capacity filled in, a fitted knob; inside a closing full stop
+    mark = w.mark(*held.values())
+    value = Markup(value[:-1]) + mark + "." if mark and value.endswith(".") else value + mark
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[_limit_why(w, c, list(held.values()))], **values),
             Markup(escape("; ".join(c.get("evidence", [])[:2])))]
@@ -1337,12 +1341,27 @@ def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
     names = [w.t["setting." + sid] for sid in which if "setting." + sid in w.t]
     if not names:
         return []
-    first = names[0]
-    if w.lang == "en" and first[1:2].islower():        # a label, inside a sentence here
-        first = first[0].lower() + first[1:]
     single = w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1
     return [sentence(w.t["conclusion.takeaway" if single else "conclusion.takeaway_repeated"],
-                     first=first)]
+                     first=_inside(w, names[0])), _combine(w)]
+
+
+def _inside(w: Writer, label: str) -> str:
+    """A setting's label inside a sentence: in English, lower case unless it starts with an
+    acronym."""
+    return label[0].lower() + label[1:] if w.lang == "en" and label[1:2].islower() else label
+
+
+def _combine(w: Writer) -> Markup:
+    """If an engine cannot combine the setting to align with another feature the run
+    enabled: compare without it first. Speculative decoding, where the run enabled it, is
+    the feature named (the sentence is conditional: it does not say that it is the one)."""
+    spec = [f for f in w.registry if ids.parse_setting(f) is not None
+            and ids.parse_setting(f)[0] == "speculative" and w.registry[f].value]
+    if not spec:
+        return sentence(w.t["conclusion.combine"])
+    return sentence(w.t["conclusion.combine_feature"],
+                    feature=_inside(w, w.t["setting.speculative"]))
 
 
 POINT_STATS = (("median_ttft_ms", "ttft"), ("p99_ttft_ms", "ttft"), ("median_tpot_ms", "tpot"),
