@@ -72,7 +72,7 @@ def test_claim_check_flags_what_the_published_text_got_wrong(reference):
     assert c["both-oom-at-095"]["verdict"] == "contradicted by the data"
     assert c["both-oom-at-095"]["recomputed"] == {"vllm": 32, "sglang": 0}
     assert c["single-gpu-decode-path"]["verdict"] == "contradicted by the data"
-    assert c["single-gpu-decode-path"]["scope"]["en"].startswith("only the words")
+    assert c["single-gpu-decode-path"]["scope"]["en"].startswith("Only the words")
     # a cause the data agree with is "consistent", and here a cold start fits as well
     assert c["vllm-memory-095-oom"]["verdict"] == "consistent with the data"
     assert c["vllm-memory-095-oom"]["reason"] == "cold_start"
@@ -104,7 +104,8 @@ def test_claim_check_flags_what_the_published_text_got_wrong(reference):
     assert c["vllm-64k-oom-jit"]["verdict"] == "confirmed"
     assert c["vllm-64k-oom-jit"]["recomputed"] == {"oom_retries": 32, "gpus": 8,
                                                    "jit_kernels": 4}
-    assert c["vllm-64k-oom-jit"]["scope"]["en"].startswith("the number of JIT ops loaded")
+    assert c["vllm-64k-oom-jit"]["scope"]["en"].startswith(
+        "What the log confirms is the number of JIT ops loaded")
     for ok in ("e2e-64k-speedup", "e2e-200k-speedup", "decode-vllm-200k",
                "prefill-chunk-decay-sglang", "vllm-64k-oom-jit", "no-events-elsewhere",
                "dcp-settings", "not-controlled", "decode-vllm-near-linear"):

@@ -284,3 +284,24 @@ def test_verdicts_on_generated_values_say_so_and_every_label_is_defined(referenc
 def test_the_blog_links_the_whole_claims_table(reference_build):
     blog = (reference_build.paths.report / "blog" / "index.ko.md").read_text()
     assert "[HTML판에서 표 전체 보기](report.ko.html#claims)" in blog
+
+
+def test_a_reconstruction_reads_check_caveats_conclusion_then_appendices(reference_build,
+                                                                         mini_build):
+    """Every analysis figure of a reconstruction comes from its generator: the claim check,
+    what was not controlled and the conclusion follow the results, the analyses come after
+    them as appendices, the first saying once what they are. A real run keeps its order."""
+    page = _page(reference_build, "ko")
+    ids = re.findall(r'<section id="([^"]+)">', page)
+    assert ids[ids.index("results") + 1:ids.index("results") + 5] == [
+        "finding", "claims", "caveats", "conclusion"]
+    assert ids.index("decode") > ids.index("conclusion")
+    decode = _section(page, "decode")
+    assert "<h2>부록: 디코드 확장성</h2>" in decode
+    first = ids[ids.index("conclusion") + 1]
+    assert _text(_section(page, first)).count("이하 부록의 절들은 재구성본에서 계산한") == 1
+    assert page.count("이하 부록의 절들은") == 1
+    run, _ = mini_build
+    real = re.findall(r'<section id="([^"]+)">', _page(run, "en"))
+    assert real.index("conclusion") > real.index("decode") and "Appendix: " not in \
+        _section(_page(run, "en"), "decode")

@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.claims import SHARE_PARAMS
-from ..core.i18n import format_number, format_value, sentence
+from ..core.i18n import UNITS, format_number, format_value, sentence
 from .narrative_base import Writer
 
 # Reasons whose {which} or {missing} lists setting ids, engine ids or figure ids.
@@ -85,9 +85,10 @@ def key_label(w: Writer, key: str) -> str:
 
 def key_units(w: Writer, fig_ids: list[str]) -> dict[str, str]:
     """The unit of each stat a claim's value names (``max``, ``ms_per_token``), from the
-    figures the claim rests on whose last part is that name."""
+    figures the claim rests on whose last part is that name (units a reader is shown only:
+    a setting's or a verdict's is none)."""
     return {ids.leaf(f): w.registry[f].unit for f in fig_ids
-            if f in w.registry and w.registry[f].unit}
+            if f in w.registry and w.registry[f].unit in UNITS[w.lang]}
 
 
 def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None,

@@ -475,6 +475,39 @@ def _sections(w: Writer, given: Given) -> list[Section]:
         claims_section(w, given.claims), _conclusion(w)) if s is not None]
 
 
+# in a reconstruction, what the article is about: the check of the published text, what
+# was not controlled, what follows; the other analyses come after them as appendices
+RECONSTRUCTION_BODY = ("claims", "caveats", "conclusion")
+
+
+def reading_order(w: Writer, sections: list[Section]) -> list[Section]:
+    """The sections in the order the page gives them. In a reconstruction every analysis
+    figure comes from the generator's model, seed or assumptions: the claim check, the
+    settings not controlled and the conclusion follow the results, and the analyses come
+    after them as appendices ("Appendix: …"; ``_appendix_intro`` says once what they
+    are)."""
+    if not w.run.meta.reconstruction:
+        return sections
+    body = [s for k in RECONSTRUCTION_BODY for s in sections if s.id == k]
+    rest = [s for s in sections if s.id not in RECONSTRUCTION_BODY]
+    return body + [dataclasses.replace(s, heading=w.t["section.appendix_of"].format(
+        heading=s.heading)) for s in rest]
+
+
+def _appendix_intro(w: Writer, sections: list[Section]) -> list[Section]:
+    """The first appendix of a reconstruction's analyses opens with what they all are (after
+    the charts are referred to: the reference stays with the section's own first sentence)."""
+    if not w.run.meta.reconstruction:
+        return sections
+    out, said = [], False
+    for s in sections:
+        if not said and s.id not in RECONSTRUCTION_BODY:
+            s, said = dataclasses.replace(s, paragraphs=[
+                sentence(w.t["section.appendix_intro"]), *s.paragraphs]), True
+        out.append(s)
+    return out
+
+
 def _see(w: Writer, first: int, count: int) -> Markup:
     """" (see Figure 3)" / " (see Figures 7–10)"; in Korean without the leading space."""
     numbers = str(first) if count == 1 else f"{first}, {first + 1}" if count == 2 \
@@ -541,7 +574,9 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                             key_findings(w) + single_run_findings(w))
     found = finding(w)
     settings = settings_section(w, given.caveats.get("compared", {}))
-    results, sections = _refer_to_charts(w, results, _sections(w, given), given.charts)
+    results, sections = _refer_to_charts(w, results, reading_order(w, _sections(w, given)),
+                                         given.charts)
+    sections = _appendix_intro(w, sections)
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,
         headline=headline, environment=env, generator=generator_cells(w), results=results,
