@@ -31,8 +31,10 @@ RUNS = 25
 BASE_TTFT = 200.0
 
 
-def _point(run_id: str, engine: str, workload: str, concurrency: int, repeat: int,
-           ttft: float, tpot: float, input_tokens: int = 1000) -> dict:
+def store_point(run_id: str, engine: str, workload: str, concurrency: int, repeat: int,
+                ttft: float, tpot: float, input_tokens: int = 1000) -> dict:
+    """A row of the store's ``points`` table: one repeat of a point with that p99 TTFT and
+    TPOT (also what tests/test_methods.py writes its comparisons from)."""
     return {"point": f"{engine}.{workload}.c{concurrency}.r{repeat}", "engine": engine,
             "workload": workload, "load": f"c{concurrency}",
             "max_concurrency_target": concurrency, "repeat": repeat, "variant": "",
@@ -76,7 +78,7 @@ def nightly(store: Path, values: list[float], *, engine: str = "vllm",
     for i, ttft in enumerate(values, 1):
         run_id = f"nightly-{i:02d}"
         date = f"2026-{1 + (i - 1) // 28:02d}-{1 + (i - 1) % 28:02d}"
-        write_run(store, run_id, date, [_point(run_id, engine, workload(i), 16, 1, ttft,
+        write_run(store, run_id, date, [store_point(run_id, engine, workload(i), 16, 1, ttft,
                                                tpot * math.exp(rng.gauss(0, NOISE)))],
                   con)
         run_ids.append(run_id)
@@ -196,7 +198,7 @@ def test_points_match_by_what_they_measured_not_by_workload_id(tmp_path):
     store = tmp_path / "_store"
     nightly(store, noisy(14, 4), workload=lambda i: "1k" if i <= 7 else "in1000-out200")
     write_run(store, "longer", "2026-03-01",
-              [_point("longer", "vllm", "1k", 16, 1, 300.0, 12.0, input_tokens=1500)])
+              [store_point("longer", "vllm", "1k", 16, 1, 300.0, 12.0, input_tokens=1500)])
     series = hist.read_series(store, metrics=["p99_ttft_ms"])
     assert sorted(len(s.runs) for s in series) == [1, 14]
     main_series = next(s for s in series if len(s.runs) == 14)
@@ -240,7 +242,7 @@ def test_history_noise_is_close_to_the_generated_noise(stepped):
     # after the step: each run is measured from its own level, so the 18% step is not
     # taken for noise (the spread of all 25 values about one median would be about 4%)
     write_run(store, "nightly-26", "2026-02-01",
-              [_point("nightly-26", "vllm", "1k", 16, 1, 236.0, 12.0)])
+              [store_point("nightly-26", "vllm", "1k", 16, 1, 236.0, 12.0)])
     after = hist.history_noise(store, key, "p99_ttft_ms", "nightly-26")
     assert after == pytest.approx(NOISE, rel=0.35)
     assert hist.noise(hist.read_series(store, metrics=["p99_ttft_ms"])[0].values) > 1.5 * after
@@ -301,8 +303,8 @@ def test_figures_of_a_trend(stepped):
 
 def test_a_reconstruction_in_the_history_is_no_measurement(stepped):
     store, _ = stepped
-    write_run(store, "whatif", "2026-02-01", [_point("whatif", "vllm", "1k", 16, 1, 236.0, 12.0)],
-              reconstruction=True)
+    write_run(store, "whatif", "2026-02-01",
+              [store_point("whatif", "vllm", "1k", 16, 1, 236.0, 12.0)], reconstruction=True)
     tr = hist.history(store, metrics=["p99_ttft_ms"])[0]
     figs = {f.id: f for f in hist.history_figures(tr)}
     base = "history.vllm.1k.c16.p99_ttft_ms"

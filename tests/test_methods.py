@@ -9,11 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from benchreport.analyses import history as hist
+from benchreport.analyses.compare import METRICS, VERDICT_NAMES, compare_runs
+from benchreport.analyses.gate import Noise
 from benchreport.core.figures import figure, load_registry
 from benchreport.core.i18n import load_catalogue
 from benchreport.core.methods import Said, english, given, joined, said, words
+from benchreport.core.verdicts import CANNOT_TELL, LEVEL_CHANGED, NO_LEVEL_CHANGE
 from benchreport.publish.narrative import cited_closure
 from benchreport.publish.narrative_base import Writer
+
+from .test_history import nightly, noisy, store_point, write_run
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "templates" / "labels"
@@ -135,3 +141,95 @@ def test_the_registry_keeps_each_sentence_as_its_english_method(reference_build)
     assert len(said_) == len(registry)
     for f in said_:
         assert english(Said.from_json(f.said)) == f.method, f.id
+
+
+# --- comparisons and histories (a store written directly: no build) ----------------------
+
+def _comparison_store(root: Path) -> Path:
+    """Three dated runs of one configuration (a point with three repeats, one with one,
+    one that only the last run measured) and a fourth run that read the first run's
+    files (same sha256: same data)."""
+    store = root / "report" / "_store"
+    for day, (run, ttft) in enumerate((("run-a", 200.0), ("run-b", 240.0),
+                                       ("run-c", 230.0)), 1):
+        points = [store_point(run, "vllm", "1k", 16, r, ttft * (1 + r / 100), 12.0 + r)
+                  for r in (1, 2, 3)] + [store_point(run, "vllm", "1k", 32, 1, ttft, 12.0)]
+        if run == "run-c":
+            points.append(store_point(run, "vllm", "2k", 64, 1, ttft, 12.0))
+        write_run(store, run, f"2026-01-{day:02d}", points)
+    write_run(store, "run-twin", "2026-01-04",
+              [store_point("run-a", "vllm", "1k", 32, 1, 200.0, 12.0)])
+    return store
+
+
+def _korean_or_english_prose(figures) -> list[tuple[str, str]]:
+    """The figures with no catalogue sentence, or whose Korean method reads as English."""
+    bad = []
+    for f in figures:
+        if not f.said:
+            bad.append((f.id, f.method))
+            continue
+        s = Said.from_json(f.to_json()["said"])
+        assert english(s) == f.method, f.id
+        if found := _prose(str(words(s, "ko"))):
+            bad.append((f.id, str(found)))
+    return bad
+
+
+def test_every_comparison_method_is_a_sentence_in_both_languages(tmp_path):
+    """Each way a comparison finds an interval (repeats, a declared floor, the history,
+    none, the same files) and its counts, trends and differences say their method in
+    Korean too (the paired-request one: test_store's built comparison)."""
+    store = _comparison_store(tmp_path)
+    floors = Noise(floors=dict.fromkeys(METRICS, 0.05), requests=False)
+    history = Noise(history=lambda group, metric: 0.03, requests=False)
+    comps = [compare_runs(store, ["run-a", "run-b", "run-c"]),
+             compare_runs(store, ["run-a", "run-b"], noise={"run-b": floors}),
+             compare_runs(store, ["run-a", "run-b"], noise={"run-b": history}),
+             compare_runs(store, ["run-a", "run-twin"])]
+    figures = [f for c in comps for f in c.figures]
+    keys = {f.said["key"] for f in figures if f.said}
+    assert {"compare.ratio", "compare.trend", "compare.only_in", "compare.matched"} <= keys
+    hows = {f.said["args"]["how"]["key"] for f in figures if f.said
+            and f.said["key"] == "compare.ratio"}
+    assert hows == {"compare.repeats", "compare.floor", "compare.no_interval",
+                    "compare.same_file"}
+    assert not _korean_or_english_prose(figures)
+
+
+def test_every_history_method_is_a_sentence_in_both_languages(tmp_path):
+    store = tmp_path / "report" / "_store"
+    nightly(store, noisy(25, seed=3, step_at=21))
+    short = tmp_path / "short" / "report" / "_store"
+    nightly(short, noisy(5, seed=1))
+    trends = hist.history(store) + hist.history(short, metrics=["p99_ttft_ms"])
+    assert {t.verdict for t in trends} == {LEVEL_CHANGED, NO_LEVEL_CHANGE, CANNOT_TELL}
+    figures = [f for t in trends for f in hist.history_figures(t)]
+    assert any(f.said.get("key") == "history.change_part" for f in figures)
+    assert not _korean_or_english_prose(figures)
+
+
+def test_verdict_names_in_methods_are_the_verdicts_own():
+    """The methods name the verdicts as the figures' values spell them."""
+    for name in VERDICT_NAMES.values():
+        assert english(said("compare.verdict_" + name)) == name.replace("_", " ")
+    for key, value in (("level_changed", LEVEL_CHANGED), ("no_level_change", NO_LEVEL_CHANGE),
+                       ("cannot_tell", CANNOT_TELL)):
+        assert english(said("history." + key)) == value
+
+
+@pytest.mark.slow
+def test_a_built_comparison_shows_every_method_in_korean(tmp_path):
+    from benchreport.pipeline.compare import build_compare
+
+    store = _comparison_store(tmp_path)
+    paths = build_compare(["run-a", "run-b", "run-c"], report_root=store.parent, project=ROOT,
+                          out=lambda line: None, build_runs=False)
+    registry = load_registry(paths.figures_json)
+    assert registry and all(f.said for f in registry.values())
+    page = paths.html("ko").read_text(encoding="utf-8")
+    marker = load_catalogue(LABELS, "ko")["derivation.untranslated"].split("{")[0].strip()
+    assert marker not in page
+    lines = _method_lines(page)
+    assert len(lines) > 20
+    assert not [line for line in lines if _prose(line)]

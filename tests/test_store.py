@@ -329,6 +329,7 @@ def test_the_comparison_report_in_both_languages(store_pair):
     anchor = "fig-" + ids.delta("2024-b300", "ref-slower", *E2EL, "verdict").replace(".", "-")
     assert f'href="#{anchor}">regressed</a>' in en
     assert f'href="#{anchor}">악화</a>' in ko
+    assert "번역되지 않은" not in ko          # every method in Korean (tests/test_methods.py)
     # the runs' curves overlaid: one chart per engine and workload, one colour per run
     assert "The runs&#39; load curves" in en or "The runs' load curves" in en
     assert "실행별 부하 곡선" in ko

@@ -41,6 +41,7 @@ from typing import Any
 from ..core import ids
 from ..core.errors import ReportError
 from ..core.figures import Figure, Source, figure
+from ..core.methods import Said, said
 from ..core.store import connect, rows_of, stored_runs
 from ..core.verdicts import (
     IMPROVED,
@@ -266,15 +267,13 @@ def change_figures(base: StoredRun, other: StoredRun,
                    items: list[dict[str, Any]]) -> list[Figure]:
     rk = other.key
     groups = sorted({c["group"] for c in items})
-    method = (f"items of run.yaml, the engines' logs and launch settings whose values differ "
-              f"between {base.id} (base) and {other.id}")
+    method = said("compare.changed_items", base=base.id, run=other.id)
     srcs = tuple(s for s in (base.run_yaml(), other.run_yaml()) if s)
     figs = [figure(id=ids.diff(rk, "count"), value=len(items), unit="count", method=method,
                    sources=srcs, context={"base": base.id, "run": other.id}),
             figure(id=ids.diff(rk, "groups"), value=len(groups), unit="count",
-                   method="factors those items belong to (one engine's release, one "
-                          "engine's launch settings, hardware, model, client, workloads): "
-                          + ", ".join(groups) if groups else "none",
+                   method=said("compare.factors", groups=groups) if groups
+                   else said("compare.factors_none"),
                    sources=srcs, depends_on=(ids.diff(rk, "count"),),
                    context={"base": base.id, "run": other.id, "groups": groups})]
     for c in items:
@@ -283,7 +282,7 @@ def change_figures(base: StoredRun, other: StoredRun,
         for part, run in (("from", base), ("to", other)):
             src = c[f"source_{part}"]
             figs.append(figure(id=ids.diff(rk, item, part), value=c[part], unit="text",
-                               method=f"{c['key']} in {run.id}",
+                               method=said("compare.item_in", key=c["key"], run=run.id),
                                sources=(src,) if src else (), context=ctx))
     return figs
 
@@ -355,24 +354,19 @@ def point_source(p: dict[str, Any], metric: str) -> Source:
                   lines=(int(p["line"]),) if p.get("line") else ())
 
 
-def _how(j: Judgement, n_a: int, n_b: int, n_pairs: int) -> str:
+def _how(j: Judgement, n_a: int, n_b: int, n_pairs: int) -> Said:
     """How the verdict's interval was found, for the figure's method."""
+    level = f"{INTERVAL_LEVEL:.0%}"
     if j.source == SAME:
-        return "both runs read the same result file (same sha256): no change to judge"
+        return said("compare.same_file", hash="sha256")
     if j.source == REPEATS:
-        return f"mean over {n_b} and {n_a} repeats; 95% interval by Welch's t on the log scale"
+        return said("compare.repeats", n_run=n_b, n_base=n_a, level=level)
     if j.source in (FLOOR, HISTORY):
-        where = "declared for this metric (gate: block or gate file)" if j.source == FLOOR \
-            else "estimated from the history of this configuration"
-        return (f"fewer than two repeats in at least one run; the interval is the ratio ± "
-                f"the relative noise {j.noise:g} {where}")
+        where = said("compare.floor_declared" if j.source == FLOOR else "compare.floor_history")
+        return said("compare.floor", noise=f"{j.noise:g}", where=where)
     if j.source == REQUESTS:
-        return (f"one repeat each; 95% percentile interval from {RESAMPLES:,} resamples of the "
-                f"{n_pairs} requests, paired by their place in the run (the same prompts in "
-                "both runs). It measures how consistently the requests changed, not "
-                "run-to-run noise, which a single run cannot show")
-    return ("fewer than two repeats in at least one run, no noise floor declared for this "
-            "metric and no per-request values that pair request by request: no interval")
+        return said("compare.requests", level=level, resamples=RESAMPLES, n=n_pairs)
+    return said("compare.no_interval")
 
 
 @dataclass(frozen=True)
@@ -394,9 +388,10 @@ class _Pair:
                 "other_workload": self.match.other.key[1], "other_load": self.match.other.key[2]}
 
 
-def judge_metric(pair: _Pair, metric: str, noise: Noise) -> tuple[Judgement, str] | str:
-    """The verdict of one metric of a matched point and how its interval was found, or why
-    it has none at all (not measured in both runs, or defined differently)."""
+def judge_metric(pair: _Pair, metric: str, noise: Noise) -> tuple[Judgement, Said] | str:
+    """The verdict of one metric of a matched point and how its interval was found (a method
+    sentence, core.methods), or why it has none at all (not measured in both runs, or
+    defined differently)."""
     pa, pb = list(pair.match.base.points), list(pair.match.other.points)
     va = [p[metric] for p in pa if p.get(metric) is not None]
     vb = [p[metric] for p in pb if p.get(metric) is not None]
@@ -421,7 +416,7 @@ def judge_metric(pair: _Pair, metric: str, noise: Noise) -> tuple[Judgement, str
     return j, _how(j, len(va), len(vb), len(found))
 
 
-def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Figure]:
+def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: Said) -> list[Figure]:
     unit, decimals, higher_better = METRICS[metric]
     pa, pb = pair.match.base.points, pair.match.other.points
     ctx = {**pair.context(metric), "noise_source": j.source}
@@ -430,27 +425,26 @@ def _metric_figures(pair: _Pair, metric: str, j: Judgement, how: str) -> list[Fi
     figures = [
         figure(id=pair.fid(metric, part), unit=unit, decimals=decimals, context=ctx,
                value=statistics.fmean(p[metric] for p in pts if p.get(metric) is not None),
-               method=f"{metric} of {run.id}'s {' '.join(g.key)} ({label} in the comparison),"
-                      f" mean over {sum(p.get(metric) is not None for p in pts)} repeat(s)",
+               method=said("compare.point_mean", metric=metric, run=run.id,
+                           point=" ".join(g.key), label=label,
+                           n=sum(p.get(metric) is not None for p in pts)),
                sources=tuple(point_source(p, metric) for p in pts))
         for part, run, pts, g in (("from", pair.a, pa, pair.match.base),
                                   ("to", pair.b, pb, pair.match.other))]
     fid = pair.fid(metric)
     figures.append(figure(id=fid, value=j.ratio, unit="x", decimals=3, context=ctx, sources=src,
-                          method=f"{pair.b.id} ÷ {pair.a.id}; {how}",
+                          method=said("compare.ratio", run=pair.b.id, base=pair.a.id, how=how),
                           depends_on=(pair.fid(metric, "from"), pair.fid(metric, "to"))))
     if j.low is not None:
         figures += [figure(id=pair.fid(metric, part), value=bound, unit="x", decimals=3,
                            context=ctx, depends_on=(fid,), sources=src,
-                           method=f"{part} bound of the ratio's interval: {how}")
+                           method=said("compare.bound_" + part, how=how))
                     for part, bound in (("low", j.low), ("high", j.high))]
     figures.append(figure(
         id=pair.fid(metric, "verdict"), value=j.outcome, unit="verdict", context=ctx,
         depends_on=(fid,),
-        method=("improved or regressed when the whole interval lies on one side of 1 (for "
-                "this metric " + ("higher" if higher_better else "lower") + " is better), "
-                "within noise when it holds 1, no verdict without an interval; same data when "
-                "both runs read the same file (analyses.gate.judge)")))
+        method=said("compare.verdict", one=1, code="analyses.gate.judge",
+                    better=said("compare.higher" if higher_better else "compare.lower"))))
     return figures
 
 
@@ -496,18 +490,17 @@ def _mean_of(points: tuple[dict[str, Any], ...], metric: str) -> float:
 
 def _count_figures(a: StoredRun, b: StoredRun, matched: int, counts: dict[str, int],
                    only: list[dict[str, Any]]) -> list[Figure]:
-    method = (f"matched points of {b.id} against {a.id}: the same engine, model, variant and "
-              "load, and input and output lengths within the tolerance (analyses.matching)")
+    method = said("compare.matched", run=b.id, base=a.id, code="analyses.matching")
     figures = [figure(id=ids.delta_count(a.key, b.key, "matched"), value=matched,
                       unit="count", method=method)]
     for name, n in counts.items():
         figures.append(figure(id=ids.delta_count(a.key, b.key, name), value=n, unit="count",
-                              method=f"metrics of the matched points whose verdict is "
-                                     f"{name.replace('_', ' ')}"))
+                              method=said("compare.verdict_count",
+                                          verdict=said("compare.verdict_" + name))))
     for run in (a, b):
         n = sum(1 for o in only if o["run"] == run.id)
         figures.append(figure(id=ids.delta_count(a.key, b.key, "only_" + run.key), value=n,
-                              unit="count", method=f"points present only in {run.id}"))
+                              unit="count", method=said("compare.only_in", run=run.id)))
     return figures
 
 
@@ -623,8 +616,8 @@ def _trend_figure(run: StoredRun, key: GroupKey, points: tuple[dict[str, Any], .
     return figure(
         id=ids.trend(engine, workload, load, metric, run.key), value=statistics.fmean(vals),
         unit=unit, decimals=decimals,
-        method=f"{metric} of {engine} {workload} {load} in {run.id}, mean over {len(vals)} "
-               "repeat(s)",
+        method=said("compare.trend", metric=metric, engine=engine, workload=workload,
+                    load=load, run=run.id, n=len(vals)),
         sources=tuple(point_source(p, metric) for p in points),
         context={"engine": engine, "workload": workload, "load": load, "metric": metric,
                  "run": run.id})

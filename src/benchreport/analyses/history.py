@@ -79,6 +79,7 @@ import numpy as np
 from ..core import ids
 from ..core.errors import ReportError
 from ..core.figures import Figure, figure
+from ..core.methods import said
 from ..core.provenance import MEASURED, MODEL, reason
 from ..core.store import connect, rows_of, stored_runs
 from ..core.tables import POINT_TYPES
@@ -653,8 +654,8 @@ def _value_figures(series: Series, fid, ctx: dict[str, Any]) -> list[Figure]:
     decimals = METRICS.get(series.metric, (unit, 2, False))[1]
     return [figure(id=fid("value", ids.run_key(r.run)), value=r.value, unit=unit,
                    decimals=decimals, context={**ctx, "run": r.run},
-                   method=f"{series.metric} in {r.run}, mean over {len(r.points)} valid "
-                          "repeat(s)",
+                   method=said("history.value", metric=series.metric, run=r.run,
+                               n=len(r.points)),
                    sources=tuple(point_source(p, series.metric) for p in r.points),
                    provenance=MODEL if r.reconstruction else MEASURED)
             for r in series.runs]
@@ -666,9 +667,8 @@ def _change_figures(tr: Trend, fid, ctx: dict[str, Any], deps: tuple[str, ...],
     for i, c in enumerate(tr.changes, 1):
         name = ids.history_change(i)
         cctx = {**ctx, "run": c.run}
-        how = (f"mean of the {c.after} runs from {c.run} on ÷ mean of the {c.before} runs "
-               f"before; {INTERVAL_LEVEL:.0%} interval by Welch's t on the log scale; the "
-               f"split found by a permutation test ({PERMUTATIONS} shufflings, seed {SEED})")
+        how = said("history.change", after=c.after, run=c.run, before=c.before,
+                   level=f"{INTERVAL_LEVEL:.0%}", permutations=PERMUTATIONS, seed=SEED)
         figs.append(figure(id=fid(name), value=c.ratio, unit="x", decimals=3, context=cctx,
                            method=how, depends_on=deps, provenance=prov[0],
                            provenance_why=prov[1]))
@@ -676,10 +676,17 @@ def _change_figures(tr: Trend, fid, ctx: dict[str, Any], deps: tuple[str, ...],
                  ("p_value", c.p_value, "p", 3), ("run", c.run, "text", None),
                  ("before", c.before, "count", 0), ("after", c.after, "count", 0)]
         figs += [figure(id=fid(name, part), value=value, unit=unit, decimals=decimals,
-                        context=cctx, method=f"{part} of level change {i}: {how}",
+                        context=cctx, method=said("history.change_part", i=i, how=how,
+                                                  part=said("history.part_" + part)),
                         depends_on=(fid(name),), provenance=prov[0], provenance_why=prov[1])
                  for part, value, unit, decimals in parts if value is not None]
     return figs
+
+
+# the verdicts as the method names them (their English is the verdicts' own: LEVEL_CHANGED, …)
+_VERDICT_WORDS = {"changed": said("history.level_changed"),
+                  "unchanged": said("history.no_level_change"),
+                  "cannot": said("history.cannot_tell")}
 
 
 def history_figures(tr: Trend) -> list[Figure]:
@@ -699,20 +706,17 @@ def history_figures(tr: Trend) -> list[Figure]:
     common = {"context": ctx, "depends_on": deps, "provenance": prov[0],
               "provenance_why": prov[1]}
     figs.append(figure(id=fid("runs"), value=len(s.runs), unit="count", decimals=0,
-                       method="runs of the store with this point, in date order", **common))
+                       method=said("history.runs"), **common))
     if tr.noise is not None:
         figs.append(figure(id=fid("noise"), value=tr.noise, unit="fraction", decimals=3,
-                           method="standard deviation of the log values about each level's "
-                                  "mean, pooled over the levels, runs beyond "
-                                  f"{OUTLIER_SIGMAS:g} robust deviations (1.4826 × MAD) left "
-                                  "out", **common))
+                           method=said("history.noise", sigmas=f"{OUTLIER_SIGMAS:g}",
+                                       mad=f"{MAD_TO_SIGMA}"), **common))
     figs.append(figure(id=fid("changes"), value=len(tr.changes), unit="count", decimals=0,
-                       method=f"level changes found at p < {ALPHA} (binary segmentation)",
+                       method=said("history.changes", alpha=f"{ALPHA}"),
                        **common))
     figs.append(figure(id=fid("verdict"), value=tr.verdict, unit="verdict",
-                       method=f"{LEVEL_CHANGED} when a level change is found, "
-                              f"{NO_LEVEL_CHANGE} when none is, {CANNOT_TELL} with fewer "
-                              f"than {MIN_RUNS} runs", **common))
+                       method=said("history.verdict", min_runs=MIN_RUNS, **_VERDICT_WORDS),
+                       **common))
     return figs + _change_figures(tr, fid, ctx, deps, prov)
 
 
