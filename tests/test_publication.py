@@ -445,8 +445,11 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
     assert 'href="#fig-decode-degradation-vllm-peak_over_mean"' in text
     assert "(vLLM decode peak at the shorter input over mean at the longer 3.29×)" in \
         text.striptags()
-    assert reason_text(ko, "settings_differ", {"which": ["attention_backend", "moe_backend"]}) \
-        .striptags() == "엔진 말고도 이런 설정이 달랐습니다: 어텐션 백엔드, MoE 백엔드."
+    assert reason_text(ko, "differs_listed", {"which": ["attention_backend", "moe_backend"]}) \
+        .striptags() == "실행 설정과 로그에 이런 차이가 있습니다: 어텐션 백엔드, MoE 백엔드."
+    # the list itself is the recomputed value beside it: the reason does not repeat it
+    assert reason_text(ko, "settings_differ", {"which": ["attention_backend"]}) \
+        .striptags() == "엔진 말고도 재계산값 칸의 설정들이 달랐습니다."
     # a setting that differs, as claims.json records it: a mapping, worded
     was = reason_text(en, "setting_differs", {"which": [
         {"sid": "attention_backend", "engine": "vllm", "have": "FLASHINFER"}]}).striptags()

@@ -194,6 +194,13 @@ class Writer:
         inputs = Markup("; ").join([origins, *(Markup(escape(a)) for a in also or [])])
         return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
 
+    def evidence(self, items: list[str]) -> Markup:
+        """Evidence cells (file:lines) as a table shows them: under the run's own data
+        folder, the path from there (``raw/vllm/server.log:2``), which the notice names."""
+        cut = len(f"data/{self.run.id}/")
+        return Markup(escape("; ".join(x[cut:] if x[:cut] == f"data/{self.run.id}/" else x
+                                       for x in items)))
+
     def once(self, key: str) -> str:
         """A caveat's catalogue key: its full sentence the first time the article says it,
         then its short form (``<key>_again``) where the catalogue has one, so that a caveat

@@ -915,7 +915,7 @@ def _differing_rows(w: Writer, differing: list[dict]) -> list[list[Markup]]:
                                      if c.get("kind") == "setting" and e in c["values"]
                                      else caveat_value(w, c, e))) for e in engines]
                     + [Markup(escape(w.t[f"why.{c['id']}"])),
-                       Markup(escape("; ".join(c["evidence"][:2])))])
+                       w.evidence(c["evidence"][:2])])
     return rows
 
 
@@ -949,7 +949,7 @@ def launch_section(w: Writer, differing: list[dict]) -> tuple[list[Markup], Tabl
              Markup(escape("--" + c["setting"].replace("_", "-"))),
              Markup(escape(w.setting_words(c["values"]["log"]))),
              Markup(escape(w.setting_words(c["values"]["launch"]))),
-             Markup(escape("; ".join(c["evidence"][:2])))] for c in found]
+             w.evidence(c["evidence"][:2])] for c in found]
     return paras, Table(header=[t["table.engine"], t["table.launch_setting"], t["table.in_log"],
                                 t["table.in_launch"], t["table.evidence"]], rows=rows)
 
@@ -1010,9 +1010,9 @@ def _merged_row(w: Writer, group: list[tuple[dict, list[Markup]]]) -> list[Marku
         if first.get("workload") else {}
     values = Markup("<br>").join(sentence(w.t["limit.engine_value"], engine=w.name(c["engine"]),
                                           value=row[1]) for c, row in group)
-    evidence = "; ".join(dict.fromkeys(e for c, _ in group for e in c.get("evidence", [])[:2]))
+    evidence = list(dict.fromkeys(e for c, _ in group for e in c.get("evidence", [])[:2]))
     return [sentence(w.t[f"limit.{first['id']}.what_merged"], **label), values,
-            group[0][1][2], Markup(escape(evidence))]
+            group[0][1][2], w.evidence(evidence)]
 
 
 def limit_row(w: Writer, c: dict) -> list[Markup] | None:
@@ -1030,10 +1030,10 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     value = sentence(t[value_key], **values)
     # e.g. a KV capacity filled in, a fitted knob; inside a closing full stop
     mark = w.mark(*held.values())
-    value = Markup(value[:-1]) + mark + "." if mark and value.endswith(".") else value + mark
+    value = Markup(value[:-1]) + mark + "." if mark and value[-1:] == "." else value + mark
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[_limit_why(w, c, list(held.values()))], **values),
-            Markup(escape("; ".join(c.get("evidence", [])[:2])))]
+            w.evidence(c.get("evidence", [])[:2])]
 
 
 def _limit_values(w: Writer, c: dict, held: dict[str, str]) -> dict[str, Any]:
