@@ -275,10 +275,9 @@ def test_verdicts_on_generated_values_say_so_and_every_label_is_defined(referenc
     legend = text[text.index("판정의 뜻:"):].split(".")[0]
     for label in ("확인됨", "재구성본에서 일치", "데이터와 어긋남", "데이터로 판단 불가"):
         assert f'"{label}"' in legend, label
-    # the published 3.29x matched another basis: the reason names it, before what set
-    # the recomputed value
-    assert "다른 기준(vLLM 디코드 짧은 입력의 최댓값 대 긴 입력의 평균 3.29배)과 맞습니다. " \
-           "재계산값은" in text
+    # a reason that says something of the published value (the noise floor it is within)
+    # comes before what set the recomputed value
+    assert "claims.yaml에 밝혀 둔 잡음 하한 1.0%보다 작습니다. 재계산값은" in text
 
 
 def test_the_blog_links_the_whole_claims_table(reference_build):
@@ -306,3 +305,20 @@ def test_a_reconstruction_reads_check_caveats_conclusion_then_appendices(referen
     analyses = [sid for sid in re.findall(r'<section id="([^"]+)">', real)
                 if sid not in ("derivation", "inputs", "generator")]
     assert analyses and not any("<h2>Appendix: " in _section(real, sid) for sid in analyses)
+
+
+def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
+        reference_build):
+    """3.29x is the published 64K peak over the published 200K mean: that follows from the
+    published figures alone, so the lede says it and the row is not marked as the
+    generator's, nor followed by its note (the fifth editor read)."""
+    lede = _text(_section(_page(reference_build, "ko"), "summary"))
+    assert "상세편 및 요약편의 공개값 가운데 2개는 같은 기준끼리의 비교가 아니라" in lede
+    assert "vLLM 디코드 짧은 입력의 최댓값 대 긴 입력의 평균 3.29배" in lede
+    rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",
+                                         _section(_page(reference_build, "ko"), "claims"),
+                                         re.S)]
+    row = next(r for r in rows if r.startswith("64K에서 200K로 갈 때 vLLM의"))
+    assert "공개 수치만으로 확인" in row and "재계산값은" not in row
+    # one value: no "(값)" left where the keys would be named
+    assert not any("로(값)" in r for r in rows)

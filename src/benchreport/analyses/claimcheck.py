@@ -63,7 +63,7 @@ from ..core.files import read_json, read_text
 from ..core.i18n import english, load_catalogue
 from ..core.methods import Said, given, said
 from ..core.paths import LABELS
-from ..core.provenance import MEASURED, reason_words
+from ..core.provenance import CALIBRATED, MEASURED, reason_words
 from ..core.provenance import of as provenance_of
 from ..core.records import Run
 from ..core.tables import input_checksum
@@ -77,7 +77,8 @@ __all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimC
            "check_equals", "check_events", "check_every_engine", "check_exceeds", "check_extreme",
            "check_figures", "check_identical", "check_linear", "check_sequence", "check_settings",
            "check_similar", "check_winner", "claim_basis", "claim_check",
-           "contradicted_figure", "indistinguishable_figure", "informative_figure", "parse_claims"]
+           "contradicted_figure", "indistinguishable_figure", "informative_figure",
+           "mixed_published_figure", "parse_claims"]
 
 
 @dataclass
@@ -647,7 +648,8 @@ def claim_check(run: Run) -> ClaimCheck:
                      "calibrated": ", ".join(v.calibrated), "basis": basis},
             method=method))
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src),
-                contradicted_figure(claims, verdicts, src)]
+                contradicted_figure(claims, verdicts, src),
+                mixed_published_figure(claims, verdicts, registry, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
@@ -721,6 +723,25 @@ def contradicted_figure(claims, verdicts, src) -> Figure:
                            "sources": list(dict.fromkeys(a for c, _ in against
                                                          for a in c.source))},
                   method=said("claims.contradicted"))
+
+
+def mixed_published_figure(claims, verdicts, registry: dict[str, Figure], src) -> Figure:
+    """How many published values match another basis made of published figures alone (in a
+    reconstruction, the figures it was calibrated to): a finding about the published text's
+    arithmetic that holds whatever the reconstruction's model or seed set."""
+    mixed = [(c, v) for c, v in zip(claims, verdicts, strict=True)
+             if v.reason == "other_basis" and v.params.get("alternatives")
+             and all(a in registry for a in v.params["alternatives"])
+             and provenance_of(registry, v.params["alternatives"]) == CALIBRATED]
+    return figure(id=figure_ids.CLAIMS_MIXED, value=len(mixed), unit="count", decimals=0,
+                  sources=(Source(key="claims", **src),),
+                  depends_on=tuple(a for _, v in mixed for a in v.params["alternatives"]),
+                  context={"claims": [c.id for c, _ in mixed],
+                           "alternatives": [a for _, v in mixed
+                                            for a in v.params["alternatives"]],
+                           "sources": list(dict.fromkeys(x for c, _ in mixed
+                                                         for x in c.source))},
+                  method=said("claims.mixed"))
 
 
 def indistinguishable_figure(verdicts, src) -> Figure:

@@ -131,7 +131,8 @@ Families (id — constructor — example):
   tpot_other_ms — ``timeline.64k.vllm.wait_share``
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
-  ``CLAIMS_INDISTINGUISHABLE``; ``claims.contradicted`` — ``CLAIMS_CONTRADICTED``
+  ``CLAIMS_INDISTINGUISHABLE``; ``claims.contradicted`` — ``CLAIMS_CONTRADICTED``;
+  ``claims.mixed`` — ``CLAIMS_MIXED``
 
 ``well_formed(fid)`` says whether an id is spelled as one of these families.
 
@@ -150,6 +151,7 @@ SPEC_MAX_ACCEPT_LEN = "limits.spec_max_accept_len"
 CLAIMS_INFORMATIVE = "claims.informative"
 CLAIMS_INDISTINGUISHABLE = "claims.indistinguishable"
 CLAIMS_CONTRADICTED = "claims.contradicted"
+CLAIMS_MIXED = "claims.mixed"
 
 
 def _join(*parts: object) -> str:

@@ -147,7 +147,7 @@ def value_text(w: Writer, value: Any, key: str | None = None, like: Any = None,
     return Markup(escape(w.setting_words(str(value))))
 
 
-def _figures(w: Writer, keys: list[str]) -> Markup:
+def figures_text(w: Writer, keys: list[str]) -> Markup:
     """Figure ids labelled and linked, other keys labelled."""
     return Markup(", ").join(
         Markup("{} {}").format(key_label(w, f), w.fig(f).html) if f in w.registry
@@ -168,7 +168,7 @@ def _list_words(w: Writer, reason: str, items: list) -> Any:
     if reason in ENGINE_LISTS:
         return ", ".join(w.engine_name(e) for e in items)
     if reason in FIGURE_LISTS:
-        return _figures(w, items)
+        return figures_text(w, items)
     if reason == "setting_differs":
         return "; ".join(_setting_was(w, item) for item in items)
     if reason == "not_similar":
@@ -183,7 +183,7 @@ def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, A
     out: dict[str, Any] = dict(params)
     out.setdefault("alternatives", "")
     if params.get("alternatives"):
-        out["alternatives"] = _figures(w, params["alternatives"])
+        out["alternatives"] = figures_text(w, params["alternatives"])
     for name in ("keys", "declared_keys"):
         if name in params:
             out[name] = ", ".join(key_label(w, k) for k in params[name] if k)
@@ -198,6 +198,8 @@ def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, A
 
 def reason_text(w: Writer, reason: str, params: dict[str, Any]) -> Markup:
     key = f"reason.{reason}"
+    if params.get("keys") == ["value"] and f"{key}_one" in w.t:   # one value: no key to name
+        key += "_one"
     if reason == "cold_start" and w.run.meta.reconstruction:   # where the generator put them
         key = "reason.cold_start_reconstruction"
     return sentence(w.t[key], **reason_params(w, reason, params))

@@ -22,6 +22,7 @@ from ..core.verdicts import INCONSISTENT
 from .campaign import campaign_conclusion, campaign_sections, key_findings, single_run_findings
 from .citations import Citation, citations
 from .citations import names as source_names
+from .claimtext import figures_text
 from .headline import conclusion as one_engine_conclusion
 from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
@@ -216,7 +217,19 @@ def lede(w: Writer, workloads: list) -> list[Markup]:
     briefs = [b for b in (_brief(w, x) for x in workloads) if b is not None]
     thesis = _thesis(w, workloads)
     return ([thesis] if thesis is not None else []) + briefs \
-        + _standing(w, workloads, briefs) + _contradicted(w)
+        + _standing(w, workloads, briefs) + _mixed(w) + _contradicted(w)
+
+
+def _mixed(w: Writer) -> list[Markup]:
+    """The claim check's finding from the published figures alone: published values that
+    mix bases (a peak over a mean), each with what it matches."""
+    if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
+        return []
+    fig = w.registry[ids.CLAIMS_MIXED]
+    named = source_names(w.run.meta, w.lang)
+    return [sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
+                     sources=w.and_list([named.get(k, k) for k in fig.context["sources"]]),
+                     which=figures_text(w, fig.context["alternatives"]))]
 
 
 def _contradicted(w: Writer) -> list[Markup]:

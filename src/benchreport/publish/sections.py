@@ -126,6 +126,7 @@ CHOSEN_BY = {
     "lede.reversal": "e2e.<w>.faster",
     "lede.reversal_published": "e2e.<w>.faster",
     "lede.contradicted": "claims.contradicted",
+    "lede.mixed": "claims.mixed",
     "lede.contradicted_published": "claims.contradicted",
     "results.arrival_differs": "arrival.<w>.<e>.max_waiting",
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
@@ -1079,7 +1080,7 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     A declared noise floor's reason is given once, at its first row (``floors``: seen)."""
     t = w.t
     reason = _checked_reason(w, c, floors)
-    if c.get("basis") not in (MODEL, FREE):
+    if c.get("basis") not in (MODEL, FREE) or from_published(w, c):
         return reason
     # the check's own reason (which basis, which noise) still holds of the published text;
     # what set the recomputed value follows it, in full once, then short
@@ -1091,6 +1092,16 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     if c["reason"] in INFORMATIVE_REASONS:
         return Markup(" ").join([reason, generated])
     return generated
+
+
+def from_published(w: Writer, c: dict) -> bool:
+    """A reconstruction's claim whose published value matches another basis made of the
+    published figures alone (the ones it was calibrated to): the verdict is the published
+    text's own arithmetic, whatever the generator set for the like-for-like value."""
+    alternatives = (c.get("params") or {}).get("alternatives") or []
+    return bool(w.run.meta.reconstruction and c.get("reason") == "other_basis"
+                and alternatives and w.has(*alternatives)
+                and w.provenance(*alternatives) == CALIBRATED)
 
 
 # verdicts that, on a reconstruction's model or seed, say how the reconstruction came out
@@ -1154,7 +1165,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
             collapsed.append(i)
         reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
-        basis = t[BASIS[c["basis"]]] if c.get("basis") else None
+        basis = t["claims.from_published"] if from_published(w, c) \
+            else t[BASIS[c["basis"]]] if c.get("basis") else None
         verdict = w.link(fid, t[verdict_key(c)])
         if basis:
             verdict = Markup('{}<br><span class="aside">{}</span>').format(verdict, basis)
@@ -1177,7 +1189,11 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         paras.append(sentence(t["claims.intro_reconstruction_none" if none
                                 else "claims.intro_reconstruction"],
                               n=w.fig(ids.CLAIMS_INFORMATIVE),
-                              total=format_value(len(claims), "count", lang)))
+                              total=format_value(len(claims), "count", lang),
+                              **{k: f'"{t[v]}"' for k, v in (
+                                  ("constructed", "claims.by_construction"),
+                                  ("generated", "claims.generated"),
+                                  ("evidence", "claims.evidence"))}))
     quiet = ids.CLAIMS_INDISTINGUISHABLE
     if w.has(quiet) and w.registry[quiet].value:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
