@@ -45,7 +45,7 @@ def test_the_lede_says_each_caveat_once_after_the_results(reference_build, lang,
 
 
 @pytest.mark.parametrize("lang, heading, gap", [
-    ("ko", "이 재구성본으로 답할 수 없는 질문", "소요 시간 차이가 첫 토큰 전과 디코드 가운데"),
+    ("ko", "이 재구성본으로는 답할 수 없는 것", "소요 시간 차이가 첫 토큰 전과 디코드 가운데"),
     ("en", "What this reconstruction cannot answer", "Where the duration gap at 64K and 200K"),
 ])
 def test_what_the_generator_set_is_an_open_question_not_a_key_finding(reference_build, lang,

@@ -318,11 +318,13 @@ def calibrated_durations(w: Writer, workloads) -> bool:
         w.registry[d].provenance == CALIBRATED for d in durations)
 
 
-def resting_on(w: Writer, fig_id: str) -> list[str]:
+def resting_on(w: Writer, fig_id: str, without: str | None = None) -> list[str]:
     """The assumptions of run.yaml whose ``figures`` name ``fig_id`` (or a prefix of it), in
-    the reader's language: a sentence stating the figure says what it rests on."""
+    the reader's language: a sentence stating the figure says what it rests on (``without``:
+    as in ``resting_on_values``)."""
     return [a.setting[w.lang] for a in w.run.meta.assumed
-            if any(ids.named_by(fig_id, f) for f in a.figures)]
+            if any(ids.named_by(fig_id, f) for f in a.figures)
+            and not (without and any(ids.named_by(without, f) for f in a.figures))]
 
 
 @dataclass(frozen=True)
@@ -500,8 +502,11 @@ def _engine_cell(w: Writer, workload: str, engine: str, fid: str,
     measurement: requests that reached it spaced out, and run.yaml's assumptions; given
     at the engine's first row, and again only where a later row rests on something else
     (``noted``: per engine, the note given last)."""
-    notes = [w.t["results.arrived_spaced"]] if engine in spaced_engines(w, workload) else []
-    note = "; ".join(notes + resting_on(w, fid))
+    spaced = engine in spaced_engines(w, workload)
+    notes = [w.t["results.arrived_spaced"]] if spaced else []
+    # the spacing's own assumption is what "arrived spaced" says already
+    note = "; ".join(notes + resting_on(w, fid, without=arrival_gap_id(w, workload)
+                                        if spaced else None))
     name = Markup(escape(w.engine_name(engine)))
     if not note or noted.get(engine) == note:
         return name
