@@ -105,7 +105,7 @@ test: $(STAMP)
 
 ## Run the quick tests only: no report builds, no PDFs (under a minute)
 test-fast: $(STAMP)
-	@$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow"
+	@$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 ## Check the code with ruff, by the project's own settings (pyproject.toml)
 lint: $(STAMP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -82,6 +83,9 @@ def _module_build(item: pytest.Item) -> bool:
                for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
 
 
+GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
+
+
 def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (they build whole reports: notebook kernels, charts, fonts,
     maybe PDFs) and the few others that take seconds each (a whole run read or generated)
@@ -89,13 +93,44 @@ def pytest_collection_modifyitems(config, items):
 
     Run in parallel (pytest-xdist, ``-n 2 --dist loadgroup``, as `make test` does), the
     tests of a module that read one of its slow module-scoped fixtures form one group, run
-    by one worker, so that fixture is made once, not once per worker; the session's builds
-    are shared by the workers (``shared_folder``)."""
+    by one worker, so that fixture is made once, not once per worker (see
+    ``pytest_xdist_make_scheduler``); the session's builds are shared by the workers
+    (``shared_folder``)."""
+    groups = {}
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)
         if _module_build(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+            groups[item.nodeid] = item.module.__name__
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and config.option.basetemp:
+        # for the scheduler in the main process, in the session's temp folder (both
+        # workers collect the same tests and write the same groups)
+        path = Path(config.option.basetemp).parent / GROUPS
+        mine = path.with_name(f"{GROUPS}.{worker}")
+        mine.write_text(json.dumps(groups))
+        os.replace(mine, path)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: xdist's own scheduler, given the groups the workers wrote.
+    (xdist marks a group by a suffix it appends to the test ids, which no longer reaches
+    them under pytest 9: its loadgroup alone ran a group's tests on both workers.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class GroupScheduling(LoadGroupScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:      # first asked once every worker has collected
+                path = config._tmp_path_factory.getbasetemp() / GROUPS
+                self.groups = json.loads(path.read_text()) if path.is_file() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
