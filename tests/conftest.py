@@ -84,6 +84,17 @@ def _module_build(item: pytest.Item) -> bool:
 
 
 GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
+# the session's shared builds (below), in the order a test that reads several is grouped by
+SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build")
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The xdist group of a test: its module's, when it reads a slow module-scoped
+    fixture; else that of the first shared session build it reads; else none."""
+    if _module_build(item):
+        return item.module.__name__
+    names = getattr(getattr(item, "_fixtureinfo", None), "names_closure", ())
+    return next((f"shared:{name}" for name in SHARED if name in names), None)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -95,14 +106,16 @@ def pytest_collection_modifyitems(config, items):
     tests of a module that read one of its slow module-scoped fixtures form one group, run
     by one worker, so that fixture is made once, not once per worker (see
     ``pytest_xdist_make_scheduler``); the session's builds are shared by the workers
-    (``shared_folder``)."""
+    (``shared_folder``), and the other tests that read one form a group too, so that one
+    worker builds it while the other runs other tests rather than wait for it."""
     groups = {}
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)
-        if _module_build(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-            groups[item.nodeid] = item.module.__name__
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker and config.option.basetemp:
         # for the scheduler in the main process, in the session's temp folder (both
