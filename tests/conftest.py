@@ -114,7 +114,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         group = _group(item)
         if group:
-            item.add_marker(pytest.mark.xdist_group(group))
             groups[item.nodeid] = group
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker and config.option.basetemp:
@@ -126,6 +125,7 @@ def pytest_collection_modifyitems(config, items):
         os.replace(mine, path)
 
 
+@pytest.hookimpl(optionalhook=True)      # an xdist hook: known only where xdist is installed
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup``: xdist's own scheduler, given the groups the workers wrote.
     (xdist marks a group by a suffix it appends to the test ids, which no longer reaches
