@@ -55,7 +55,8 @@ def fallback_path(weight: str = "normal", faces: dict[str, str] = FALLBACK_FACES
 def _main_cmap() -> frozenset[int]:
     from fontTools.ttLib import TTFont
 
-    return frozenset(TTFont(str(font_path()), lazy=True).getBestCmap())
+    with TTFont(str(font_path()), lazy=True) as font:
+        return frozenset(font.getBestCmap())
 
 
 def missing_from_main(text: str) -> str:
