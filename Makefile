@@ -101,7 +101,7 @@ check: $(STAMP)
 
 ## Run the whole test suite (what .ci/run runs), two tests at a time (pytest-xdist)
 test: $(STAMP)
-	@$(BIN)/python -m pytest -q -n 2
+	@$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 ## Run the quick tests only: no report builds, no PDFs (under a minute)
 test-fast: $(STAMP)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,15 +74,99 @@ def _uses_a_build(item: pytest.Item) -> bool:
                for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
 
 
+def _module_build(item: pytest.Item) -> bool:
+    """Whether the test reads a build (or another slow fixture) made once per module."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope in ("module", "class", "package") and getattr(d.func, "marks_slow", False)
+               for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
+
+
+GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
+# the session's shared builds (below), in the order a test that reads several is grouped by
+SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build")
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The xdist group of a test: its module's, when it reads a slow module-scoped
+    fixture; else that of the first shared session build it reads; else none."""
+    if _module_build(item):
+        return item.module.__name__
+    names = getattr(getattr(item, "_fixtureinfo", None), "names_closure", ())
+    return next((f"shared:{name}" for name in SHARED if name in names), None)
+
+
 def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (they build whole reports: notebook kernels, charts, fonts,
     maybe PDFs) and the few others that take seconds each (a whole run read or generated)
     are marked ``slow``; `make test-fast` runs the rest: ``pytest -m "not slow"``.
-    Run in parallel (pytest-xdist, ``-n 2``, as `make test` does), each worker builds the
-    session fixtures its tests need."""
+
+    Run in parallel (pytest-xdist, ``-n 2 --dist loadgroup``, as `make test` does), the
+    tests of a module that read one of its slow module-scoped fixtures form one group, run
+    by one worker, so that fixture is made once, not once per worker (see
+    ``pytest_xdist_make_scheduler``); the session's builds are shared by the workers
+    (``shared_folder``), and the other tests that read one form a group too, so that one
+    worker builds it while the other runs other tests rather than wait for it."""
+    groups = {}
     for item in items:
         if _uses_a_build(item):
             item.add_marker(pytest.mark.slow)
+        group = _group(item)
+        if group:
+            groups[item.nodeid] = group
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and config.option.basetemp:
+        # for the scheduler in the main process, in the session's temp folder (both
+        # workers collect the same tests and write the same groups)
+        path = Path(config.option.basetemp).parent / GROUPS
+        mine = path.with_name(f"{GROUPS}.{worker}")
+        mine.write_text(json.dumps(groups))
+        os.replace(mine, path)
+
+
+@pytest.hookimpl(optionalhook=True)      # an xdist hook: known only where xdist is installed
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: xdist's own scheduler, given the groups the workers wrote.
+    (xdist marks a group by a suffix it appends to the test ids, which no longer reaches
+    them under pytest 9: its loadgroup alone ran a group's tests on both workers.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class GroupScheduling(LoadGroupScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:      # first asked once every worker has collected
+                path = config._tmp_path_factory.getbasetemp() / GROUPS
+                self.groups = json.loads(path.read_text()) if path.is_file() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
+
+def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder made once per test session by ``make(folder)``, shared by the xdist workers:
+    the first worker to ask makes it, under a file lock, while the other waits, then reads
+    it. (Run without xdist, the folder is this process's own.) It is read-only: copy it to
+    change anything. A ``make`` that fails leaves no folder for the other worker, which
+    tries again."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent / "shared"     # the session's, not a worker's
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)                      # released when closed
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
 
 
 def _pdf_wanted(request, fixture: str) -> bool:
@@ -115,40 +202,96 @@ def _add_pdfs(run) -> list[str]:
 @pytest.fixture(scope="session")
 @builds_a_report
 def mini_build(tmp_path_factory, request):
-    """The hand-made 'mini' run built once per test session, without PDFs unless a test of
-    the session asks for mini_pdf_build: (the Run, the step lines)."""
-    workspace = tmp_path_factory.mktemp("mini")
-    (workspace / "data").mkdir()
-    (workspace / "report").mkdir()
-    copy_run(workspace, "mini")
-    lines: list[str] = []
-    run = _build(workspace, "mini", pdf=_pdf_wanted(request, "mini_pdf_build"),
-                 out=lines.append)
-    return run, lines
+    """The hand-made 'mini' run built once per test session (shared by the xdist workers),
+    without PDFs unless a test of the session asks for mini_pdf_build: (the Run, the step
+    lines)."""
+    from benchreport.ingest.io import load_run
+
+    pdf = _pdf_wanted(request, "mini_pdf_build")
+
+    def make(workspace: Path) -> None:
+        (workspace / "data").mkdir()
+        (workspace / "report").mkdir()
+        copy_run(workspace, "mini")
+        lines: list[str] = []
+        _build(workspace, "mini", pdf=pdf, out=lines.append)
+        (workspace / "lines.txt").write_text("".join(line + "\n" for line in lines))
+
+    workspace = shared_folder(tmp_path_factory, "mini", make)
+    lines = (workspace / "lines.txt").read_text().splitlines()
+    return load_run("mini", workspace / "data", workspace / "report"), lines
 
 
 @pytest.fixture(scope="session")
-def mini_pdf_build(mini_build):
+def mini_pdf_build(tmp_path_factory, mini_build):
     """mini_build with its PDFs (added by a render step if it had none): (the Run, the
     first build's step lines)."""
     run, lines = mini_build
-    _add_pdfs(run)
+    shared_folder(tmp_path_factory, "mini-pdf", lambda _: _add_pdfs(run))
     return run, lines
 
 
 @pytest.fixture(scope="session")
 @builds_a_report
 def reference_build(tmp_path_factory, request):
-    """The reference run built once per test session, into a temp folder, without PDFs
-    unless a test of the session asks for reference_pdf_build (returns the Run)."""
-    out = tmp_path_factory.mktemp("ref")
-    shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")
-    return _build(out, "2024-b300", pdf=_pdf_wanted(request, "reference_pdf_build"),
-                  out=lambda line: None)
+    """The reference run built once per test session (shared by the xdist workers), into a
+    temp folder, without PDFs unless a test of the session asks for reference_pdf_build
+    (returns the Run)."""
+    from benchreport.ingest.io import load_run
+
+    pdf = _pdf_wanted(request, "reference_pdf_build")
+
+    def make(out: Path) -> None:
+        shutil.copytree(ROOT / "data" / "2024-b300", out / "data" / "2024-b300")
+        _build(out, "2024-b300", pdf=pdf, out=lambda line: None)
+
+    out = shared_folder(tmp_path_factory, "ref", make)
+    return load_run("2024-b300", out / "data", out / "report")
 
 
 @pytest.fixture(scope="session")
-def reference_pdf_build(reference_build):
+def reference_pdf_build(tmp_path_factory, reference_build):
     """reference_build with its PDFs (added by a render step if it had none)."""
-    _add_pdfs(reference_build)
+    shared_folder(tmp_path_factory, "ref-pdf", lambda _: _add_pdfs(reference_build))
     return reference_build
+
+
+DGX = "2026-08-dgx-spark-laguna"
+AIPERF_SAMPLE = "paired/inferencemax-glm51-mi355x-sglang-aiperf"
+
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def dgx_build(tmp_path_factory):
+    """The second reference run (data/2026-08-dgx-spark-laguna) built once per test session
+    without PDFs, shared by the xdist workers (returns the Run)."""
+    from benchreport.ingest.io import load_run
+
+    def make(out: Path) -> None:
+        shutil.copytree(ROOT / "data" / DGX, out / "data" / DGX)
+        _build(out, DGX, pdf=False, out=lambda line: None)
+
+    out = shared_folder(tmp_path_factory, "dgx", make)
+    return load_run(DGX, out / "data", out / "report")
+
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def aiperf_sample_build(tmp_path_factory):
+    """The real AIPerf sample of a SGLang server (real samples' paired/inferencemax-glm51-
+    mi355x-sglang-aiperf) made a run 'aip' by ``benchreport init`` and built once per test
+    session without PDFs, shared by the xdist workers (returns the Run); skipped without
+    the samples."""
+    from benchreport.cli import main
+    from benchreport.ingest.io import load_run
+
+    if not (REAL_SAMPLES / AIPERF_SAMPLE).is_dir():
+        pytest.skip(f"no real samples at {REAL_SAMPLES / AIPERF_SAMPLE}")
+
+    def make(out: Path) -> None:
+        assert main(["init", "aip", str(REAL_SAMPLES / AIPERF_SAMPLE), "--data-root",
+                     str(out / "data")]) == 0
+        _build(out, "aip", pdf=False, out=lambda line: None)
+
+    out = shared_folder(tmp_path_factory, "aiperf-sample", make)
+    return load_run("aip", out / "data", out / "report")

@@ -1,7 +1,8 @@
 """The second reference run, a real A/B: vLLM 0.25.1 against SGLang 0.5.16 serving
 Laguna-S-2.1-INT4 with DFlash on one DGX Spark (data/2026-08-dgx-spark-laguna/, MIT).
 
-Built once per module without PDFs. Every expected value was read from the raw files by
+Built once per test session without PDFs (conftest.dgx_build, shared with test_server_state).
+Every expected value was read from the raw files by
 hand (line numbers of raw/<engine>/dgx-spark-laguna-vllm-vs-sglang/…), not from the code:
 
 - ergebnisse_int4.json / ergebnisse_sglang.json: prosa_decode c=1 gesamt_tps 20.61 / 18.16,
@@ -23,26 +24,15 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 
 import pytest
 
 from benchreport.pipeline.explain import registry_of
 
-from .conftest import ROOT, builds_a_report
-
-RUN = "2026-08-dgx-spark-laguna"
-
 
 @pytest.fixture(scope="module")
-@builds_a_report
-def dgx(tmp_path_factory):
-    from benchreport.pipeline.run import build
-
-    out = tmp_path_factory.mktemp("dgx")
-    shutil.copytree(ROOT / "data" / RUN, out / "data" / RUN)
-    run = build(RUN, data_root=out / "data", report_root=out / "report", project=ROOT,
-                out=lambda line: None, pdf=False)
+def dgx(dgx_build):
+    run = dgx_build
     figs = {f.id: f for f in registry_of(run).values()}
     claims = {c["claim"]: c for c in json.loads((run.paths.derived / "claims.json").read_text())}
     return run, figs, claims

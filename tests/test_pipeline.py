@@ -177,28 +177,32 @@ def test_swapping_the_engines_result_files_flips_the_sentence(workspace, project
     assert "측정한 모든 입력 길이에서 SGLang이 벤치마크를 더 빨리 마쳤습니다" in t_ko
 
 
-def test_building_twice_gives_byte_identical_outputs(mini_pdf_build, project):
+def test_building_twice_gives_byte_identical_outputs(mini_pdf_build, project, tmp_path):
     """Same inputs, same lock: the same bytes (dates come from run.yaml, not the clock).
-    Built twice in the same place, since the notebook pages show the folders they used:
-    the session's build of the mini run is set aside, built again, and put back."""
+    Built twice in the same place, since the notebook pages show the folders they used: a
+    copy of the session's build of the mini run (which the other worker may be reading) is
+    set aside and built again where it was copied to; the first build's bytes are compared
+    with the copy's folder written where they name the session's (the notebook pages)."""
     import hashlib
 
     run, _ = mini_pdf_build
-    report = run.paths.report
+    shared = run.paths.data.parent.parent
+    workspace = tmp_path / "ws"
+    shutil.copytree(shared, workspace)
+    report = workspace / "report" / run.id
     aside = report.with_name(".first-" + report.name)
 
-    def hashes(folder: Path) -> dict[str, str]:
-        return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+    def hashes(folder: Path, moved: bool = False) -> dict[str, str]:
+        def data(p: Path) -> bytes:
+            raw = p.read_bytes()
+            return raw.replace(str(shared).encode(), str(workspace).encode()) if moved else raw
+        return {p.relative_to(folder).as_posix(): hashlib.sha256(data(p)).hexdigest()
                 for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix != ".ipynb"}
 
-    first = hashes(report)
+    first = hashes(report, moved=True)
     report.rename(aside)
-    try:
-        _build(run.paths.data.parent.parent, project, "mini")
-        assert hashes(report) == first
-    finally:
-        shutil.rmtree(report, ignore_errors=True)
-        aside.rename(report)
+    _build(workspace, project, "mini")
+    assert hashes(report) == first
     for name in ("report.ko.html", "report.en.html", "report.ko.pdf", "report.en.pdf",
                  "blog/index.ko.md", "blog/images/en-results-1.svg", "derived/figures.json",
                  "notebooks/05-ingest.html", "notebooks/80-claims.html"):

@@ -23,7 +23,7 @@ from benchreport.core.runmeta import parse_run_yaml
 from benchreport.core.verdicts import NOT_MEASURED
 from benchreport.ingest.parsers.logscan import scan
 
-from .conftest import REAL_SAMPLES, ROOT, builds_a_report, needs_samples
+from .conftest import ROOT, needs_samples
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "runs" / "mini" / "run.yaml").read_text()
 
@@ -269,23 +269,11 @@ def test_the_bound_takes_the_table_only_without_run_yaml(gpu, hbm, expect):
 
 # --- real logs --------------------------------------------------------------------------
 
-AIPERF = "paired/inferencemax-glm51-mi355x-sglang-aiperf"
-
-
 @pytest.fixture(scope="module")
-@builds_a_report
-def aiperf(tmp_path_factory):
-    if not (REAL_SAMPLES / AIPERF).is_dir():
-        pytest.skip(f"no real samples at {REAL_SAMPLES / AIPERF}")
-    from benchreport.cli import main
+def aiperf(aiperf_sample_build):
     from benchreport.pipeline.explain import registry_of
-    from benchreport.pipeline.run import build
 
-    out = tmp_path_factory.mktemp("aiperf")
-    assert main(["init", "aip", str(REAL_SAMPLES / AIPERF), "--data-root",
-                 str(out / "data")]) == 0
-    run = build("aip", data_root=out / "data", report_root=out / "report", project=ROOT,
-                out=lambda line: None, pdf=False)
+    run = aiperf_sample_build
     return run, {f.id: f for f in registry_of(run).values()}
 
 
@@ -313,18 +301,11 @@ def test_the_aiperf_runs_state_comes_from_its_own_server_log(aiperf):
     assert "found part of its prompt tokens in its prefix cache" in page
 
 
-@pytest.mark.slow
 @needs_samples
-def test_the_dgx_runs_state_per_engine(tmp_path):
-    import shutil
-
+def test_the_dgx_runs_state_per_engine(dgx_build):
     from benchreport.pipeline.explain import registry_of
-    from benchreport.pipeline.run import build
 
-    rid = "2026-08-dgx-spark-laguna"
-    shutil.copytree(ROOT / "data" / rid, tmp_path / "data" / rid)
-    run = build(rid, data_root=tmp_path / "data", report_root=tmp_path / "report",
-                project=ROOT, out=lambda line: None, pdf=False)
+    run = dgx_build
     figs = {f.id: f for f in registry_of(run).values()}
     # vLLM 0.25.1 prints Preemptions when non-zero: a measured count; SGLang retractions
     counts = [f for f in figs.values() if ids.family(f.id) == "state"

@@ -376,24 +376,20 @@ def test_aiperf_records_keep_send_times_and_chunk_gaps():
     assert p.requests[1]["itl_ms"] == [1.0, 2.0]
 
 
-@pytest.mark.slow
 @needs_samples
 @pytest.mark.skipif(not AIPERF.is_dir(), reason=f"no AIPerf sample at {AIPERF}")
-def test_a_real_aiperf_run_gets_its_timeline_from_its_own_files(tmp_path):
-    from benchreport.cli import main
-
-    data, report = tmp_path / "data", tmp_path / "report"
-    assert main(["init", "a", str(AIPERF), "--data-root", str(data)]) == 0
-    assert main(["build", "a", "--data-root", str(data), "--report-root", str(report),
-                 "--no-pdf"]) == 0
+def test_a_real_aiperf_run_gets_its_timeline_from_its_own_files(aiperf_sample_build):
+    """The sample made a run by ``init`` and built (the session's shared build, run id
+    'aip')."""
+    report = aiperf_sample_build.paths.report
     figs = {f["id"]: f for f in json.loads(
-        (report / "a/derived/figures.json").read_text())["figures"]}
+        (report / "derived/figures.json").read_text())["figures"]}
     mine = {k: v for k, v in figs.items() if ids.family(k) == "timeline"}
     requests = next(v for k, v in mine.items() if ids.leaf(k) == "requests")
     assert requests["value"] == 87
-    assert all(s["path"].startswith("data/a/raw/") for v in mine.values()
+    assert all(s["path"].startswith("data/aip/raw/") for v in mine.values()
                for s in v["sources"])
     import duckdb
 
-    rows = duckdb.sql(f"select * from '{report / 'a/derived/tables/timeline.parquet'}'").df()
+    rows = duckdb.sql(f"select * from '{report / 'derived/tables/timeline.parquet'}'").df()
     assert (rows["arrival_basis"] == tl.CLIENT_TIMES).all() and len(rows) == 87

@@ -51,19 +51,33 @@ def fallback_path(weight: str = "normal", faces: dict[str, str] = FALLBACK_FACES
     return folder / faces[weight]
 
 
-def missing_from_main(text: str) -> str:
-    """The characters of ``text`` that NanumGothic has no glyph for."""
+@lru_cache(maxsize=1)
+def _main_cmap() -> frozenset[int]:
     from fontTools.ttLib import TTFont
 
-    cmap = TTFont(str(font_path()), lazy=True).getBestCmap()
-    return "".join(sorted({c for c in text if ord(c) > 127 and ord(c) not in cmap}))
+    with TTFont(str(font_path()), lazy=True) as font:
+        return frozenset(font.getBestCmap())
+
+
+def missing_from_main(text: str) -> str:
+    """The characters of ``text`` that NanumGothic has no glyph for."""
+    cmap = _main_cmap()
+    return "".join(sorted({c for c in set(text) if ord(c) > 127 and ord(c) not in cmap}))
 
 
 def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
     """The font reduced to the glyphs ``text`` needs, as WOFF; same input, same bytes.
 
     WOFF (zlib) rather than WOFF2 (brotli and a glyph transform): a fifth larger, three times
-    quicker to write, and the build writes four faces per language on its critical path."""
+    quicker to write, and the build writes four faces per language on its critical path.
+    Only the set of characters counts, so a process keeps the subsets it made by that set:
+    the print edition asks for the screen edition's, and a rebuild of the same pages (a
+    comparison's runs, the tests) for those of the first build."""
+    return _subset_woff(str(path or font_path(weight)), "".join(sorted(set(text))))
+
+
+@lru_cache(maxsize=64)
+def _subset_woff(path: str, chars: str) -> bytes:
     import logging
 
     from fontTools import subset
@@ -72,7 +86,7 @@ def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
     # NanumGothic carries VTT hinting source tables (TSI*) that the subsetter drops, noisily.
     logging.getLogger("fontTools.subset").setLevel(logging.ERROR)
 
-    font = TTFont(str(path or font_path(weight)), recalcTimestamp=False)
+    font = TTFont(path, recalcTimestamp=False)
     options = subset.Options()
     options.flavor = "woff"
     options.layout_features = ["*"]
@@ -80,7 +94,7 @@ def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
     options.notdef_outline = True
     subsetter = subset.Subsetter(options=options)
     # ASCII and list bullets are always kept: text that CSS adds (page numbers, markers).
-    subsetter.populate(text=text + "".join(chr(c) for c in range(32, 127)) + "•◦")
+    subsetter.populate(text=chars + "".join(chr(c) for c in range(32, 127)) + "•◦")
     subsetter.subset(font)
     out = io.BytesIO()
     font.flavor = "woff"
