@@ -4,29 +4,52 @@ derived tables."""
 
 from __future__ import annotations
 
+import importlib
 import io as _io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.files import (  # noqa: F401 (re-exported)
-    looks_binary,
-    read_json,
-    read_text,
-    sha256_file,
-    write_json,
-    write_text_atomic,
-)
-from ..core.records import RawFile, Run  # noqa: F401 (re-exported)
-from ..core.runmeta import Workload, load_run  # noqa: F401 (re-exported)
+if TYPE_CHECKING:        # re-exported, but imported on first use (``__getattr__``)
+    from ..core.files import (
+        looks_binary,
+        read_json,
+        read_text,
+        sha256_file,
+        write_json,
+        write_text_atomic,
+    )
+    from ..core.records import RawFile, Run
+    from ..core.runmeta import Workload, load_run
 
 __all__ = ["PARALLEL_MIN_BYTES", "RawFile", "Run", "SPILL_ROWS", "Workload", "is_metrics",
            "is_structured", "iter_raw", "load_run", "looks_binary", "raw_files", "read_json",
            "read_raw", "read_text", "sha256_file", "write_json", "write_text_atomic"]
 
+# Names re-exported from core, imported when first asked for: reading a log needs none of
+# them, and their imports (yaml, hashlib, tempfile, …) took a twentieth of a second, a
+# twentieth of the whole ingest of a 1 GiB log on two cores.
+_REEXPORTED = {"looks_binary": "files", "read_json": "files", "read_text": "files",
+               "sha256_file": "files", "write_json": "files", "write_text_atomic": "files",
+               "RawFile": "records", "Run": "records", "Workload": "runmeta",
+               "load_run": "runmeta"}
+
+
+def __getattr__(name: str) -> object:
+    """A re-exported name (``_REEXPORTED``), imported from its core module on first use."""
+    if name not in _REEXPORTED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"..core.{_REEXPORTED[name]}", __package__), name)
+    globals()[name] = value
+    return value
+
 
 def raw_files(run: Run, engine: str) -> list[RawFile]:
     """The files under raw/<engine>/, sorted by name; hidden files are skipped."""
+    from ..core.files import sha256_file
+    from ..core.records import RawFile
+
     folder = run.paths.raw / engine
     if not folder.is_dir():
         return []
@@ -141,7 +164,6 @@ def iter_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
     order, so the records are the same as one process would give. The summary's whole-file
     warnings (``FileChecks``) are added when the last record has been taken.
     """
-    from .parsers.anyfile import parse_any
     from .parsers.logscan import BLOCK, FileChecks, Summary, detect_engine
 
     summary = summary if summary is not None else Summary(file=shown, engine=engine)
@@ -151,6 +173,8 @@ def iter_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
         head = fp.read(BLOCK)
         fp.seek(0)
         if size < PARALLEL_MIN_BYTES or workers < 2 or is_structured(head, path.name):
+            from .parsers.anyfile import parse_any  # (its imports take a tenth of a second)
+
             yield from map(checks, parse_any(fp, shown, engine, year, summary))
             checks.finish()
             return
