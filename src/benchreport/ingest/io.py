@@ -207,12 +207,19 @@ def _scan_part(job: tuple, send) -> object:
     return summary
 
 
+# The first range's length against each other's. This process, which scans the first,
+# also takes in the helpers' records (unpickles, numbers and checks them: 0.1 s of CPU for
+# half the 76,400 records of a 1 GiB vLLM log); a shorter first range ends the two at once.
+FIRST_SHARE = 0.9
+
+
 def _cuts(path: Path, size: int, parts: int) -> list[int]:
-    """Byte offsets that split the file into ``parts`` ranges at line starts."""
+    """Byte offsets that split the file into ``parts`` ranges at line starts, the first
+    FIRST_SHARE times as long as each other."""
     cuts = [0]
     with open(path, "rb") as fh:
         for k in range(1, parts):
-            fh.seek(size * k // parts)
+            fh.seek(int(size * (FIRST_SHARE + k - 1) / (FIRST_SHARE + parts - 1)))
             fh.readline()                          # move to the next line start
             cuts.append(max(cuts[-1], fh.tell()))
     return cuts + [size]
