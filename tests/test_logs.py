@@ -417,6 +417,65 @@ def test_a_big_sglang_log_is_read_in_two_processes(tmp_path, monkeypatch):
     assert two[-1]["gen_tps"] == 2999.25 and two[-1]["line"] == 5999
 
 
+def _big_vllm_log(tmp_path, lines=4000):
+    text = "".join(VLLM_STATS[3][0].replace("512.3", f"{i}.5") + "\n" +
+                   'INFO:     10.0.0.5:1 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+                   for i in range(lines))
+    path = tmp_path / "big.log"
+    path.write_text(text)
+    return path
+
+
+def _no_child_left() -> bool:
+    import os
+
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_an_error_in_the_helper_process_is_raised_in_the_parent(tmp_path, monkeypatch):
+    from benchreport.ingest import io as bio
+
+    path = _big_vllm_log(tmp_path)
+    monkeypatch.setattr(bio, "PARALLEL_MIN_BYTES", 0)
+
+    def fails(job, send):                # runs in the helper (forked after the patch)
+        raise ParseError("broken in the helper", path="big.log")
+
+    monkeypatch.setattr(bio, "_scan_part", fails)
+    with pytest.raises(ParseError, match="broken in the helper"):
+        bio.read_raw(path, "big.log", "auto", 2026, workers=2)
+
+    def dies(job, send):
+        import os
+
+        os._exit(3)
+
+    monkeypatch.setattr(bio, "_scan_part", dies)
+    with pytest.raises(RuntimeError, match="stopped before the end"):
+        bio.read_raw(path, "big.log", "auto", 2026, workers=2)
+    assert _no_child_left()
+
+
+def test_a_reading_stopped_early_stops_the_helper_process(tmp_path, monkeypatch):
+    import itertools
+
+    from benchreport.ingest import io as bio
+
+    path = _big_vllm_log(tmp_path, 20000)
+    monkeypatch.setattr(bio, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bio, "SPILL_ROWS", 100)
+    for taken in (5, 15000):             # in the parent's range; in the helper's
+        records = bio.iter_raw(path, "big.log", "auto", 2026, workers=2)
+        got = list(itertools.islice(records, taken))
+        records.close()
+        assert len(got) == taken and got[-1]["line"] == 2 * taken - 1
+        assert _no_child_left()
+
+
 @pytest.mark.parametrize("engine, find, change, says", [
     ("vllm", "Avg prompt throughput: 9078.8", "Avg prompt throughput: nan", "prompt_tps is nan"),
     ("vllm", "Running: 2 reqs", "Running: 99999999999999999999999 reqs",

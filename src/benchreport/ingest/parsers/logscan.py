@@ -33,10 +33,13 @@ _MUST_PARSE = {
     "sglang": (b"Prefill batch", b"Decode batch"),
 }
 _ENGINES = {"vllm": (vllm_log, split_vllm), "sglang": (sglang_log, split_sglang)}
+# Each begins with a line end, and is searched for in the text after one: a pattern that
+# begins with one byte is found by a quick search for that byte, where "(?:^|\n)" was tried
+# at every byte (a tenth as fast: 30 ms over a MiB, before any helper process could start).
 _DETECT = {
-    "vllm": re.compile(rb"(?:^|\n)(?:\S+Z |\[[\d :-]+\] )?(?:\x1b\[[\d;]*m)?(?:\([\w ]+?(?: rank=\d+)? pid=\d+\)(?:\x1b\[[\d;]*m)? )?"
+    "vllm": re.compile(rb"\n(?:\S+Z |\[[\d :-]+\] )?(?:\x1b\[[\d;]*m)?(?:\([\w ]+?(?: rank=\d+)? pid=\d+\)(?:\x1b\[[\d;]*m)? )?"
                        rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"),
-    "sglang": re.compile(rb"(?:^|\n)(?:\S+Z )?\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{3})?(?: [A-Z_]+\d+)*\] "
+    "sglang": re.compile(rb"\n(?:\S+Z )?\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{3})?(?: [A-Z_]+\d+)*\] "
                          rb"(?:Prefill batch|Decode batch|server_args|Load weight|KV Cache|"
                          rb"The server|max_total|INFO: )"),
 }
@@ -108,7 +111,8 @@ def detect_engine(head: bytes, path: str) -> str:
     if b"\x00" in head[:65536]:
         raise ParseError("binary content, expected a vLLM or SGLang server log", path=path)
     for window in (1 << 20, 4 << 20):       # most logs tell within their first MiB
-        hits = {name: len(rx.findall(head[:window])) for name, rx in _DETECT.items()}
+        text = b"\n" + head[:window]
+        hits = {name: len(rx.findall(text)) for name, rx in _DETECT.items()}
         best = max(hits, key=hits.get)
         if hits[best] or len(head) <= window:
             break
