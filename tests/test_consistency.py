@@ -68,7 +68,9 @@ def test_the_reference_run_is_consistent_and_check_stays_silent(reference_build,
                         **{ids.consistency(w, "vllm", "latency_span"): CONSISTENT
                            for w in ("64k", "200k")}}
     html = reference_build.paths.html("en").read_text()
-    assert "disagree" not in html and "contradicts" not in html
+    # no sentence of a duration the log contradicts (the claim check's own count of claims
+    # the data contradicts is another matter)
+    assert "disagree" not in html and "which its server log contradicts" not in html
 
 
 @pytest.mark.slow

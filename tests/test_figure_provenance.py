@@ -134,12 +134,12 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
                     "their decode speeds are equal at about", "The gaps longer than the p99"):
         assert finding not in page, finding
     # ... and say what set them instead
-    assert "Where the two engines would decode equally fast per request: in this " \
-        "reconstruction that follows from the generator's random seed (seed 20261120)" in page
+    assert "Where the two engines would decode equally fast per request: set by the " \
+        "generator's random seed (seed 20261120)" in page
     # which engine decodes faster restates the published ranges: no longer put on the seed
     assert "Which engine decodes faster" not in page
     assert "How far the steady decode throughput of vLLM and SGLang fell from 64K to 200K: " \
-        "in this reconstruction that follows from the generator's random seed" in page
+        "set by the generator's random seed" in page
     # the decode table's extremes are the published targets, the rest the seed's
     assert "the minima and maxima of this table, and any mean the published text gives, " \
         "are the published targets the generator was fitted to; the other values come " \
@@ -153,8 +153,9 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     # a claim reason does not weigh where the generator put the events as evidence
     assert "a cold start explains them as well as the stated cause" not in page
     assert "In this reconstruction the generator placed the events in the first steps" in page
-    # the differing settings whose values were assumed say so in the headline
-    assert "KV-cache capacity (tokens) (assumed)" in \
+    # the differing settings whose values were assumed say so in the headline, in one clause
+    assert "and, with values the published text does not give and the reconstruction " \
+        "assumed, attention backend, MoE backend, KV-cache capacity (tokens)" in \
         page.split("At a glance")[2].split("Test setup")[0]
     assert "Decode context parallel size (assumed)" not in page
     # where the events fell and what they cost is the generator's input; the FP8 argument
@@ -180,7 +181,10 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert "in this reconstruction that excess is the generator's decode_step_fixed_ms, " \
         "not a measured cost of compute or communication" in page
     assert "the time left after the weight reads goes to" not in page
-    assert page.count("In this reconstruction the acceptance is an input of the generator") == 2
+    # in full once (the spec section), then short (the point log)
+    assert page.count("In this reconstruction the acceptance is an input of the generator") == 1
+    assert page.count("Here too the acceptance lengths and rates follow from the acceptance "
+                      "probability given to the generator") == 1
     # one assumed prefill curve for both engines: their prefill agrees by design
     assert "In this reconstruction every engine prefills on one assumed curve " \
         "(prefill_knots × prefill_speed, prefill_decay)" in page
@@ -190,7 +194,7 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     # what the published text fixed still reads as a result
     assert "That makes vLLM 1.50× as fast on this workload (see Figures 1, 2)." in page
     ko = _page(reference_build, "ko")
-    assert "이 재구성본에서 생성기의 난수 시드(seed 20261120)에 따라 정해진 것으로" in ko
+    assert "생성기의 난수 시드(seed 20261120)에 따라 정해졌습니다" in ko
     assert "재구성본을 맞춘 공개 수치" not in ko        # the fit ran the other way
 
 
@@ -207,18 +211,20 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     assert glance.count("Every duration here is a published figure the reconstruction was "
                         "fitted to: this summary restates the published result") == 1
     results_64k = page.split("Results by input length")[2].split("200K input")[0]
-    assert results_64k.count("SGLang requests arrived spaced out; arrival spacing of " \
-                             "SGLang's 64K requests") == 4          # TTFT, TPOT, ITL, E2E
+    # once, at SGLang's first row (TTFT), and not again as the spacing's assumption label
+    assert results_64k.count("SGLang requests arrived spaced out") == 1
+    assert "arrival spacing of SGLang's 64K requests" not in results_64k
     assert "vLLM requests arrived spaced out" not in results_64k
     caveats = page.split("What was not controlled")[2]
-    assert "How requests reached SGLang, 64K no request waiting on any line (0); the " \
-        "prefill of one newly arrived request began every 6.3 s on average (calibrated)" in \
-        caveats
+    # one row for both engines (the same why), each engine's value on a line of its own
+    assert "How requests reached the engines, 64K" in caveats
+    assert "SGLang: no request waiting on any line (0); the prefill of one newly arrived " \
+        "request began every 6.3 s on average (calibrated)" in caveats
     figs = registry_of(reference_build)
     assert figs["arrival.64k.sglang.burst_gap_s"].provenance == CALIBRATED    # arrival_gap
     assert figs["arrival.64k.sglang.burst_gap_s"].provenance_why == \
         "@fitted_duration | knob=arrival_gap 6.3125 s"
-    assert "How requests reached vLLM, 64K at most 8 requests waiting at once" in caveats
+    assert "vLLM: at most 8 requests waiting at once" in caveats
     # the lede says it at 64K, where the engines received the load differently; the
     # conclusion does not repeat the lede's per-workload results and their caveats
     conclusion = page.split("Conclusion")[-1].split("Appendix")[0]
@@ -226,7 +232,7 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     assert "At 200K" not in conclusion
     # the caveat rows say the generator set it, not that the engines did
     assert caveats.count("in this reconstruction the requests reached them differently, as "
-                         "the generator's model and its fitted spacing set it") == 2
+                         "the generator's model and its fitted spacing set it") == 1
 
 
 def test_how_requests_arrived_is_read_off_the_logs(reference_build):

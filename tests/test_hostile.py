@@ -59,7 +59,7 @@ def hostile(tmp_path_factory) -> Path:
     meta.write_text(meta.read_text().replace(
         "  name: Kimi-K3\n", f"  name: 'Kimi-K3 {PLANTED}'\n", 1).replace(
         'title:\n  ko: "', f'title:\n  ko: "{YAML_CONTROL} ', 1).replace(
-        '  en: "Serving', f'  en: "{YAML_CONTROL} Serving', 1))
+        '  en: "A published', f'  en: "{YAML_CONTROL} A published', 1))
     build("2024-b300", data_root=ws / "data", report_root=ws / "report", project=ROOT,
           out=lambda line: None)
     return ws / "report" / "2024-b300"

@@ -330,8 +330,8 @@ def latency_chart(run: Run, registry: dict[str, Figure], t: dict[str, str]) -> M
            for text in _latency_panel(ax, run, registry, t, m)]
     counts = {registry[f].value for w in run.meta.workloads for e in run.meta.engines
               if (f := ids.latency_run(w.id, e.id, "requests")) in registry}
-    title = t["chart.latency_n"].format(n=f"{counts.pop():,}") if len(counts) == 1 \
-        else t["chart.latency"]
+    title = t["chart.latency_n"].format(n=f"{counts.pop():,}", p="p99") if len(counts) == 1 \
+        else t["chart.latency"].format(p="p99")
     return _svg(fig, title + ": " + "; ".join(alt))
 
 

@@ -431,8 +431,8 @@ def _not_controlled(w: Writer) -> list[Markup]:
              if "setting." + sid in w.t]
     # the settings whose values were assumed are named apart, in one clause, not each
     # with its own mark
-    assumed = [w.t["setting." + sid] for sid in which if _assumed_mark(w, sid)]
-    known = [w.t["setting." + sid] for sid in which if not _assumed_mark(w, sid)]
+    assumed = [w.inside(w.t["setting." + sid]) for sid in which if _assumed_mark(w, sid)]
+    known = [w.inside(w.t["setting." + sid]) for sid in which if not _assumed_mark(w, sid)]
     if assumed and known:
         return [sentence(w.t["headline.not_controlled_assumed"], n=w.fig(ids.SETTINGS_DIFFERING),
                          known=w.and_list(known), assumed=w.and_list(assumed))]

@@ -194,6 +194,13 @@ class Writer:
         inputs = Markup("; ").join([origins, *(Markup(escape(a)) for a in also or [])])
         return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
 
+    def inside(self, label: str) -> str:
+        """A label (a setting's name) inside an English sentence: lower case, unless its
+        first word is a name or acronym (MoE, KV-cache, DCP); as it is in Korean."""
+        first = label[:label.find(" ")] if " " in label else label      # its first word
+        return label[0].lower() + label[1:] if self.lang == "en" and first[1:].islower() \
+            else label
+
     def evidence(self, items: list[str]) -> Markup:
         """Evidence cells (file:lines) as a table shows them: under the run's own data
         folder, the path from there (``raw/vllm/server.log:2``), which the notice names."""

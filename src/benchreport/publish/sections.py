@@ -139,6 +139,7 @@ CHOSEN_BY = {
     "conclusion.takeaway_repeated": "e2e.<w>.faster",
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
     "results.itl_tail_per_token": "latency.<w>.<e>.itl.mean",
+    "results.itl_tail_generated": "latency.<w>.<e>.itl.mean",
     "results.itl_bases": "latency.<w>.<e>.itl.mean",
     "results.itl_bases_tpot": "latency.<w>.<e>.tpot.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
@@ -593,30 +594,37 @@ def decode_table_note(w: Writer) -> list[Markup]:
 
 def latency_notes(w: Writer, workload: str) -> list[Markup]:
     """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
-    from (the few long gaps, their share of the time, the longest)."""
+    from (the few long gaps, their share of the time, the longest). Where a reconstruction's
+    model set the gaps, no figure of them is stated as found: one sentence for those
+    engines says only how a mean can lie above its p99 (and, unless the table's note has,
+    what set them)."""
     label = w.run.meta.workload(workload).label
     table = table_note(w, [ids.latency(workload, e.id, m, "median") for e in w.run.meta.engines
                            for m in ("ttft", "tpot", "itl", "e2el")])
-    notes = list(table)
+    notes, generated = list(table), []
     for e in w.run.meta.engines:
         def itl(stat: str, e: str = e.id) -> str:
             return ids.latency(workload, e, "itl", stat)
 
-        if not w.has(itl("mean"), itl("p99"), itl("longest"), itl("tail_share")):
+        if not w.has(itl("mean"), itl("p99"), itl("longest"), itl("tail_share")) \
+                or w.registry[itl("mean")].value <= w.registry[itl("p99")].value:
             continue
-        if w.registry[itl("mean")].value > w.registry[itl("p99")].value:
-            # how a mean can lie above the p99 is arithmetic on the table's own values, so
-            # it is said whatever set them; what set them, once (the table's note, or here)
-            per_token = _definition_of(w, itl("mean")) == "itl.per-token"
-            key = "results.itl_tail_per_token" if per_token else "results.itl_tail"
-            notes.append(sentence(w.t[key], engine=w.name(e.id), label=label,
-                                  p="p99", mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
-                                  share=w.fig(itl("tail_share")),
-                                  longest=w.fig(itl("longest"))))
-            if w.generated(itl("mean"), itl("longest")) and not table:
-                notes.append(w.generated_note(sentence(
-                    w.t["generated.itl_tail"], engine=w.name(e.id), label=label),
-                    itl("mean"), itl("longest")))
+        if w.generated(itl("mean"), itl("longest")):
+            generated.append(e.id)
+            continue
+        per_token = _definition_of(w, itl("mean")) == "itl.per-token"
+        notes.append(sentence(w.t["results.itl_tail_per_token" if per_token
+                                  else "results.itl_tail"],
+                              engine=w.name(e.id), label=label, p="p99",
+                              mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
+                              share=w.fig(itl("tail_share")), longest=w.fig(itl("longest"))))
+    if generated:
+        notes.append(sentence(w.t["results.itl_tail_generated"], p="p99", label=label,
+                              engines=w.and_list([w.engine_name(e) for e in generated])))
+        if not table:
+            notes.append(w.generated_note(sentence(
+                w.t["generated.itl_tail"], engine=w.and_list([w.engine_name(e) for e in generated]),
+                label=label), *(ids.latency(workload, e, "itl", "mean") for e in generated)))
     return notes + _itl_bases(w, workload)
 
 
@@ -1364,13 +1372,7 @@ def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
         return []
     single = w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1
     return [sentence(w.t["conclusion.takeaway" if single else "conclusion.takeaway_repeated"],
-                     first=_inside(w, names[0])), _combine(w)]
-
-
-def _inside(w: Writer, label: str) -> str:
-    """A setting's label inside a sentence: in English, lower case unless it starts with an
-    acronym."""
-    return label[0].lower() + label[1:] if w.lang == "en" and label[1:2].islower() else label
+                     first=w.inside(names[0])), _combine(w)]
 
 
 def _combine(w: Writer) -> Markup:
@@ -1382,7 +1384,7 @@ def _combine(w: Writer) -> Markup:
     if not spec:
         return sentence(w.t["conclusion.combine"])
     return sentence(w.t["conclusion.combine_feature"],
-                    feature=_inside(w, w.t["setting.speculative"]))
+                    feature=w.inside(w.t["setting.speculative"]))
 
 
 POINT_STATS = (("median_ttft_ms", "ttft"), ("p99_ttft_ms", "ttft"), ("median_tpot_ms", "tpot"),
