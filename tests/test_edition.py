@@ -322,3 +322,13 @@ def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
     assert "공개 수치만으로 확인" in row and "재계산값은" not in row
     # one value: no "(값)" left where the keys would be named
     assert not any("로(값)" in r for r in rows)
+
+
+def test_a_dash_in_the_latency_ranges_is_explained_once(reference_build):
+    """SGLang's files keep no per-request TPOT or E2E: the dash in their range column is
+    explained at the first table that has one, not again (the fifth editor read found it
+    explained only pages later)."""
+    results = _text(_section(_page(reference_build, "ko"), "results"))
+    assert _text(_page(reference_build, "ko")).count("요청별 값의 범위가 '–'인 행은") == 1
+    # at the 64K table, the first with a dash, before the 200K results
+    assert results.index("요청별 값의 범위가 '–'인 행은") < results.index("요청당 입력 200,000")

@@ -165,7 +165,11 @@ def test_a_mean_chunk_gap_above_its_p99_is_explained_and_only_then(reference_bui
     assert notes(registry)[-1].startswith(bases)
     assert notes(registry)[-1].endswith("so the ITL rows do not compare across engines; the "
                                         "TPOT rows, defined alike, do.")
-    assert notes(registry)[:-1] == [
+    # SGLang's file keeps no per-request TPOT or E2E: the dash in their range is explained
+    assert notes(registry)[-2] == ("A range of per-request values shown as '–' means the "
+                                   "client's result file keeps no per-request values of "
+                                   "that metric.")
+    assert notes(registry)[:-2] == [
         "vLLM at 200K: the mean gap between streamed chunks (77.7 ms) is above its p99 "
         "(64.8 ms). The gaps longer than the p99 (one in a hundred) hold 21% of all the time "
         "between chunks; the longest is 2,049.2 ms.",
@@ -177,7 +181,7 @@ def test_a_mean_chunk_gap_above_its_p99_is_explained_and_only_then(reference_bui
         "200K에서 SGLang의 토큰당 평균 간격(53.2 ms, 이 클라이언트는")
     key = "latency.200k.sglang.itl.mean"
     registry[key] = replace(registry[key], value=38.0)
-    assert [n.split(":")[0] for n in notes(registry)[:-1]] == ["vLLM at 200K"]
+    assert [n.split(":")[0] for n in notes(registry)[:-2]] == ["vLLM at 200K"]
     # the clients' ITL definitions made alike: the sentence on their bases goes
     for key in ("latency.200k.vllm.itl.mean", "latency.200k.sglang.itl.mean"):
         registry[key] = replace(registry[key], context={**registry[key].context,

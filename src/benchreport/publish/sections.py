@@ -618,6 +618,7 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
                               engine=w.name(e.id), label=label, p="p99",
                               mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
                               share=w.fig(itl("tail_share")), longest=w.fig(itl("longest"))))
+    notes += _no_spread(w, workload)
     if generated:
         notes.append(sentence(w.t["results.itl_tail_generated"], p="p99", label=label,
                               engines=w.and_list([w.engine_name(e) for e in generated])))
@@ -626,6 +627,19 @@ def latency_notes(w: Writer, workload: str) -> list[Markup]:
                 w.t["generated.itl_tail"], engine=w.and_list([w.engine_name(e) for e in generated]),
                 label=label), *(ids.latency(workload, e, "itl", "mean") for e in generated)))
     return notes + _itl_bases(w, workload)
+
+
+def _no_spread(w: Writer, workload: str) -> list[Markup]:
+    """Where a latency row's range of per-request values is a dash (the client's file keeps
+    no per-request values of that metric): said once in the article, at the first table
+    that has one."""
+    dashed = any(w.has(ids.latency(workload, e.id, m, "mean"))
+                 and not w.has(ids.latency(workload, e.id, m, "min"))
+                 for e in w.run.meta.engines for m in ("ttft", "tpot", "itl", "e2el"))
+    if not dashed or "results.no_spread" in w.said:
+        return []
+    w.said.add("results.no_spread")
+    return [sentence(w.t["results.no_spread"])]
 
 
 def _itl_bases(w: Writer, workload: str) -> list[Markup]:
