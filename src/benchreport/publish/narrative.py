@@ -257,7 +257,10 @@ def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
     if briefs and calibrated_durations(w, workloads):
         parts.append(sentence(w.t["lede.calibrated"]))
     if briefs and w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1:
-        parts.append(sentence(w.t["results.single_run"], n=w.fig(ids.REPEATS)))
+        # one run is what a reconstruction assumed of the published results: said as such
+        key = "results.single_run_assumed" if w.provenance(ids.REPEATS) == ASSUMED \
+            else "results.single_run"
+        parts.append(sentence(w.t[key], n=w.fig(ids.REPEATS)))
     return [Markup(" ").join(parts)] if parts else []
 
 

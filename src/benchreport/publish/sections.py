@@ -133,6 +133,7 @@ CHOSEN_BY = {
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
+    "results.single_run_assumed": "limits.repeats",
     "lede.calibrated": "e2e.<w>.<e>.duration",
     "pointlog.bases_differ": "point.<p>.log_gen_tps",
     "conclusion.takeaway": "e2e.<w>.faster",
