@@ -26,7 +26,8 @@ def _section(page: str, sid: str) -> str:
 
 
 @pytest.mark.parametrize("lang, calibrated, single", [
-    ("ko", "공개된 결과를 되풀이할 뿐 검증하지는 않습니다", "엔진마다 한 번씩 실행한 것으로 보았으며"),
+    ("ko", "공개된 결과를 되풀이할 뿐 검증하지는 않습니다",
+     "엔진마다 한 번씩 실행한 것으로 보았으며"),
     ("en", "this summary restates the published result", "taken to be one run per engine"),
 ])
 def test_the_lede_says_each_caveat_once_after_the_results(reference_build, lang, calibrated,
