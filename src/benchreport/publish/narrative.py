@@ -226,10 +226,15 @@ def _mixed(w: Writer) -> list[Markup]:
     if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
         return []
     fig = w.registry[ids.CLAIMS_MIXED]
-    named = source_names(w.run.meta, w.lang)
     return [sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
-                     sources=w.and_list([named.get(k, k) for k in fig.context["sources"]]),
+                     sources=_write_ups(w, fig.context["sources"]),
                      which=figures_text(w, fig.context["alternatives"]))]
+
+
+def _write_ups(w: Writer, keys: list[str]) -> str:
+    """claims.yaml's source keys as the text calls the write-ups (run.yaml ``sources:``)."""
+    named = source_names(w.run.meta, w.lang)
+    return w.and_list([named.get(k, k) for k in keys])
 
 
 def _contradicted(w: Writer) -> list[Markup]:
@@ -240,8 +245,7 @@ def _contradicted(w: Writer) -> list[Markup]:
     if not w.has(ids.CLAIMS_CONTRADICTED) or not w.registry[ids.CLAIMS_CONTRADICTED].value:
         return []
     fig = w.registry[ids.CLAIMS_CONTRADICTED]
-    named = source_names(w.run.meta, w.lang)
-    sources = w.and_list([named.get(k, k) for k in fig.context.get("sources", [])])
+    sources = _write_ups(w, fig.context.get("sources", []))
     verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
     own = w.run.meta.reconstruction and w.has(*verdicts) and \
         w.provenance(*verdicts) in (CALIBRATED, ASSUMED)

@@ -204,18 +204,23 @@ class Writer:
     def evidence(self, items: list[str]) -> Markup:
         """Evidence cells (file:lines) as a table shows them: under the run's own data
         folder, the path from there (``raw/vllm/server.log:2``), which the notice names."""
-        cut = len(f"data/{self.run.id}/")
-        return Markup(escape("; ".join(x[cut:] if x[:cut] == f"data/{self.run.id}/" else x
+        folder = f"data/{self.run.id}/"
+        return Markup(escape("; ".join(x[len(folder):] if x[:len(folder)] == folder else x
                                        for x in items)))
+
+    def first(self, key: str) -> bool:
+        """Whether the article says ``key`` (a caveat, a note) for the first time; from now
+        on it has."""
+        if key in self.said:
+            return False
+        self.said.add(key)
+        return True
 
     def once(self, key: str) -> str:
         """A caveat's catalogue key: its full sentence the first time the article says it,
         then its short form (``<key>_again``) where the catalogue has one, so that a caveat
         the reader has been given is not given again word for word."""
-        if key in self.said and key + "_again" in self.t:
-            return key + "_again"
-        self.said.add(key)
-        return key
+        return key if self.first(key) or key + "_again" not in self.t else key + "_again"
 
     def generated_note(self, what: str, *fig_ids: str, also: list[str] | None = None
                        ) -> Markup:

@@ -637,9 +637,8 @@ def _no_spread(w: Writer, workload: str) -> list[Markup]:
     dashed = any(w.has(ids.latency(workload, e.id, m, "mean"))
                  and not w.has(ids.latency(workload, e.id, m, "min"))
                  for e in w.run.meta.engines for m in ("ttft", "tpot", "itl", "e2el"))
-    if not dashed or "results.no_spread" in w.said:
+    if not dashed or not w.first("results.no_spread"):
         return []
-    w.said.add("results.no_spread")
     return [sentence(w.t["results.no_spread"])]
 
 
@@ -650,9 +649,8 @@ def _itl_bases(w: Writer, workload: str) -> list[Markup]:
             for e in w.run.meta.engines}
     defs = {e: d for e, d in defs.items() if d}
     said = "itl_bases " + repr(sorted(defs.items()))      # said once per article
-    if len(set(defs.values())) < 2 or said in w.said:
+    if len(set(defs.values())) < 2 or not w.first(said):
         return []
-    w.said.add(said)
     each = Markup("; ").join(
         sentence(w.t["limit.engine_value"], engine=w.name(e),
                  value=w.t["definition." + d.replace(".", "_").replace("-", "_")])
@@ -1126,10 +1124,9 @@ def from_published(w: Writer, c: dict) -> bool:
     """A reconstruction's claim whose published value matches another basis made of the
     published figures alone (the ones it was calibrated to): the verdict is the published
     text's own arithmetic, whatever the generator set for the like-for-like value."""
-    alternatives = (c.get("params") or {}).get("alternatives") or []
-    return bool(w.run.meta.reconstruction and c.get("reason") == "other_basis"
-                and alternatives and w.has(*alternatives)
-                and w.provenance(*alternatives) == CALIBRATED)
+    # the claim check names them (analyses.claimcheck.mixed_published_figure)
+    return w.has(ids.CLAIMS_MIXED) and \
+        c.get("claim") in w.registry[ids.CLAIMS_MIXED].context.get("claims", [])
 
 
 # verdicts that, on a reconstruction's model or seed, say how the reconstruction came out
@@ -1252,10 +1249,10 @@ def verdict_key(c: dict) -> str:
 def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
     """What each verdict label in the table means, for the labels it uses (those with a
     legend of their own, "indistinguishable" and "different method", apart)."""
-    used = list(dict.fromkeys(verdict_key(c) for c in claims))
-    items = [sentence(w.t["claims.legend_" + k.replace(".", "_").replace(" ", "_")],
-                      label=f'"{w.t[k]}"') for k in used
-             if "claims.legend_" + k.replace(".", "_").replace(" ", "_") in w.t]
+    legends = {k: "claims.legend_" + k.replace(".", "_").replace(" ", "_")
+               for k in dict.fromkeys(verdict_key(c) for c in claims)}
+    items = [sentence(w.t[legend], label=f'"{w.t[k]}"') for k, legend in legends.items()
+             if legend in w.t]
     return [sentence(w.t["claims.legend"], items=Markup("; ").join(items))] if items else []
 
 
