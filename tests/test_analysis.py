@@ -78,18 +78,19 @@ def test_claim_check_flags_what_the_published_text_got_wrong(reference):
     assert c["vllm-memory-095-oom"]["reason"] == "cold_start"
     # one rule for the peak basis: a match on the peak only is a different method
     assert c["decode-vllm-64k"]["verdict"] == "different method"
-    # below the noise floor claims.yaml declares (1% of the recomputed value), a gap is
-    # indistinguishable, not another basis: 1.25 against 1.2425 (0.6%), 37.3 against 37.37 ms
-    # (0.19%), 335 against 332.46 tok/s (0.76%)
-    for quiet, gap in (("decode-degradation-sglang", 0.006), ("decode-sglang-200k", 0.0019),
-                       ("decode-sglang-64k", 0.0076)):
-        assert c[quiet]["verdict"] == "indistinguishable", (quiet, c[quiet])
-        assert c[quiet]["reason"] == "below_noise_declared"
-        assert c[quiet]["params"]["floor"] == 0.01 and c[quiet]["noise_why"]["en"]
-        assert c[quiet]["params"]["gap"] == pytest.approx(gap, abs=0.0002)
-    assert c["decode-sglang-200k"]["params"]["keys"] == ["ms_per_token"]
-    assert set(c["decode-sglang-64k"]["params"]["keys"]) == {"mean", "per_request",
-                                                             "ms_per_token"}
+    # SGLang's published means are the plain means of the log lines (1.25, 37.3 ms, 335
+    # tok/s), which the reconstruction was fitted to: another basis, by construction, not a
+    # gap below the noise floor claims.yaml declares (0.6%, 0.19%, 0.76% from the
+    # time-weighted like-for-like values)
+    for fitted, keys in (("decode-degradation-sglang", ["value"]),
+                         ("decode-sglang-200k", ["ms_per_token"]),
+                         ("decode-sglang-64k", ["mean", "per_request", "ms_per_token"])):
+        assert c[fitted]["verdict"] == "different method", (fitted, c[fitted])
+        assert c[fitted]["reason"] == "other_basis_fitted"
+        assert c[fitted]["basis"] == "calibrated"
+        assert sorted(c[fitted]["params"]["keys"]) == sorted(keys)
+        assert all("of_lines" in a or "lines_over_lines" in a
+                   for a in c[fitted]["params"]["alternatives"]), c[fitted]["params"]
     # 3.29 against 3.02 (8%) is far above the floor: still the peak basis
     assert c["decode-degradation-vllm"]["reason"] == "other_basis"
     assert c["decode-vllm-near-linear"]["reason"] == "linear_closer"

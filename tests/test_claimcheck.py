@@ -25,6 +25,33 @@ def _claim(check, value=None, rounding=None, causal=False) -> Claim:
                  value=value, rounding=rounding, check=check, causal=causal)
 
 
+def test_an_alternative_resting_on_fitted_means_only_matches_by_construction():
+    from dataclasses import replace
+
+    from benchreport.core.provenance import reason
+
+    mean = reason("target_lines", name="steady_mean", value="335")
+    peak = reason("target_tps", name="steady_max", value="537")
+    reg = _reg(d__mean=332.0, d__lines=335.0, r__mean=3.02, r__peak=3.29)
+    # the per-line mean the generator was fitted to the published 335
+    v = check_claim(_claim({"figure": ["d.mean", "d.lines"]}, 335, 1), reg, {}, set(),
+                    {"d.lines": mean})
+    assert (v.verdict, v.reason) == (METHOD, "other_basis_fitted")
+    # a ratio made of a fitted peak and a fitted mean is the published text's arithmetic
+    reg["r.peak"] = replace(reg["r.peak"], depends_on=("p.max", "p.mean"))
+    v = check_claim(_claim({"figure": ["r.mean", "r.peak"]}, 3.29, 0.01), reg, {}, set(),
+                    {"p.max": peak, "p.mean": mean})
+    assert (v.verdict, v.reason) == (METHOD, "other_basis")
+    # a ratio of two fitted means is by construction again
+    reg["r.peak"] = replace(reg["r.peak"], depends_on=("p.mean", "q.mean"))
+    v = check_claim(_claim({"figure": ["r.mean", "r.peak"]}, 3.29, 0.01), reg, {}, set(),
+                    {"p.mean": mean, "q.mean": mean})
+    assert v.reason == "other_basis_fitted"
+    # and with no calibration at all (a measured run) it stays another basis
+    v = check_claim(_claim({"figure": ["d.mean", "d.lines"]}, 335, 1), reg, {}, set())
+    assert v.reason == "other_basis"
+
+
 def test_a_match_on_the_alternative_basis_only_is_a_different_method():
     reg = _reg(d__mean=3.02, d__peak=3.29)
     v = check_claim(_claim({"figure": ["d.mean", "d.peak"]}, 3.29, 0.01), reg, {}, set())
@@ -204,14 +231,18 @@ def _noisy(value, rounding, floor=None) -> Claim:
                  noise_floor=floor, noise_why={"ko": "k", "en": "e"} if floor else None)
 
 
-def test_a_gap_below_a_declared_floor_is_indistinguishable_not_another_method():
+def test_a_gap_below_a_declared_floor_is_indistinguishable_unless_another_basis_matches():
     from benchreport.analyses.claimcheck import INDISTINGUISHABLE
     from benchreport.core.i18n import english
 
     # published 1.25 (to 0.01), like-for-like 1.2425: 0.0075 apart, outside ±0.005; the
-    # per-line basis matches exactly
+    # per-line basis matches exactly, which says more than a floor the author declared
     reg = _reg(d__mean=1.2425, d__lines=1.25)
     assert check_claim(_noisy(1.25, 0.01), reg, {}, set()).verdict == METHOD
+    v = check_claim(_noisy(1.25, 0.01, floor=0.01), reg, {}, set())
+    assert (v.verdict, v.reason, v.params["alternatives"]) == (METHOD, "other_basis", ["d.lines"])
+    # no alternative that matches: the gap below the declared floor is indistinguishable
+    reg = _reg(d__mean=1.2425, d__lines=1.2)
     v = check_claim(_noisy(1.25, 0.01, floor=0.01), reg, {}, set())
     assert (v.verdict, v.reason) == (INDISTINGUISHABLE, "below_noise_declared")
     assert v.params == {"keys": ["value"], "declared_keys": ["value"], "floor": 0.01,
@@ -219,6 +250,7 @@ def test_a_gap_below_a_declared_floor_is_indistinguishable_not_another_method():
     assert v.sentence(english()) == ("At most 0.6% apart (value): below the noise floor of 1.0% "
                                      "declared in claims.yaml.")
     # a floor smaller than the gap leaves the alternative basis as the explanation
+    reg = _reg(d__mean=1.2425, d__lines=1.25)
     assert check_claim(_noisy(1.25, 0.01, floor=0.005), reg, {}, set()).verdict == METHOD
     # within the rounding it is confirmed whatever the floor
     v = check_claim(_noisy(1.24, 0.01, floor=0.01), reg, {}, set())

@@ -5,11 +5,15 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
 - ``figures: {key: id | [id, alternative ids…]}`` (or ``figure: id``): compare the published
   value(s) within half the published rounding; a match on an alternative only is
   "different method" (for example a ratio on a mixed peak/mean basis). The first id is the
-  like-for-like basis, always. A value outside the rounding but below a stated noise floor
-  is "indistinguishable", whether or not an alternative matches: the published value lies
-  inside the figure's own interval (``<id>.low`` … ``<id>.high``, from repeats) where it has
-  one, else within the claim's declared ``noise_floor`` (a share of the recomputed value,
-  with why). The reason names which floor it was.
+  like-for-like basis, always. A value outside the rounding but inside the figure's own
+  interval (``<id>.low`` … ``<id>.high``, from repeats) is "indistinguishable", whether or
+  not an alternative matches: the measured spread covers it. Without an interval, an
+  alternative that matches within the rounding explains the value better than a declared
+  ``noise_floor`` (a share of the recomputed value, with why) does; with no alternative
+  that matches, a gap below that floor is "indistinguishable". The reason names which
+  floor it was. In a reconstruction, a match on an alternative the generator was
+  fitted to (the published value is that alternative's target) is by construction:
+  reason ``other_basis_fitted``.
 - ``sequence: id``: a published list against a figure holding a list.
 - ``settings: {setting: {engine: value}}``: launch settings as recorded.
 - ``differs: [setting…]``: the caveats table lists these as differing.
@@ -63,7 +67,7 @@ from ..core.files import read_json, read_text
 from ..core.i18n import english, load_catalogue
 from ..core.methods import Said, given, said
 from ..core.paths import LABELS
-from ..core.provenance import CALIBRATED, MEASURED, reason_words
+from ..core.provenance import CALIBRATED, MEASURED, parse_reason, reason_words
 from ..core.provenance import of as provenance_of
 from ..core.records import Run
 from ..core.tables import input_checksum
@@ -224,12 +228,12 @@ def check_figures(cx: Context, check: dict) -> Verdict:
         k_tol = _tolerance(cx.claim, key)
         if key not in published or _close(published[key], got[key], k_tol):
             continue
-        noise = _noise(cx, ids[0], published[key], got[key])
-        if noise:
-            quiet.append((key, *noise))
-            continue
         alt = next((a for a in ids[1:] if cx.fig(a) is not None
                     and _close(published[key], cx.fig(a), k_tol)), None)
+        noise = _noise(cx, ids[0], published[key], got[key])
+        if noise and (noise[0] == "interval" or not alt):
+            quiet.append((key, *noise))
+            continue
         (method_only if alt else wrong).append((key, alt))
     v.recomputed = got if len(got) != 1 or "value" not in got else got["value"]
     if missing and not got:
@@ -499,6 +503,9 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
     ("lowest", "highest"): check_extreme,
     ("exceeds",): check_exceeds,
 }
+# A reconstruction's targets that are means (synth.scenario): an alternative resting on
+# them alone matches the published value by construction (see _fitted_alternatives).
+MEAN_TARGETS = {"steady_mean"}
 # worst first: the worst verdict of a claim's parts is its verdict
 ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, INDISTINGUISHABLE, CONSISTENT, CONFIRMED)
 
@@ -531,7 +538,28 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
         worst.verdict, worst.reason = NOT_DERIVABLE, "sources_disagree"
         worst.params = {"which": disputed}
     worst.calibrated = sorted(_calibrated(registry, worst.figures, calibrated or {}))
+    if worst.reason == "other_basis" and _fitted_alternatives(registry, worst, calibrated or {}):
+        worst.reason = "other_basis_fitted"
     return worst
+
+
+def _fitted_alternatives(registry: dict[str, Figure], v: Verdict,
+                         patterns: dict[str, str]) -> bool:
+    """Whether every alternative a published value matched rests on a reconstruction's
+    mean targets alone (``MEAN_TARGETS``): the generator was fitted to those published
+    means, so the match says how the reconstruction was made. A value made of an extreme
+    and a mean (a peak over a mean) is the published text's own mixed arithmetic instead,
+    whatever the generator was fitted to."""
+    alternatives = list(v.params.get("alternatives") or [])
+    names = [{_target_name(why) for why in _calibrated(registry, [a], patterns)}
+             for a in alternatives]
+    return bool(alternatives) and all(n and n <= MEAN_TARGETS for n in names)
+
+
+def _target_name(why: str) -> str:
+    """The scenario target a calibration reason names ("" for none)."""
+    parsed = parse_reason(why)
+    return parsed[1].get("name", "") if parsed else ""
 
 
 def _disputed(registry: dict[str, Figure], fig_ids: list[str]) -> list[str]:
@@ -697,6 +725,9 @@ def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
     them; "" for a claim the data cannot judge."""
     if verdict.verdict == NOT_DERIVABLE:
         return ""
+    if verdict.reason == "other_basis_fitted":
+        # the match rests on the alternatives alone, which the generator was fitted to
+        return provenance_of(registry, list(verdict.params["alternatives"]))
     held = [f for f in verdict.figures if f in registry]
     return provenance_of(registry, held) if held else default
 
