@@ -30,7 +30,8 @@ SHARE_PARAMS = {"within": "{:.0%}", "gap": "{:.1%}", "floor": "{:.1%}"}
 # Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
 REASONS = ("within_rounding", "other_basis", "other_basis_fitted", "differs", "missing",
            "setting_differs", "settings_match", "differs_listed", "not_all_differ",
-           "settings_differ", "nothing_differs", "events_match", "events_differ", "engine_without_events",
+           "settings_differ", "nothing_differs", "events_match", "events_differ",
+           "engine_without_events",
            "similar", "not_similar", "equals", "linear_closer", "linear", "not_linear",
            "at_least", "below", "cold_start", "cause_not_measured", "not_derivable",
            "sources_disagree", "winner_differs", "winner_same", "lowest_within",
