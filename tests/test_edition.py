@@ -232,6 +232,13 @@ def test_the_lede_names_the_assumed_settings_in_one_clause(reference_build):
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
     assert "그리고 공개된 글에 값이 없어 재구성본이 가정한 어텐션 백엔드" in lede
     assert "(가정값)" not in lede.split("통제하지 못한 변수:")[1]
+    # the draft length (stated in unlike terms) and the KV capacity (an outcome of other
+    # settings) are named, but not counted among the six settings that differ
+    said = lede.split("통제하지 못한 변수:")[1]
+    assert "두 엔진 사이에 다른 설정은 6개로" in said
+    assert "스텝당 초안 토큰 수는 엔진마다 정의가 다르고 로그만으로는 환산할 수 없어" in said
+    assert "KV 캐시 용량(토큰)은 따로 정하는 설정이 아니라" in said
+    assert said.index("KV 캐시 용량") < said.index("엔진별 값과 근거는")
 
 
 @pytest.mark.parametrize("lang, legend", [

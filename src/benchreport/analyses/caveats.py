@@ -78,6 +78,10 @@ class Caveat:
     # a launch difference's flag, as the launch file spells it ("max_model_len")
     setting: str = ""
     file: str = ""                                       # a launch difference's launch file
+    # a setting row not counted among those that differ, and why: "unlike" (the engines
+    # state it in terms no log lets us convert) or "outcome" (it follows from other
+    # settings, as the KV capacity follows from the memory share and the parallelism)
+    apart: str = ""
 
 
 _NOTE = re.compile(r"\s*\((?:default|auto|set by the engine)\)\s*$")
@@ -401,8 +405,9 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     rows: list[Caveat] = []
     compared: dict[str, Caveat] = {}
 
-    def add(sid: str, getter, unlike: bool = False) -> None:
-        """``unlike``: the engines state it in different terms, never called equal."""
+    def add(sid: str, getter, unlike: bool = False, apart: str = "") -> None:
+        """``unlike``: the engines state it in different terms, never called equal;
+        ``apart``: shown, but not counted among the settings that differ (Caveat.apart)."""
         values, evidence = {}, []
         for e in engines:
             value, where = getter(e)
@@ -411,7 +416,8 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
                 if where:
                     evidence.append(where)
         if values:
-            compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence)
+            compared[sid] = Caveat(id=sid, kind="setting", values=values, evidence=evidence,
+                                   apart=apart)
         # a value left to the engine whose choice no log names ("auto") cannot be told
         # apart from the other: shown side by side, never listed as differing
         unresolved = any(normalise(v) in ENGINE_CHOOSES for v in values.values())
@@ -423,7 +429,7 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     # report shows it with the engines.
     for sid in COMPARED:
         add(sid, lambda e, sid=sid: _setting(ing, launch, e, sid))
-    add("kv_tokens", lambda e: _kv_capacity(ing, e))
+    add("kv_tokens", lambda e: _kv_capacity(ing, e), apart="outcome")
     add("prefix_caching", lambda e: _prefix_caching(ing, launch, e))
     add("revision", lambda e: _revision(ing, launch, e))
     # Memory: vLLM's share of all GPU memory vs SGLang's share for weights and KV pool are
@@ -433,7 +439,8 @@ def setting_caveats(run: Run, ing: Ingested) -> tuple[list[Caveat], dict[str, Ca
     # vLLM counts drafted tokens, SGLang tokens verified per step: each in its own terms
     drafts = {e: _draft_tokens(ing, launch, e) for e in engines}
     terms = {value.split(" ")[0] for value, _ in drafts.values() if value}
-    add("draft_tokens", lambda e: drafts[e], unlike=len(terms) > 1)
+    add("draft_tokens", lambda e: drafts[e], unlike=len(terms) > 1,
+        apart="unlike" if len(terms) > 1 else "")
     add("draft_model", lambda e: _draft_model(ing, launch, e))
     add("verification", lambda e: _verification(ing, e, _speculative(ing, launch, e)[0]
                                                 is not None))
@@ -600,13 +607,19 @@ def caveat_figures(rows: list[Caveat], compared: dict[str, Caveat],
     # with nothing compared, the count rests on the inputs searched for launch settings
     searched = () if out else tuple(Source(path=p, sha256=h, key="no launch settings")
                                     for p, h in sorted(sha.items()))
+    counted = [c.id for c in rows if c.kind == "setting" and not c.apart]
+    apart = [c for c in rows if c.kind == "setting" and c.apart]
     out.append(figure(id=ids.SETTINGS_DIFFERING, unit="count", decimals=0,
-                      value=sum(1 for c in rows if c.kind == "setting"),
-                      depends_on=tuple(f.id for f in out), sources=searched,
-                      context={"which": [c.id for c in rows if c.kind == "setting"]},
+                      value=len(counted), depends_on=tuple(f.id for f in out),
+                      sources=searched, context={"which": counted},
                       method=said("settings.differing",
-                                  which=[c.id for c in rows if c.kind == "setting"]
-                                  if out else said("settings.none_compared"))))
+                                  which=counted if out else said("settings.none_compared"))))
+    out.append(figure(id=ids.SETTINGS_APART, unit="count", decimals=0, value=len(apart),
+                      depends_on=tuple(ids.setting(c.id, e) for c in apart for e in c.values),
+                      sources=searched,
+                      context={"which": [c.id for c in apart],
+                               "why": {c.id: c.apart for c in apart}},
+                      method=said("settings.apart", which=[c.id for c in apart])))
     return out
 
 

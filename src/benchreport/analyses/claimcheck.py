@@ -651,7 +651,8 @@ def claim_check(run: Run) -> ClaimCheck:
                  if not p.name.startswith("80-")}
     registry = with_provenance(run, merge(fragments))
     cav = read_json(run.paths.caveats_json)
-    differing = {c["id"] for c in cav["differing"] if c["kind"] == "setting"}
+    differing = {c["id"] for c in cav["differing"]
+                 if c["kind"] == "setting" and not c.get("apart")}
     calibrated = _calibration(run)
     verdicts = [check_claim(c, registry, cav["compared"], differing, calibrated)
                 for c in claims]

@@ -57,7 +57,8 @@ Families (id — constructor — example):
   read back with ``parse_events(fid)``
 - ``setting.<sid>.<e>`` — ``setting(sid, e)`` — ``setting.chunked_prefill.vllm``; read back
   with ``parse_setting(fid)``
-- ``caveats.settings_differing`` — ``SETTINGS_DIFFERING``
+- ``caveats.settings_differing`` — ``SETTINGS_DIFFERING``; ``caveats.settings_apart`` —
+  ``SETTINGS_APART`` (settings shown side by side but not counted as differing)
 - ``limits.<e>.<name>`` — ``limits_engine(e, name)``; warmup_records, kv_capacity_tokens —
   ``limits.vllm.warmup_records``
 - ``limits.<w>.<name>`` — ``limits_workload(w, name)``; kv_needed_tokens —
@@ -145,6 +146,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 SETTINGS_DIFFERING = "caveats.settings_differing"
+SETTINGS_APART = "caveats.settings_apart"
 REPEATS = "limits.repeats"
 KV_FITS = "limits.kv_fits"
 SPEC_MAX_ACCEPT_LEN = "limits.spec_max_accept_len"

@@ -434,11 +434,29 @@ def _not_controlled(w: Writer) -> list[Markup]:
     assumed = [w.inside(w.t["setting." + sid]) for sid in which if _assumed_mark(w, sid)]
     known = [w.inside(w.t["setting." + sid]) for sid in which if not _assumed_mark(w, sid)]
     if assumed and known:
-        return [sentence(w.t["headline.not_controlled_assumed"], n=w.fig(ids.SETTINGS_DIFFERING),
-                         known=w.and_list(known), assumed=w.and_list(assumed))]
-    names = [w.t["setting." + sid] + _assumed_mark(w, sid) for sid in which]
-    return [sentence(w.t["headline.not_controlled"],
-                     n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))]
+        said = sentence(w.t["headline.not_controlled_assumed"], n=w.fig(ids.SETTINGS_DIFFERING),
+                        known=w.and_list(known), assumed=w.and_list(assumed))
+    else:
+        names = [w.t["setting." + sid] + _assumed_mark(w, sid) for sid in which]
+        said = sentence(w.t["headline.not_controlled"],
+                        n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))
+    return [Markup(" ").join([said, *_apart(w),
+                              sentence(w.t["headline.not_controlled_where"])])]
+
+
+def _apart(w: Writer) -> list[Markup]:
+    """The settings shown side by side but not counted, one sentence per reason (stated in
+    unlike terms; following from other settings)."""
+    if not w.has(ids.SETTINGS_APART):
+        return []
+    why = w.registry[ids.SETTINGS_APART].context.get("why") or {}
+    out = []
+    for reason in ("unlike", "outcome"):
+        names = [w.inside(w.t["setting." + sid]) for sid, r in why.items()
+                 if r == reason and "setting." + sid in w.t]
+        if names:
+            out.append(sentence(w.t["headline.apart_" + reason], which=w.and_list(names)))
+    return out
 
 
 def conclusion(w: Writer) -> list[Markup]:

@@ -206,6 +206,8 @@ CHOSEN_BY = {
        for k in ("pair", "join", "all_higher", "all_lower", "mixed", "note")},
     "headline.not_controlled": "caveats.settings_differing",
     "headline.not_controlled_assumed": "caveats.settings_differing",
+    "headline.not_controlled_where": "caveats.settings_differing",
+    **{f"headline.apart_{k}": "caveats.settings_apart" for k in ("unlike", "outcome")},
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
                  "conclusion_front_one_noslo", "conclusion_front_one_single",
