@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from ..core import ids
 from ..core.claims import CONFIRMED as CLAIM_CONFIRMED
-from ..core.claims import CONSISTENT as CLAIM_CONSISTENT
+from ..core.claims import CONTRADICTED as CLAIM_CONTRADICTED
 from ..core.claims import METHOD as CLAIM_METHOD
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
@@ -1185,10 +1185,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     rows, floors, collapsed, said = [], set(), [], set()
     named = citations.names(w.run.meta, lang)     # run.yaml write-ups by claims.yaml key
     for i, c in enumerate(claims):
-        # set by construction and agreeing: folded in print; a claim the data contradicts
-        # or that differs is a finding about the published text and stays in view
-        if c.get("basis") in (CALIBRATED, ASSUMED) and c["verdict"] in (CLAIM_CONFIRMED,
-                                                                      CLAIM_CONSISTENT):
+        # set by construction, whichever way the verdict went: folded in print; a claim the
+        # data contradict (the published texts disagree with each other) stays in view
+        if c.get("basis") in (CALIBRATED, ASSUMED) and c["verdict"] != CLAIM_CONTRADICTED:
             collapsed.append(i)
         reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
