@@ -674,7 +674,8 @@ def claim_check(run: Run) -> ClaimCheck:
                      "published": json.dumps(c.value, ensure_ascii=False),
                      "recomputed": json.dumps(v.recomputed, ensure_ascii=False, default=str),
                      "tolerance": v.tolerance, "source": list(c.source),
-                     "calibrated": ", ".join(v.calibrated), "basis": basis},
+                     "calibrated": ", ".join(v.calibrated), "basis": basis,
+                     "text": dict(c.text)},
             method=method))
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src),
                 contradicted_figure(claims, verdicts, src),

@@ -249,8 +249,10 @@ def _contradicted(w: Writer) -> list[Markup]:
     verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
     own = w.run.meta.reconstruction and w.has(*verdicts) and \
         w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
+    said = [w.registry[v].context.get("text", {}).get(w.lang) for v in verdicts if w.has(v)]
     return [sentence(w.t["lede.contradicted_published" if own else "lede.contradicted"],
-                     n=w.fig(ids.CLAIMS_CONTRADICTED), sources=sources)]
+                     n=w.fig(ids.CLAIMS_CONTRADICTED), sources=sources,
+                     which=", ".join(f'"{x}"' for x in said if x))]
 
 
 def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
