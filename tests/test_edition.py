@@ -286,9 +286,13 @@ def test_verdicts_on_generated_values_say_so_and_every_label_is_defined(referenc
     section = _section(_page(reference_build, "ko"), "claims")
     text = _text(section)
     assert "재구성본에서 일치" in text
-    legend = text[text.index("판정의 뜻:"):].split(".")[0]
+    # the legend is a list, one verdict label per item, each a sentence of its own
+    assert "판정의 뜻은 다음과 같습니다." in text
+    legend = re.search(r'<ul class="legend">(.*?)</ul>', section, re.S)[1]
+    items = [_text(i) for i in re.findall(r"<li>(.*?)</li>", legend, re.S)]
     for label in ("확인됨", "재구성본에서 일치", "데이터와 어긋남", "데이터로 판단 불가"):
-        assert f'"{label}"' in legend, label
+        assert sum(i.startswith(f'"{label}"') for i in items) == 1, label
+    assert all(i.endswith("뜻입니다.") for i in items)
     # SGLang's published means match the plain means of the log lines, the basis the
     # reconstruction was fitted to: said as such, not as a gap below a noise floor
     assert text.count("재구성본은 그 기준의 값을 공개값에 맞춰 만들었으므로") == 3

@@ -32,6 +32,7 @@ from ..core.files import write_text_atomic
 from .captions import alt_text, caption
 from .codemarks import split_code
 from .narrative import Article
+from .sections import Items
 
 __all__ = ["DESCRIPTION_CHARS", "Post", "description", "front_matter", "markdown", "plain",
            "write_blog"]
@@ -233,7 +234,8 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
         lines += [f"## {plain(s.heading)}", ""]
         lines += figures.lines(images.get(s.id, []), s.heading)
         for p in s.paragraphs:
-            lines += [plain(p), ""]
+            lines += [plain(p.lead), "", *(f"- {plain(i)}" for i in p.items), ""] \
+                if isinstance(p, Items) else [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note)
             if table.collapsed:         # the note says the HTML edition has every row: link it

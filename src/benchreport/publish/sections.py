@@ -56,6 +56,13 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Items:
+    """A paragraph that is a lead-in and a list (a legend, read item by item)."""
+    lead: Markup
+    items: list[Markup]
+
+
+@dataclass(frozen=True)
 class Section:
     id: str
     heading: str
@@ -1257,9 +1264,10 @@ def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
     legend of their own, "indistinguishable" and "different method", apart)."""
     legends = {k: "claims.legend_" + k.replace(".", "_").replace(" ", "_")
                for k in dict.fromkeys(verdict_key(c) for c in claims)}
-    items = [sentence(w.t[legend], label=f'"{w.t[k]}"') for k, legend in legends.items()
-             if legend in w.t]
-    return [sentence(w.t["claims.legend"], items=Markup("; ").join(items))] if items else []
+    items = [sentence(w.t["claims.legend_item"],
+                      item=sentence(w.t[legend], label=f'"{w.t[k]}"'))
+             for k, legend in legends.items() if legend in w.t]
+    return [Items(sentence(w.t["claims.legend"]), items)] if items else []
 
 
 def _share_legend(w: Writer, claims: list[dict]) -> list[Markup]:
