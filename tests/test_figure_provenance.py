@@ -192,7 +192,7 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert figs["prefill.200k.vllm.mean"].provenance == ASSUMED
     assert figs["cache.64k.vllm.kv_usage_peak_pct"].provenance == ASSUMED   # KV capacity
     # what the published text fixed still reads as a result
-    assert "That makes vLLM 1.50× as fast on this workload (see Figures 1, 2)." in page
+    assert "That makes vLLM 1.50× as fast on this workload (see Figure 1)." in page
     ko = _page(reference_build, "ko")
     assert "생성기의 난수 시드(seed 20261120)에 따라 정해졌습니다" in ko
     assert "재구성본을 맞춘 공개 수치" not in ko        # the fit ran the other way
@@ -212,7 +212,9 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     # the durations are the published targets: restated, not tested, said once for both
     assert glance.count("Every duration here is a published figure the reconstruction was "
                         "fitted to: this summary restates the published result") == 1
-    results_64k = page.split("Results by input length")[2].split("200K input")[0]
+    # the latency tables are the generator's: in the latency appendix, not the results
+    latency = page.split("Appendix: Latency")[2]
+    results_64k = latency.split("Latency at 64K input")[1].split("Latency at 200K input")[0]
     # once, at SGLang's first row (TTFT), and not again as the spacing's assumption label
     assert results_64k.count("SGLang requests arrived spaced out") == 1
     assert "arrival spacing of SGLang's 64K requests" not in results_64k

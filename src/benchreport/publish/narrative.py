@@ -163,8 +163,29 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
                     w.t["results.inconsistent"], engine=w.name(e),
                     client=w.fig(ids.consistency(wid, e, "duration", "client")),
                     server=w.fig(ids.consistency(wid, e, "duration", "server")))])
+    if w.run.meta.reconstruction:       # generator output: the latency appendix has it
+        return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows)
     return WorkloadResult(id=wid, heading=str(heading), sentence=text, rows=rows,
                           latency=latency_table(w, wid), latency_notes=latency_notes(w, wid))
+
+
+def latency_appendix(w: Writer) -> Section | None:
+    """A reconstruction's latency tables, every one of them the generator's output: not in
+    the results beside the published durations, but as the first appendix, one table per
+    input length with its notes (the appendix's opening says once what set them)."""
+    if not w.run.meta.reconstruction:
+        return None
+    tables, notes = [], []
+    for wl in w.run.meta.workloads:
+        table = latency_table(w, wl.id)
+        if table is not None:
+            tables.append(dataclasses.replace(table, caption=w.t["heading.latency_of"].format(
+                label=wl.label)))
+            notes += latency_notes(w, wl.id, with_table_note=False)
+    if not tables:
+        return None
+    return Section("latency", w.t["heading.latency"],
+                   [sentence(w.t["results.latency_intro"]), *notes], tables)
 
 
 def _brief(w: Writer, workload) -> Markup | None:
@@ -596,8 +617,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
                             key_findings(w) + single_run_findings(w))
     found = finding(w)
     settings = settings_section(w, given.caveats.get("compared", {}))
-    results, sections = _refer_to_charts(w, results, reading_order(w, _sections(w, given)),
-                                         given.charts)
+    body = [s for s in (latency_appendix(w), *_sections(w, given)) if s is not None]
+    results, sections = _refer_to_charts(w, results, reading_order(w, body), given.charts)
     sections = _appendix_intro(w, sections)
     return Article(
         lang=lang, other_lang="en" if lang == "ko" else "ko", t=t,

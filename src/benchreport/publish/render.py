@@ -276,8 +276,12 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         pdfs = []
         for lang in LANGS:
             t = load_catalogue(templates / "labels", lang)
-            charts = {"results": [c for c in [durations_chart(run, registry, t),
-                                              latency_chart(run, registry, t)] if c],
+            durations = [c for c in [durations_chart(run, registry, t)] if c]
+            latency = [c for c in [latency_chart(run, registry, t)] if c]
+            # a reconstruction's latency is generator output: its chart goes with the table
+            # to the latency appendix (publish.narrative.latency_appendix)
+            charts = {"results": durations if run.meta.reconstruction else durations + latency,
+                      "latency": latency if run.meta.reconstruction else [],
                       "spec": [c for c in [acceptance_chart(run, registry, t)] if c],
                       "curves": curve_charts(run, registry, t),
                       "pareto": pareto_charts(run, registry, t),
