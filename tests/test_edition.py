@@ -123,7 +123,8 @@ def test_every_source_path_is_the_input_under_data_not_a_build_folder(reference_
 
 
 @pytest.mark.parametrize("lang, refs", [
-    ("ko", ["(그림 1 참고)", "(그림 2 참고)", "(그림 3 참고)", "(그림 6 참고)", "(그림 7–10 참고)"]),
+    ("ko", ["(그림 1 참고)", "(그림 2 참고)", "(그림 3 참고)", "(그림 6 참고)",
+            "(그림 7–10 참고)"]),
     ("en", ["(see Figure 1)", "(see Figure 2)", "(see Figure 3)", "(see Figure 6)",
             "(see Figures 7–10)"]),
 ])
