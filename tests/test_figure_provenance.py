@@ -122,7 +122,7 @@ def test_no_verdict_on_calibrated_or_assumed_inputs_is_evidence(reference_build)
 def _page(run, lang: str = "en") -> str:
     text = run.paths.html(lang).read_text(encoding="utf-8")
     text = re.sub(r"<(script|style|svg)[^>]*>.*?</\1>", "", text, flags=re.S)
-    text = re.sub(r"</?(a|code)\b[^>]*>", "", text)     # links and code read inline
+    text = re.sub(r"</?(a|code|sup|span)\b[^>]*>", "", text)   # links, code, tags read inline
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
 
 

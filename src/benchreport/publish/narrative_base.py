@@ -241,19 +241,38 @@ class Writer:
         return sentence(self.t["generated.note_again"], what=what,
                         **self.set_by(*fig_ids, also=also))
 
+    def cell_tag(self, word: str) -> Markup:
+        """A provenance tag for a table cell: the short word (``words.short_<word>``) set
+        small and raised after the value, the full word as its title: a table of many
+        values reads without a parenthesis after each."""
+        # the parentheses are hidden on the page (the small raised word is enough) and
+        # kept for whatever reads the text alone: the blog's Markdown, a text extractor
+        return Markup('<sup class="prov" title="{}">{}<span class="p">(</span>{}'
+                      '<span class="p">)</span></sup>').format(
+            self.t["words." + word].strip("()"), self.paren_space,
+            self.t["words.short_" + word])
+
+    def cell_mark(self, *fig_ids: str) -> Markup:
+        """``mark`` for a table cell (``cell_tag``): empty for a measured value."""
+        word = self._mark_word(*fig_ids)
+        return self.cell_tag(word) if word else Markup("")
+
+    def _mark_word(self, *fig_ids: str) -> str | None:
+        held = [f for f in fig_ids if self.has(f)]
+        kind = self.provenance(*held) if held else None
+        return "assumed" if kind == provenance.ASSUMED else \
+            "model" if kind == provenance.MODEL else \
+            "seed" if kind == provenance.FREE else \
+            "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
+            else None
+
     def mark(self, *fig_ids: str) -> str:
         """The words marking a value that was not measured, from its figures' provenance:
         " (assumed)", " (the generator's model)", " (set by the seed)", " (calibrated)" in a
         reconstruction (the words the appendix of generator inputs uses; in Korean with no
         space: a parenthesis there closes up to its word); "" for measured values or when no
         figure is held."""
-        held = [f for f in fig_ids if self.has(f)]
-        kind = self.provenance(*held) if held else None
-        word = "assumed" if kind == provenance.ASSUMED else \
-            "model" if kind == provenance.MODEL else \
-            "seed" if kind == provenance.FREE else \
-            "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
-            else None
+        word = self._mark_word(*fig_ids)
         return self.tag(word) if word else ""
 
     @property

@@ -411,14 +411,15 @@ def _crossing(w: Writer, parts: list[Markup], unanswered: list[Markup]) -> list[
     return parts
 
 
-def marked_assumed(w: Writer, sid: str, engine: str, value: str) -> str:
-    """A setting's value, marked when it was assumed: run.yaml lists it, or its figure's
-    provenance says so (a reconstruction's scenario filled it in)."""
+def marked_assumed(w: Writer, sid: str, engine: str, value: str | Markup) -> Markup:
+    """A setting's value for a table cell, marked (``Writer.cell_tag``) when it was
+    assumed: run.yaml lists it, or its figure's provenance says so (a reconstruction's
+    scenario filled it in)."""
     listed = f"{sid}.{engine}" in {s for a in w.run.meta.assumed for s in a.settings}
     fid = ids.setting(sid, engine)
     if listed or (w.has(fid) and w.provenance(fid) == ASSUMED):
-        return f"{value}{w.tag('assumed')}"
-    return value
+        return escape(value) + w.cell_tag("assumed")
+    return escape(value)
 
 
 def other_crossings(w: Writer, a: str, b: str) -> Markup:
@@ -444,7 +445,7 @@ def settings_section(w: Writer, compared: dict[str, dict[str, str]]) -> Table | 
         cells = []
         for e in engines:
             value = w.setting_words(values[e]) if e in values else "–"
-            cells.append(Markup(escape(marked_assumed(w, sid, e, value))))
+            cells.append(marked_assumed(w, sid, e, value))
         rows.append([Markup(escape(w.t["setting." + sid]))] + cells)
     if not rows:
         return None
@@ -953,9 +954,9 @@ def _differing_rows(w: Writer, differing: list[dict]) -> list[list[Markup]]:
         if c.get("workload"):
             label = f"{label} ({w.run.meta.workload(c['workload']).label})"
         rows.append([Markup(escape(label))]
-                    + [Markup(escape(marked_assumed(w, c["id"], e, caveat_value(w, c, e))
-                                     if c.get("kind") == "setting" and e in c["values"]
-                                     else caveat_value(w, c, e))) for e in engines]
+                    + [marked_assumed(w, c["id"], e, caveat_value(w, c, e))
+                       if c.get("kind") == "setting" and e in c["values"]
+                       else escape(caveat_value(w, c, e)) for e in engines]
                     + [Markup(escape(w.t[f"why.{c['id']}"])),
                        w.evidence(c["evidence"][:2])])
     return rows
@@ -1015,7 +1016,7 @@ def _logs_outside(w: Writer) -> list[str]:
     return ["/".join(r["path"].split("/")[-2:]) for r in rows if r["role"] == "log"]
 
 
-def caveat_value(w: Writer, c: dict, engine: str) -> str:
+def caveat_value(w: Writer, c: dict, engine: str) -> str | Markup:
     """One engine's cell of a caveat row: a setting's value, or an event's counts and
     time span, in the reader's words."""
     if engine not in c["values"]:
@@ -1025,7 +1026,7 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str:
         text = w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
                                         first=first[11:], last=last[11:])
         group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
-        return text + w.mark(*(f for f in w.registry if ids.named_by(f, group)))
+        return escape(text) + w.cell_mark(*(f for f in w.registry if ids.named_by(f, group)))
     return w.setting_words(c["values"][engine])
 
 
@@ -1071,7 +1072,7 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
                                              else "")
     value = sentence(t[value_key], **values)
     # e.g. a KV capacity filled in, a fitted knob; inside a closing full stop
-    mark = w.mark(*held.values())
+    mark = w.cell_mark(*held.values())
     value = Markup(value[:-1]) + mark + "." if mark and value[-1:] == "." else value + mark
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[_limit_why(w, c, list(held.values()))], **values),
