@@ -72,12 +72,14 @@ def test_points_that_read_the_same_share_one_row(reference_build):
 @pytest.mark.parametrize("lang, takeaway, dcp, combine", [
     ("ko", "입력 길이에 따라 알맞은 엔진이 달라질 수 있다는 점입니다",
      "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해",
-     "한 엔진이 그 설정을 이 실행에서 켠 투기적 디코딩과 함께 쓸 수 없다면, 투기적 디코딩을 "
-     "두 엔진 모두에서 끄고 먼저 비교하시기 바랍니다."),
+     "이 설정과 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
+     "끄고 비교하시기 바랍니다. 차이가 이 설정 때문인지 보려면, 이를 지원하는 엔진 하나에서 "
+     "이 설정만 바꿔 가며 재 보는 것이 가장 직접적입니다."),
     ("en", "the input length can change which one suits",
      "with decode context parallel size set alike first, over several runs",
-     "Where an engine cannot combine that setting with speculative decoding, which this run "
-     "enabled, compare first with speculative decoding off on both."),
+     "Where an engine cannot run that setting together with speculative decoding, compare both "
+     "with speculative decoding off. To see whether that setting makes the difference, the "
+     "most direct test is to change only it, on one engine that supports it."),
 ])
 def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takeaway, dcp,
                                                     combine):
@@ -85,7 +87,8 @@ def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takea
                                           _section(_page(reference_build, lang), "conclusion"),
                                           re.S)]
     assert takeaway in paras[-1] and dcp in paras[-1]
-    # the feature to turn off, where the aligned setting cannot be combined, is named
+    # the feature to turn off, where the aligned setting cannot be combined, is named, and
+    # how to test the setting as the cause: change it alone, on one engine
     assert paras[-1].endswith(combine)
     # the takeaway asks for repeats: the separate single-run paragraph is gone
     assert not any("한 번씩 실행한 것입니다" in p or "one run per engine;" in p for p in paras)
@@ -334,13 +337,13 @@ def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
     published figures alone, so the lede says it and the row is not marked as the
     generator's, nor followed by its note (the fifth editor read)."""
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
-    assert "상세편 및 요약편의 공개값 가운데 2개는 같은 기준끼리의 비교가 아니라" in lede
-    assert "vLLM 디코드 짧은 입력의 최댓값 대 긴 입력의 평균 3.29배" in lede
+    assert "상세편 및 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 아닙니다." in lede
+    assert "vLLM 디코드 짧은 입력의 최댓값을 긴 입력의 평균으로 나눈 값 3.29배" in lede
     rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",
                                          _section(_page(reference_build, "ko"), "claims"),
                                          re.S)]
     row = next(r for r in rows if r.startswith("64K에서 200K로 갈 때 vLLM의"))
-    assert "공개 수치만으로 확인" in row and "재계산값은" not in row
+    assert "공개 수치끼리 계산해 드러남" in row and "재계산값은" not in row
     # one value: no "(값)" left where the keys would be named
     assert not any("로(값)" in r for r in rows)
 

@@ -437,13 +437,13 @@ def test_claim_values_and_reasons_name_engines_settings_and_figures(reference_bu
         "어텐션 백엔드, 디코드 컨텍스트 병렬(DCP) 크기"
     # two figures' distance as a share, the figures named by engine, length and metric
     gap = value_text(en, {"prefill.64k.vllm.mean vs prefill.64k.sglang.mean": 0.015})
-    assert gap == "vLLM 64K prefill mean vs SGLang 64K prefill mean 2%"
+    assert gap == "gap between vLLM 64K prefill mean and SGLang 64K prefill mean 2%"
     # a figure id in a reason becomes its label and its linked value
     text = reason_text(en, "other_basis", {
         "alternatives": ["decode.degradation.vllm.peak_over_mean"], "keys": ["value"]})
     assert isinstance(text, Markup) and "decode.degradation" not in Markup(text).striptags()
     assert 'href="#fig-decode-degradation-vllm-peak_over_mean"' in text
-    assert "(vLLM decode peak at the shorter input over mean at the longer 3.29×)" in \
+    assert "(vLLM decode peak at the shorter input divided by the mean at the longer 3.29×)" in \
         text.striptags()
     assert reason_text(ko, "differs_listed", {"which": ["attention_backend", "moe_backend"]}) \
         .striptags() == "실행 설정과 로그에 이런 차이가 있습니다: 어텐션 백엔드, MoE 백엔드."
@@ -485,6 +485,6 @@ def test_a_figure_that_rests_on_an_assumption_says_so(reference_build, pages):
     # is not said a second time beside it
     assert text.count("This comparison rests on a value the published text did not state: "
                       "arrival spacing of SGLang's 64K requests") == 0
-    assert text.count("SGLang's requests arrive spaced out, 6.3 s apart on average, to meet "
-                      "the published duration") == 1
+    assert text.count("The reconstruction fills that time by having SGLang's requests arrive "
+                      "6.3 s apart on average") == 1
     assert "At 200K, that split rests" not in text

@@ -248,6 +248,7 @@ def _mixed(w: Writer) -> list[Markup]:
         return []
     fig = w.registry[ids.CLAIMS_MIXED]
     return [sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
+                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
                      sources=_write_ups(w, fig.context["sources"]),
                      which=figures_text(w, fig.context["alternatives"]))]
 
