@@ -337,7 +337,8 @@ def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
     published figures alone, so the lede says it and the row is not marked as the
     generator's, nor followed by its note (the fifth editor read)."""
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
-    assert "상세편 및 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 아닙니다." in lede
+    assert "상세편 및 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 " \
+        "아닙니다." in lede
     assert "vLLM 디코드 짧은 입력의 최댓값을 긴 입력의 평균으로 나눈 값 3.29배" in lede
     rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",
                                          _section(_page(reference_build, "ko"), "claims"),
