@@ -6,6 +6,7 @@ import html
 import json
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -187,8 +188,10 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert page.count("Here too the acceptance lengths and rates follow from the acceptance "
                       "probability given to the generator") == 1
     # one assumed prefill curve for both engines: their prefill agrees by design
+    # (the scenario's keys in words: the generator appendix keeps the keys themselves)
     assert "In this reconstruction every engine prefills on one assumed curve " \
-        "(prefill_knots × prefill_speed, prefill_decay)" in page
+        "(prefill speed curve × per-engine prefill speed, prefill slowdown at long context)" \
+        in page
     figs = registry_of(reference_build)
     assert figs["prefill.200k.vllm.mean"].provenance == ASSUMED
     assert figs["cache.64k.vllm.kv_usage_peak_pct"].provenance == ASSUMED   # KV capacity
@@ -384,3 +387,16 @@ def test_the_korean_appendix_gives_every_reason_in_korean(reference_build):
     assert figs["e2e.64k.vllm.duration"].provenance_why == "@target_duration | duration=100.5"
     assert "calibrated (target duration <code>100.5</code> s)" in \
         reference_build.paths.html("en").read_text(encoding="utf-8")
+
+
+def test_a_scenario_why_reads_in_words_and_an_unknown_key_stays_code():
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import why_text
+
+    root = Path(__file__).resolve().parents[1] / "templates" / "labels"
+    ko, en = load_catalogue(root, "ko"), load_catalogue(root, "en")
+    assert str(why_text("decode_step_fixed_ms 1.3, decode_ns_per_kv_token 30.4", en, "en")) \
+        == "fixed cost per decode step 1.3 ms, decode cost per KV token 30.4 ns"
+    assert str(why_text("arrival_gap 6.3125", ko, "ko")) == "요청 도착 간격 6.3125초"
+    # what the catalogue does not name is shown as the scenario wrote it
+    assert str(why_text("seed 20261120", en, "en")) == "<code>seed 20261120</code>"

@@ -32,12 +32,35 @@ def why_text(why: str, t: dict[str, str], lang: str, assumed=()) -> Markup:
 
     parsed = provenance.parse_reason(why)
     if parsed is None:
-        return Markup("<code>{}</code>").format(why) if why else Markup("")
+        return _scenario_words(why, t, lang) if why else Markup("")
     key, params = parsed
     if key == "assumption":          # run.yaml's own words, no scenario text
         return Markup(escape(provenance.reason_words(why, t, lang, assumed)))
     return sentence(t["provwhy." + key], **{k: Markup("<code>{}</code>").format(v)
                                         for k, v in params.items()})
+
+
+# a scenario key and the value that follows it in a why ("decode_step_fixed_ms 1.3")
+_SCENARIO_KEY = re.compile(r"\b([a-z][a-z_]*[a-z])\b(?: (\d[\d.]*))?")
+# the unit a key's name carries, said after its value in words
+_KEY_UNITS = {"decode_step_fixed_ms": "ms", "decode_ns_per_kv_token": "ns", "arrival_gap": "s"}
+
+
+def _scenario_words(why: str, t: dict[str, str], lang: str) -> Markup:
+    """A scenario's own text (its keys, values and signs) in the reader's words: each key
+    the catalogue names (``genword.<key>``) as words with its value and unit; what it does
+    not name stays as it is, in a code face."""
+    def words(m: re.Match) -> str:
+        key, value = m[1], m[2]
+        if "genword." + key not in t:
+            return m[0]
+        said = t["genword." + key]
+        if value and key in _KEY_UNITS:     # the value as the scenario wrote it, its unit
+            return f"{said} {format_value(value, _KEY_UNITS[key], lang)}"
+        return f"{said} {value}" if value else said
+
+    text = _SCENARIO_KEY.sub(words, why)
+    return Markup(escape(text)) if text != why else Markup("<code>{}</code>").format(why)
 
 
 def anchor(fig_id: str) -> str:
