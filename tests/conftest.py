@@ -146,6 +146,34 @@ def pytest_xdist_make_scheduler(config, log):
     return GroupScheduling(config, log)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _kept_notebook_workers():
+    """The session's builds in this process share their notebook workers (and kernels):
+    each build after the first skips starting them and their imports, seconds of CPU
+    (``pipeline.kernels.WorkerPool``). A build in a subprocess (the command line) starts
+    its own, as every build outside the tests does."""
+    from benchreport.pipeline import kernels
+
+    kernels.POOL = kernels.WorkerPool()
+    yield
+    pool, kernels.POOL = kernels.POOL, None
+    pool.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_notebook_workers(request, monkeypatch):
+    """A test marked ``fresh_workers`` checks what becomes of a build's workers and kernels
+    (killed, cleaned up, quiet): its builds start their own, as outside the tests, and no
+    idle worker of the pool is there while it runs."""
+    if request.node.get_closest_marker("fresh_workers") is None:
+        return
+    from benchreport.pipeline import kernels
+
+    if kernels.POOL is not None:
+        kernels.POOL.close()
+    monkeypatch.setattr(kernels, "POOL", None)
+
+
 def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
     """A folder made once per test session by ``make(folder)``, shared by the xdist workers:
     the first worker to ask makes it, under a file lock, while the other waits, then reads
