@@ -518,7 +518,10 @@ class WorkerPool:
     """
 
     def __init__(self) -> None:
+        import threading
+
         self.idle: dict[int, tuple[tuple, Workers]] = {}
+        self.lock = threading.Lock()      # builds in two threads take and keep in turn
 
     @staticmethod
     def _key(cwd: Path) -> tuple:
@@ -528,7 +531,8 @@ class WorkerPool:
     def take(self, count: int, cwd: Path) -> Workers:
         """Idle workers for ``count`` and ``cwd`` if there are live ones, else new ones."""
         key = self._key(cwd)
-        kept = self.idle.pop(count, None)
+        with self.lock:
+            kept = self.idle.pop(count, None)
         if kept is not None:
             if kept[0] == key and all(proc.is_alive() for proc in kept[1].procs):
                 return kept[1]
@@ -542,10 +546,11 @@ class WorkerPool:
         """Take back workers whose build went well (False: not theirs to keep)."""
         if not all(proc.is_alive() for proc in workers.procs):
             return False
-        old = self.idle.pop(len(workers.procs), None)
+        with self.lock:
+            old = self.idle.pop(len(workers.procs), None)
+            self.idle[len(workers.procs)] = (workers.key, workers)
         if old is not None:
             self._end(old[1])
-        self.idle[len(workers.procs)] = (workers.key, workers)
         return True
 
     @staticmethod
@@ -558,9 +563,11 @@ class WorkerPool:
 
     def close(self) -> None:
         """End every idle worker (and its kernel)."""
-        while self.idle:
-            _, (_, kept) = self.idle.popitem()
-            self._end(kept)
+        with self.lock:
+            kept = [workers for _, workers in self.idle.values()]
+            self.idle.clear()
+        for workers in kept:
+            self._end(workers)
 
 
 POOL: WorkerPool | None = None      # set by a caller that builds many times (the tests)
