@@ -51,12 +51,28 @@ def simulate_scenario(scenario: Scenario) -> list[SimulatedRun]:
     return out
 
 
+# client_tails of the scenarios this process has simulated, by the scenario's repr (every
+# field of it, the seeds included: the simulation is a function of them alone)
+_TAILS: dict[str, dict[tuple[str, str], float]] = {}
+_TAILS_KEPT = 8
+
+
 def client_tails(scenario: Scenario) -> dict[tuple[str, str], float]:
     """Per (engine, workload): the seconds of the run's duration after the engine's last
-    token, as the fit left them (the client's stream close and final detokenization)."""
-    return {(s.spec.engine, s.spec.workload):
-            s.fitted.duration - (s.timeline.end - s.timeline.start)
-            for s in simulate_scenario(scenario)}
+    token, as the fit left them (the client's stream close and final detokenization).
+
+    The fits simulate the whole scenario, seconds of CPU for a reference run, and a build's
+    caveats ask for them each time: a process keeps what it found, by the scenario's value,
+    so a kernel or a test that builds the same reconstruction again does not fit it again."""
+    key = repr(scenario)
+    if key not in _TAILS:
+        tails = {(s.spec.engine, s.spec.workload):
+                 s.fitted.duration - (s.timeline.end - s.timeline.start)
+                 for s in simulate_scenario(scenario)}
+        if len(_TAILS) >= _TAILS_KEPT:
+            del _TAILS[next(iter(_TAILS))]
+        _TAILS[key] = tails
+    return dict(_TAILS[key])
 
 
 def _check_fitted(spec: RunSpec, found: float) -> None:
