@@ -147,13 +147,23 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _kept_notebook_workers():
+def _kept_notebook_workers(tmp_path_factory):
     """The session's builds in this process share their notebook workers (and kernels):
     each build after the first skips starting them and their imports, seconds of CPU
     (``pipeline.kernels.WorkerPool``). A build in a subprocess (the command line) starts
-    its own, as every build outside the tests does."""
-    from benchreport.pipeline import kernels
+    its own, as every build outside the tests does.
 
+    Every process of the session (the xdist workers, their kernels, the command lines the
+    tests run) shares the client tails it fits for a reconstruction's caveats, seconds of
+    CPU per build of the reference run (``synth.client_tails``): set first, so every
+    kernel starts with it."""
+    from benchreport.pipeline import kernels
+    from benchreport.synth import FIT_CACHE_ENV
+
+    root = tmp_path_factory.getbasetemp()
+    fits = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "fits"
+    fits.mkdir(exist_ok=True)
+    os.environ[FIT_CACHE_ENV] = str(fits)
     kernels.POOL = kernels.WorkerPool()
     yield
     pool, kernels.POOL = kernels.POOL, None
