@@ -146,6 +146,44 @@ def pytest_xdist_make_scheduler(config, log):
     return GroupScheduling(config, log)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _kept_notebook_workers(tmp_path_factory):
+    """The session's builds in this process share their notebook workers (and kernels):
+    each build after the first skips starting them and their imports, seconds of CPU
+    (``pipeline.kernels.WorkerPool``). A build in a subprocess (the command line) starts
+    its own, as every build outside the tests does.
+
+    Every process of the session (the xdist workers, their kernels, the command lines the
+    tests run) shares the client tails it fits for a reconstruction's caveats, seconds of
+    CPU per build of the reference run (``synth.client_tails``): set first, so every
+    kernel starts with it."""
+    from benchreport.pipeline import kernels
+    from benchreport.synth import FIT_CACHE_ENV
+
+    root = tmp_path_factory.getbasetemp()
+    fits = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "fits"
+    fits.mkdir(exist_ok=True)
+    os.environ[FIT_CACHE_ENV] = str(fits)
+    kernels.POOL = kernels.WorkerPool()
+    yield
+    pool, kernels.POOL = kernels.POOL, None
+    pool.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_notebook_workers(request, monkeypatch):
+    """A test marked ``fresh_workers`` checks what becomes of a build's workers and kernels
+    (killed, cleaned up, quiet): its builds start their own, as outside the tests, and no
+    idle worker of the pool is there while it runs."""
+    if request.node.get_closest_marker("fresh_workers") is None:
+        return
+    from benchreport.pipeline import kernels
+
+    if kernels.POOL is not None:
+        kernels.POOL.close()
+    monkeypatch.setattr(kernels, "POOL", None)
+
+
 def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
     """A folder made once per test session by ``make(folder)``, shared by the xdist workers:
     the first worker to ask makes it, under a file lock, while the other waits, then reads

@@ -25,6 +25,9 @@ from benchreport.publish import render
 
 from .conftest import ROOT, builds_a_report, copy_run
 
+# what becomes of a build's workers and kernels is checked: builds start their own
+pytestmark = pytest.mark.fresh_workers
+
 
 def snapshot(folder: Path) -> dict[str, str]:
     """sha256 of every file under ``folder`` (the lock file aside)."""

@@ -11,7 +11,8 @@ import pytest
 from benchreport.pipeline.kernels import Kernel
 from benchreport.pipeline.run import plan_notebooks
 
-pytestmark = pytest.mark.slow        # each starts notebook kernels: seconds a test
+# each starts notebook kernels (seconds a test), and checks what becomes of them
+pytestmark = [pytest.mark.slow, pytest.mark.fresh_workers]
 
 # A module that warns from a fixed place: Python shows such a warning once per place, and
 # remembers that in the module, which outlives a notebook in a reused kernel.
@@ -215,3 +216,56 @@ def _cells_of(nb: dict) -> list[tuple[int, str]]:
     return [(c["execution_count"], json.dumps(c["outputs"], sort_keys=True))
             for c in nb["cells"] if c["cell_type"] == "code" and
             "injected-parameters" not in c["metadata"].get("tags", [])]
+
+
+def test_a_build_in_kept_workers_gives_the_bytes_of_one_in_new_workers(mini_build, tmp_path,
+                                                                       monkeypatch):
+    """The tests keep their builds' notebook workers (tests/conftest.py): a build whose
+    kernels have run a whole build of another run before writes the same bytes as the
+    session's build of the mini run (the folders aside, as in test_pipeline's build twice),
+    and it ran in the very kernels the first build left."""
+    import hashlib
+    import shutil
+
+    from benchreport.pipeline import kernels
+    from benchreport.pipeline.run import build
+
+    from .conftest import ROOT, copy_run
+
+    run, _ = mini_build
+    shared = run.paths.data.parent.parent
+    workspace = tmp_path / "ws"
+    shutil.copytree(shared, workspace)
+    report = workspace / "report" / run.id
+
+    def hashes(folder: Path, moved: bool = False) -> dict[str, str]:
+        def data(p: Path) -> bytes:
+            raw = p.read_bytes()
+            return raw.replace(str(shared).encode(), str(workspace).encode()) if moved else raw
+        # the PDFs (and the render key that says whether there are any) aside: the
+        # session's build has them when a test of the session reads them
+        return {p.relative_to(folder).as_posix(): hashlib.sha256(data(p)).hexdigest()
+                for p in sorted(folder.rglob("*")) if p.is_file()
+                and p.suffix not in (".ipynb", ".pdf") and p.name != ".build-keys.json"}
+
+    def notebooks_key(folder: Path) -> str:
+        return json.loads((folder / ".build-keys.json").read_text())["notebooks"]
+
+    first, key = hashes(report, moved=True), notebooks_key(report)
+    report.rename(report.with_name(".first-" + report.name))
+    copy_run(workspace, "mini", as_id="other")
+    pool = kernels.WorkerPool()
+    monkeypatch.setattr(kernels, "POOL", pool)
+    try:
+        for run_id in ("other", "mini"):
+            build(run_id, data_root=workspace / "data", report_root=workspace / "report",
+                  project=ROOT, out=lambda line: None, pdf=False)
+            if run_id == "other":
+                (_, kept), = pool.idle.values()
+                pids = [proc.pid for proc in kept.procs], dict(kept.kernels)
+        (_, again), = pool.idle.values()
+        assert again is kept and ([p.pid for p in again.procs], again.kernels) == pids
+    finally:
+        pool.close()
+    assert hashes(report) == first and notebooks_key(report) == key
+    assert "notebooks/80-claims.html" in first and "derived/figures.json" in first

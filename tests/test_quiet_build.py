@@ -29,7 +29,8 @@ from benchreport.pipeline.run import notebook_parameters
 
 from .conftest import ROOT, copy_run
 
-pytestmark = pytest.mark.slow        # builds and notebook kernels: seconds a test
+# builds and notebook kernels (seconds a test); what the workers print is checked
+pytestmark = [pytest.mark.slow, pytest.mark.fresh_workers]
 
 NOISE = re.compile(r"ERROR|Traceback|KeyboardInterrupt")
 STEP = re.compile(r"\[(\d+)/\d+\] (.+?) (\.\.\.|done in \d+\.\ds)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,15 @@ def load_catalogue(folder: Path, lang: str, kind: str = "") -> dict[str, str]:
     if lang not in LANGS:
         raise ConfigError(f"The value for `lang` must be one of {LANGS}, but {lang!r} was passed")
     path = folder / (f"{kind}.{lang}.yaml" if kind else f"{lang}.yaml")
-    data = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    return dict(_flat_catalogue(path.read_text(encoding="utf-8"), str(path)))
+
+
+@functools.lru_cache(maxsize=16)
+def _flat_catalogue(text: str, path: str) -> dict[str, str]:
+    """A catalogue's text flattened, kept by its text: a process that renders or runs the
+    notebooks again (the next build of a comparison's runs, the tests) parses it once.
+    Callers get a copy of it (load_catalogue)."""
+    data = load_yaml(text, path)
     flat: dict[str, str] = {}
 
     def walk(prefix: str, node: Any) -> None:

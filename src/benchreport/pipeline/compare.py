@@ -20,7 +20,7 @@ from ..core.files import read_json, write_json
 from ..core.paths import ComparePaths, check_run_id, compare_paths, shown
 from ..core.store import resolve_store
 from . import staging
-from .kernels import Workers
+from .kernels import take_workers
 from .run import Interrupts, Steps, list_notebooks
 
 __all__ = ["CompareJob", "build_compare", "default_name"]
@@ -90,7 +90,7 @@ def _execute(notebooks: list[Path], paths: ComparePaths, run_ids: list[str], bas
               "store": shown(store, project),
               "data_root": shown(Path(data_root).resolve(), project),
               "notebook": src.name}) for src in notebooks]
-    with Workers(1, project) as workers:
+    with take_workers(1, project) as workers:
         workers.run([jobs], lambda name: steps.note(f"notebook compare/{name}"),
                     lambda name, seconds: steps.note(f"notebook compare/{name}", seconds))
 

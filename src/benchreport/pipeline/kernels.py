@@ -32,8 +32,8 @@ from ..core.children import die_with_parent
 from ..core.errors import BuildError, ReportError
 
 __all__ = ["ENGINE", "Job", "KERNEL_EXIT_WAIT", "KERNEL_LOG", "Kernel", "RESET", "WARM_UP",
-           "Workers", "check_parameters", "ipc_kernel_manager", "notebook_error", "run_notebook",
-           "stable_cell_ids"]
+           "WorkerPool", "Workers", "check_parameters", "ipc_kernel_manager", "notebook_error",
+           "run_notebook", "stable_cell_ids", "take_workers"]
 
 # Errors a notebook raises about the inputs (their one-line text is the message to show):
 # ReportError and its kinds, all but the build's own.
@@ -388,6 +388,8 @@ class Workers:
         ctx = multiprocessing.get_context("spawn")   # no state shared with the parent
         self.procs, self.conns, self.folders = [], [], []
         self.kernels: dict[int, int | None] = {}
+        self.pool: WorkerPool | None = None    # where they go back after a build that went well
+        self.key: tuple = ()                    # what the pool reuses them for
         # Blocked while they start (a child inherits the mask), so a Ctrl-C at that
         # moment waits for the main process rather than reach a worker still in the
         # terminal's process group; each worker unblocks it after leaving the group.
@@ -414,7 +416,8 @@ class Workers:
             self.kill()
             return
         try:
-            self.close()
+            if self.pool is None or not self.pool.keep(self):
+                self.close()
         except BaseException:
             self.kill()
             raise
@@ -496,3 +499,80 @@ class Workers:
                 shutil.rmtree(folder, ignore_errors=True)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+# ---------------------------------------------------------------------------------------
+# Workers kept between builds
+
+class WorkerPool:
+    """Workers kept, idle, between the builds of one process that builds many times (the
+    test suite: tests/conftest.py sets ``POOL``), so each build after the first skips
+    starting two processes, two kernels and their imports. A command-line build never has
+    one: its workers end with it.
+
+    Only workers whose build went well come back (a failed or interrupted build kills its
+    own, as without a pool), and their next notebook starts from the reset, as every
+    notebook after a kernel's first does. They are kept by their count, and reused only
+    for the same working folder and the same environment (a kernel inherits the
+    environment it started in); one set per count at most, the older one closed.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self.idle: dict[int, tuple[tuple, Workers]] = {}
+        self.lock = threading.Lock()      # builds in two threads take and keep in turn
+
+    @staticmethod
+    def _key(cwd: Path) -> tuple:
+        env = tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"))
+        return str(Path(cwd).resolve()), env, tuple(sys.path)
+
+    def take(self, count: int, cwd: Path) -> Workers:
+        """Idle workers for ``count`` and ``cwd`` if there are live ones, else new ones."""
+        key = self._key(cwd)
+        with self.lock:
+            kept = self.idle.pop(count, None)
+        if kept is not None:
+            if kept[0] == key and all(proc.is_alive() for proc in kept[1].procs):
+                return kept[1]
+            self._end(kept[1])
+        fresh = Workers(count, cwd)
+        fresh.pool = self
+        fresh.key = key
+        return fresh
+
+    def keep(self, workers: Workers) -> bool:
+        """Take back workers whose build went well (False: not theirs to keep)."""
+        if not all(proc.is_alive() for proc in workers.procs):
+            return False
+        with self.lock:
+            old = self.idle.pop(len(workers.procs), None)
+            self.idle[len(workers.procs)] = (workers.key, workers)
+        if old is not None:
+            self._end(old[1])
+        return True
+
+    @staticmethod
+    def _end(workers: Workers) -> None:
+        try:
+            workers.close()
+        except BaseException:
+            workers.kill()
+            raise
+
+    def close(self) -> None:
+        """End every idle worker (and its kernel)."""
+        with self.lock:
+            kept = [workers for _, workers in self.idle.values()]
+            self.idle.clear()
+        for workers in kept:
+            self._end(workers)
+
+
+POOL: WorkerPool | None = None      # set by a caller that builds many times (the tests)
+
+
+def take_workers(count: int, cwd: Path) -> Workers:
+    """Workers for one build: from ``POOL`` when there is one, else new ones."""
+    return POOL.take(count, cwd) if POOL is not None else Workers(count, cwd)

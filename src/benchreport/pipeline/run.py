@@ -17,7 +17,7 @@ from ..core.paths import shown
 from ..core.store import resolve_store
 from ..ingest.io import Run, load_run, write_json
 from . import checksums, staging, store
-from .kernels import Workers
+from .kernels import take_workers
 from .schedule import schedule
 
 __all__ = ["Interrupts", "NOTEBOOK_NAME", "SHOWN_WARNINGS", "Steps", "build", "collect_figures",
@@ -209,7 +209,7 @@ def run_notebooks(notebooks: list[Path], run: Run, data_root: Path, report_root:
     # a phase of one notebook runs in the first kernel, the one that ran the phase before
     phases = [[[job(nb) for nb in half] for half in
                (plan_notebooks(group) if len(group) > 1 else (group,))] for group in groups]
-    with Workers(2 if any(len(group) > 1 for group in groups) else 1, project) as workers:
+    with take_workers(2 if any(len(group) > 1 for group in groups) else 1, project) as workers:
         for plan in phases:
             workers.run(plan, lambda name: steps.note(f"notebook {name}"),
                         lambda name, seconds: steps.note(f"notebook {name}", seconds))

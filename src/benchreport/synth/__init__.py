@@ -19,7 +19,8 @@ from .model import Timeline
 from .results import client_view, sglang_result, vllm_result
 from .scenario import EngineSpec, RunSpec, Scenario, load_scenario
 
-__all__ = ["BenchmarkTruth", "SimulatedRun", "benchmark_truth", "client_tails", "generate",
+__all__ = ["BenchmarkTruth", "FIT_CACHE_ENV", "SimulatedRun", "benchmark_truth", "client_tails",
+           "generate",
            "load_scenario",
            "make_run", "metrics_truth", "simulate_scenario"]
 
@@ -51,12 +52,66 @@ def simulate_scenario(scenario: Scenario) -> list[SimulatedRun]:
     return out
 
 
+# client_tails of the scenarios this process has simulated, by the scenario's repr (every
+# field of it, the seeds included: the simulation is a function of them alone)
+_TAILS: dict[str, dict[tuple[str, str], float]] = {}
+_TAILS_KEPT = 8
+# A folder where processes that build many times (the test session's: tests/conftest.py)
+# share the tails they fitted, one JSON file per scenario; unset, nothing is written.
+FIT_CACHE_ENV = "BENCHREPORT_FIT_CACHE"
+
+
 def client_tails(scenario: Scenario) -> dict[tuple[str, str], float]:
     """Per (engine, workload): the seconds of the run's duration after the engine's last
-    token, as the fit left them (the client's stream close and final detokenization)."""
-    return {(s.spec.engine, s.spec.workload):
-            s.fitted.duration - (s.timeline.end - s.timeline.start)
-            for s in simulate_scenario(scenario)}
+    token, as the fit left them (the client's stream close and final detokenization).
+
+    The fits simulate the whole scenario, seconds of CPU for a reference run, and a build's
+    caveats ask for them each time: a process keeps what it found, by the scenario's value,
+    so a kernel or a test that builds the same reconstruction again does not fit it again
+    (nor, with $BENCHREPORT_FIT_CACHE, another process of the same test session)."""
+    key = repr(scenario)
+    if key not in _TAILS:
+        tails = _shared_tails(key)
+        if tails is None:
+            tails = {(s.spec.engine, s.spec.workload):
+                     s.fitted.duration - (s.timeline.end - s.timeline.start)
+                     for s in simulate_scenario(scenario)}
+            _share_tails(key, tails)
+        if len(_TAILS) >= _TAILS_KEPT:
+            del _TAILS[next(iter(_TAILS))]
+        _TAILS[key] = tails
+    return dict(_TAILS[key])
+
+
+def _shared_file(key: str) -> Path | None:
+    import hashlib
+    import os
+
+    folder = os.environ.get(FIT_CACHE_ENV)
+    return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()}.json" if folder else None
+
+
+def _shared_tails(key: str) -> dict[tuple[str, str], float] | None:
+    """The tails another process fitted for the scenario ``key`` (its repr, stored whole
+    beside them and compared), or None."""
+    import json
+
+    path = _shared_file(key)
+    if path is None or not path.is_file():
+        return None
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    if stored["scenario"] != key:
+        return None
+    return {(engine, workload): tail for engine, workload, tail in stored["tails"]}
+
+
+def _share_tails(key: str, tails: dict[tuple[str, str], float]) -> None:
+    import json
+
+    path = _shared_file(key)
+    if path is not None:        # floats go through JSON as their repr: read back exactly
+        write_text_atomic(path, json.dumps(
+            {"scenario": key, "tails": [[e, w, t] for (e, w), t in tails.items()]}))
 
 
 def _check_fitted(spec: RunSpec, found: float) -> None:
