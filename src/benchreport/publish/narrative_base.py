@@ -84,6 +84,11 @@ class Subject(Protocol):
     def meta(self) -> EngineNames: ...
 
 
+# caveats a reconstruction's article says in full elsewhere (see Writer.__init__)
+RECONSTRUCTION_SAID = frozenset({"generated.table", "generated.note",
+                                 "claims.generated_reason"})
+
+
 class Writer:
     """Turns registry figures into linked, localized text for one language."""
 
@@ -93,6 +98,11 @@ class Writer:
         self.cited: set[str] = set()          # ids of the figures the text links to
         self.listed: set[tuple[str, str]] = set()   # long input lists already spelled out
         self.said: set[str] = set()           # caveats already said in full (``once``)
+        if getattr(getattr(run, "meta", None), "reconstruction", None):
+            # a reconstruction's notice, its unanswered questions, the claim check's legend
+            # and the appendices' opening say once, in full, that its figures are the
+            # generator's: its tables and claim reasons say only which inputs set them
+            self.said |= RECONSTRUCTION_SAID
 
     def engine_name(self, engine_id: str) -> str:
         try:
