@@ -52,7 +52,8 @@ def test_html_code_marks_leave_tags_drawings_and_existing_code_alone():
 
 
 def _article(**kw) -> Article:
-    t = {"notice.reconstruction": "About the data:", "notice.notes": "Note:",
+    t = {"notice.reconstruction": "About the data:", "notice.marks": "Marks.",
+         "notice.notes": "Note:",
          "section.summary": "At a glance", "section.environment": "Test setup",
          "table.setting": "Setting", "section.results": "Results", "table.engine": "Engine",
          "table.duration": "Duration", "heading.finding": "Finding",

@@ -357,3 +357,20 @@ def test_a_dash_in_the_latency_ranges_is_explained_once(reference_build):
     assert _text(_page(reference_build, "ko")).count("요청별 최소–최대가 '–'인 행은") == 1
     # with the tables it explains, in the latency appendix
     assert latency.count("요청별 최소–최대가 '–'인 행은") == 1
+
+
+def test_the_notice_explains_the_table_marks_and_a_source_with_nothing_recorded_says_so_once(
+        reference_build):
+    """The small provenance words in tables (가정, 보정, …) are explained where the reader
+    starts, in the data notice; a write-up of which nothing is recorded says so in one
+    phrase, not three (the sixth editor read)."""
+    page = _page(reference_build, "ko")
+    notice = _text(re.search(r'<aside class="notice" id="reconstruction">(.*?)</aside>', page,
+                             re.S)[1])
+    assert "표의 값 옆에 작게 붙인 말은 그 값이 어디서 왔는지를 뜻합니다." in notice
+    assert '<sup class="prov" title="가정값">' in page
+    writeups = _text(re.search(r'<aside class="notice" id="writeups">(.*?)</aside>', page,
+                               re.S)[1])
+    assert writeups.startswith("검증 대상 글:")
+    assert writeups.count("게재처·게재일·주소는 남아 있지 않음") == 2
+    assert "기록 없음" not in writeups

@@ -219,7 +219,8 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
     figures = _Figures(t, post)
     lines = [*_front(article, post), ""]
     if article.reconstruction:
-        lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)}",
+        lines += [f"> **{plain(t['notice.reconstruction'])}** {plain(article.reconstruction)} "
+                  f"{plain(t['notice.marks'])}",
                   ""]
     if article.writeups:
         lines += [f"**{plain(t['writeups.heading'])}** {plain(t['writeups.intro'])}", ""]

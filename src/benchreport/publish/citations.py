@@ -25,18 +25,21 @@ class Citation:
         self.url = src.url if src.url.startswith(("http://", "https://")) else None
         self.no_url = None if self.url else t["writeups.unpublished" if src.url == NOT_PUBLISHED
                                                 else "writeups.url_unknown"]
+        if src.url == NOT_RECORDED and all(getattr(src, k) == NOT_RECORDED for k in _MISSING):
+            # nothing recorded of where it appeared: said once, not three times
+            self.details, self.no_url = [], t["writeups.none_recorded"]
 
     def html(self) -> Markup:
         where = (Markup('<a href="{0}">{0}</a>').format(self.url) if self.url
                  else escape(self.no_url))
-        return Markup("<strong>{}</strong>: {}, {}, {}").format(
-            self.name, self.title, ", ".join(self.details), where)
+        return Markup("<strong>{}</strong>: {}").format(self.name, Markup(", ").join(
+            [escape(self.title), *map(escape, self.details), where]))
 
     def markdown(self, escaped) -> str:
         """``escaped`` makes text Markdown-safe (the blog export's own rule)."""
         where = f"<{self.url}>" if self.url else escaped(self.no_url)
-        return (f"**{escaped(self.name)}**: {escaped(self.title)}, "
-                f"{escaped(', '.join(self.details))}, {where}")
+        return f"**{escaped(self.name)}**: " + ", ".join(
+            [escaped(self.title), *map(escaped, self.details), where])
 
 
 def citations(meta: RunMeta, t: dict[str, str], lang: str) -> list[Citation]:
