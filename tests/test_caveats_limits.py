@@ -120,7 +120,7 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "Of that gap, 22.2 s (44%)" not in en
     # listed under a sentence that says the generator set these answers: in the short form
     assert "Where the duration gap at 64K and 200K accrued: set by the generator" in en
-    assert "64K 및 200K에서 소요 시간 차이가 첫 토큰 전과 디코드 가운데 어디서 생겼는지는 " \
+    assert "64K와 200K에서 소요 시간 차이가 첫 토큰 전과 디코드 가운데 어디서 생겼는지는 " \
            "생성기의 엔진 모형" in ko
     # the long form of that caveat is never said word for word twice (issue 31); in a
     # reconstruction the notice, the unanswered questions and the appendices' opening say

@@ -99,7 +99,7 @@ def test_a_sentence_repeated_per_workload_is_one_sentence(reference_build):
     assert page.count("초안 위치별 수락률을 기록합니다") == 1
     assert "64K에서 6.0%, 0.3%" in page and "; 200K에서 1.9%, 0.0%" in page
     assert page.count("세 부분의 합보다") == 1
-    assert "SGLang, 64K 및 200K: 클라이언트의 평균 TPOT는 세 부분의 합보다 각각 0.12 ms, 0.22 ms" \
+    assert "SGLang, 64K와 200K: 클라이언트의 평균 TPOT는 세 부분의 합보다 각각 0.12 ms, 0.22 ms" \
         in page
 
 
@@ -337,7 +337,7 @@ def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
     published figures alone, so the lede says it and the row is not marked as the
     generator's, nor followed by its note (the fifth editor read)."""
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
-    assert "상세편 및 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 " \
+    assert "상세편과 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 " \
         "아닙니다." in lede
     assert "vLLM 디코드 짧은 입력의 최댓값을 긴 입력의 평균으로 나눈 값 3.29배" in lede
     rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",

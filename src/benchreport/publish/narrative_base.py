@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 from ..core import ids, methods, provenance
 from ..core.display import shorten
 from ..core.figures import Figure, listed
-from ..core.i18n import UNITS, Name, format_number, format_value
+from ..core.i18n import UNITS, Name, format_number, format_value, josa
 from ..core.metrics import TIE
 from ..core.records import Run
 
@@ -189,6 +189,10 @@ class Writer:
         """Names joined as the reader's language lists them: "A, B and C" / "A, B 및 C"."""
         if len(names) < 2:
             return "".join(names)
+        if self.lang == "ko":       # "A, B와 C": the particle follows the last but one
+            said = Markup(names[-2]).striptags() if isinstance(names[-2], Markup) \
+                else str(names[-2])
+            return ", ".join([*names[:-2], names[-2] + josa(said, "과/와")]) + " " + names[-1]
         return ", ".join(names[:-1]) + f" {self.t['conclusion.and']} " + names[-1]
 
     def one_engine(self) -> bool:
