@@ -72,14 +72,14 @@ def test_points_that_read_the_same_share_one_row(reference_build):
 @pytest.mark.parametrize("lang, takeaway, dcp, combine", [
     ("ko", "입력 길이에 따라 알맞은 엔진이 달라질 수 있다는 점입니다",
      "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해",
-     "이 설정과 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
-     "끄고 비교하시기 바랍니다. 차이가 이 설정 때문인지 보려면, 이를 지원하는 엔진 하나에서 "
-     "이 설정만 바꿔 가며 재 보는 것이 가장 직접적입니다."),
+     "DCP 크기와 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
+     "끄고 비교하시기 바랍니다. 차이가 DCP 크기 때문인지 보려면, 이를 지원하는 엔진 하나에서 "
+     "DCP 크기만 바꿔 가며 재 보는 것이 가장 직접적입니다."),
     ("en", "the input length can change which one suits",
      "with decode context parallel size set alike first, over several runs",
-     "Where an engine cannot run that setting together with speculative decoding, compare both "
-     "with speculative decoding off. To see whether that setting makes the difference, the "
-     "most direct test is to change only it, on one engine that supports it."),
+     "Where an engine cannot run the DCP size together with speculative decoding, compare "
+     "both with speculative decoding off. To see whether the DCP size makes the difference, "
+     "the most direct test is to change only the DCP size, on one engine that supports it."),
 ])
 def test_the_conclusion_ends_with_a_hedged_takeaway(reference_build, lang, takeaway, dcp,
                                                     combine):
@@ -156,6 +156,9 @@ def test_print_folds_every_claim_decided_by_construction_but_the_contradicted(re
     assert not any("by construction" in r and "contradicted" not in r for r in shown)
     assert sum("contradicted by the data" in r for r in shown) == 3
     assert f"{len(folded)} more claims have verdicts set by construction" in _text(section)
+    # the folded line says how many of them the reconstruction did not reproduce
+    differs = sum("differs" in r for r in folded)
+    assert differs == 2 and f'{differs} of them "differ"' in _text(section)
     assert any("only the engine changed" in r and "contradicted" in r for r in shown)
     blog = (reference_build.paths.report / "blog" / "index.en.md").read_text()
     assert blog.count("contradicted by the data") >= 3

@@ -209,7 +209,9 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     assert "Had every request arrived at once, the generator's model, fitted to the " \
         "published prefill and decode rates, would have had SGLang finish sooner than " \
         "150.8 s: the published rates alone do not account for all of it. The reconstruction " \
-        "fills that time by having SGLang's requests arrive 6.3 s apart on average" in glance
+        "merely fills that time by having SGLang's requests arrive 6.3 s apart on average; " \
+        "where it arose in the original run (how requests were sent, a warm-up) is not known" \
+        in glance
     # how many waited at vLLM is the generator's output, not stated in the lede
     assert "waited at once at vLLM" not in glance
     # the spacing is said once: not again as a value the published text did not state

@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from ..core import ids
 from ..core.claims import CONFIRMED as CLAIM_CONFIRMED
 from ..core.claims import CONTRADICTED as CLAIM_CONTRADICTED
+from ..core.claims import DIFFERS as CLAIM_DIFFERS
 from ..core.claims import METHOD as CLAIM_METHOD
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
@@ -192,6 +193,7 @@ CHOSEN_BY = {
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
+    "claims.collapsed_differs": "claim.<id>",
     "claims.share_over": "e2e.<w>.gap.decode_share",
     "generated.table": "latency.<w>.<e>.<metric>.median",
     "generated.table_targets": "decode.<w>.<e>.min",
@@ -1242,13 +1244,25 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     paras += _verdict_legend(w, claims)
     paras += _share_legend(w, claims)
     # set by construction, these rows say nothing of the engines: one line in print and blog
-    note = sentence(t["claims.collapsed"], n=format_value(len(collapsed), "count", lang)) \
-        if collapsed else ""
+    note = _collapsed_note(w, [claims[i] for i in collapsed])
     return Section("claims", t["heading.claims"], paras,
                    [Table(header=[t["table.claim"], t["table.published"],
                                   t["table.recomputed"], t["table.verdict"],
                                   t["table.reason"]], rows=rows, cls="claims",
                           collapsed=tuple(collapsed), collapsed_note=note)])
+
+
+def _collapsed_note(w: Writer, folded: list[dict]) -> Markup | str:
+    """The line said in print for the folded claims: how many, why, and how many of them
+    the reconstruction did not reproduce (a "differs" made by its assumptions)."""
+    if not folded:
+        return ""
+    n = format_value(len(folded), "count", w.lang)
+    differs = [c for c in folded if c["verdict"] == CLAIM_DIFFERS]
+    if not differs:
+        return sentence(w.t["claims.collapsed"], n=n)
+    return sentence(w.t["claims.collapsed_differs"], n=n,
+                    d=format_value(len(differs), "count", w.lang))
 
 
 def verdict_key(c: dict) -> str:
@@ -1395,23 +1409,25 @@ def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
     if not (short_w and long_w) or short_w.value == long_w.value or TIE in winners:
         return []
     which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or []
-    names = [w.t["setting." + sid] for sid in which if "setting." + sid in w.t]
+    named = [sid for sid in which if "setting." + sid in w.t]
+    names = [w.t["setting." + sid] for sid in named]
     if not names:
         return []
     single = w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1
     return [sentence(w.t["conclusion.takeaway" if single else "conclusion.takeaway_repeated"],
-                     first=w.inside(names[0])), _combine(w)]
+                     first=w.inside(names[0])),
+            _combine(w, w.t.get("setting_short." + named[0]) or w.inside(names[0]))]
 
 
-def _combine(w: Writer) -> Markup:
+def _combine(w: Writer, first: str) -> Markup:
     """If an engine cannot combine the setting to align with another feature the run
     enabled: compare without it first. Speculative decoding, where the run enabled it, is
     the feature named (the sentence is conditional: it does not say that it is the one)."""
     spec = [f for f in w.registry if ids.parse_setting(f) is not None
             and ids.parse_setting(f)[0] == "speculative" and w.registry[f].value]
     if not spec:
-        return sentence(w.t["conclusion.combine"])
-    return sentence(w.t["conclusion.combine_feature"],
+        return sentence(w.t["conclusion.combine"], first=first)
+    return sentence(w.t["conclusion.combine_feature"], first=first,
                     feature=w.inside(w.t["setting.speculative"]))
 
 
