@@ -410,12 +410,12 @@ def test_the_blog_export_keeps_the_assumed_settings(reference_build):
     en = (blog / "index.en.md").read_text()
     ko = (blog / "index.ko.md").read_text()
     assert "### Settings the published text did not state (assumed)" in en
-    assert "| SGLang `--mem-fraction-static` | 0.88 — the article mentions a static memory " \
-           "fraction but not its value |" in en
+    assert "| SGLang `--mem-fraction-static` | 0.88 — the article says only that the " \
+           "engines' memory allocation differed, not SGLang's value |" in en
     assert "| output length | 3,072 tokens per request — the article says \"3K output\" |" in en
     assert "### 공개된 글에 나오지 않아 가정한 설정" in ko
-    assert "| SGLang `--mem-fraction-static` | 0.88 — 글은 정적 메모리 비율을 언급하지만 " \
-           "값은 적지 않았습니다 |" in ko
+    assert "| SGLang `--mem-fraction-static` | 0.88 — 글은 두 엔진의 메모리 할당이 " \
+           "달랐다고만 하고 SGLang의 값은 적지 않았습니다 |" in ko
 
 
 def test_prefix_and_kv_cache_per_window_on_each_engines_own_basis(reference):

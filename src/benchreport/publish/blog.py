@@ -160,7 +160,9 @@ def _setup(article: Article) -> list[str]:
     lines = ["", f"## {plain(t['section.environment'])}", ""]
     lines += _table([t["table.setting"], ""], [[c.label, c.value] for c in article.environment])
     if article.settings:
-        lines += [f"### {plain(t['heading.settings'])}", ""]
+        heading = "heading.settings_reconstructed" if article.reconstruction \
+            else "heading.settings"
+        lines += [f"### {plain(t[heading])}", ""]
         lines += _table(article.settings.header, article.settings.rows)
     if article.assumed:
         lines += [f"### {plain(t['section.assumed'])}", ""]
