@@ -194,6 +194,7 @@ CHOSEN_BY = {
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
     "claims.collapsed_differs": "claim.<id>",
+    "claims.contradicted_texts": "claim.<id>",
     "claims.share_over": "e2e.<w>.gap.decode_share",
     "generated.table": "latency.<w>.<e>.<metric>.median",
     "generated.table_targets": "decode.<w>.<e>.min",
@@ -1124,6 +1125,11 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     A declared noise floor's reason is given once, at its first row (``floors``: seen)."""
     t = w.t
     reason = _checked_reason(w, c, floors)
+    if w.run.meta.reconstruction and c["verdict"] == CLAIM_CONTRADICTED \
+            and c.get("basis") in (CALIBRATED, ASSUMED) and w.first("claims.contradicted_texts"):
+        # the logs and settings it contradicts were made after the published texts: the
+        # evidence is the other text, said once, at the first such row
+        return Markup(" ").join([reason, sentence(t["claims.contradicted_texts"])])
     if c.get("basis") not in (MODEL, FREE) or from_published(w, c):
         return reason
     # the check's own reason (which basis, which noise) still holds of the published text;
@@ -1203,7 +1209,10 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     for i, c in enumerate(claims):
         # set by construction, whichever way the verdict went: folded in print; a claim the
         # data contradict (the published texts disagree with each other) stays in view
-        if c.get("basis") in (CALIBRATED, ASSUMED) and c["verdict"] != CLAIM_CONTRADICTED:
+        # (a different method stays too: which basis a published value used is the
+        # published text's own arithmetic, whatever the reconstruction was fitted to)
+        if c.get("basis") in (CALIBRATED, ASSUMED) and \
+                c["verdict"] not in (CLAIM_CONTRADICTED, CLAIM_METHOD):
             collapsed.append(i)
         reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
