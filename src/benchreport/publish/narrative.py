@@ -38,6 +38,7 @@ from .sections import (
     conclusion_section,
     decode_section,
     finding,
+    generated_tails,
     latency_notes,
     latency_table,
     point_log_section,
@@ -175,17 +176,18 @@ def latency_appendix(w: Writer) -> Section | None:
     input length with its notes (the appendix's opening says once what set them)."""
     if not w.run.meta.reconstruction:
         return None
-    tables, notes = [], []
+    tables, notes, tails = [], [], []
     for wl in w.run.meta.workloads:
         table = latency_table(w, wl.id)
         if table is not None:
             tables.append(dataclasses.replace(table, caption=w.t["heading.latency_of"].format(
                 label=wl.label)))
-            notes += latency_notes(w, wl.id, with_table_note=False)
+            notes += latency_notes(w, wl.id, with_table_note=False, tails=tails)
     if not tables:
         return None
     return Section("latency", w.t["heading.latency"],
-                   [sentence(w.t["results.latency_intro"]), *notes], tables)
+                   [sentence(w.t["results.latency_intro"]), *notes,
+                    *generated_tails(w, tails)], tables)
 
 
 def _brief(w: Writer, workload) -> Markup | None:

@@ -150,6 +150,7 @@ CHOSEN_BY = {
     "results.itl_tail": "latency.<w>.<e>.itl.mean",
     "results.itl_tail_per_token": "latency.<w>.<e>.itl.mean",
     "results.itl_tail_generated": "latency.<w>.<e>.itl.mean",
+    "results.itl_tail_generated_all": "latency.<w>.<e>.itl.mean",
     "results.itl_bases": "latency.<w>.<e>.itl.mean",
     "results.itl_bases_tpot": "latency.<w>.<e>.tpot.mean",
     "finding.gap_first": "e2e.<w>.gap.where",
@@ -611,12 +612,14 @@ def decode_table_note(w: Writer) -> list[Markup]:
     return [sentence(w.t["generated.table_targets"], **w.set_by(*rest))]
 
 
-def latency_notes(w: Writer, workload: str, with_table_note: bool = True) -> list[Markup]:
+def latency_notes(w: Writer, workload: str, with_table_note: bool = True,
+                  tails: list | None = None) -> list[Markup]:
     """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
     from (the few long gaps, their share of the time, the longest). Where a reconstruction's
     model set the gaps, no figure of them is stated as found: one sentence for those
     engines says only how a mean can lie above its p99 (and, unless the table's note has,
-    what set them)."""
+    what set them). With ``tails`` given, those engines are added to it, (label, engines),
+    for one sentence over every workload (``generated_tails``), not said here."""
     label = w.run.meta.workload(workload).label
     table = table_note(w, [ids.latency(workload, e.id, m, "median")
                            for e in w.run.meta.engines
@@ -639,7 +642,9 @@ def latency_notes(w: Writer, workload: str, with_table_note: bool = True) -> lis
                               mean=w.fig(itl("mean")), p99=w.fig(itl("p99")),
                               share=w.fig(itl("tail_share")), longest=w.fig(itl("longest"))))
     notes += _no_spread(w, workload)
-    if generated:
+    if generated and tails is not None:
+        tails.append((label, [w.engine_name(e) for e in generated]))
+    elif generated:
         notes.append(sentence(w.t["results.itl_tail_generated"], p="p99", label=label,
                               engines=w.and_list([w.engine_name(e) for e in generated])))
         if not table and with_table_note:
@@ -647,6 +652,18 @@ def latency_notes(w: Writer, workload: str, with_table_note: bool = True) -> lis
                 w.t["generated.itl_tail"], engine=w.and_list([w.engine_name(e) for e in generated]),
                 label=label), *(ids.latency(workload, e, "itl", "mean") for e in generated)))
     return notes + _itl_bases(w, workload)
+
+
+def generated_tails(w: Writer, tails: list[tuple[str, list[str]]]) -> list[Markup]:
+    """One sentence for every workload and engine whose generated mean gap lies above its
+    p99 (``latency_notes``' ``tails``): how a mean can, said once."""
+    if not tails:
+        return []
+    which = [w.t["results.itl_tail_at"].format(
+        label=label, engines=w.t["results.itl_tail_engines_sep"].join(engines))
+             for label, engines in tails]
+    return [sentence(w.t["results.itl_tail_generated_all"], p="p99",
+                     which=w.t["results.itl_tail_sep"].join(which))]
 
 
 def _no_spread(w: Writer, workload: str) -> list[Markup]:
