@@ -11,9 +11,9 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
   alternative that matches within the rounding explains the value better than a declared
   ``noise_floor`` (a share of the recomputed value, with why) does; with no alternative
   that matches, a gap below that floor is "indistinguishable". The reason names which
-  floor it was. In a reconstruction, a match on an alternative the generator was
-  fitted to (the published value is that alternative's target) is by construction:
-  reason ``other_basis_fitted``.
+  floor it was. In a reconstruction, a match on an alternative that rests on the
+  generator's fitted means alone (``MEAN_TARGETS``) is by construction: reason
+  ``other_basis_fitted``; one that mixes an extreme with a mean stays ``other_basis``.
 - ``sequence: id``: a published list against a figure holding a list.
 - ``settings: {setting: {engine: value}}``: launch settings as recorded.
 - ``differs: [setting…]``: the caveats table lists these as differing.

@@ -182,7 +182,7 @@ def latency_appendix(w: Writer) -> Section | None:
         if table is not None:
             tables.append(dataclasses.replace(table, caption=w.t["heading.latency_of"].format(
                 label=wl.label)))
-            notes += latency_notes(w, wl.id, with_table_note=False, tails=tails)
+            notes += latency_notes(w, wl.id, tails=tails)
     if not tables:
         return None
     return Section("latency", w.t["heading.latency"],

@@ -612,18 +612,18 @@ def decode_table_note(w: Writer) -> list[Markup]:
     return [sentence(w.t["generated.table_targets"], **w.set_by(*rest))]
 
 
-def latency_notes(w: Writer, workload: str, with_table_note: bool = True,
-                  tails: list | None = None) -> list[Markup]:
+def latency_notes(w: Writer, workload: str, tails: list | None = None) -> list[Markup]:
     """A sentence per engine whose mean chunk gap lies above its p99: what the mean comes
     from (the few long gaps, their share of the time, the longest). Where a reconstruction's
     model set the gaps, no figure of them is stated as found: one sentence for those
     engines says only how a mean can lie above its p99 (and, unless the table's note has,
-    what set them). With ``tails`` given, those engines are added to it, (label, engines),
-    for one sentence over every workload (``generated_tails``), not said here."""
+    what set them). With ``tails`` given (the latency appendix, whose opening says what set
+    its tables), those engines are added to it, (label, engines), for one sentence over
+    every workload (``generated_tails``), and neither the table's note nor theirs is said."""
     label = w.run.meta.workload(workload).label
     table = table_note(w, [ids.latency(workload, e.id, m, "median")
                            for e in w.run.meta.engines
-                           for m in ("ttft", "tpot", "itl", "e2el")]) if with_table_note else []
+                           for m in ("ttft", "tpot", "itl", "e2el")]) if tails is None else []
     notes, generated = list(table), []
     for e in w.run.meta.engines:
         def itl(stat: str, e: str = e.id) -> str:
@@ -647,7 +647,7 @@ def latency_notes(w: Writer, workload: str, with_table_note: bool = True,
     elif generated:
         notes.append(sentence(w.t["results.itl_tail_generated"], p="p99", label=label,
                               engines=w.and_list([w.engine_name(e) for e in generated])))
-        if not table and with_table_note:
+        if not table:
             notes.append(w.generated_note(sentence(
                 w.t["generated.itl_tail"], engine=w.and_list([w.engine_name(e) for e in generated]),
                 label=label), *(ids.latency(workload, e, "itl", "mean") for e in generated)))

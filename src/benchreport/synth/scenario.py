@@ -204,9 +204,14 @@ def calibrated_patterns(scenario: Scenario) -> dict[str, str]:
     construction: its check is no independent evidence.
 
     >>> from pathlib import Path
-    >>> p = calibrated_patterns(load_scenario(Path("data/2024-b300/scenario.yaml")))
-    >>> p["e2e.64k.vllm.duration"], p["spec.64k.vllm.*"]
-    ('@target_duration | duration=100.5', 'accept_prob 0.06')
+    >>> s = load_scenario(Path("data/2024-b300/scenario.yaml"))
+    >>> p, e = calibrated_patterns(s), s.engines[0]
+    >>> run = e.runs[0]
+    >>> p[ids.e2e(run.workload, e.id, "duration")] == reason(
+    ...     "target_duration", duration=f"{run.targets.duration:g}")
+    True
+    >>> p[ids.spec(run.workload, e.id, "*")] == f"accept_prob {run.accept_prob:g}"
+    True
     """
     return {r.pattern: r.why for r in provenance_rules(scenario)
             if r.kind in (CALIBRATED, ASSUMED) and not r.context}
