@@ -195,6 +195,15 @@ def _generator(article: Article) -> list[str]:
             *_table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])]
 
 
+def _screen_only(article: Article, post: Post) -> list[str]:
+    """The sections the HTML edition alone shows, named and linked."""
+    t, page = article.t, post.link(f"report.{article.lang}.html")
+    if not article.screen_only:
+        return []
+    return [f"## {plain(t['section.screen_only'])}", "", plain(t["section.screen_only_intro"]),
+            "", *(f"- [{plain(s.heading)}]({page}#{s.id})" for s in article.screen_only), ""]
+
+
 def _results(article: Article, images: dict, figures: _Figures) -> list[str]:
     t = article.t
     lines: list[str] = []
@@ -233,7 +242,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
     lines += [f"- {plain(s)}" for s in article.headline]
     lines += _setup(article) + _results(article, images, figures)
     lines += _finding(article)
-    for s in article.sections:
+    for s in article.printed:
         lines += [f"## {plain(s.heading)}", ""]
         lines += figures.lines(images.get(s.id, []), s.heading)
         for p in s.paragraphs:
@@ -244,7 +253,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
             if table.collapsed:         # the note says the HTML edition has every row: link it
                 lines += [f"[{plain(t['blog.full_table'])}]"
                           f"({post.link(f'report.{article.lang}.html')}#{s.id})", ""]
-    lines += _generator(article)
+    lines += _screen_only(article, post) + _generator(article)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
@@ -263,7 +272,10 @@ def write_blog(folder, article: Article, charts: dict[str, list[Markup]], html: 
     report.<lang>.html (``html``, the page the post links to)."""
     images: dict[str, list[tuple[str, str]]] = {}
     written = []
+    hidden = {s.id for s in article.screen_only}      # the HTML page beside it has them
     for section, svgs in sorted(charts.items()):
+        if section in hidden:
+            continue
         for i, svg in enumerate(svgs, start=1):
             name = f"images/{article.lang}-{section}-{i}.svg"
             path = folder / name

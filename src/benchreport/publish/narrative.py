@@ -123,6 +123,16 @@ class Article:
     sources: list[str] = field(default_factory=list)   # where the files came from, one line each
     writeups: list[Citation] = field(default_factory=list)  # the texts re-derived here
 
+    @property
+    def screen_only(self) -> list[Section]:
+        """The sections the HTML edition alone shows (print and blog link to them)."""
+        return [s for s in self.sections if s.screen_only]
+
+    @property
+    def printed(self) -> list[Section]:
+        """The sections every edition shows."""
+        return [s for s in self.sections if not s.screen_only]
+
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
     """One input length's durations, the sentence that compares them, its latency table
@@ -531,13 +541,14 @@ def reading_order(w: Writer, sections: list[Section]) -> list[Section]:
     figure comes from the generator's model, seed or assumptions: the claim check, the
     settings not controlled and the conclusion follow the results, and the analyses come
     after them as appendices ("Appendix: …"; ``_appendix_intro`` says once what they
-    are)."""
+    are), in the HTML edition only: pages of the generator's output are no reading in print
+    or in a blog post, which name them and link to them (``Section.screen_only``)."""
     if not w.run.meta.reconstruction:
         return sections
     body = [s for k in RECONSTRUCTION_BODY for s in sections if s.id == k]
     rest = [s for s in sections if s.id not in RECONSTRUCTION_BODY]
     return body + [dataclasses.replace(s, heading=w.t["section.appendix_of"].format(
-        heading=s.heading)) for s in rest]
+        heading=s.heading), screen_only=True) for s in rest]
 
 
 def _appendix_intro(w: Writer, sections: list[Section]) -> list[Section]:

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import shutil
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -274,6 +275,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
         ingest_notes = warnings_of(ing.summaries) if ing else []
         written = []
         pdfs = []
+        # the bundle is made whole each time: no image or page of an earlier build stays in it
+        shutil.rmtree(run.paths.report / "blog", ignore_errors=True)
         for lang in LANGS:
             t = load_catalogue(templates / "labels", lang)
             durations = [c for c in [durations_chart(run, registry, t)] if c]

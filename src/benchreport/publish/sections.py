@@ -70,6 +70,9 @@ class Section:
     paragraphs: list[Markup] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     charts: list[Markup] = field(default_factory=list)
+    # the HTML edition's only: the print edition and the blog name it and link to it (a
+    # reconstruction's analyses of the generator's output, publish.narrative.reading_order)
+    screen_only: bool = False
 
 
 def figure_cell(w: Writer, fid: str) -> Markup:
