@@ -83,7 +83,7 @@ def test_what_one_run_cannot_tell_is_computed(built):
     value = {k: f["value"] for k, f in figures.items()}
     assert {r["id"] for r in caveats["limits"]} == {
         "single_run", "no_warmup", "p99_is_max", "event_stall", "kv_capacity", "spec_overhead",
-        "arrival"}
+        "arrival", "time_budget"}
     assert value["limits.repeats"] == 1
     assert value["limits.vllm.warmup_records"] == 0
     assert value["latency.64k.vllm.requests"] == 10

@@ -382,3 +382,17 @@ def test_the_notice_explains_the_table_marks_and_a_source_with_nothing_recorded_
     assert writeups.startswith("검증 대상 글:")
     assert writeups.count("게재처·게재일·주소는 남아 있지 않음") == 2
     assert "기록 없음" not in writeups
+
+
+def test_the_conclusion_lists_what_the_re_derivation_found(reference_build):
+    """The conclusion opens with what the check found, each once and hedged: values on
+    mixed bases, the time the steady rates leave unexplained, the contradicted claims, and
+    the assumed near-zero acceptance; each item is chosen by its figure."""
+    conclusion = _section(_page(reference_build, "ko"), "conclusion")
+    items = [_text(i) for i in re.findall(r"<li>(.*?)</li>", conclusion, re.S)]
+    assert len(items) == 4, items
+    assert items[0].startswith("상세편과 요약편의 공개값 3개는 최댓값과 평균처럼")
+    assert "SGLang의 64K 소요 시간 150.8초 가운데 27.4초는" in items[1]
+    assert items[2].startswith("요약편의 주장 3개는 다른 공개 글의 내용과 어긋납니다")
+    assert "가정했습니다(최대 스텝당 1.06 토큰)" in items[3]
+    assert _text(conclusion).index("드러난 것은") < _text(conclusion).index("공개된 글에 따르면")

@@ -18,6 +18,7 @@ from ..core.methods import catalogue, said
 from ..core.records import Ingested, Run
 from . import limits
 from .arrival import arrival
+from .budget import time_budget
 from .consistency import all_checks
 from .consistency import limit_rows as consistency_rows
 from .provenance import generator_figures
@@ -658,7 +659,7 @@ def all_caveats(run: Run, ing: Ingested) -> Caveats:
              limits.event_stall(run, ing, spans),
              limits.kv_capacity(run, ing, compared["dcp"].values if "dcp" in compared else {}),
              limits.spec_overhead(run, spec_figures(run, ing), differing),
-             arrival(run, ing)]
+             arrival(run, ing), time_budget(run, ing)]
     limit_figs = [f for figs, _ in parts for f in figs]
     limit_rows = consistency_rows(all_checks(run, ing)) + \
         [r for _, found in parts for r in found]

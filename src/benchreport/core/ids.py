@@ -269,6 +269,12 @@ def arrival(w: str, engine: str, name: str) -> str:
     return _join("arrival", w, engine, name)
 
 
+def budget(w: str, engine: str, name: str) -> str:
+    """``budget.<w>.<e>.<name>``: workload ``w``'s time at ``engine``'s steady rates
+    (analyses.budget)."""
+    return _join("budget", w, engine, name)
+
+
 def timeline(w: str, engine: str, name: str, at: str | None = None) -> str:
     """``timeline.<w>.<e>[.<at>].<name>``: where one engine's requests' time went at workload
     ``w`` (analyses.timeline); ``at`` places a point of a sweep or of repeats
@@ -584,7 +590,7 @@ FAMILIES = ("workload", "e2e", "throughput", "latency", "decode", "prefill", "sp
             "events", "setting", "caveats", "limits", "claim", "claims", "point",
             "campaign", "curve", "pareto", "slo", "cost", "compare", "diff", "delta", "trend",
             "history", "consistency", "server", "cache", "specrun", "arrival", "generator",
-            "stepmodel", "state", "timeline")
+            "stepmodel", "state", "timeline", "budget")
 
 
 def well_formed(fid: str) -> bool:

@@ -16,9 +16,9 @@ from ..core import ids
 from ..core.figures import Figure
 from ..core.i18n import format_value, sentence
 from ..core.metrics import TIE
-from ..core.provenance import ASSUMED, CALIBRATED
+from ..core.provenance import ASSUMED, CALIBRATED, MEASURED
 from ..core.records import WINDOW_METHODS, BenchWindow, Run
-from ..core.verdicts import INCONSISTENT
+from ..core.verdicts import INCONSISTENT, YES
 from .campaign import campaign_conclusion, campaign_sections, key_findings, single_run_findings
 from .citations import Citation, citations
 from .citations import names as source_names
@@ -28,6 +28,7 @@ from .headline import headline as run_headline
 from .narrative_base import Writer, anchor
 from .sections import (
     Finding,
+    Items,
     Section,
     Table,
     arrival_gap_id,
@@ -341,13 +342,71 @@ def _rests_on(w: Writer, wid: str) -> list[Markup]:
     return out
 
 
-def _conclusion(w: Writer) -> Section:
+def _conclusion(w: Writer, caveats: dict | None = None) -> Section:
     """The conclusion: a campaign's findings first (the frontiers and capacities, or, for
-    engines compared at shared loads only, the key finding), then the single-point ones."""
+    engines compared at shared loads only, the key finding), then what the check of the
+    files found (``found_here``), then the single-point ones."""
     single = conclusion_section(w)
     found = one_engine_conclusion(w) or campaign_conclusion(w) or key_findings(w)
+    found = found + found_here(w, (caveats or {}).get("limits", []))
     return dataclasses.replace(single, paragraphs=found + single.paragraphs) if found \
         else single
+
+
+def found_here(w: Writer, limits: list[dict]) -> list[Items]:
+    """What the check of the files found, each in one hedged sentence: published values
+    on mixed bases, time the steady rates leave unexplained, claims the data contradicts,
+    and speculative decoding that accepts next to nothing where the engines verify it
+    differently. None of them where the data shows none."""
+    items = _found_mixed(w) + [_found_budget(w, c) for c in limits
+                               if c["id"] == "time_budget"] + _found_contradicted(w) \
+        + [_found_spec(w, c) for c in limits if c["id"] == "spec_overhead"
+           and c["params"].get("applied_differently") == YES]
+    items = [i for i in items if i is not None]
+    if not items:
+        return []
+    lead = "conclusion.found_reconstructed" if w.run.meta.reconstruction else "conclusion.found"
+    return [Items(sentence(w.t[lead]), items)]
+
+
+def _found_mixed(w: Writer) -> list[Markup]:
+    if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
+        return []
+    fig = w.registry[ids.CLAIMS_MIXED]
+    return [sentence(w.t["conclusion.found_mixed"],
+                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
+                     sources=_write_ups(w, fig.context["sources"]))]
+
+
+def _found_budget(w: Writer, c: dict) -> Markup | None:
+    p = c["params"]
+    if not w.has(p["unexplained_s"], p["duration"]):
+        return None
+    return sentence(w.t["conclusion.found_budget"], engine=w.name(c["engine"]),
+                    label=w.run.meta.workload(c["workload"]).label,
+                    duration=w.fig(p["duration"]), unexplained=w.fig(p["unexplained_s"]))
+
+
+def _found_contradicted(w: Writer) -> list[Markup]:
+    if not w.has(ids.CLAIMS_CONTRADICTED) or not w.registry[ids.CLAIMS_CONTRADICTED].value:
+        return []
+    fig = w.registry[ids.CLAIMS_CONTRADICTED]
+    verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
+    own = w.run.meta.reconstruction and w.has(*verdicts) and \
+        w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
+    return [sentence(w.t["conclusion.found_contradicted_published" if own
+                         else "conclusion.found_contradicted"],
+                     n=w.fig(ids.CLAIMS_CONTRADICTED),
+                     sources=_write_ups(w, fig.context.get("sources", [])))]
+
+
+def _found_spec(w: Writer, c: dict) -> Markup | None:
+    fid = c["params"].get("max")
+    if not fid or not w.has(fid):
+        return None
+    key = "conclusion.found_spec" if w.provenance(fid) == MEASURED \
+        else "conclusion.found_spec_assumed"
+    return sentence(w.t[key], max=w.fig(fid))
 
 
 def cited_closure(w: Writer) -> set[str]:
@@ -528,7 +587,7 @@ def _sections(w: Writer, given: Given) -> list[Section]:
         points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w),
         prefill_section(w), timeline_section(w), spec_section(w), state_section(w),
         point_log_section(w), server_section(w), caveats_section(w, given.caveats),
-        claims_section(w, given.claims), _conclusion(w)) if s is not None]
+        claims_section(w, given.claims), _conclusion(w, given.caveats)) if s is not None]
 
 
 # in a reconstruction, what the article is about: the check of the published text, what

@@ -143,6 +143,7 @@ CHOSEN_BY = {
     "results.arrival_differs_nogap": "arrival.<w>.<e>.max_waiting",
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "results.arrival_fitted": "arrival.<w>.<e>.burst_gap_s",
+    "results.arrival_budget": "budget.<w>.<e>.unexplained_s",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "results.single_run_assumed": "limits.repeats",
@@ -183,6 +184,12 @@ CHOSEN_BY = {
     "conclusion.arrival": "arrival.<w>.<e>.max_waiting",
     "conclusion.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "conclusion.single_run": "limits.repeats",
+    "conclusion.found_mixed": "claims.mixed",
+    "conclusion.found_budget": "budget.<w>.<e>.unexplained_s",
+    "conclusion.found_contradicted": "claims.contradicted",
+    "conclusion.found_contradicted_published": "claims.contradicted",
+    "conclusion.found_spec": "limits.spec_max_accept_len",
+    "conclusion.found_spec_assumed": "limits.spec_max_accept_len",
     "conclusion.not_compared": "campaign.series",
     "limit.kv_fits_yes": "limits.kv_fits",
     "limit.kv_fits_no": "limits.kv_fits",
@@ -563,15 +570,21 @@ def arrival_sentence(w: Writer, workload: str) -> Markup | None:
     gap = ids.arrival(workload, never[0], "burst_gap_s")
     key = "results.arrival_differs" if w.has(gap) else "results.arrival_differs_nogap"
     duration = ids.e2e(workload, never[0], "duration")
+    budget = partial(ids.budget, workload, never[0])
     if w.has(gap) and w.provenance(gap) != MEASURED:   # a reconstruction's spacing
-        # fitted to the published duration: the model without it finishes sooner
+        # fitted to the published duration: at the steady rates the run finishes sooner
         key = "results.arrival_fitted" if w.provenance(gap) == CALIBRATED and \
             w.has(duration) else "results.arrival_reconstructed"
+        if key == "results.arrival_fitted" and w.has(budget("unexplained_s")) \
+                and w.registry[budget("unexplained_s")].value > 0:
+            key = "results.arrival_budget"      # how much sooner, in seconds
+    held = {k: w.fig(budget(k)) for k in ("expected_s", "prefill_s", "decode_s",
+                                          "unexplained_s") if w.has(budget(k))}
     return sentence(w.t[key],
                     waited=w.name(waited[0]), never=w.name(never[0]),
                     queued=w.fig(ids.arrival(workload, waited[0], "max_waiting")),
                     gap=w.fig(gap) if w.has(gap) else "",
-                    duration=w.fig(duration) if w.has(duration) else "")
+                    duration=w.fig(duration) if w.has(duration) else "", **held)
 
 
 def table_note(w: Writer, fig_ids: list[str]) -> list[Markup]:
@@ -1129,7 +1142,8 @@ def _limit_why(w: Writer, c: dict, figs: list[str]) -> str:
     differently, or for an arrival or event a generator set, its own."""
     if c["id"] == "spec_overhead" and c["params"].get("applied_differently") == YES:
         return "why.spec_overhead_differs"
-    if c["id"] in ("arrival", "event_stall") and w.provenance(*figs) != MEASURED:
+    if c["id"] in ("arrival", "event_stall", "time_budget") \
+            and w.provenance(*figs) != MEASURED:
         return f"why.{c['id']}_reconstructed"        # a generator's input
     return f"why.{c['id']}"
 
