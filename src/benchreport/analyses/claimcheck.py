@@ -417,6 +417,8 @@ def check_linear(cx: Context, check: dict) -> Verdict:
     pub = cx.claim.value if isinstance(cx.claim.value, dict) else {}
     pub_ratio = (pub["degradation"] / pub["context_ratio"]
                  if {"degradation", "context_ratio"} <= set(pub) else None)
+    if pub_ratio is not None:
+        v.params["published_ratio"] = f"{pub_ratio:.2f}"
     if abs(ratio - 1) > within:
         v.verdict, v.reason = DIFFERS, "not_linear"
     elif pub_ratio is not None and abs(ratio - 1) < abs(pub_ratio - 1):

@@ -1178,6 +1178,17 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     return generated
 
 
+def _basis_mark(w: Writer, c: dict) -> Markup:
+    """The recomputed value's provenance tag (the weakest of the figures it rests on, as the
+    settings tables mark theirs): none for a measured value or where nothing was
+    recomputed."""
+    word = {CALIBRATED: "calibrated", ASSUMED: "assumed", MODEL: "model", FREE: "seed"}.get(
+        c.get("basis") or "")
+    if not word or c.get("recomputed") is None or not w.run.meta.reconstruction:
+        return Markup("")
+    return w.cell_tag(word)
+
+
 def from_published(w: Writer, c: dict) -> bool:
     """A reconstruction's claim whose published value matches another basis made of the
     published figures alone (the ones it was calibrated to): the verdict is the published
@@ -1193,7 +1204,7 @@ GENERATED_VERDICTS = (CLAIM_CONFIRMED, "differs")
 # reasons that say something of the published value itself (the basis it matches, the
 # noise it is within), which a reconstruction's model does not make moot
 INFORMATIVE_REASONS = ("other_basis", "below_noise_interval", "below_noise_declared",
-                       "below_noise_mixed")
+                       "below_noise_mixed", "linear_closer")
 
 
 def _checked_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
@@ -1263,7 +1274,7 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         units = key_units(w, c.get("figures") or [])
         rows.append([claim, value_text(w, c["published"], unit=c.get("unit"), units=units),
                      value_text(w, c["recomputed"], like=c["published"], unit=c.get("unit"),
-                                units=units),
+                                units=units) + _basis_mark(w, c),
                      verdict, reason])
     cited = [named[k] for k in dict.fromkeys(k for c in claims for k in c["source"])
              if k in named]
