@@ -415,3 +415,20 @@ def test_recomputed_claim_values_carry_their_provenance_and_linearity_says_both_
     assert "비율이 0.99배로 비례에 더 가깝습니다" in linear and "난수 시드" in linear
     real = _page(reference_build, "ko")       # a measured value has no tag: see mini run
     assert real.count('class="prov"') > 10
+
+
+def test_every_setting_no_published_text_gives_is_tagged_assumed(reference_build):
+    """Values the reconstruction took from its own launch arguments, which neither post
+    gives (the maximum context, vLLM's speculative method and verification), carry the
+    assumed tag in the settings table, like the backends do."""
+    page = _page(reference_build, "ko")
+    table = page[page.index("재구성본의 로그에 적힌 배포 설정"):]
+    table = table[:table.index("</table>")]
+    rows = {_text(cells[0]): cells[1:] for cells in (
+        re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)
+        for r in re.findall(r"<tr>(.*?)</tr>", table, re.S)) if cells}
+    tagged = lambda cell: 'class="prov"' in cell and "가정" in cell      # noqa: E731
+    assert all(tagged(c) for c in rows["최대 컨텍스트(토큰)"])
+    assert tagged(rows["투기적 디코딩"][0]) and not tagged(rows["투기적 디코딩"][1])
+    assert tagged(rows["초안 검증 방식"][0]) and not tagged(rows["초안 검증 방식"][1])
+    assert tagged(rows["스텝당 초안 토큰 수"][1])

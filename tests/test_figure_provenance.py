@@ -157,7 +157,8 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert "In this reconstruction the generator placed the events in the first steps" in page
     # the differing settings whose values were assumed say so in the headline, in one clause
     assert "and, with values the published text does not give and the reconstruction " \
-        "assumed, attention backend, MoE backend, memory setting and draft model checkpoint" in \
+        "assumed, attention backend, MoE backend, memory setting, draft model checkpoint and " \
+        "draft verification" in \
         page.split("At a glance")[2].split("Test setup")[0]
     assert "Decode context parallel size (assumed)" not in page
     # where the events fell and what they cost is the generator's input; the FP8 argument
