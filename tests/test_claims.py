@@ -64,3 +64,23 @@ def test_the_reference_declares_its_decode_floor_with_why(reference):
                                         "decode-vllm-64k", "decode-vllm-200k",
                                         "decode-sglang-64k", "decode-sglang-200k")}
     assert all(c.noise_why["ko"] and c.noise_why["en"] for c in claims if c.noise_floor)
+
+
+@pytest.mark.parametrize("against", [
+    "{source: b, ko: a, en: b}",          # no such article
+    "{source: a, ko: a}",                 # no English
+    "plain words",
+])
+def test_what_another_write_up_says_against_a_claim_needs_its_article_and_both_languages(
+        against):
+    text = ("schema: 1\narticles: {a: x}\nclaims:\n  - {id: x, source: [a], kind: qualitative, "
+            f"text: {{ko: a, en: b}}, against: {against}}}\n")
+    with pytest.raises(ConfigError, match="against needs source"):
+        parse_claims(text, "claims.yaml")
+
+
+def test_the_reference_cites_the_detailed_post_against_the_summarys_contradictions(reference):
+    _, claims = reference
+    against = {c.id: c.against["source"] for c in claims if c.against}
+    assert against == {"only-engine-changed": "detailed", "both-oom-at-095": "detailed",
+                       "single-gpu-decode-path": "detailed"}

@@ -432,3 +432,17 @@ def test_every_setting_no_published_text_gives_is_tagged_assumed(reference_build
     assert tagged(rows["투기적 디코딩"][0]) and not tagged(rows["투기적 디코딩"][1])
     assert tagged(rows["초안 검증 방식"][0]) and not tagged(rows["초안 검증 방식"][1])
     assert tagged(rows["스텝당 초안 토큰 수"][1])
+
+
+def test_a_contradiction_by_construction_cites_the_other_write_up_not_the_logs(
+        reference_build):
+    """The reconstruction's logs were written after the detailed post, so a summary claim
+    they contradict is said to contradict what the detailed post says, in its words."""
+    rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",
+                                         _section(_page(reference_build, "ko"), "claims"), re.S)]
+    contradicted = [r for r in rows if "데이터와 어긋남" in r and "설계상 정해짐" in r]
+    assert len(contradicted) == 3
+    assert all("상세편에 따르면" in r for r in contradicted)
+    assert not any("SGLang의 로그에는 그런 이벤트가 없습니다" in r for r in contradicted)
+    single = next(r for r in contradicted if "단일 GPU" in r)
+    assert "원인에 관한 주장이라 이 데이터로는 판단할 수 없습니다" in single   # the rest kept

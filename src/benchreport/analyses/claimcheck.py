@@ -689,7 +689,7 @@ def claim_check(run: Run) -> ClaimCheck:
          "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],
          "scope": c.scope, "why": c.why, "noise_floor": c.noise_floor,
-         "noise_why": c.noise_why}
+         "noise_why": c.noise_why, "against": c.against}
         for c, v, basis in zip(claims, verdicts, bases, strict=True)]
     table = pd.DataFrame([{"claim": v.claim, "verdict": v.verdict, "published": c.value,
                            "recomputed": v.recomputed, "reason": v.sentence(en),

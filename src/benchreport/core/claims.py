@@ -75,9 +75,26 @@ class Claim:
     # used only where the figure has no interval of its own
     noise_floor: float | None = None
     noise_why: dict[str, str] | None = None
+    # what another write-up says against the claim, in our words: {source, ko, en}
+    against: dict[str, str] | None = None
 
     def why_text(self, lang: str) -> str:
         return (self.why or {}).get(lang, "")
+
+
+def _against(item: Located, cid: str, articles: dict, path: str, line: int
+             ) -> dict[str, str] | None:
+    """``against: {source: <article>, ko: ..., en: ...}``: what another write-up says
+    against the claim, in our words (the claims table cites it where a reconstruction's
+    data, made from that write-up, is no evidence of its own)."""
+    if "against" not in item:
+        return None
+    a = item["against"]
+    if not isinstance(a, dict) or set(a) != {"source", "ko", "en"} \
+            or a["source"] not in articles:
+        raise ConfigError(f"claim {cid}: against needs source (an article key), ko and en",
+                          path=path, line=line)
+    return {k: str(v) for k, v in a.items()}
 
 
 def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[Claim]]:
@@ -123,6 +140,7 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[
                 raise ConfigError(f"claim {cid}: {key} needs ko and en", path=path, line=line)
             extras[key] = dict(item[key]) if key in item else None
         extras.update(_noise_floor(item, cid, path, line))
+        extras["against"] = _against(item, cid, articles, path, line)
         if not isinstance(item.get("causal", False), bool):
             raise ConfigError(f"claim {cid}: causal must be true or false", path=path, line=line)
         claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],

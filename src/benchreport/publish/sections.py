@@ -1160,10 +1160,18 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     t = w.t
     reason = _checked_reason(w, c, floors)
     if w.run.meta.reconstruction and c["verdict"] == CLAIM_CONTRADICTED \
-            and c.get("basis") in (CALIBRATED, ASSUMED) and w.first("claims.contradicted_texts"):
+            and c.get("basis") in (CALIBRATED, ASSUMED):
         # the logs and settings it contradicts were made after the published texts: the
-        # evidence is the other text, said once, at the first such row
-        return Markup(" ").join([reason, sentence(t["claims.contradicted_texts"])])
+        # evidence is the other text, cited where claims.yaml gives what it says, and said
+        # once, at the first such row
+        if c.get("against"):
+            named = citations.names(w.run.meta, w.lang)
+            reason = _checked_reason(w, c, floors, sentence(
+                t["claims.against"], text=c["against"][w.lang],
+                article=named.get(c["against"]["source"], c["against"]["source"])))
+        if w.first("claims.contradicted_texts"):
+            return Markup(" ").join([reason, sentence(t["claims.contradicted_texts"])])
+        return reason
     if c.get("basis") not in (MODEL, FREE) or from_published(w, c):
         return reason
     # the check's own reason (which basis, which noise) still holds of the published text;
@@ -1207,11 +1215,12 @@ INFORMATIVE_REASONS = ("other_basis", "below_noise_interval", "below_noise_decla
                        "below_noise_mixed", "linear_closer")
 
 
-def _checked_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
-    """The claim check's reason in words, with its scope, the rest of the claim, and a
-    declared noise floor's reason at its first row."""
+def _checked_reason(w: Writer, c: dict, floors: set[str], base: Markup | None = None
+                    ) -> Markup:
+    """The claim check's reason in words (or ``base`` instead), with its scope, the rest of
+    the claim, and a declared noise floor's reason at its first row."""
     t, lang = w.t, w.lang
-    reason = reason_text(w, c["reason"], c.get("params") or {})
+    reason = base or reason_text(w, c["reason"], c.get("params") or {})
     if c.get("scope"):
         reason = sentence(t["claims.scope"], scope=c["scope"][lang], reason=reason)
     if c.get("why") and c["reason"] != "not_derivable":
