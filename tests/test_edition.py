@@ -108,8 +108,10 @@ def test_the_generator_inputs_are_an_appendix_after_the_findings(reference_build
     assert page.index('<section id="generator">') > page.index('<section id="conclusion">')
     assert page.index('<section id="generator">') < page.index('<section id="derivation">')
     assert "부록: 재구성 생성기가 쓴 입력" in _section(page, "generator")
+    # the blog post links it, after the conclusion, with the other HTML-only appendices
     blog = (reference_build.paths.report / "blog" / "index.ko.md").read_text()
-    assert blog.index("## 부록: 재구성 생성기가 쓴 입력") > blog.index("## 결론")
+    assert blog.index("[부록: 재구성 생성기가 쓴 입력](report.ko.html#generator)") > \
+        blog.index("## 결론")
 
 
 def test_every_source_path_is_the_input_under_data_not_a_build_folder(reference_build):

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # 34 in English, 33 in Korean. The second Korean editor's read moved the ledger of figure
 # ids out of the PDF (each number links into the HTML edition's appendix instead): 22 in
 # English, 20 in Korean (PAGE_BUDGET is re-measured when it moves). The seventh read moved
-# a reconstruction's analyses of its generator's output to the HTML edition alone: 13 in
-# English, 12 in Korean.
+# a reconstruction's analyses of its generator's output, and its generator's inputs, to
+# the HTML edition alone: 12 in English, 11 in Korean.
 PAGE_BUDGET = 14
 SIDE_MARGIN = 14 / 25.4 * 72        # pt: the print edition's @page margin (_style.css)
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -173,6 +173,10 @@ def test_print_names_the_generator_analyses_the_html_edition_alone_shows(
     assert {f"report.ko.html#{sid}" for sid in hidden} <= links
     blog = (reference_pdf_build.paths.report / "blog" / "index.ko.md").read_text()
     assert "- [부록: 디코드 확장성](report.ko.html#decode)" in blog
+    # the generator's inputs too: named and linked, not printed
+    assert "- [부록: 재구성 생성기가 쓴 입력](report.ko.html#generator)" in blog
+    assert "부록: 재구성 생성기가 쓴 입력" in text and "prefill_knots" not in text
+    assert "report.ko.html#generator" in links
     assert "## 부록: 디코드 확장성" not in blog and "64K 입력의 지연 시간" not in blog
     # the bundle holds the images the post shows, and none of an earlier build
     images = sorted(p.name for p in (reference_pdf_build.paths.report / "blog" / "images")

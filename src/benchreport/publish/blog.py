@@ -185,23 +185,15 @@ def _finding(article: Article) -> list[str]:
     return lines
 
 
-def _generator(article: Article) -> list[str]:
-    """A reconstruction's generator inputs: an appendix, after the findings they qualify."""
-    t = article.t
-    if not article.generator:
-        return []
-    return [f"## {plain(t['section.generator_appendix'])}", "",
-            plain(t["section.generator_intro"]), "",
-            *_table([t["table.setting"], ""], [[c.label, c.value] for c in article.generator])]
-
-
 def _screen_only(article: Article, post: Post) -> list[str]:
     """The sections the HTML edition alone shows, named and linked."""
     t, page = article.t, post.link(f"report.{article.lang}.html")
-    if not article.screen_only:
+    if not article.screen_only and not article.generator:
         return []
+    named = [(s.heading, s.id) for s in article.screen_only] + \
+        ([(t["section.generator_appendix"], "generator")] if article.generator else [])
     return [f"## {plain(t['section.screen_only'])}", "", plain(t["section.screen_only_intro"]),
-            "", *(f"- [{plain(s.heading)}]({page}#{s.id})" for s in article.screen_only), ""]
+            "", *(f"- [{plain(h)}]({page}#{sid})" for h, sid in named), ""]
 
 
 def _results(article: Article, images: dict, figures: _Figures) -> list[str]:
@@ -253,7 +245,7 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
             if table.collapsed:         # the note says the HTML edition has every row: link it
                 lines += [f"[{plain(t['blog.full_table'])}]"
                           f"({post.link(f'report.{article.lang}.html')}#{s.id})", ""]
-    lines += _screen_only(article, post) + _generator(article)
+    lines += _screen_only(article, post)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
