@@ -85,3 +85,28 @@ def test_slo_cost_and_gpus_are_read(project):
     assert meta.cost.price("sglang") == 3.0 and meta.cost.price("vllm") == 2.5
     assert meta.gpus == 2                     # hardware: {servers: 1, gpus: 2}
     assert parse_run_yaml(text, "run.yaml").slo is None
+
+
+@pytest.mark.parametrize("slug, ok", [
+    ("kimi-k3-vllm-sglang", True), ("Kimi-K3", False), ("a--b", False), ("a b", False),
+    ("-a", False),
+])
+def test_a_slug_is_lower_case_words_joined_by_hyphens(slug, ok):
+    if ok:
+        assert parse_run_yaml(FIXTURE + f"slug: {slug}\n", "run.yaml").slug == slug
+        return
+    with pytest.raises(ConfigError, match="run.slug must be lower-case") as info:
+        parse_run_yaml(FIXTURE + f"slug: '{slug}'\n", "run.yaml")
+    assert info.value.line == 14
+
+
+def test_the_blog_post_takes_run_yamls_slug_else_the_run_id(project):
+    import dataclasses
+
+    from benchreport.ingest.io import load_run
+    from benchreport.publish.render import blog_post
+
+    run = load_run("2024-b300", project / "data", project / "report")
+    assert blog_post(run).slug == "kimi-k3-8xb300-vllm-sglang-rederived"
+    plain = dataclasses.replace(run, meta=dataclasses.replace(run.meta, slug=None))
+    assert blog_post(plain).slug == "2024-b300"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -169,6 +170,8 @@ class RunMeta:
     # inputs of the step model's memory-bandwidth bound (None: not declared)
     hbm_tb_s: float | None = None
     architecture: Architecture | None = None
+    # ``slug:``: the blog post's address part (None: the run id)
+    slug: str | None = None
 
     @property
     def gpus(self) -> int | None:
@@ -259,7 +262,7 @@ class _Checker:
 
 TOP_KEYS = {"schema", "title", "date", "hardware", "model", "deployment", "engines",
             "workloads", "reconstruction", "assumed", "notes", "scenario", "windows", "scrapes",
-            "repeats", "sources", "slo", "cost", "results", "client", "gate"}
+            "repeats", "sources", "slo", "cost", "results", "client", "gate", "slug"}
 SLO_PERCENTILES = (50, 90, 99)
 SLO_METRICS = ("ttft", "tpot", "itl", "e2el")
 TODO = "TODO"      # a value `benchreport init` could not read from the files
@@ -303,6 +306,15 @@ def _plain_item(c: _Checker, w: Located, key: str, what: str, item: Any) -> Any:
     raise c.fail(w, key, f"{what}.{key} must be a value or a list of values, got {item!r}")
 
 
+def _slug(c: _Checker, doc: Located) -> str | None:
+    """``slug:``: lower-case letters, digits and single hyphens, as blog engines take it."""
+    slug = c.get(doc, "slug", str, "run", required=False, default=None)
+    if slug is not None and not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", slug):
+        raise c.fail(doc, "slug", f"run.slug must be lower-case letters, digits and single "
+                                  f"hyphens (e.g. kimi-k3-vllm-sglang), got {slug!r}")
+    return slug
+
+
 def parse_run_yaml(text: str, path: str) -> RunMeta:
     """Validate the text of a run.yaml; ``path`` is only used in messages. The blocks are
     read in a fixed order, so a file with several faults is told of the same one first."""
@@ -331,6 +343,7 @@ def parse_run_yaml(text: str, path: str) -> RunMeta:
                    scrapes=_scrapes(c, doc, ids),
                    scenario=c.get(doc, "scenario", str, "run", required=False, default=None),
                    slo=_slo(c, doc), cost=_cost(c, doc, ids), server_only=server_only,
+                   slug=_slug(c, doc),
                    client=declared_client(c, c.get(doc, "client", Located, "run"))
                    if "client" in doc else None,
                    hbm_tb_s=_hbm(c, doc), architecture=_architecture(c, doc, ids))

@@ -222,12 +222,12 @@ def notebook_pages(folder: Path) -> list[str]:
 
 
 def blog_post(run: Run, base_url: str | None = None) -> Post:
-    """The blog post's slug (the run id) and tags (the model, each engine, the GPU), as
-    run.yaml names them."""
+    """The blog post's slug (run.yaml's ``slug``, else the run id) and tags (the model,
+    each engine, the GPU), as run.yaml names them."""
     names = [run.meta.model.get("name"), *(e.name for e in run.meta.engines),
              run.meta.hardware.get("gpu_model")]
     tags = tuple(dict.fromkeys(str(n) for n in names if n))
-    return Post(slug=run.id, tags=tags, base_url=base_url)
+    return Post(slug=run.meta.slug or run.id, tags=tags, base_url=base_url)
 
 
 def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
