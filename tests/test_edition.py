@@ -448,3 +448,24 @@ def test_a_contradiction_by_construction_cites_the_other_write_up_not_the_logs(
     assert not any("SGLang의 로그에는 그런 이벤트가 없습니다" in r for r in contradicted)
     single = next(r for r in contradicted if "단일 GPU" in r)
     assert "원인에 관한 주장이라 이 데이터로는 판단할 수 없습니다" in single   # the rest kept
+
+
+def test_a_decline_published_on_mixed_bases_gets_the_bounds_the_published_extremes_give(
+        reference_build):
+    """vLLM's 3.29x is its 64K peak over its 200K mean; its like-for-like mean over mean is
+    the seed's, but the published 64K minimum and maximum bound it: 439/163 to 537/163."""
+    from benchreport.core.figures import load_registry
+
+    figs = load_registry(reference_build.paths.figures_json)
+    lo = figs["decode.degradation.vllm.min_over_mean"]
+    assert lo.value == pytest.approx(439 / 163, abs=0.01)
+    assert lo.provenance == "calibrated"
+    page = _page(reference_build, "ko")
+    lede = _text(_section(page, "summary"))
+    assert "같은 기준(평균 ÷ 평균)으로 본 vLLM의 저하는 공개된 최솟값과 최댓값으로 보아 " \
+        "2.69배와 3.29배 사이입니다" in lede
+    row = next(_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>", _section(page, "claims"),
+                                            re.S) if "vLLM의 안정 구간 디코드 처리량은 3.29배" in r)
+    assert "2.69배와 3.29배 사이입니다" in row
+    # SGLang's decline is mean over mean already: no bounds there
+    assert lede.count("사이입니다") == 1

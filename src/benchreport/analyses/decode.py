@@ -195,6 +195,12 @@ def _degradation(run: Run, phases: list[Steady]) -> list[Figure]:
                    value=max(short.values) / long_.mean, unit="x", decimals=2, context=ctx,
                    method=said("decode.peak_over_mean", short=ws.label, long=wl.label),
                    depends_on=(ids.decode(ws.id, e.id, "max"), dep[1])),
+            # the mean lies between the least and the most of its records: with the peak
+            # over the mean, bounds of the like-for-like ratio from extremes alone
+            figure(id=ids.degradation(e.id, "min_over_mean"),
+                   value=min(short.values) / long_.mean, unit="x", decimals=2, context=ctx,
+                   method=said("decode.min_over_mean", short=ws.label, long=wl.label),
+                   depends_on=(ids.decode(ws.id, e.id, "min"), dep[1])),
             figure(id=ids.context_ratio(e.id), value=wl.input_tokens / ws.input_tokens,
                    unit="x", decimals=2, context=ctx,
                    method=said("decode.context_ratio", short=ws.label, long=wl.label),

@@ -42,6 +42,7 @@ from .sections import (
     generated_tails,
     latency_notes,
     latency_table,
+    mean_bounds,
     point_log_section,
     points_section,
     prefill_section,
@@ -260,10 +261,15 @@ def _mixed(w: Writer) -> list[Markup]:
     if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
         return []
     fig = w.registry[ids.CLAIMS_MIXED]
-    return [sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
-                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
-                     sources=_write_ups(w, fig.context["sources"]),
-                     which=figures_text(w, fig.context["alternatives"]))]
+    said = sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
+                    m=format_value(len(fig.context["alternatives"]), "count", w.lang),
+                    sources=_write_ups(w, fig.context["sources"]),
+                    which=figures_text(w, fig.context["alternatives"]))
+    bounds = mean_bounds(w, fig.context["alternatives"])
+    if bounds:            # what the like-for-like value can be, from the published extremes
+        said = Markup(" ").join([said, sentence(w.t["lede.mean_bounds"], engine=w.name(
+            bounds[0]), lo=w.fig(bounds[1]), hi=w.fig(bounds[2]))])
+    return [said]
 
 
 def _write_ups(w: Writer, keys: list[str]) -> str:

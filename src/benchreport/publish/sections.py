@@ -185,6 +185,8 @@ CHOSEN_BY = {
     "conclusion.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "conclusion.single_run": "limits.repeats",
     "conclusion.found_mixed": "claims.mixed",
+    "claims.mean_bounds": "decode.degradation.<e>.min_over_mean",
+    "lede.mean_bounds": "decode.degradation.<e>.min_over_mean",
     "conclusion.found_budget": "budget.<w>.<e>.unexplained_s",
     "conclusion.found_contradicted": "claims.contradicted",
     "conclusion.found_contradicted_published": "claims.contradicted",
@@ -1172,7 +1174,10 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
         if w.first("claims.contradicted_texts"):
             return Markup(" ").join([reason, sentence(t["claims.contradicted_texts"])])
         return reason
-    if c.get("basis") not in (MODEL, FREE) or from_published(w, c):
+    if from_published(w, c):
+        bounds = _mean_bounds(w, c)
+        return Markup(" ").join([reason, bounds]) if bounds else reason
+    if c.get("basis") not in (MODEL, FREE):
         return reason
     # the check's own reason (which basis, which noise) still holds of the published text;
     # what set the recomputed value follows it, in full once, then short
@@ -1184,6 +1189,28 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
     if c["reason"] in INFORMATIVE_REASONS:
         return Markup(" ").join([reason, generated])
     return generated
+
+
+def mean_bounds(w: Writer, alternatives: list[str]) -> tuple[str, str, str] | None:
+    """Where a published decline matches the peak over the mean (one of ``alternatives``)
+    and the like-for-like mean over mean is the generator's: the engine and the ids of the
+    bounds of the latter that the published extremes give (the least and the most record
+    over the mean), when those rest on published figures."""
+    for alt in alternatives:
+        engine = w.registry[alt].context.get("engine") if w.has(alt) else None
+        if engine is None or alt != ids.degradation(engine, "peak_over_mean"):
+            continue
+        lo = ids.degradation(engine, "min_over_mean")
+        like = ids.degradation(engine, "mean_over_mean")
+        if w.has(lo, like) and w.generated(like) and not w.generated(lo, alt):
+            return engine, lo, alt
+    return None
+
+
+def _mean_bounds(w: Writer, c: dict) -> Markup | None:
+    found = mean_bounds(w, (c.get("params") or {}).get("alternatives", []))
+    return sentence(w.t["claims.mean_bounds"], lo=w.fig(found[1]), hi=w.fig(found[2])) \
+        if found else None
 
 
 def _basis_mark(w: Writer, c: dict) -> Markup:
