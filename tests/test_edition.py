@@ -349,7 +349,7 @@ def test_a_published_value_on_mixed_bases_is_a_finding_of_the_published_figures(
     published figures alone, so the lede says it and the row is not marked as the
     generator's, nor followed by its note (the fifth editor read)."""
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
-    assert "상세편과 요약편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 " \
+    assert "상세편의 주장 2개에 나온 공개값 3개는 같은 기준끼리 비교한 값이 " \
         "아닙니다." in lede
     assert "vLLM 디코드 처리량의 짧은 입력 최댓값을 긴 입력 평균으로 나눈 값 3.29배" in lede
     rows = [_text(r) for r in re.findall(r"<tr[^>]*>(.*?)</tr>",
@@ -390,15 +390,20 @@ def test_the_notice_explains_the_table_marks_and_a_source_with_nothing_recorded_
 
 def test_the_conclusion_lists_what_the_re_derivation_found(reference_build):
     """The conclusion opens with what the check found, each once and hedged: values on
-    mixed bases, the time the steady rates leave unexplained, the contradicted claims, and
-    the assumed near-zero acceptance; each item is chosen by its figure."""
+    mixed bases with the bounds the published ranges give, a published value its own
+    figures do not give, the time the reconstruction's steady rates leave unexplained and
+    the contradicted claims; each item is chosen by its figure. The acceptance the
+    reconstruction assumed is no finding: it stays in the caveats table."""
     conclusion = _section(_page(reference_build, "ko"), "conclusion")
     items = [_text(i) for i in re.findall(r"<li>(.*?)</li>", conclusion, re.S)]
     assert len(items) == 4, items
-    assert items[0].startswith("상세편과 요약편의 공개값 3개는 최댓값과 평균처럼")
-    assert "SGLang의 64K 소요 시간 150.8초 가운데 27.4초는" in items[1]
-    assert items[2].startswith("요약편의 주장 3개는 다른 공개 글의 내용과 어긋납니다")
-    assert "가정했습니다(최대 스텝당 1.06 토큰)" in items[3]
+    assert items[0].startswith("상세편의 공개값 3개는 평균이 아니라 최댓값처럼")
+    assert "2.69배와 3.29배 사이이므로" in items[0]
+    assert items[1] == "요약편의 주장 1개는 공개된 수치로 다시 계산한 값과 다릅니다."
+    assert items[2].startswith("재구성본의 안정 구간 프리필·디코드 속도로 계산하면 SGLang의 64K "
+                               "소요 시간 150.8초 가운데 27.4초가 설명되지 않으며")
+    assert items[3].startswith("요약편의 주장 3개는 다른 공개 글의 내용과 어긋납니다")
+    assert "수락" not in " ".join(items)
     assert _text(conclusion).index("드러난 것은") < _text(conclusion).index("공개된 글에 따르면")
 
 
@@ -469,3 +474,26 @@ def test_a_decline_published_on_mixed_bases_gets_the_bounds_the_published_extrem
     assert "2.69배와 3.29배 사이입니다" in row
     # SGLang's decline is mean over mean already: no bounds there
     assert lede.count("사이입니다") == 1
+
+
+def test_a_published_value_its_own_figures_do_not_give_is_a_finding_in_view(reference_build):
+    """The summary derives throughput from total time; its own durations give vLLM 2.94x
+    and SGLang 1.49x, not 3.29x and 1.25x. Both sides are published figures, so the row
+    stays in print, and the lede and the conclusion say it."""
+    from benchreport.core.figures import load_registry
+
+    figs = load_registry(reference_build.paths.figures_json)
+    assert figs["throughput.decline.vllm"].value == pytest.approx(295.2 / 100.5)
+    assert figs["throughput.decline.sglang"].value == pytest.approx(225.3 / 150.8)
+    assert figs["throughput.decline.vllm"].provenance == "calibrated"
+    assert figs["claims.differs_published"].value == 1
+    page = _page(reference_build, "ko")
+    section = _section(page, "claims")
+    rows = re.findall(r"<tr( class=\"collapsed\")?>(.*?)</tr>", section.split("<tbody>")[1],
+                      re.S)
+    row = next((c, _text(r)) for c, r in rows if "요약편이 밝힌 지표" in _text(r))
+    assert row[0] == "" and "SGLang 1.49배, vLLM 2.94배" in row[1]
+    assert "공개 수치끼리 계산해 드러남" in row[1]
+    assert "다시 계산한 값과 다릅니다" in _text(_section(page, "summary"))
+    assert "요약편의 주장 1개는 공개된 수치로 다시 계산한 값과 다릅니다" in \
+        _text(_section(page, "conclusion"))

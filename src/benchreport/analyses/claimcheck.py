@@ -681,7 +681,8 @@ def claim_check(run: Run) -> ClaimCheck:
             method=method))
     figures += [informative_figure(claims, bases, src), indistinguishable_figure(verdicts, src),
                 contradicted_figure(claims, verdicts, src),
-                mixed_published_figure(claims, verdicts, registry, src)]
+                mixed_published_figure(claims, verdicts, registry, src),
+                differs_published_figure(claims, verdicts, registry, src)]
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
@@ -758,6 +759,24 @@ def contradicted_figure(claims, verdicts, src) -> Figure:
                            "sources": list(dict.fromkeys(a for c, _ in against
                                                          for a in c.source))},
                   method=said("claims.contradicted"))
+
+
+def differs_published_figure(claims, verdicts, registry: dict[str, Figure], src) -> Figure:
+    """How many published values differ from what the published figures themselves give
+    (in a reconstruction, a recomputed value resting only on the figures it was calibrated
+    to): the published text disagrees with its own numbers, whatever the reconstruction's
+    model or seed set. None in a real run, whose figures are measured."""
+    differ = [(c, v) for c, v in zip(claims, verdicts, strict=True)
+              if v.verdict == DIFFERS and v.figures
+              and all(f in registry for f in v.figures)
+              and provenance_of(registry, v.figures) == CALIBRATED]
+    return figure(id=figure_ids.CLAIMS_DIFFERS_PUBLISHED, value=len(differ), unit="count",
+                  decimals=0, sources=(Source(key="claims", **src),),
+                  depends_on=tuple(f for _, v in differ for f in v.figures),
+                  context={"claims": [c.id for c, _ in differ],
+                           "sources": list(dict.fromkeys(x for c, _ in differ
+                                                         for x in c.source))},
+                  method=said("claims.differs_published"))
 
 
 def mixed_published_figure(claims, verdicts, registry: dict[str, Figure], src) -> Figure:

@@ -242,7 +242,34 @@ def latency_figures(run: Run, ing=None) -> list[Figure]:
             figs, means[entry.engine] = _engine_figures(entry)
             figures += figs
         figures += _ratios(w, means)
-    return figures
+    return figures + _output_declines(run, entries)
+
+
+def _output_declines(run: Run, entries) -> list[Figure]:
+    """Per engine: its output throughput at the shortest input over that at the longest.
+    Where both produced the same output tokens, that is the longer duration over the
+    shorter, and rests on the durations alone."""
+    out = []
+    if len(run.meta.workloads) < 2:
+        return out
+    short, long_ = run.meta.workloads[0].id, run.meta.workloads[-1].id
+    for e in run.meta.engines:
+        pair = [[x for x in entries if x.engine == e.id and x.workload == w] for w in
+                (short, long_)]
+        if any(len(p) != 1 or not p[0].total_output_tokens or p[0].duration <= 0
+               for p in pair):
+            continue
+        s, lg = pair[0][0], pair[1][0]
+        same = s.total_output_tokens == lg.total_output_tokens
+        value = (s.total_output_tokens / s.duration) / (lg.total_output_tokens / lg.duration)
+        deps = tuple(ids.e2e(x.workload, e.id, "duration") for x in (s, lg)) if same else \
+            tuple(ids.throughput(x.workload, e.id, "output") for x in (s, lg))
+        out.append(figure(id=ids.throughput_decline(e.id), value=value, unit="x", decimals=2,
+                          depends_on=deps, context={"engine": e.id, "from": short,
+                                                    "to": long_},
+                          method=said("latency.output_decline_same" if same
+                                      else "latency.output_decline")))
+    return out
 
 
 def _ratios(w, means: dict[str, dict[str, Mean]]) -> list[Figure]:

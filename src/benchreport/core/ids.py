@@ -154,6 +154,7 @@ CLAIMS_INFORMATIVE = "claims.informative"
 CLAIMS_INDISTINGUISHABLE = "claims.indistinguishable"
 CLAIMS_CONTRADICTED = "claims.contradicted"
 CLAIMS_MIXED = "claims.mixed"
+CLAIMS_DIFFERS_PUBLISHED = "claims.differs_published"
 
 
 def _join(*parts: object) -> str:
@@ -173,6 +174,12 @@ def e2e(w: str, engine: str | None, name: str) -> str:
 
 def throughput(w: str, engine: str, name: str) -> str:
     return _join("throughput", w, engine, name)
+
+
+def throughput_decline(engine: str) -> str:
+    """``throughput.decline.<e>``: how far ``engine``'s output throughput fell from the
+    shortest input to the longest (analyses.latency)."""
+    return _join("throughput", "decline", engine)
 
 
 def latency(w: str, engine: str, metric: str, stat: str) -> str:

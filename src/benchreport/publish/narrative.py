@@ -252,7 +252,8 @@ def lede(w: Writer, workloads: list) -> list[Markup]:
     briefs = [b for b in (_brief(w, x) for x in workloads) if b is not None]
     thesis = _thesis(w, workloads)
     return ([thesis] if thesis is not None else []) + briefs \
-        + _standing(w, workloads, briefs) + _mixed(w) + _contradicted(w)
+        + _standing(w, workloads, briefs) + _mixed(w) + _differs_published(w) \
+        + _contradicted(w)
 
 
 def _mixed(w: Writer) -> list[Markup]:
@@ -270,6 +271,20 @@ def _mixed(w: Writer) -> list[Markup]:
         said = Markup(" ").join([said, sentence(w.t["lede.mean_bounds"], engine=w.name(
             bounds[0]), lo=w.fig(bounds[1]), hi=w.fig(bounds[2]))])
     return [said]
+
+
+def _differs_published(w: Writer) -> list[Markup]:
+    """The claim check's other finding from the published figures alone: published values
+    their own figures do not give, quoted."""
+    fid = ids.CLAIMS_DIFFERS_PUBLISHED
+    if not w.has(fid) or not w.registry[fid].value:
+        return []
+    fig = w.registry[fid]
+    said = [w.registry[ids.claim(c)].context.get("text", {}).get(w.lang)
+            for c in fig.context["claims"] if w.has(ids.claim(c))]
+    return [sentence(w.t["lede.differs_published"], n=w.fig(fid),
+                     sources=_write_ups(w, fig.context["sources"]),
+                     which=", ".join(f'"{x}"' for x in said if x))]
 
 
 def _write_ups(w: Writer, keys: list[str]) -> str:
@@ -364,8 +379,9 @@ def found_here(w: Writer, limits: list[dict]) -> list[Items]:
     on mixed bases, time the steady rates leave unexplained, claims the data contradicts,
     and speculative decoding that accepts next to nothing where the engines verify it
     differently. None of them where the data shows none."""
-    items = _found_mixed(w) + [_found_budget(w, c) for c in limits
-                               if c["id"] == "time_budget"] + _found_contradicted(w) \
+    items = _found_mixed(w) + _found_differs(w) + [_found_budget(w, c) for c in limits
+                                                   if c["id"] == "time_budget"] \
+        + _found_contradicted(w) \
         + [_found_spec(w, c) for c in limits if c["id"] == "spec_overhead"
            and c["params"].get("applied_differently") == YES]
     items = [i for i in items if i is not None]
@@ -379,16 +395,30 @@ def _found_mixed(w: Writer) -> list[Markup]:
     if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
         return []
     fig = w.registry[ids.CLAIMS_MIXED]
-    return [sentence(w.t["conclusion.found_mixed"],
+    bounds = mean_bounds(w, fig.context["alternatives"])
+    extra = {"engine": w.name(bounds[0]), "lo": w.fig(bounds[1]),
+             "hi": w.fig(bounds[2])} if bounds else {}
+    return [sentence(w.t["conclusion.found_mixed_bounds" if bounds
+                         else "conclusion.found_mixed"],
                      m=format_value(len(fig.context["alternatives"]), "count", w.lang),
-                     sources=_write_ups(w, fig.context["sources"]))]
+                     sources=_write_ups(w, fig.context["sources"]), **extra)]
+
+
+def _found_differs(w: Writer) -> list[Markup]:
+    fid = ids.CLAIMS_DIFFERS_PUBLISHED
+    if not w.has(fid) or not w.registry[fid].value:
+        return []
+    return [sentence(w.t["conclusion.found_differs_published"], n=w.fig(fid),
+                     sources=_write_ups(w, w.registry[fid].context["sources"]))]
 
 
 def _found_budget(w: Writer, c: dict) -> Markup | None:
     p = c["params"]
     if not w.has(p["unexplained_s"], p["duration"]):
         return None
-    return sentence(w.t["conclusion.found_budget"], engine=w.name(c["engine"]),
+    key = "conclusion.found_budget_reconstructed" if w.run.meta.reconstruction \
+        else "conclusion.found_budget"
+    return sentence(w.t[key], engine=w.name(c["engine"]),
                     label=w.run.meta.workload(c["workload"]).label,
                     duration=w.fig(p["duration"]), unexplained=w.fig(p["unexplained_s"]))
 
@@ -410,9 +440,9 @@ def _found_spec(w: Writer, c: dict) -> Markup | None:
     fid = c["params"].get("max")
     if not fid or not w.has(fid):
         return None
-    key = "conclusion.found_spec" if w.provenance(fid) == MEASURED \
-        else "conclusion.found_spec_assumed"
-    return sentence(w.t[key], max=w.fig(fid))
+    if w.provenance(fid) != MEASURED:      # what a reconstruction assumed is no finding
+        return None
+    return sentence(w.t["conclusion.found_spec"], max=w.fig(fid))
 
 
 def cited_closure(w: Writer) -> set[str]:

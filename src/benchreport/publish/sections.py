@@ -185,13 +185,16 @@ CHOSEN_BY = {
     "conclusion.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "conclusion.single_run": "limits.repeats",
     "conclusion.found_mixed": "claims.mixed",
+    "conclusion.found_mixed_bounds": "decode.degradation.<e>.min_over_mean",
     "claims.mean_bounds": "decode.degradation.<e>.min_over_mean",
     "lede.mean_bounds": "decode.degradation.<e>.min_over_mean",
+    "lede.differs_published": "claims.differs_published",
+    "conclusion.found_differs_published": "claims.differs_published",
     "conclusion.found_budget": "budget.<w>.<e>.unexplained_s",
+    "conclusion.found_budget_reconstructed": "budget.<w>.<e>.unexplained_s",
     "conclusion.found_contradicted": "claims.contradicted",
     "conclusion.found_contradicted_published": "claims.contradicted",
     "conclusion.found_spec": "limits.spec_max_accept_len",
-    "conclusion.found_spec_assumed": "limits.spec_max_accept_len",
     "conclusion.not_compared": "campaign.series",
     "limit.kv_fits_yes": "limits.kv_fits",
     "limit.kv_fits_no": "limits.kv_fits",
@@ -1228,9 +1231,10 @@ def from_published(w: Writer, c: dict) -> bool:
     """A reconstruction's claim whose published value matches another basis made of the
     published figures alone (the ones it was calibrated to): the verdict is the published
     text's own arithmetic, whatever the generator set for the like-for-like value."""
-    # the claim check names them (analyses.claimcheck.mixed_published_figure)
-    return w.has(ids.CLAIMS_MIXED) and \
-        c.get("claim") in w.registry[ids.CLAIMS_MIXED].context.get("claims", [])
+    # the claim check names them (analyses.claimcheck.mixed_published_figure, and
+    # differs_published_figure: a published value its own figures do not give)
+    return any(w.has(f) and c.get("claim") in w.registry[f].context.get("claims", [])
+               for f in (ids.CLAIMS_MIXED, ids.CLAIMS_DIFFERS_PUBLISHED))
 
 
 # verdicts that, on a reconstruction's model or seed, say how the reconstruction came out
@@ -1293,7 +1297,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
         # (a different method stays too: which basis a published value used is the
         # published text's own arithmetic, whatever the reconstruction was fitted to)
         if c.get("basis") in (CALIBRATED, ASSUMED) and \
-                c["verdict"] not in (CLAIM_CONTRADICTED, CLAIM_METHOD):
+                c["verdict"] not in (CLAIM_CONTRADICTED, CLAIM_METHOD) \
+                and not from_published(w, c):
             collapsed.append(i)
         reason = _once(w, claim_reason(w, c, floors), said, i in collapsed)
         fid = ids.claim(c["claim"])
