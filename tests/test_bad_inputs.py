@@ -198,9 +198,9 @@ ERRORS = [
     ("run.yaml without a date", replace_once("run.yaml", "date: 2026-11-20\n", ""),
      "data/r/run.yaml:1: run: missing key 'date'"),
     ("run.yaml with an unknown key", replace_once("run.yaml", "deployment:", "deploymnet:"),
-     "data/r/run.yaml:26: unknown key run.deploymnet; did you mean 'deployment'?"),
+     "data/r/run.yaml:28: unknown key run.deploymnet; did you mean 'deployment'?"),
     ("run.yaml with a wrong type", replace_once("run.yaml", "concurrency: 10", "concurrency: ten"),
-     "data/r/run.yaml:40: workloads[].concurrency must be an integer > 0 (or a list of them), "
+     "data/r/run.yaml:42: workloads[].concurrency must be an integer > 0 (or a list of them), "
      "got 'ten'"),
     ("a symlink to a file outside the project", link_outside,
      "data/r/raw/vllm/server.log: a symbolic link to {outside}, outside the project; refused; "
