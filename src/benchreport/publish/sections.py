@@ -1357,7 +1357,8 @@ def _collapsed_note(w: Writer, folded: list[dict]) -> Markup | str:
     if not differs:
         return sentence(w.t["claims.collapsed"], n=n)
     return sentence(w.t["claims.collapsed_differs"], n=n,
-                    d=format_value(len(differs), "count", w.lang))
+                    d=format_value(len(differs), "count", w.lang),
+                    which=", ".join(f'"{c["text"][w.lang]}"' for c in differs))
 
 
 def verdict_key(c: dict) -> str:
