@@ -74,7 +74,7 @@ def test_points_that_read_the_same_share_one_row(reference_build):
      "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해",
      "DCP 크기와 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
      "끄고 비교하시기 바랍니다. 차이가 DCP 크기 때문인지 보려면, 이를 지원하는 엔진 하나에서 "
-     "DCP 크기만 바꿔 가며 재 보는 것이 가장 직접적입니다."),
+     "DCP 크기만 바꿔 가며 측정해 보는 것이 가장 직접적입니다."),
     ("en", "the input length can change which one suits",
      "with decode context parallel size set alike first, over several runs",
      "Where an engine cannot run the DCP size together with speculative decoding, compare "
@@ -419,8 +419,8 @@ def test_recomputed_claim_values_carry_their_provenance_and_linearity_says_both_
     first = next(r for r in texts if r.startswith("64K에서 200K로 갈 때 vLLM"))
     assert "3.02배 (시드)" in first or "3.02배(시드)" in first
     linear = next(r for r in texts if "거의 선형으로" in r)
-    assert "공개된 수치의 비율(저하 배율 ÷ 컨텍스트 배율)은 1.06배" in linear
-    assert "비율이 0.99배로 비례에 더 가깝습니다" in linear and "난수 시드" in linear
+    assert "공개된 수치의 비율(저하 배율 ÷ 컨텍스트 배율)은 1.06" in linear
+    assert "비율이 0.99로 비례에 더 가깝습니다" in linear and "난수 시드" in linear
     real = _page(reference_build, "ko")       # a measured value has no tag: see mini run
     assert real.count('class="prov"') > 10
 
