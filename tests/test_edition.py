@@ -253,7 +253,9 @@ def test_latency_rows_note_what_an_engine_rests_on_once(reference_build):
 
 def test_the_lede_names_the_assumed_settings_in_one_clause(reference_build):
     lede = _text(_section(_page(reference_build, "ko"), "summary"))
-    assert "그리고 공개된 글에 값이 없어 재구성본이 가정한 어텐션 백엔드" in lede
+    assert "그리고 어텐션 백엔드, MoE 백엔드" in lede
+    assert "뒤의 것들은 공개된 글에 두 엔진의 값이 모두 나오지는 않아 재구성본이 그 값을 " \
+        "가정했습니다" in lede
     assert "(가정값)" not in lede.split("통제하지 못한 변수:")[1]
     # the draft length (stated in unlike terms) and the KV capacity (an outcome of other
     # settings) are named, but not counted among the six settings that differ

@@ -162,9 +162,9 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert "a cold start explains them as well as the stated cause" not in page
     assert "In this reconstruction the generator placed the events in the first steps" in page
     # the differing settings whose values were assumed say so in the headline, in one clause
-    assert "and, with values the published text does not give and the reconstruction " \
-        "assumed, attention backend, MoE backend, memory setting, draft model checkpoint and " \
-        "draft verification" in \
+    assert "and attention backend, MoE backend, memory setting, draft model checkpoint and " \
+        "draft verification; for the latter the published text does not give both engines' " \
+        "values, and the reconstruction assumed them" in \
         page.split("At a glance")[2].split("Test setup")[0]
     assert "Decode context parallel size (assumed)" not in page
     # where the events fell and what they cost is the generator's input; the FP8 argument
