@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -156,8 +158,11 @@ def _kept_notebook_workers(tmp_path_factory):
     Every process of the session (the xdist workers, their kernels, the command lines the
     tests run) shares the client tails it fits for a reconstruction's caveats, seconds of
     CPU per build of the reference run (``synth.client_tails``): set first, so every
-    kernel starts with it."""
+    kernel starts with it.
+
+    Their PDF workers are kept the same way (``KeptPdfWorkers``)."""
     from benchreport.pipeline import kernels
+    from benchreport.publish import render
     from benchreport.synth import FIT_CACHE_ENV
 
     root = tmp_path_factory.getbasetemp()
@@ -165,9 +170,45 @@ def _kept_notebook_workers(tmp_path_factory):
     fits.mkdir(exist_ok=True)
     os.environ[FIT_CACHE_ENV] = str(fits)
     kernels.POOL = kernels.WorkerPool()
+    own_pdf_workers, render.pdf_workers = render.pdf_workers, KeptPdfWorkers(render.pdf_workers)
     yield
     pool, kernels.POOL = kernels.POOL, None
-    pool.close()
+    pdfs, render.pdf_workers = render.pdf_workers, own_pdf_workers
+    try:
+        pool.close()
+    finally:
+        pdfs.close()
+
+
+class KeptPdfWorkers:
+    """``publish.render.pdf_workers`` for the session's builds in this process: the PDF
+    workers of the first build that renders PDFs (two processes that import WeasyPrint, a
+    second of CPU each) are kept, idle, for the next, as the notebook workers are. A render
+    that fails or is interrupted ends them as a build's own ones end (``make``'s context
+    sees the exception), and the next render starts new ones. A build in a subprocess (the
+    command line) or in a ``fresh_workers`` test starts its own."""
+
+    def __init__(self, make: Callable) -> None:
+        self.make = make                  # publish.render's own pdf_workers
+        self.open: tuple | None = None    # (its context, its pool, its warm-up futures)
+
+    @contextlib.contextmanager
+    def __call__(self):
+        if self.open is None:
+            context = self.make()
+            self.open = (context, *context.__enter__())
+        context, pool, warm = self.open
+        try:
+            yield pool, warm
+        except BaseException:
+            self.open = None
+            if not context.__exit__(*sys.exc_info()):
+                raise
+
+    def close(self) -> None:
+        if self.open is not None:
+            context, self.open = self.open[0], None
+            context.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)
@@ -178,10 +219,14 @@ def _fresh_notebook_workers(request, monkeypatch):
     if request.node.get_closest_marker("fresh_workers") is None:
         return
     from benchreport.pipeline import kernels
+    from benchreport.publish import render
 
     if kernels.POOL is not None:
         kernels.POOL.close()
     monkeypatch.setattr(kernels, "POOL", None)
+    if isinstance(render.pdf_workers, KeptPdfWorkers):
+        render.pdf_workers.close()
+        monkeypatch.setattr(render, "pdf_workers", render.pdf_workers.make)
 
 
 def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
@@ -333,3 +378,4 @@ def aiperf_sample_build(tmp_path_factory):
 
     out = shared_folder(tmp_path_factory, "aiperf-sample", make)
     return load_run("aip", out / "data", out / "report")
+
