@@ -87,7 +87,7 @@ def _module_build(item: pytest.Item) -> bool:
 
 GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
 # the session's shared builds (below), in the order a test that reads several is grouped by
-SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build")
+SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build", "planted_build")
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -379,3 +379,14 @@ def aiperf_sample_build(tmp_path_factory):
     out = shared_folder(tmp_path_factory, "aiperf-sample", make)
     return load_run("aip", out / "data", out / "report")
 
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def planted_build(tmp_path_factory) -> Path:
+    """The reference run with hostile inputs planted (tests/planted.py: the markup of
+    test_hostile and the secrets of test_redaction), built once per test session with PDFs,
+    with a copy exported under another id and the comparison of the two; shared by the
+    xdist workers (returns the workspace folder: data/, report/, launch.sh)."""
+    from .planted import build_planted
+
+    return shared_folder(tmp_path_factory, "planted", lambda ws: build_planted(ws, ROOT))
