@@ -7,7 +7,9 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,7 +89,8 @@ def _module_build(item: pytest.Item) -> bool:
 
 GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
 # the session's shared builds (below), in the order a test that reads several is grouped by
-SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build", "planted_build")
+SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build", "planted_build",
+          "cli_build")
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -390,3 +393,42 @@ def planted_build(tmp_path_factory) -> Path:
     from .planted import build_planted
 
     return shared_folder(tmp_path_factory, "planted", lambda ws: build_planted(ws, ROOT))
+
+
+# The model name of the command line's build (tests/test_long_strings.py, issue 33, finding
+# 10: a 200,000-character name kept the build rendering past 600 s), and how long that build
+# may take: a build of the mini run takes well under a minute; before the fix it took hours.
+LONG_NAME = "Tiny-MoE-" + "x" * 200_000
+CLI_BUILD_BOUND_S = 300
+
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def cli_build(tmp_path_factory) -> tuple[Path, int, str, float]:
+    """The mini run built as a user builds it: ``python -m benchreport build mini`` in a
+    child process (its own notebook and PDF workers, PDFs included), with a model name of
+    200,000 characters in its run.yaml (``LONG_NAME``), once per test session and shared by
+    the xdist workers. tests/test_long_strings.py reads the report and the time it took,
+    tests/test_quiet_build.py what it printed. A child process, so that a build that never
+    ends fails those tests (after ``CLI_BUILD_BOUND_S``) instead of hanging them: (the
+    workspace, the exit code, stdout and stderr together, the seconds it took)."""
+    def make(ws: Path) -> None:
+        (ws / "data").mkdir()
+        meta = copy_run(ws, "mini") / "run.yaml"
+        text = meta.read_text()
+        assert "model: {name: Tiny-MoE," in text
+        meta.write_text(text.replace("model: {name: Tiny-MoE,", f"model: {{name: {LONG_NAME},",
+                                     1))
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchreport", "build", "mini", "--data-root",
+             str(ws / "data"), "--report-root", str(ws / "report"), "--project", str(ROOT)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ws,
+            timeout=CLI_BUILD_BOUND_S)
+        (ws / "build.json").write_text(json.dumps({
+            "code": proc.returncode, "output": proc.stdout,
+            "seconds": time.monotonic() - started}))
+
+    ws = shared_folder(tmp_path_factory, "cli", make)
+    done = json.loads((ws / "build.json").read_text())
+    return ws, done["code"], done["output"], done["seconds"]
