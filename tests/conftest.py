@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,7 +89,8 @@ def _module_build(item: pytest.Item) -> bool:
 
 GROUPS = "xdist-groups.json"       # in the session's temp folder: test id -> group
 # the session's shared builds (below), in the order a test that reads several is grouped by
-SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build")
+SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build", "planted_build",
+          "cli_build")
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -156,8 +161,11 @@ def _kept_notebook_workers(tmp_path_factory):
     Every process of the session (the xdist workers, their kernels, the command lines the
     tests run) shares the client tails it fits for a reconstruction's caveats, seconds of
     CPU per build of the reference run (``synth.client_tails``): set first, so every
-    kernel starts with it."""
+    kernel starts with it.
+
+    Their PDF workers are kept the same way (``KeptPdfWorkers``)."""
     from benchreport.pipeline import kernels
+    from benchreport.publish import render
     from benchreport.synth import FIT_CACHE_ENV
 
     root = tmp_path_factory.getbasetemp()
@@ -165,9 +173,45 @@ def _kept_notebook_workers(tmp_path_factory):
     fits.mkdir(exist_ok=True)
     os.environ[FIT_CACHE_ENV] = str(fits)
     kernels.POOL = kernels.WorkerPool()
+    own_pdf_workers, render.pdf_workers = render.pdf_workers, KeptPdfWorkers(render.pdf_workers)
     yield
     pool, kernels.POOL = kernels.POOL, None
-    pool.close()
+    pdfs, render.pdf_workers = render.pdf_workers, own_pdf_workers
+    try:
+        pool.close()
+    finally:
+        pdfs.close()
+
+
+class KeptPdfWorkers:
+    """``publish.render.pdf_workers`` for the session's builds in this process: the PDF
+    workers of the first build that renders PDFs (two processes that import WeasyPrint, a
+    second of CPU each) are kept, idle, for the next, as the notebook workers are. A render
+    that fails or is interrupted ends them as a build's own ones end (``make``'s context
+    sees the exception), and the next render starts new ones. A build in a subprocess (the
+    command line) or in a ``fresh_workers`` test starts its own."""
+
+    def __init__(self, make: Callable) -> None:
+        self.make = make                  # publish.render's own pdf_workers
+        self.open: tuple | None = None    # (its context, its pool, its warm-up futures)
+
+    @contextlib.contextmanager
+    def __call__(self):
+        if self.open is None:
+            context = self.make()
+            self.open = (context, *context.__enter__())
+        context, pool, warm = self.open
+        try:
+            yield pool, warm
+        except BaseException:
+            self.open = None
+            if not context.__exit__(*sys.exc_info()):
+                raise
+
+    def close(self) -> None:
+        if self.open is not None:
+            context, self.open = self.open[0], None
+            context.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)
@@ -178,10 +222,14 @@ def _fresh_notebook_workers(request, monkeypatch):
     if request.node.get_closest_marker("fresh_workers") is None:
         return
     from benchreport.pipeline import kernels
+    from benchreport.publish import render
 
     if kernels.POOL is not None:
         kernels.POOL.close()
     monkeypatch.setattr(kernels, "POOL", None)
+    if isinstance(render.pdf_workers, KeptPdfWorkers):
+        render.pdf_workers.close()
+        monkeypatch.setattr(render, "pdf_workers", render.pdf_workers.make)
 
 
 def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
@@ -333,3 +381,54 @@ def aiperf_sample_build(tmp_path_factory):
 
     out = shared_folder(tmp_path_factory, "aiperf-sample", make)
     return load_run("aip", out / "data", out / "report")
+
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def planted_build(tmp_path_factory) -> Path:
+    """The reference run with hostile inputs planted (tests/planted.py: the markup of
+    test_hostile and the secrets of test_redaction), built once per test session with PDFs,
+    with a copy exported under another id and the comparison of the two; shared by the
+    xdist workers (returns the workspace folder: data/, report/, launch.sh)."""
+    from .planted import build_planted
+
+    return shared_folder(tmp_path_factory, "planted", lambda ws: build_planted(ws, ROOT))
+
+
+# The model name of the command line's build (tests/test_long_strings.py, issue 33, finding
+# 10: a 200,000-character name kept the build rendering past 600 s), and how long that build
+# may take: a build of the mini run takes well under a minute; before the fix it took hours.
+LONG_NAME = "Tiny-MoE-" + "x" * 200_000
+CLI_BUILD_BOUND_S = 300
+
+
+@pytest.fixture(scope="session")
+@builds_a_report
+def cli_build(tmp_path_factory) -> tuple[Path, int, str, float]:
+    """The mini run built as a user builds it: ``python -m benchreport build mini`` in a
+    child process (its own notebook and PDF workers, PDFs included), with a model name of
+    200,000 characters in its run.yaml (``LONG_NAME``), once per test session and shared by
+    the xdist workers. tests/test_long_strings.py reads the report and the time it took,
+    tests/test_quiet_build.py what it printed. A child process, so that a build that never
+    ends fails those tests (after ``CLI_BUILD_BOUND_S``) instead of hanging them: (the
+    workspace, the exit code, stdout and stderr together, the seconds it took)."""
+    def make(ws: Path) -> None:
+        (ws / "data").mkdir()
+        meta = copy_run(ws, "mini") / "run.yaml"
+        text = meta.read_text()
+        assert "model: {name: Tiny-MoE," in text
+        meta.write_text(text.replace("model: {name: Tiny-MoE,", f"model: {{name: {LONG_NAME},",
+                                     1))
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchreport", "build", "mini", "--data-root",
+             str(ws / "data"), "--report-root", str(ws / "report"), "--project", str(ROOT)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ws,
+            timeout=CLI_BUILD_BOUND_S)
+        (ws / "build.json").write_text(json.dumps({
+            "code": proc.returncode, "output": proc.stdout,
+            "seconds": time.monotonic() - started}))
+
+    ws = shared_folder(tmp_path_factory, "cli", make)
+    done = json.loads((ws / "build.json").read_text())
+    return ws, done["code"], done["output"], done["seconds"]

@@ -25,8 +25,11 @@ from benchreport.publish import render
 
 from .conftest import ROOT, builds_a_report, copy_run
 
-# what becomes of a build's workers and kernels is checked: builds start their own
-pytestmark = pytest.mark.fresh_workers
+# The builds in this process take the session's kept notebook and PDF workers
+# (tests/conftest.py): a build that fails or is interrupted ends the ones it took, as a
+# build of its own ends its own, and the next takes new ones. Where what becomes of a
+# build's workers and kernels is checked (Ctrl-C, kill -9: builds on the command line), the
+# test is marked fresh_workers, and no idle worker of the session is there while it runs.
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -157,6 +160,7 @@ def test_a_symlinked_report_folder_is_refused_in_one_line(ws, project, capsys, t
     assert not (tmp_path / ".staging").exists() and not (ws / ".staging").exists()
 
 
+@pytest.mark.fresh_workers
 @pytest.mark.parametrize("phase, line_seen, wait, pdf", [
     ("notebooks", r"\[3/\d+\] notebook", 0.2, False),        # the topic notebooks run
     ("render", r"\[\d+/\d+\] render HTML and PDF", 1.5, True),    # the PDFs are made
@@ -217,6 +221,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.fresh_workers
 @pytest.mark.parametrize("phase, line_seen", [
     ("notebooks", r"\[3/\d+\] notebook"),
     ("render", r"\[\d+/\d+\] render HTML and PDF"),

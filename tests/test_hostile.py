@@ -3,66 +3,27 @@
 One build of the reference run, with markup and Jinja syntax planted in a server-log line
 (an out-of-memory warning the caveats quote), in a launch flag (the MoE backend the
 settings table compares) and in the model name of run.yaml. Each must come out as the
-same visible text in the HTML, the PDF and the blog Markdown, and nothing may run.
+same visible text in the HTML, the PDF and the blog Markdown, and nothing may run. (The
+build is the session's ``planted_build``, which has tests/test_redaction.py's secrets
+planted as well: tests/planted.py.)
 """
 
 from __future__ import annotations
 
 import html
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from benchreport.pipeline.run import build
-
-from .conftest import ROOT, builds_a_report
-
-SCRIPT = "<script>alert(1)</script>"
-IMG = '"><img src=x onerror=alert(2)>'
-EXPR = "{{ 7*7 }}"
-STMT = "{% for x in range(3) %}LOOP{% endfor %}"
-HOSTILE = [SCRIPT, IMG, EXPR, STMT]
-PLANTED = " ".join(HOSTILE)
-# a terminal colour escape, a NUL and a right-to-left override: shown, never acted on (a
-# log with a NUL is binary content, refused as such: the log gets the other two)
-YAML_CONTROL = "\\e[31mRED\\0NUL\\u202eRTL"             # run.yaml's escapes
-YAML_SHOWN = "\\x1b[31mRED\\x00NUL\\u202eRTL"
-LOG_CONTROL = "\x1b[31mRED\u202eRTL"
-LOG_SHOWN = "\\x1b[31mRED\\u202eRTL"
+from .planted import EXPR, HOSTILE, LOG_SHOWN, RUN, SCRIPT, YAML_SHOWN
 
 
 @pytest.fixture(scope="module")
-@builds_a_report
-def hostile(tmp_path_factory) -> Path:
-    ws = tmp_path_factory.mktemp("hostile")
-    run = ws / "data" / "2024-b300"
-    shutil.copytree(ROOT / "data" / "2024-b300", run)
-    (run / "SHA256SUMS").unlink()
-    log = run / "raw/vllm/server.log"
-    text = log.read_text()
-    oom = "CUDA out of memory while allocating the MoE workspace"
-    assert oom in text
-    # the engine's own account of --moe-backend (its non-default args) is what the report
-    # compares and shows, so the text is planted there as well as in the launch file
-    assert "'moe_backend': 'auto'" in text
-    text = text.replace("'moe_backend': 'auto'", f"'moe_backend': '{PLANTED}'", 1)
-    log.write_text(text.replace(oom, f"{oom} {PLANTED} {LOG_CONTROL}", 1))
-    launch = run / "raw/vllm/launch.yaml"
-    flags = launch.read_text()
-    assert "- --moe-backend\n- auto\n" in flags
-    launch.write_text(flags.replace("- --moe-backend\n- auto\n",
-                                    f"- --moe-backend\n- '{PLANTED}'\n"))
-    meta = run / "run.yaml"
-    meta.write_text(meta.read_text().replace(
-        "  name: Kimi-K3\n", f"  name: 'Kimi-K3 {PLANTED}'\n", 1).replace(
-        'title:\n  ko: "', f'title:\n  ko: "{YAML_CONTROL} ', 1).replace(
-        '  en: "A published', f'  en: "{YAML_CONTROL} A published', 1))
-    build("2024-b300", data_root=ws / "data", report_root=ws / "report", project=ROOT,
-          out=lambda line: None)
-    return ws / "report" / "2024-b300"
+def hostile(planted_build) -> Path:
+    """The planted reference run's report folder (read-only)."""
+    return planted_build / "report" / RUN
 
 
 class Elements(HTMLParser):

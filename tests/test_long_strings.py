@@ -7,8 +7,6 @@ whole: run.yaml's copy under derived/inputs/ and the results store's ``runs`` ta
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -16,32 +14,20 @@ import pytest
 from benchreport.core.display import DISPLAY_CHARS, ELLIPSIS, shorten
 from benchreport.publish.render import keep_words
 
-from .conftest import ROOT, builds_a_report, copy_run
+from .conftest import CLI_BUILD_BOUND_S as BUILD_BOUND_S
+from .conftest import LONG_NAME as LONG
 
-LONG = "Tiny-MoE-" + "x" * 200_000
 SHOWN = LONG[: DISPLAY_CHARS - len(ELLIPSIS)] + ELLIPSIS
-# a build of the mini run takes well under a minute; before the fix it took hours
-BUILD_BOUND_S = 300
 
 
 @pytest.fixture(scope="module")
-@builds_a_report
-def long_name(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("long")
-    (ws / "data").mkdir()
-    run = copy_run(ws, "mini")
-    meta = run / "run.yaml"
-    text = meta.read_text()
-    assert "model: {name: Tiny-MoE," in text
-    meta.write_text(text.replace("model: {name: Tiny-MoE,", f"model: {{name: {LONG},", 1))
-    # a child process, so that a build that never ends fails the test instead of hanging it
-    started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "benchreport", "build", "mini",
-                          "--data-root", str(ws / "data"), "--report-root", str(ws / "report"),
-                          "--project", str(ROOT)],
-                         capture_output=True, text=True, cwd=ws, timeout=BUILD_BOUND_S)
-    assert out.returncode == 0, out.stderr
-    return ws, time.monotonic() - started
+def long_name(cli_build):
+    """The session's command-line build of the mini run, whose model name is ``LONG``
+    (tests/conftest.py's cli_build, in a child process with a time bound): (the
+    workspace, the seconds it took)."""
+    ws, code, output, seconds = cli_build
+    assert code == 0, output
+    return ws, seconds
 
 
 def test_a_200000_character_model_name_builds_in_bounded_time(long_name):

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -58,16 +56,11 @@ def _noise(text: str) -> list[str]:
     return [line for line in text.splitlines() if NOISE.search(line)]
 
 
-def test_a_successful_build_prints_only_step_lines_and_warnings(tmp_path):
-    (tmp_path / "data").mkdir()
-    copy_run(tmp_path, "mini")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchreport", "build", "mini", "--data-root",
-         str(tmp_path / "data"), "--report-root", str(tmp_path / "report"),
-         "--project", str(ROOT)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
-    output = proc.stdout
-    assert proc.returncode == 0, output
+def test_a_successful_build_prints_only_step_lines_and_warnings(cli_build):
+    """The session's command-line build (tests/conftest.py's cli_build: the mini run, with
+    the long model name of tests/test_long_strings.py), stdout and stderr together."""
+    _, code, output, _ = cli_build
+    assert code == 0, output
     assert _noise(output) == [], output
     lines = output.splitlines()
     assert [line for line in lines if not (STEP.fullmatch(line) or SHOWN.fullmatch(line))] \

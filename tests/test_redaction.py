@@ -5,17 +5,16 @@ allow-list of launch settings; then one build of the reference run with every ki
 secret planted in every input (launch files' env and flags, a shell launch line, vLLM's
 ``non-default args``, SGLang's ``server_args=ServerArgs(...)``, an ordinary log line, a
 traceback, result files' dataset and per-request errors, run.yaml's title and sources), a
-comparison of it, ``parse --json`` and ``explain``: no planted value in any output.
+comparison of it, ``parse --json`` and ``explain``: no planted value in any output. (The
+build is the session's ``planted_build``, which has tests/test_hostile.py's markup planted
+as well: tests/planted.py.)
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import doctest
 import json
 import re
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -33,7 +32,8 @@ from benchreport.core.redact import (
 )
 from benchreport.core.tables import read_rows, write_points, write_rows, write_settings
 
-from .conftest import REAL_SAMPLES, ROOT, builds_a_report, needs_samples
+from .conftest import REAL_SAMPLES, ROOT, needs_samples
+from .planted import MARK, MARKUP, RUN, TWIN
 
 # --- redact(): each kind ------------------------------------------------------------------
 
@@ -242,104 +242,23 @@ def test_run_metadata_keeps_its_shape():
 
 
 # --- every input planted, every output searched -------------------------------------------
-
-MARK = "PLANTED"          # every planted secret value holds it; nothing else does
-HF = f"hf_{MARK}hfTOKEN0123456789ab"
-SHELL = (f"+ HF_TOKEN={HF} vllm serve /models/Kimi-K3 --hf-token hf_{MARK}flagTOKEN0123 "
-         f"--api-key sk-{MARK}shellKEY0123456789 "
-         f"--tokenizer https://tok:tok{MARK}@hub.example.com/t")
-ENV = {"HF_TOKEN": HF, "OPENAI_API_KEY": f"sk-{MARK}openaiKEY0123456789",
-       "HUGGING_FACE_HUB_TOKEN": f"hub{MARK}secret", "AWS_ACCESS_KEY_ID": f"AKIA{MARK}123456789",
-       "HTTPS_PROXY": f"http://proxyuser:proxy{MARK}pass@proxy.internal:3128",
-       "VLLM_LOGGING_PREFIX": f"see https://pfx:pfx{MARK}@logs.example.com/"}
-FLAGS = ["--hf-token", f"hf_{MARK}flagTOKEN0123", "--api-key", f"api{MARK}key",
-         "--tokenizer", f"https://tokuser:tok{MARK}pass@hub.example.com/tok",
-         f"--admin-api-key=admin{MARK}key"]
-LOG_LINE = f" HF_TOKEN={HF} via http://admin:admin{MARK}pass@proxy.internal:3128/"
-TRACEBACK = [
-    "(EngineCore pid=2429) ERROR 11-20 10:21:58 [core.py:700] Traceback (most recent call last):",
-    '(EngineCore pid=2429) ERROR 11-20 10:21:58 [core.py:700]   File "/usr/lib/python3/'
-    'dist-packages/vllm/hub.py", line 88, in fetch',
-    "(EngineCore pid=2429) ERROR 11-20 10:21:58 [core.py:700] requests.exceptions.HTTPError: "
-    f"401 for url https://tbuser:tb{MARK}pass@huggingface.co/api?token=tb{MARK}query "
-    f"(Authorization: Bearer tb{MARK}bearer)",
-]
-DATASET = f"https://datauser:data{MARK}pass@data.example.com/prompts.jsonl?sig=data{MARK}sig"
-ERROR = (f"401 Unauthorized: Authorization: Bearer err{MARK}bearer for "
-         f"https://erruser:err{MARK}pass@api.example.com/v1 (api_key=err{MARK}key)")
-
-
-def _plant(run: Path, shell: Path) -> None:
-    import yaml
-
-    (run / "SHA256SUMS").unlink()
-    for engine, extra_env in (("vllm", ENV), ("sglang", {"SGLANG_API_KEY": f"sg{MARK}key"})):
-        launch = run / "raw" / engine / "launch.yaml"
-        doc = yaml.safe_load(launch.read_text())
-        doc["env"] = {**(doc.get("env") or {}), **extra_env}
-        doc["args"] += FLAGS
-        launch.write_text(yaml.safe_dump(doc, sort_keys=False))
-    log = run / "raw/vllm/server.log"
-    lines = log.read_text().splitlines()
-    nda = next(i for i, line in enumerate(lines) if "non-default args: {" in line)
-    lines[nda] = lines[nda].replace(
-        "non-default args: {", f"non-default args: {{'hf_token': '{HF}', 'api_key': "
-        f"'api{MARK}key', 'tokenizer': 'https://tokuser:tok{MARK}pass@hub.example.com/tok', ")
-    oom = next(i for i, line in enumerate(lines) if "CUDA out of memory" in line)
-    lines[oom] += LOG_LINE
-    log.write_text("\n".join([SHELL] + lines + TRACEBACK) + "\n")
-    slog = run / "raw/sglang/server.log"
-    head, rest = slog.read_text().split("\n", 1)
-    prefix, args = head.split("server_args=", 1)
-    args = {**ast.literal_eval(args), "api_key": f"sk-{MARK}sglangKEY0123456789",
-            "admin_api_key": f"admin{MARK}key", "tokenizer_path":
-            f"https://tokuser:tok{MARK}pass@hub.example.com/tok"}
-    call = ", ".join(f"{k}={v!r}" for k, v in args.items())
-    slog.write_text(f"{prefix}server_args=ServerArgs({call})\n{rest}")
-    result = next((run / "raw/vllm").glob("*.json"))
-    data = json.loads(result.read_text())
-    data["dataset_name"] = DATASET
-    data["errors"][0] = ERROR
-    result.write_text(json.dumps(data))
-    jsonl = next((run / "raw/sglang").glob("*.jsonl"))
-    jsonl.write_text(jsonl.read_text().replace('"dataset_name": "random"',
-                                               f'"dataset_name": "{DATASET}"'))
-    meta = run / "run.yaml"
-    text = meta.read_text().replace(
-        '  en: "A published benchmark', f'  en: "https://t:title{MARK}@x.example.com ghp_{MARK}'
-        'githubTOKEN012345 A published benchmark', 1)
-    planted = ("  - what: \"the raw files\"\n    url: "
-               f"\"https://srcuser:src{MARK}pass@files.example.com/d?token=src{MARK}tok\"\n")
-    # into the run's own sources list (the reference run.yaml has one: its write-ups)
-    meta.write_text(text.replace("\nsources:\n", "\nsources:\n" + planted, 1)
-                    if "\nsources:\n" in text else text + "sources:\n" + planted)
-    shell.write_text(f"#!/bin/sh\nexport HF_TOKEN={HF}\n{SHELL[2:]}\n")
+# (tests/planted.py plants them; the session's ``planted_build`` is that one build, which has
+# tests/test_hostile.py's markup planted as well)
 
 
 @pytest.fixture(scope="module")
-@builds_a_report
-def planted(tmp_path_factory):
-    """The reference run with secrets planted, built (with PDFs, as test_hostile does),
-    a copy exported under another id, and the comparison of the two."""
-    from benchreport.pipeline.compare import build_compare
-    from benchreport.pipeline.run import build
-    from benchreport.pipeline.store import export_run
+def planted(planted_build):
+    """The reference run with secrets planted, built (with PDFs, as test_hostile reads
+    them), a copy exported under another id, and the comparison of the two: (workspace,
+    the Run, the comparison's paths, the launch script). Read-only."""
+    from benchreport.core.paths import compare_paths
+    from benchreport.ingest.io import load_run
+    from benchreport.pipeline.compare import default_name
 
-    ws = tmp_path_factory.mktemp("redaction")
-    run_dir = ws / "data" / "2024-b300"
-    shutil.copytree(ROOT / "data" / "2024-b300", run_dir)
-    shell = ws / "launch.sh"
-    _plant(run_dir, shell)
-    report_root = ws / "report"
-    run = build("2024-b300", data_root=ws / "data", report_root=report_root, project=ROOT,
-                out=lambda line: None)
-    twin_paths = dataclasses.replace(run.paths, run_id="2024-b300-twin",
-                                     report=report_root / "2024-b300-twin")
-    shutil.copytree(run.paths.derived, twin_paths.derived)
-    export_run(dataclasses.replace(run, paths=twin_paths))
-    compare = build_compare(["2024-b300", "2024-b300-twin"], report_root=report_root,
-                            project=ROOT, out=lambda line: None, build_runs=False)
-    return ws, run, compare, shell
+    ws = planted_build
+    run = load_run(RUN, ws / "data", ws / "report")
+    compare = compare_paths(ws / "report", default_name([RUN, TWIN]))
+    return ws, run, compare, ws / "launch.sh"
 
 
 def _parquet_text(path: Path) -> str:
@@ -433,7 +352,8 @@ def test_what_is_kept_around_the_secrets(planted):
     assert settings[("sglang", "args", "admin_api_key")] == REDACTED
     assert settings[("sglang", "args", "tokenizer_path")] == \
         "https://[redacted]@hub.example.com/tok"
-    assert settings[("vllm", "flags", "moe_backend")] == "auto"
+    # as launched: an ordinary flag (tests/planted.py gives it test_hostile's markup)
+    assert settings[("vllm", "flags", "moe_backend")] == MARKUP
     assert settings[("sglang", "args", "chunked_prefill_size")] == 32768
     excerpts = [r["text"] for r in read_rows(tables / "excerpts.parquet")]
     assert any("HF_TOKEN=[redacted] via http://[redacted]@proxy.internal:3128/" in t
