@@ -284,7 +284,20 @@ def _differs_published(w: Writer) -> list[Markup]:
             for c in fig.context["claims"] if w.has(ids.claim(c))]
     return [sentence(w.t["lede.differs_published"], n=w.fig(fid),
                      sources=_write_ups(w, fig.context["sources"]),
-                     which=", ".join(f'"{x}"' for x in said if x))]
+                     which=gist(w, said), values=_recomputed(w, fig))]
+
+
+def _recomputed(w: Writer, fig: Figure) -> Markup:
+    """The recomputed values a count of claims rests on, each with its engine."""
+    return Markup(", ").join(
+        Markup("{} {}").format(w.name(str(w.registry[f].context["engine"])), w.fig(f).html)
+        for f in fig.depends_on if w.has(f) and w.registry[f].context.get("engine"))
+
+
+def gist(w: Writer, texts: list[str | None]) -> str:
+    """Claims as claims.yaml paraphrases them, marked as a gist (not quoted: the words are
+    ours, not the write-up's)."""
+    return w.t["claims.gist"].format(texts="; ".join(x for x in texts if x))
 
 
 def _write_ups(w: Writer, keys: list[str]) -> str:
@@ -308,7 +321,7 @@ def _contradicted(w: Writer) -> list[Markup]:
     said = [w.registry[v].context.get("text", {}).get(w.lang) for v in verdicts if w.has(v)]
     return [sentence(w.t["lede.contradicted_published" if own else "lede.contradicted"],
                      n=w.fig(ids.CLAIMS_CONTRADICTED), sources=sources,
-                     which=", ".join(f'"{x}"' for x in said if x))]
+                     which=gist(w, said))]
 
 
 def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
@@ -409,13 +422,14 @@ def _found_differs(w: Writer) -> list[Markup]:
     if not w.has(fid) or not w.registry[fid].value:
         return []
     return [sentence(w.t["conclusion.found_differs_published"], n=w.fig(fid),
-                     sources=_write_ups(w, w.registry[fid].context["sources"]))]
+                     sources=_write_ups(w, w.registry[fid].context["sources"]),
+                     values=_recomputed(w, w.registry[fid]))]
 
 
 def _found_budget(w: Writer, c: dict) -> Markup | None:
     p = c["params"]
-    if not w.has(p["unexplained_s"], p["duration"]):
-        return None
+    if not w.has(p["unexplained_s"], p["duration"]) or w.generated(p["unexplained_s"]):
+        return None         # a remainder the generator's model or seed set is no finding
     key = "conclusion.found_budget_reconstructed" if w.run.meta.reconstruction \
         else "conclusion.found_budget"
     return sentence(w.t[key], engine=w.name(c["engine"]),

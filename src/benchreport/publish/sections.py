@@ -1191,6 +1191,10 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
                                                                   c["basis"])))
     if c["reason"] in INFORMATIVE_REASONS:
         return Markup(" ").join([reason, generated])
+    if c["reason"] in ("linear", "linear_closer") and \
+            (c.get("params") or {}).get("published_ratio"):
+        # what the published figures say of the claim; the recomputed ratio is the seed's
+        return Markup(" ").join([reason_text(w, "linear_published", c["params"]), generated])
     return generated
 
 
@@ -1243,7 +1247,7 @@ GENERATED_VERDICTS = (CLAIM_CONFIRMED, "differs")
 # reasons that say something of the published value itself (the basis it matches, the
 # noise it is within), which a reconstruction's model does not make moot
 INFORMATIVE_REASONS = ("other_basis", "below_noise_interval", "below_noise_declared",
-                       "below_noise_mixed", "linear_closer")
+                       "below_noise_mixed")
 
 
 def _checked_reason(w: Writer, c: dict, floors: set[str], base: Markup | None = None
@@ -1358,7 +1362,8 @@ def _collapsed_note(w: Writer, folded: list[dict]) -> Markup | str:
         return sentence(w.t["claims.collapsed"], n=n)
     return sentence(w.t["claims.collapsed_differs"], n=n,
                     d=format_value(len(differs), "count", w.lang),
-                    which=", ".join(f'"{c["text"][w.lang]}"' for c in differs))
+                    which=w.t["claims.gist"].format(
+                        texts="; ".join(c["text"][w.lang] for c in differs)))
 
 
 def verdict_key(c: dict) -> str:
