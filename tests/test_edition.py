@@ -283,8 +283,8 @@ def test_a_real_run_keeps_its_dateline(mini_build):
 
 @pytest.mark.parametrize("lang, thesis, contradicted", [
     ("ko", "공개된 글에 따르면 입력 길이에 따라 더 빠른 엔진이 바뀌었습니다.",
-     '요약편의 주장 가운데 3개(요지: 배치 크기, 모델 가중치, 메모리 사용률 목표는 고정했고 바뀐 것은 '
-     '엔진뿐이었다; 두 엔진 모두'),
+     '요약편의 주장 가운데 3개(요지: 배치 크기, 모델 가중치, 메모리 사용률 목표는 고정했고 '
+     '바뀐 것은 엔진뿐이었다; 두 엔진 모두'),
     ("en", "By the published text, which engine was faster changed with the input length",
      '3 of the claims of the summary post (in gist: Batch size, weights and memory-utilisation '
      'target were fixed; only the engine changed; Both engines'),
