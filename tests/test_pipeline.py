@@ -278,3 +278,23 @@ def test_rebuild_skips_what_did_not_change(mini_pdf_build, tmp_path, project):
           project=project, out=lines.append, pdf=False)
     assert any("notebook 05-ingest.ipynb done" in line for line in lines)
     assert "<title>A tiny run</title>" in (tmp_path / "report/mini/report.en.html").read_text()
+
+
+def test_a_changed_catalogue_reruns_the_notebooks(tmp_path):
+    """The figures keep their methods' English text (templates/labels/methods.en.yaml) and
+    the caveats table its words: a change there is a change of the notebooks' inputs."""
+
+    from benchreport.ingest.io import load_run
+    from benchreport.pipeline.run import step_keys
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "templates", project / "templates")
+    shutil.copytree(ROOT / "notebooks", project / "notebooks")
+    shutil.copytree(ROOT / "data" / "2024-b300", tmp_path / "data" / "2024-b300")
+    run = load_run("2024-b300", tmp_path / "data", tmp_path / "report")
+    before = step_keys(run, project)
+    methods = project / "templates" / "labels" / "methods.en.yaml"
+    methods.write_text(methods.read_text() + "# an edit\n")
+    after = step_keys(run, project)
+    assert after["notebooks"] != before["notebooks"]
+    assert after["render"] != before["render"]

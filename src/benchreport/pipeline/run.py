@@ -142,8 +142,9 @@ def _digest(paths: list[Path], root: Path) -> str:
 
 
 def step_keys(run: Run, project: Path) -> dict[str, str]:
-    """Content keys: the notebooks' inputs (data, notebooks, package code, lock) and the
-    renderer's (those plus templates). Same key, same outputs: the step can be skipped."""
+    """Content keys: the notebooks' inputs (data, notebooks, package code, lock, and the
+    catalogues the analyses word their methods and caveats from) and the renderer's (those
+    plus templates). Same key, same outputs: the step can be skipped."""
     import benchreport
 
     package = Path(benchreport.__file__).parent
@@ -152,6 +153,8 @@ def step_keys(run: Run, project: Path) -> dict[str, str]:
         (list((project / "notebooks").glob("*.ipynb")), project / "notebooks"),
         ([p for p in [project / "requirements.lock"] if p.is_file()], project),
         (list(package.rglob("*.py")), package),
+        # figures keep their method's English text, and the caveats table its words
+        (list((project / "templates" / "labels").glob("*.yaml")), project),
     ]
     nb_key = "".join(_digest(files, root) for files, root in groups)
     templates = [p for p in (project / "templates").rglob("*") if p.is_file()]
