@@ -502,3 +502,12 @@ def test_a_published_value_its_own_figures_do_not_give_is_a_finding_in_view(refe
         _text(_section(page, "summary"))
     assert "요약편의 주장 1개는 공개된 수치로 다시 계산한 값(vLLM 2.94배, SGLang 1.49배)과 " \
         "다릅니다" in _text(_section(page, "conclusion"))
+
+
+def test_an_input_length_the_reconstruction_assumed_is_tagged_where_the_results_state_it(
+        reference_build):
+    """The posts say "64K" and "200K" only: the token counts the results state are the
+    reconstruction's assumption, tagged so."""
+    results = _text(_section(_page(reference_build, "ko"), "results"))
+    assert "요청당 입력 65,536 토큰(가정값), 동시 요청 10개" in results
+    assert "요청당 입력 200,000 토큰(가정값)" in results

@@ -149,7 +149,8 @@ def _workload_result(w: Writer, workload) -> WorkloadResult | None:
     rows = [[Markup(escape(w.engine_name(e))), w.fig(e2e(e, "duration")).html]
             for e in engines]
     heading = sentence(w.t["results.heading"], label=workload.label)
-    ctx = {"input": w.fig(ids.workload(wid, "input_tokens")),
+    tokens = ids.workload(wid, "input_tokens")      # a count a reconstruction assumed says so
+    ctx = {"input": Markup("{}{}").format(w.fig(tokens).html, w.mark(tokens)),
            "concurrency": w.fig(ids.workload(wid, "concurrency"))}
     if not w.has(e2e(None, "faster")):
         text = sentence(w.t["results.single"], engine=w.name(engines[0]),
