@@ -140,10 +140,9 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
                     "their decode speeds are equal at about", "The gaps longer than the p99"):
         assert finding not in page, finding
     # ... and say what set them instead
-    assert "Where, between the two input lengths, the engine that decodes one request " \
-        "faster changes (each is the faster at one of them; two points cannot tell, and in " \
-        "the reconstruction its model between them does): set by the generator's random " \
-        "seed (seed 20261120)" in page
+    assert "Where, in the reconstruction, the engine that decodes one request faster " \
+        "changes between the two input lengths (each is the faster at one of them): set by " \
+        "the generator's random seed (seed 20261120)" in page
     # which engine decodes faster restates the published ranges: no longer put on the seed
     assert "Which engine decodes faster" not in page
     assert "How far the steady decode throughput of vLLM and SGLang fell from 64K to 200K: " \
