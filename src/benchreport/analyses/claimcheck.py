@@ -757,7 +757,10 @@ def contradicted_figure(claims, verdicts, src) -> Figure:
                   depends_on=tuple(figure_ids.claim(c.id) for c, _ in against),
                   context={"claims": [c.id for c, _ in against],
                            "sources": list(dict.fromkeys(a for c, _ in against
-                                                         for a in c.source))},
+                                                         for a in c.source)),
+                           # what other write-up each contradicted claim is set against
+                           "against": list(dict.fromkeys(c.against["source"]
+                                                         for c, _ in against if c.against))},
                   method=said("claims.contradicted"))
 
 

@@ -445,10 +445,14 @@ def _found_contradicted(w: Writer) -> list[Markup]:
     verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
     own = w.run.meta.reconstruction and w.has(*verdicts) and \
         w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
-    return [sentence(w.t["conclusion.found_contradicted_published" if own
-                         else "conclusion.found_contradicted"],
-                     n=w.fig(ids.CLAIMS_CONTRADICTED),
-                     sources=_write_ups(w, fig.context.get("sources", [])))]
+    others = fig.context.get("against", [])
+    key = "conclusion.found_contradicted"
+    if own:         # the other write-up the claims.yaml cites, else the texts in general
+        key = "conclusion.found_contradicted_against" if others \
+            else "conclusion.found_contradicted_published"
+    return [sentence(w.t[key], n=w.fig(ids.CLAIMS_CONTRADICTED),
+                     sources=_write_ups(w, fig.context.get("sources", [])),
+                     against=_write_ups(w, others))]
 
 
 def _found_spec(w: Writer, c: dict) -> Markup | None:

@@ -190,6 +190,7 @@ CHOSEN_BY = {
     "lede.mean_bounds": "decode.degradation.<e>.min_over_mean",
     "lede.differs_published": "claims.differs_published",
     "conclusion.found_differs_published": "claims.differs_published",
+    "conclusion.found_contradicted_against": "claims.contradicted",
     "conclusion.found_budget": "budget.<w>.<e>.unexplained_s",
     "conclusion.found_budget_reconstructed": "budget.<w>.<e>.unexplained_s",
     "conclusion.found_contradicted": "claims.contradicted",
@@ -1463,7 +1464,8 @@ def _guidance(w: Writer, wl: list, short_w, long_w, winners: set, *,
                          rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
                          concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
                          short_engine=w.name(str(short_w.value)),
-                         long_engine=w.name(str(long_w.value)))]
+                         long_engine=w.name(str(long_w.value)),
+                         short=wl[0].label, long=wl[-1].label)]
     if len(winners) == 1 and TIE not in winners and all_trusted:
         return [sentence(w.t["conclusion.guidance_one"], engine=w.name(winners.pop()))]
     return []
