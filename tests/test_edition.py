@@ -404,6 +404,9 @@ def test_the_conclusion_lists_what_the_re_derivation_found(reference_build):
     assert len(items) == 3, items
     assert items[0].startswith("상세편의 공개값 3개는 평균이 아니라 최댓값처럼")
     assert "2.69배와 3.29배 사이이므로" in items[0]
+    # ... and that the comparison the published ratio made holds at the bound's floor
+    assert items[0].endswith("그래도 같은 기준으로 본 vLLM의 저하는 적어도 2.69배로, SGLang의 "
+                             "1.25배보다 큽니다.")
     assert items[1] == "요약편의 주장 1개는 공개된 수치로 다시 계산한 값(vLLM 2.94배, " \
         "SGLang 1.49배)과 다릅니다."
     assert items[2] == "요약편의 주장 3개는 설정과 이벤트를 더 자세히 적은 상세편의 내용과 " \

@@ -186,6 +186,7 @@ CHOSEN_BY = {
     "conclusion.single_run": "limits.repeats",
     "conclusion.found_mixed": "claims.mixed",
     "conclusion.found_mixed_bounds": "decode.degradation.<e>.min_over_mean",
+    "conclusion.found_mixed_holds": "decode.degradation.<e>.min_over_mean",
     "claims.mean_bounds": "decode.degradation.<e>.min_over_mean",
     "lede.mean_bounds": "decode.degradation.<e>.min_over_mean",
     "lede.differs_published": "claims.differs_published",
