@@ -516,3 +516,13 @@ def test_an_input_length_the_reconstruction_assumed_is_tagged_where_the_results_
     results = _text(_section(_page(reference_build, "ko"), "results"))
     assert "요청당 입력 65,536 토큰(가정값), 동시 요청 10개" in results
     assert "요청당 입력 200,000 토큰(가정값)" in results
+
+
+def test_the_limits_table_of_a_reconstruction_says_its_values_are_the_reconstructions(
+        reference_build, mini_build):
+    """A reconstruction's "what one run cannot tell" values are its generator's: the column
+    says so; a real run's says what was found."""
+    section = _section(_page(reference_build, "ko"), "caveats")
+    assert "<th>재구성본의 값</th>" in section and "<th>찾은 값</th>" not in section
+    run, _ = mini_build
+    assert "<th>Found</th>" in _section(_page(run, "en"), "caveats")

@@ -1013,7 +1013,9 @@ def _caveat_tables(w: Writer, rows: list, limits: list) -> list[Table]:
                             + [t["table.why"], t["table.evidence"]], rows=rows,
                             cls="differing" if len(engines) == 2 else ""))
     if limits:
-        tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
+        # a reconstruction's values are its generator's, not found in an engine's files
+        found = t["table.found_reconstructed" if w.run.meta.reconstruction else "table.found"]
+        tables.append(Table(header=[t["table.limit"], found, t["table.why"],
                                     t["table.evidence"]], rows=limits))
     return tables
 
