@@ -152,3 +152,29 @@ def built_blog(mini_build):
     run, _ = mini_build
     blog = run.paths.report / "blog"
     return (blog / "index.en.md").read_text(), (blog / "report.en.html").read_text()
+
+
+def test_base_url_makes_the_print_editions_links_to_the_html_edition_absolute():
+    """The PDF names the appendices the HTML edition alone shows and links each number
+    there: with --base-url those links are absolute, so a PDF read on its own leads there;
+    without it they stay beside the PDF."""
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative import Section
+    from benchreport.publish.render import make_env, render_html
+
+    from .conftest import ROOT
+
+    t = load_catalogue(ROOT / "templates" / "labels", "en")
+    article = _article(t=t, sections=[
+        Section(id="conclusion", heading="Conclusion", paragraphs=[
+            Markup('It took <a class="fig" href="#fig-e2e">100.5 s</a>.')]),
+        Section(id="decode", heading="Appendix: Decode", screen_only=True)])
+    env = make_env(ROOT / "templates")
+    served = render_html(env, article, "print", "https://blog.example/posts/run/")
+    assert 'href="https://blog.example/posts/run/report.en.html#decode"' in served
+    assert 'href="https://blog.example/posts/run/report.en.html#fig-e2e"' in served
+    assert "(https://blog.example/posts/run/report.en.html)" in served   # the ledger pointer
+    local = render_html(env, article, "print")
+    assert 'href="report.en.html#decode"' in local and 'href="report.en.html#fig-e2e"' in local
+    screen = render_html(env, article, "screen", "https://blog.example/posts/run/")
+    assert 'href="#fig-e2e"' in screen and 'id="decode"' in screen

@@ -79,20 +79,26 @@ def locked_packages(project: Path) -> list[tuple[str, str]]:
     return out
 
 
-def render_html(env: Environment, article: Article, edition: str = "screen") -> str:
+def render_html(env: Environment, article: Article, edition: str = "screen",
+                base_url: str | None = None) -> str:
     """The page as self-contained HTML: fonts subset to the page's own characters, inlined.
 
     ``edition="print"`` is the PDF's: the appendix is the HTML edition's, where each
     number links (pages of figure ids are no reading), and Korean words are kept whole on
     a line, which WeasyPrint's
     ``word-break`` does not do by itself. In both, flags, paths and identifiers are set as
-    code (``codemarks``) and a number is bound to its unit by a no-break space."""
+    code (``codemarks``) and a number is bound to its unit by a no-break space.
+    ``base_url`` (where the pages will be served, ``--base-url``) makes the print edition's
+    links to the HTML edition absolute, so a PDF read on its own still leads there."""
+    page = f"report.{article.lang}.html"
+    if base_url:
+        page = f"{base_url.rstrip('/')}/{page}"
     html = env.get_template("report.html").render(a=article, font_family=FAMILY,
-                                                  mono_family=MONO, edition=edition)
+                                                  mono_family=MONO, edition=edition,
+                                                  page=page)
     html = mark_code_html(html)
     if edition == "print":      # the appendix a number links to is the HTML edition's
-        html = html.replace('<a class="fig" href="#',
-                            f'<a class="fig" href="report.{article.lang}.html#')
+        html = html.replace('<a class="fig" href="#', f'<a class="fig" href="{page}#')
     # a number keeps its unit on the line in both editions; Korean words are kept whole in
     # print only (a browser does that itself, by CSS word-break: keep-all)
     html = keep_words(html, korean=edition == "print" and article.lang == "ko")
@@ -302,7 +308,8 @@ def render_report(run: Run, registry: dict[str, Figure], *, project: Path,
                 windows=ing.windows + ing.point_windows if ing else []))
             html = render_html(env, article)
             if pdf:
-                pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
+                pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print",
+                                                              base_url),
                                                    run.paths.pdf(lang), run_epoch(run))))
                 written.append(run.paths.pdf(lang))
             written += write_blog(run.paths.report / "blog", article, charts, html,
