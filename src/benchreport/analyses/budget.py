@@ -95,10 +95,11 @@ def time_budget(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
     for (w, e), entry in sorted(_single_results(ing).items()):
         figs = _engine_budget(entry, rates)
         figures += figs
-        if figs and figs[3].value >= UNEXPLAINED_MIN_S \
-                and figs[4].value >= UNEXPLAINED_MIN_PCT:
-            rows.append(Limit("time_budget", {k: ids.budget(w, e, k) for k in NAMES}
-                              | {"duration": ids.e2e(w, e, "duration")},
+        name = {k: ids.budget(w, e, k) for k in NAMES}
+        value = {f.id: f.value for f in figs}
+        if figs and value[name["unexplained_s"]] >= UNEXPLAINED_MIN_S \
+                and value[name["unexplained_pct"]] >= UNEXPLAINED_MIN_PCT:
+            rows.append(Limit("time_budget", name | {"duration": ids.e2e(w, e, "duration")},
                               workload=w, engine=e,
                               evidence=[f"{entry.file.rel}:{entry.line}"] if entry.line
                               else [entry.file.rel]))

@@ -260,9 +260,9 @@ def lede(w: Writer, workloads: list) -> list[Markup]:
 def _mixed(w: Writer) -> list[Markup]:
     """The claim check's finding from the published figures alone: published values that
     mix bases (a peak over a mean), each with what it matches."""
-    if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
+    fig = _counted(w, ids.CLAIMS_MIXED)
+    if fig is None:
         return []
-    fig = w.registry[ids.CLAIMS_MIXED]
     said = sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
                     sources=_write_ups(w, fig.context["sources"]),
@@ -277,15 +277,14 @@ def _mixed(w: Writer) -> list[Markup]:
 def _differs_published(w: Writer) -> list[Markup]:
     """The claim check's other finding from the published figures alone: published values
     their own figures do not give, quoted."""
-    fid = ids.CLAIMS_DIFFERS_PUBLISHED
-    if not w.has(fid) or not w.registry[fid].value:
+    fig = _counted(w, ids.CLAIMS_DIFFERS_PUBLISHED)
+    if fig is None:
         return []
-    fig = w.registry[fid]
     said = [w.registry[ids.claim(c)].context.get("text", {}).get(w.lang)
             for c in fig.context["claims"] if w.has(ids.claim(c))]
-    return [sentence(w.t["lede.differs_published"], n=w.fig(fid),
+    return [sentence(w.t["lede.differs_published"], n=w.fig(fig.id),
                      sources=_write_ups(w, fig.context["sources"]),
-                     which=gist(w, said), values=_recomputed(w, fig))]
+                     which=w.gist(said), values=_recomputed(w, fig))]
 
 
 def _recomputed(w: Writer, fig: Figure) -> Markup:
@@ -295,10 +294,17 @@ def _recomputed(w: Writer, fig: Figure) -> Markup:
         for f in fig.depends_on if w.has(f) and w.registry[f].context.get("engine"))
 
 
-def gist(w: Writer, texts: list[str | None]) -> str:
-    """Claims as claims.yaml paraphrases them, marked as a gist (not quoted: the words are
-    ours, not the write-up's)."""
-    return w.t["claims.gist"].format(texts="; ".join(x for x in texts if x))
+def _counted(w: Writer, fid: str) -> Figure | None:
+    """A count of claims the claim check made (``claims.mixed``, …) where it is not zero."""
+    return w.registry[fid] if w.has(fid) and w.registry[fid].value else None
+
+
+def _by_published_texts(w: Writer, fig: Figure) -> bool:
+    """Whether every verdict a count names was set by what a reconstruction took from the
+    published texts (calibrated or assumed): then the texts disagree, not an engine."""
+    verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
+    return bool(w.run.meta.reconstruction) and w.has(*verdicts) and \
+        w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
 
 
 def _write_ups(w: Writer, keys: list[str]) -> str:
@@ -312,17 +318,15 @@ def _contradicted(w: Writer) -> list[Markup]:
     contradicts, and from which write-ups; where every one of those verdicts was set by
     what a reconstruction took from the published texts, that the texts disagree among
     themselves, not that an engine did something."""
-    if not w.has(ids.CLAIMS_CONTRADICTED) or not w.registry[ids.CLAIMS_CONTRADICTED].value:
+    fig = _counted(w, ids.CLAIMS_CONTRADICTED)
+    if fig is None:
         return []
-    fig = w.registry[ids.CLAIMS_CONTRADICTED]
     sources = _write_ups(w, fig.context.get("sources", []))
     verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
-    own = w.run.meta.reconstruction and w.has(*verdicts) and \
-        w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
     said = [w.registry[v].context.get("text", {}).get(w.lang) for v in verdicts if w.has(v)]
-    return [sentence(w.t["lede.contradicted_published" if own else "lede.contradicted"],
-                     n=w.fig(ids.CLAIMS_CONTRADICTED), sources=sources,
-                     which=gist(w, said))]
+    key = "lede.contradicted_published" if _by_published_texts(w, fig) \
+        else "lede.contradicted"
+    return [sentence(w.t[key], n=w.fig(fig.id), sources=sources, which=w.gist(said))]
 
 
 def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
@@ -406,9 +410,9 @@ def found_here(w: Writer, limits: list[dict]) -> list[Items]:
 
 
 def _found_mixed(w: Writer) -> list[Markup]:
-    if not w.has(ids.CLAIMS_MIXED) or not w.registry[ids.CLAIMS_MIXED].value:
+    fig = _counted(w, ids.CLAIMS_MIXED)
+    if fig is None:
         return []
-    fig = w.registry[ids.CLAIMS_MIXED]
     bounds = mean_bounds(w, fig.context["alternatives"])
     extra = {"engine": w.name(bounds[0]), "lo": w.fig(bounds[1]),
              "hi": w.fig(bounds[2])} if bounds else {}
@@ -443,12 +447,12 @@ def _declines_below(w: Writer, bounds: tuple[str, str, str]) -> list[tuple[str, 
 
 
 def _found_differs(w: Writer) -> list[Markup]:
-    fid = ids.CLAIMS_DIFFERS_PUBLISHED
-    if not w.has(fid) or not w.registry[fid].value:
+    fig = _counted(w, ids.CLAIMS_DIFFERS_PUBLISHED)
+    if fig is None:
         return []
-    return [sentence(w.t["conclusion.found_differs_published"], n=w.fig(fid),
-                     sources=_write_ups(w, w.registry[fid].context["sources"]),
-                     values=_recomputed(w, w.registry[fid]))]
+    return [sentence(w.t["conclusion.found_differs_published"], n=w.fig(fig.id),
+                     sources=_write_ups(w, fig.context["sources"]),
+                     values=_recomputed(w, fig))]
 
 
 def _found_budget(w: Writer, c: dict) -> Markup | None:
@@ -463,18 +467,16 @@ def _found_budget(w: Writer, c: dict) -> Markup | None:
 
 
 def _found_contradicted(w: Writer) -> list[Markup]:
-    if not w.has(ids.CLAIMS_CONTRADICTED) or not w.registry[ids.CLAIMS_CONTRADICTED].value:
+    fig = _counted(w, ids.CLAIMS_CONTRADICTED)
+    if fig is None:
         return []
-    fig = w.registry[ids.CLAIMS_CONTRADICTED]
-    verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
-    own = w.run.meta.reconstruction and w.has(*verdicts) and \
-        w.provenance(*verdicts) in (CALIBRATED, ASSUMED)
     others = fig.context.get("against", [])
     key = "conclusion.found_contradicted"
-    if own:         # the other write-up the claims.yaml cites, else the texts in general
+    if _by_published_texts(w, fig):
+        # the other write-up claims.yaml cites, else the texts in general
         key = "conclusion.found_contradicted_against" if others \
             else "conclusion.found_contradicted_published"
-    return [sentence(w.t[key], n=w.fig(ids.CLAIMS_CONTRADICTED),
+    return [sentence(w.t[key], n=w.fig(fig.id),
                      sources=_write_ups(w, fig.context.get("sources", [])),
                      against=_write_ups(w, others))]
 

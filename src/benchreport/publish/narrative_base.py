@@ -296,12 +296,21 @@ class Writer:
 
     def _mark_word(self, *fig_ids: str) -> str | None:
         held = [f for f in fig_ids if self.has(f)]
-        kind = self.provenance(*held) if held else None
+        return self.kind_word(self.provenance(*held)) if held else None
+
+    def kind_word(self, kind: str | None) -> str | None:
+        """The tag word (``words.<word>``) of a provenance: none for a measured value, and
+        "calibrated" only in a reconstruction (where it means fitted to a published figure)."""
         return "assumed" if kind == provenance.ASSUMED else \
             "model" if kind == provenance.MODEL else \
             "seed" if kind == provenance.FREE else \
             "calibrated" if kind == provenance.CALIBRATED and self.run.meta.reconstruction \
             else None
+
+    def gist(self, texts: list[str | None]) -> str:
+        """Claims as claims.yaml paraphrases them, marked as a gist (not quoted: the words
+        are ours, not the write-up's)."""
+        return self.t["claims.gist"].format(texts="; ".join(x for x in texts if x))
 
     def mark(self, *fig_ids: str) -> str:
         """The words marking a value that was not measured, from its figures' provenance:

@@ -1228,8 +1228,7 @@ def _basis_mark(w: Writer, c: dict) -> Markup:
     """The recomputed value's provenance tag (the weakest of the figures it rests on, as the
     settings tables mark theirs): none for a measured value or where nothing was
     recomputed."""
-    word = {CALIBRATED: "calibrated", ASSUMED: "assumed", MODEL: "model", FREE: "seed"}.get(
-        c.get("basis") or "")
+    word = w.kind_word(c.get("basis") or None)
     if not word or c.get("recomputed") is None or not w.run.meta.reconstruction:
         return Markup("")
     return w.cell_tag(word)
@@ -1366,8 +1365,7 @@ def _collapsed_note(w: Writer, folded: list[dict]) -> Markup | str:
         return sentence(w.t["claims.collapsed"], n=n)
     return sentence(w.t["claims.collapsed_differs"], n=n,
                     d=format_value(len(differs), "count", w.lang),
-                    which=w.t["claims.gist"].format(
-                        texts="; ".join(c["text"][w.lang] for c in differs)))
+                    which=w.gist([c["text"][w.lang] for c in differs]))
 
 
 def verdict_key(c: dict) -> str:
