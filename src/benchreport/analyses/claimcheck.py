@@ -74,6 +74,7 @@ from ..core.tables import input_checksum
 from ..core.verdicts import DURATION_CHECKS, INCONSISTENT
 from ..synth.scenario import calibrated_patterns, load_scenario
 from .provenance import rules_for, with_provenance
+from .pubbudget import published_budget
 
 __all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimCheck", "Context",
            "DIFFERS", "INDISTINGUISHABLE", "METHOD", "NOT_DERIVABLE", "ORDER", "REASONS",
@@ -683,6 +684,7 @@ def claim_check(run: Run) -> ClaimCheck:
                 contradicted_figure(claims, verdicts, src),
                 mixed_published_figure(claims, verdicts, registry, src),
                 differs_published_figure(claims, verdicts, registry, src)]
+    figures += published_budget(run.meta, claims, registry, src)
     record = [
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,

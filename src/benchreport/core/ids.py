@@ -133,7 +133,8 @@ Families (id — constructor — example):
 - ``claim.<id>`` — ``claim(cid)`` — ``claim.decode_drop``
 - ``claims.informative`` — ``CLAIMS_INFORMATIVE``; ``claims.indistinguishable`` —
   ``CLAIMS_INDISTINGUISHABLE``; ``claims.contradicted`` — ``CLAIMS_CONTRADICTED``;
-  ``claims.mixed`` — ``CLAIMS_MIXED``
+  ``claims.mixed`` — ``CLAIMS_MIXED``; ``claims.differs_published`` —
+  ``CLAIMS_DIFFERS_PUBLISHED``; ``claims.unexplained`` — ``CLAIMS_UNEXPLAINED``
 
 ``well_formed(fid)`` says whether an id is spelled as one of these families.
 
@@ -155,6 +156,7 @@ CLAIMS_INDISTINGUISHABLE = "claims.indistinguishable"
 CLAIMS_CONTRADICTED = "claims.contradicted"
 CLAIMS_MIXED = "claims.mixed"
 CLAIMS_DIFFERS_PUBLISHED = "claims.differs_published"
+CLAIMS_UNEXPLAINED = "claims.unexplained"
 
 
 def _join(*parts: object) -> str:
