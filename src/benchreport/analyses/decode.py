@@ -162,10 +162,11 @@ def decode_figures(run: Run, ing: Ingested) -> tuple[list[Figure], list[Steady]]
                          said("decode.per_request_of_lines", n=n)),
                         ("ms_per_token_of_lines", 1000 * n / lines, "ms", 1,
                          said("decode.ms_per_token_of_lines", thousand=1000))]
+            peak_of = (ids.decode(w.id, e.id, "max"),)     # what the peak figures divide
             for name, value, unit, dec, how in add:
                 figures.append(figure(id=ids.decode(w.id, e.id, name), value=value, unit=unit,
-                                      method=how,
-                                      sources=src, decimals=dec, context=ctx))
+                                      method=how, sources=src, decimals=dec, context=ctx,
+                                      depends_on=peak_of if name.endswith("_peak") else ()))
             figures.append(figure(id=ids.decode(w.id, e.id, "window"), value=f"{s.start} – {s.end}",
                                   unit="time", method=said("decode.window"),
                                   sources=src, context={**ctx, "start": s.start,

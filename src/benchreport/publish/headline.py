@@ -30,6 +30,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..core import ids
+from ..core.claims import CONFIRMED, CONSISTENT
 from ..core.i18n import format_number, format_value, sentence
 from ..core.provenance import ASSUMED
 from ..core.verdicts import (
@@ -50,6 +51,7 @@ from .campaign import (
     validity_ids,
     workload_label,
 )
+from .citations import names as source_names
 from .narrative_base import Writer
 
 # failures at or above 1% of a point's requests lead the headline: at that share the
@@ -433,6 +435,10 @@ def _not_controlled(w: Writer) -> list[Markup]:
     # with its own mark
     assumed = [w.inside(w.t["setting." + sid]) for sid in which if _assumed_mark(w, sid)]
     known = [w.inside(w.t["setting." + sid]) for sid in which if not _assumed_mark(w, sid)]
+    published = _published_differences(w) if assumed else None
+    if published is not None:
+        # values a reconstruction assumed are not counted as found: what the write-up said
+        return [published]
     if assumed and known:
         said = sentence(w.t["headline.not_controlled_assumed"], n=w.fig(ids.SETTINGS_DIFFERING),
                         known=w.and_list(known), assumed=w.and_list(assumed))
@@ -442,6 +448,23 @@ def _not_controlled(w: Writer) -> list[Markup]:
                         n=w.fig(ids.SETTINGS_DIFFERING), which=w.and_list(names))
     return [Markup(" ").join([said, *_apart(w),
                               sentence(w.t["headline.not_controlled_where"])])]
+
+
+def _published_differences(w: Writer) -> Markup | None:
+    """In a reconstruction: the write-up's own statement that the engines ran differently
+    (a claim checked by the differing settings, which the check agrees with), in place of
+    a count of settings whose values the reconstruction partly assumed."""
+    if not w.run.meta.reconstruction:
+        return None
+    for fid, fig in sorted(w.registry.items()):
+        if ids.family(fid) == "claim" and fig.context.get("reason") == "differs_listed" \
+                and fig.value in (CONFIRMED, CONSISTENT):
+            named = source_names(w.run.meta, w.lang)
+            return sentence(w.t["headline.not_controlled_published"],
+                            sources=w.and_list([named.get(k, k)
+                                                for k in fig.context.get("source", [])]),
+                            which=w.gist([fig.context.get("text", {}).get(w.lang)]))
+    return None
 
 
 def _apart(w: Writer) -> list[Markup]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -263,15 +264,29 @@ def _mixed(w: Writer) -> list[Markup]:
     fig = _counted(w, ids.CLAIMS_MIXED)
     if fig is None:
         return []
-    said = sentence(w.t["lede.mixed"], n=w.fig(ids.CLAIMS_MIXED),
+    common = _common_input(w, fig.context["alternatives"])
+    said = sentence(w.t["lede.mixed_common" if common else "lede.mixed"],
+                    n=w.fig(ids.CLAIMS_MIXED),
                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
                     sources=_write_ups(w, fig.context["sources"]),
-                    which=figures_text(w, fig.context["alternatives"]))
+                    which=figures_text(w, fig.context["alternatives"]),
+                    common=figures_text(w, [common]) if common else "")
     bounds = mean_bounds(w, fig.context["alternatives"])
     if bounds:            # what the like-for-like value can be, from the published extremes
-        said = Markup(" ").join([said, sentence(w.t["lede.mean_bounds"], engine=w.name(
-            bounds[0]), lo=w.fig(bounds[1]), hi=w.fig(bounds[2]))])
+        below = _declines_below(w, bounds)      # and whether the point still holds at it
+        more = {"other": w.name(below[0][0]), "other_value": w.fig(below[0][1])} \
+            if below else {}
+        said = Markup(" ").join([said, sentence(
+            w.t["lede.mean_bounds_holds" if below else "lede.mean_bounds"],
+            engine=w.name(bounds[0]), lo=w.fig(bounds[1]), hi=w.fig(bounds[2]), **more)])
     return [said]
+
+
+def _common_input(w: Writer, alternatives: list[str]) -> str | None:
+    """The one figure every mixed-basis value is computed from (a peak), if there is one."""
+    deps = [set(w.registry[a].depends_on) for a in alternatives if w.has(a)]
+    shared = set.intersection(*deps) if deps and len(deps) == len(alternatives) else set()
+    return shared.pop() if len(shared) == 1 and w.has(*shared) else None
 
 
 def _differs_published(w: Writer) -> list[Markup]:
@@ -324,9 +339,12 @@ def _contradicted(w: Writer) -> list[Markup]:
     sources = _write_ups(w, fig.context.get("sources", []))
     verdicts = [ids.claim(c) for c in fig.context.get("claims", [])]
     said = [w.registry[v].context.get("text", {}).get(w.lang) for v in verdicts if w.has(v)]
-    key = "lede.contradicted_published" if _by_published_texts(w, fig) \
-        else "lede.contradicted"
-    return [sentence(w.t[key], n=w.fig(fig.id), sources=sources, which=w.gist(said))]
+    key = "lede.contradicted"
+    others = fig.context.get("against", [])
+    if _by_published_texts(w, fig):     # the other write-up claims.yaml cites, if any
+        key = "lede.contradicted_against" if others else "lede.contradicted_published"
+    return [sentence(w.t[key], n=w.fig(fig.id), sources=sources, which=w.gist(said),
+                     against=_write_ups(w, others))]
 
 
 def _standing(w: Writer, workloads: list, briefs: list) -> list[Markup]:
@@ -369,16 +387,46 @@ def _generator_value(w: Writer, fig: Figure) -> Markup:
 
 
 def _rests_on(w: Writer, wid: str) -> list[Markup]:
-    """After a workload's comparison: that the engines received its requests differently,
-    and the assumptions of run.yaml the comparison rests on."""
-    arrival = arrival_sentence(w, wid)
+    """After a workload's comparison: that the engines received its requests differently
+    (in a reconstruction, the time the published rates leave unexplained instead: what its
+    generator filled that time with is no finding), and the assumptions of run.yaml the
+    comparison rests on."""
+    short = _published_short(w, wid) if w.run.meta.reconstruction else []
+    arrival = _published_budget(w, wid, short[0]) if short else arrival_sentence(w, wid)
     out = [arrival] if arrival is not None else []
-    # an assumption the arrival sentence already states (it names the same spacing figure)
+    # an assumption the arrival sentence already states (it names the same spacing figure);
+    # the reconstruction's spacing is the generator's, said in the caveats, not here
     said = arrival_gap_id(w, wid) if arrival is not None else None
     assumed = [a for a in resting_on_values(w, ids.e2e(wid, None, "speedup"), without=said)]
     if assumed:
         out.append(sentence(w.t["results.rests_on"], assumed="; ".join(assumed)))
     return out
+
+
+def _published_short(w: Writer, wid: str) -> list[str]:
+    """The engines whose published rates leave time of workload ``wid``'s published
+    duration unexplained (``claims.unexplained``)."""
+    fig = _counted(w, ids.CLAIMS_UNEXPLAINED)
+    return [e for x, e in fig.context["budgets"] if x == wid] if fig else []
+
+
+def _published_budget(w: Writer, wid: str, engine: str) -> Markup:
+    """The time one engine's published steady rates take for the workload, against its
+    published duration (analyses.pubbudget)."""
+    fid = partial(ids.budget, wid, engine)
+    fig = w.registry[ids.CLAIMS_UNEXPLAINED]
+    requests = ids.workload(wid, "num_prompts")
+    return sentence(w.t["results.published_budget"], engine=w.name(engine),
+                    sources=_write_ups(w, fig.context.get("sources", [])),
+                    prefill_min=w.fig(fid("published_prefill_min")),
+                    prefill_max=w.fig(fid("published_prefill_max")),
+                    decode=w.fig(fid("published_decode")),
+                    requests=Markup("{}{}").format(w.fig(requests).html, w.mark(requests)),
+                    low=w.fig(fid("published_expected_min_s")),
+                    high=w.fig(fid("published_expected_max_s")),
+                    duration=w.fig(fid("published_duration")),
+                    short_min=w.fig(fid("published_unexplained_min_s")),
+                    short_max=w.fig(fid("published_unexplained_max_s")))
 
 
 def _conclusion(w: Writer, caveats: dict | None = None) -> Section:
@@ -397,8 +445,8 @@ def found_here(w: Writer, limits: list[dict]) -> list[Items]:
     on mixed bases, time the steady rates leave unexplained, claims the data contradicts,
     and speculative decoding that accepts next to nothing where the engines verify it
     differently. None of them where the data shows none."""
-    items = _found_mixed(w) + _found_differs(w) + [_found_budget(w, c) for c in limits
-                                                   if c["id"] == "time_budget"] \
+    items = _found_mixed(w) + _found_differs(w) + _found_published_budget(w) \
+        + [_found_budget(w, c) for c in limits if c["id"] == "time_budget"] \
         + _found_contradicted(w) \
         + [_found_spec(w, c) for c in limits if c["id"] == "spec_overhead"
            and c["params"].get("applied_differently") == YES]
@@ -416,9 +464,11 @@ def _found_mixed(w: Writer) -> list[Markup]:
     bounds = mean_bounds(w, fig.context["alternatives"])
     extra = {"engine": w.name(bounds[0]), "lo": w.fig(bounds[1]),
              "hi": w.fig(bounds[2])} if bounds else {}
-    said = sentence(w.t["conclusion.found_mixed_bounds" if bounds
-                        else "conclusion.found_mixed"],
+    common = _common_input(w, fig.context["alternatives"])   # the peak they all come from
+    key = "conclusion.found_mixed_bounds" if bounds else "conclusion.found_mixed"
+    said = sentence(w.t[key + "_common" if common else key],
                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
+                    common=figures_text(w, [common]) if common else "",
                     sources=_write_ups(w, fig.context["sources"]), **extra)
     below = _declines_below(w, bounds) if bounds else []
     if below:         # the comparison the published ratio made still holds at its floor
@@ -453,6 +503,23 @@ def _found_differs(w: Writer) -> list[Markup]:
     return [sentence(w.t["conclusion.found_differs_published"], n=w.fig(fig.id),
                      sources=_write_ups(w, fig.context["sources"]),
                      values=_recomputed(w, fig))]
+
+
+def _found_published_budget(w: Writer) -> list[Markup]:
+    """Time of a published duration the same text's steady rates leave unexplained."""
+    fig = _counted(w, ids.CLAIMS_UNEXPLAINED)
+    if fig is None:
+        return []
+    out = []
+    for wid, engine in fig.context["budgets"]:
+        fid = partial(ids.budget, wid, engine)
+        out.append(sentence(w.t["conclusion.found_published_budget"], engine=w.name(engine),
+                            sources=_write_ups(w, fig.context.get("sources", [])),
+                            label=w.run.meta.workload(wid).label,
+                            duration=w.fig(fid("published_duration")),
+                            short_min=w.fig(fid("published_unexplained_min_s")),
+                            short_max=w.fig(fid("published_unexplained_max_s"))))
+    return out
 
 
 def _found_budget(w: Writer, c: dict) -> Markup | None:

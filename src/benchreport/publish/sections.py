@@ -144,6 +144,13 @@ CHOSEN_BY = {
     "results.arrival_reconstructed": "arrival.<w>.<e>.burst_gap_s",
     "results.arrival_fitted": "arrival.<w>.<e>.burst_gap_s",
     "results.arrival_budget": "budget.<w>.<e>.unexplained_s",
+    "results.published_budget": "claims.unexplained",
+    "lede.mixed_common": "claims.mixed",
+    "conclusion.found_mixed_common": "claims.mixed",
+    "conclusion.found_mixed_bounds_common": "decode.degradation.<e>.min_over_mean",
+    "lede.mean_bounds_holds": "decode.degradation.<e>.min_over_mean",
+    "lede.contradicted_against": "claims.contradicted",
+    "conclusion.found_published_budget": "claims.unexplained",
     "results.tie": "e2e.<w>.faster",
     "results.single_run": "limits.repeats",
     "results.single_run_assumed": "limits.repeats",
@@ -236,6 +243,7 @@ CHOSEN_BY = {
     "headline.not_controlled": "caveats.settings_differing",
     "headline.not_controlled_assumed": "caveats.settings_differing",
     "headline.not_controlled_where": "caveats.settings_differing",
+    "headline.not_controlled_published": "claim.<id>",
     **{f"headline.apart_{k}": "caveats.settings_apart" for k in ("unlike", "outcome")},
     **{f"campaign.{k}": "pareto.<w>.<a>.<b>.crossings"
        for k in ("pareto_cross", "pareto_no_cross", "pareto_disjoint", "conclusion_front_one",
@@ -1464,12 +1472,25 @@ def _guidance(w: Writer, wl: list, short_w, long_w, winners: set, *,
         return [sentence(w.t["conclusion.guidance_cross" if cross else _reversed_key(w, wl)],
                          rounded=w.fig(ids.crossover(*pair, "rounded")) if cross else "",
                          concurrency=w.fig(ids.workload(wl[-1].id, "concurrency")),
-                         short_engine=w.name(str(short_w.value)),
-                         long_engine=w.name(str(long_w.value)),
+                         short_engine=_with_first_setting(w, str(short_w.value)),
+                         long_engine=_with_first_setting(w, str(long_w.value)),
                          short=wl[0].label, long=wl[-1].label)]
     if len(winners) == 1 and TIE not in winners and all_trusted:
         return [sentence(w.t["conclusion.guidance_one"], engine=w.name(winners.pop()))]
     return []
+
+
+def _with_first_setting(w: Writer, engine: str) -> Markup:
+    """An engine's name with its value of the first setting the engines ran differently
+    (vLLM (DCP 1)), where that setting has a tag (``setting_tag.<sid>``); else the name."""
+    which = w.registry[ids.SETTINGS_DIFFERING].context.get("which") or [] \
+        if _settings_differ(w) else []
+    sid = next((s for s in which if "setting_tag." + s in w.t), None)
+    if sid is None or not w.has(ids.setting(sid, engine)):
+        return w.name(engine)
+    return sentence(w.t["conclusion.engine_setting"], engine=w.name(engine),
+                    setting=w.t["setting_tag." + sid],
+                    value=w.setting_words(str(w.registry[ids.setting(sid, engine)].value)))
 
 
 def _settings_differ(w: Writer) -> bool:
