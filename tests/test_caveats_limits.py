@@ -126,7 +126,7 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     # reconstruction the notice, the unanswered questions and the appendices' opening say
     # it, so no table says it again (the sixth editor read)
     assert ko.count("측정 결과가 아닙니다") <= 1 and ko.count("이 표의 값은 측정값이 아닙니다") == 0
-    assert ko.count("이하 부록의 절들은 재구성본에서 계산한 나머지 분석입니다") == 1
+    assert ko.count("이하 부록의 절들은 이 보고서의 나머지 분석입니다") == 1
     assert en.count("it was not measured.") <= 1
     # the single-run limitation beside the speedups, said once, in the lede (issue 31)
     # (one run is what the reconstruction assumed of the published results: said so)

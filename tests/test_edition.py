@@ -339,7 +339,8 @@ def test_a_reconstruction_reads_check_caveats_conclusion_then_appendices(referen
     decode = _section(page, "decode")
     assert "<h2>부록: 디코드 확장성</h2>" in decode
     first = ids[ids.index("conclusion") + 1]
-    assert _text(_section(page, first)).count("이하 부록의 절들은 재구성본에서 계산한") == 1
+    assert _text(_section(page, first)).count(
+        "이하 부록의 절들은 이 보고서의 나머지 분석입니다") == 1
     assert page.count("이하 부록의 절들은") == 1
     run, _ = mini_build
     real = _page(run, "en")
