@@ -122,6 +122,10 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "Where the duration gap at 64K and 200K accrued: set by the generator" in en
     assert "64K와 200K에서 소요 시간 차이가 첫 토큰이 나오기 전(대기·프리필)과 디코드 가운데 " \
            "어디서 생겼는지는 생성기의 엔진 모형" in ko
+    # the arrival spacing, a scenario key, is named once: not again as run.yaml's assumption
+    assert "요청 도착 간격, 런타임 이벤트 비용, 긴 컨텍스트의 프리필 감속)에 따라" in ko
+    assert "arrival spacing, runtime event cost, prefill slowdown at long context)." in en
+    assert "프리필 감속; SGLang 64K 요청 도착 간격)" not in ko
     # the long form of that caveat is never said word for word twice (issue 31); in a
     # reconstruction the notice, the unanswered questions and the appendices' opening say
     # it, so no table says it again (the sixth editor read)
