@@ -48,7 +48,8 @@ def test_the_lede_says_each_caveat_once_after_the_results(reference_build, lang,
 
 
 @pytest.mark.parametrize("lang, heading, gap", [
-    ("ko", "이 재구성본으로는 답할 수 없는 것", "소요 시간 차이가 첫 토큰 전과 디코드 가운데"),
+    ("ko", "이 재구성본으로는 답할 수 없는 것",
+     "소요 시간 차이가 첫 토큰이 나오기 전(대기·프리필)과 디코드 가운데"),
     ("en", "What this reconstruction cannot answer", "Where the duration gap at 64K and 200K"),
 ])
 def test_what_the_generator_set_is_an_open_question_not_a_key_finding(reference_build, lang,
@@ -343,7 +344,8 @@ def test_a_reconstruction_reads_check_caveats_conclusion_then_appendices(referen
     decode = _section(page, "decode")
     assert "<h2>부록: 디코드 확장성</h2>" in decode
     first = ids[ids.index("conclusion") + 1]
-    assert _text(_section(page, first)).count("이하 부록의 절들은 재구성본에서 계산한") == 1
+    assert _text(_section(page, first)).count(
+        "이하 부록의 절들은 이 보고서의 나머지 분석입니다") == 1
     assert page.count("이하 부록의 절들은") == 1
     run, _ = mini_build
     real = _page(run, "en")
@@ -390,7 +392,7 @@ def test_the_notice_explains_the_table_marks_and_a_source_with_nothing_recorded_
     page = _page(reference_build, "ko")
     notice = _text(re.search(r'<aside class="notice" id="reconstruction">(.*?)</aside>', page,
                              re.S)[1])
-    assert "표의 값 옆에 작게 붙인 말은 그 값이 어디서 왔는지를 뜻합니다." in notice
+    assert "값 옆의 작은 꼬리표는 그 값의 출처를 나타냅니다." in notice
     assert '<sup class="prov" title="가정값">' in page
     writeups = _text(re.search(r'<aside class="notice" id="writeups">(.*?)</aside>', page,
                                re.S)[1])

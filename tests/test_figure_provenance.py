@@ -172,8 +172,9 @@ def test_no_sentence_states_a_finding_from_what_the_generator_drew(reference_bui
     assert "In this reconstruction the generator put the events in the first requests' " \
         "prefill steps (assumed)" in page
     assert "The events ran while the first requests were prefilling" not in page
-    assert "FP8 KV for both engines is assumed: the reconstruction filled in its start-up " \
-        "lines to agree with it" in page
+    assert "FP8 KV for both engines is assumed too" in page
+    assert "so the settings table shows '–' for vLLM's KV-cache data type): the " \
+        "reconstruction filled in its start-up lines to agree with it" in page
     assert "the SGLang log's non-adaptive verification line is one the reconstruction wrote " \
         "after the published text" in page
     # the event rows restate the published counts

@@ -331,6 +331,9 @@ def test_the_glossary_check_finds_a_variant(tmp_path):
     terms = _glossary()
     text = "두 엔진 모두 추측 토큰 7개를 썼다"
     assert [v for t in terms for v in t["not"] if v in text] == ["추측 토큰"]
+    # one word for a model's layer: 레이어, not 층 (the tenth editor read)
+    text = "MoE 층마다 서로 다른 전문가, 토큰 하나, 레이어 하나에 드는 KV 바이트"
+    assert [v for t in terms for v in t["not"] if v in text] == ["층마다", "MoE 층"]
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])

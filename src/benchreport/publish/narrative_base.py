@@ -222,6 +222,7 @@ class Writer:
             return {"kind": self.t["provenance." + kind.replace("-", "_")],
                     "inputs": self.inputs_text([], also)}
         origins = self.inputs_text(found)
+        also = self.not_named(also or [], origins)
         # a long list of the generator's inputs is spelled out once; later "as above"
         if len(Markup(origins).striptags()) >= LONG_INPUTS:
             if (kind, str(origins)) in self.listed:
@@ -230,6 +231,13 @@ class Writer:
                 self.listed.add((kind, str(origins)))
         inputs = Markup("; ").join([origins, *(Markup(escape(a)) for a in also or [])])
         return {"kind": self.t["provenance." + kind.replace("-", "_")], "inputs": inputs}
+
+    def not_named(self, also: list[str], origins: Markup) -> list[str]:
+        """The assumptions ``also`` names that the generator's inputs ``origins`` do not
+        already say in words: "SGLang 64K 요청 도착 간격" is not listed after "요청 도착 간격"
+        in one parenthesis (the tenth editor read)."""
+        named = [v for k, v in self.t.items() if k.startswith("genword.") and v in origins]
+        return [a for a in also if not any(n in a for n in named)]
 
     def inside(self, label: str) -> str:
         """A label (a setting's name) inside an English sentence: lower case, unless its
