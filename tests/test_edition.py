@@ -526,3 +526,35 @@ def test_the_limits_table_of_a_reconstruction_says_its_values_are_the_reconstruc
     assert "<th>재구성본의 값</th>" in section and "<th>찾은 값</th>" not in section
     run, _ = mini_build
     assert "<th>Found</th>" in _section(_page(run, "en"), "caveats")
+
+
+def test_a_real_runs_print_keeps_the_values_it_found_and_leaves_the_evidence_to_html(
+        mini_build):
+    """A measured run's "what one run cannot tell" prints its found values, in print too;
+    only the evidence column (file:line, which a print reader cannot follow) is the HTML
+    edition's, and there is no column of what a published text says."""
+    import json
+
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.render import make_env, render_html
+    from benchreport.publish.sections import caveats_section
+
+    from .conftest import ROOT
+    from .test_blog import _article
+
+    run, _ = mini_build
+    t = load_catalogue(ROOT / "templates" / "labels", "en")
+    section = caveats_section(Writer(run, load_registry(run.paths.figures_json), "en", t),
+                              json.loads(run.paths.caveats_json.read_text()), [])
+    limits = next(x for x in section.tables if x.header[0] == t["table.limit"])
+    assert limits.header == [t["table.limit"], t["table.found"], t["table.why"],
+                             t["table.evidence"]] and limits.screen_columns == (3,)
+    printed = render_html(make_env(ROOT / "templates"), _article(t=t, sections=[section]),
+                          "print")
+    shown = _text(_section(printed.replace("<wbr>", ""), "caveats"))
+    found = [_text(str(row[1])) for row in limits.rows]
+    assert found and all(f in shown for f in found), found
+    assert "<th>Found</th>" in printed and "<th>Evidence</th>" not in printed
+    assert t["table.published_says"] not in printed
