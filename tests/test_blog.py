@@ -174,7 +174,48 @@ def test_base_url_makes_the_print_editions_links_to_the_html_edition_absolute():
     assert 'href="https://blog.example/posts/run/report.en.html#decode"' in served
     assert 'href="https://blog.example/posts/run/report.en.html#fig-e2e"' in served
     assert "(https://blog.example/posts/run/report.en.html)" in served   # the ledger pointer
+    # the appendix of what the HTML edition alone shows says where that edition is
+    assert "The HTML edition is at https://blog.example/posts/run/report.en.html." in served
     local = render_html(env, article, "print")
     assert 'href="report.en.html#decode"' in local and 'href="report.en.html#fig-e2e"' in local
+    assert "The HTML edition is at <code>report.<wbr>en.<wbr>html</code>, in the same folder " \
+           "as this PDF." in local
     screen = render_html(env, article, "screen", "https://blog.example/posts/run/")
     assert 'href="#fig-e2e"' in screen and 'id="decode"' in screen
+
+
+def test_print_and_blog_leave_out_a_tables_screen_columns_and_say_where_they_are():
+    """A table's evidence column (file:line) is the HTML edition's: the PDF and the blog
+    post leave it out and say so once, under the tables; the HTML keeps it."""
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative import Section
+    from benchreport.publish.render import make_env, render_html
+    from benchreport.publish.sections import Table
+
+    from .conftest import ROOT
+
+    t = load_catalogue(ROOT / "templates" / "labels", "en")
+    table = Table(header=["What", "Found", "Evidence"],
+                  rows=[[Markup("Warm-up"), Markup("none before it"),
+                         Markup("raw/vllm/server.log:2")]], screen_columns=(2,))
+    article = _article(t=t, sections=[Section(id="caveats", heading="Not controlled",
+                                              tables=[table], print_note=Markup("In HTML."))])
+    env = make_env(ROOT / "templates")
+    printed = render_html(env, article, "print")
+    assert "<th>Found</th>" in printed and "none before it" in printed   # the value stays
+    assert "server.log" not in printed and "<th>Evidence</th>" not in printed
+    assert "<p>In HTML.</p>" in printed
+    screen = render_html(env, article, "screen")
+    assert "<th>Evidence</th>" in screen and "In HTML." not in screen
+    md = markdown(article, {})
+    assert "| What | Found |\n|---|---|\n| Warm-up | none before it |" in md
+    assert "server.log" not in md and "In HTML." in md
+
+
+def test_print_code_breaks_at_underscores_slashes_and_extensions_only():
+    from benchreport.publish.render import code_breaks
+
+    assert code_breaks("<p><code>speculative_num_draft_tokens</code> 0.95</p>") == \
+        "<p><code>speculative_<wbr>num_<wbr>draft_<wbr>tokens</code> 0.95</p>"
+    assert code_breaks("<code>raw/sglang/a_1.jsonl</code> <code>0.95</code>") == \
+        "<code>raw/<wbr>sglang/<wbr>a_<wbr>1.jsonl</code> <code>0.95</code>"

@@ -559,3 +559,35 @@ def test_the_conclusion_names_each_engines_setting_and_tests_it_alone(reference_
     english = _text(_section(_page(reference_build, "en"), "conclusion"))
     assert "vLLM (DCP 1) completed the benchmark faster at 64K and SGLang (DCP 8) at 200K" \
         in english
+
+
+def test_a_real_runs_print_keeps_the_values_it_found_and_leaves_the_evidence_to_html(
+        mini_build):
+    """A measured run's "what one run cannot tell" prints its found values, in print too;
+    only the evidence column (file:line, which a print reader cannot follow) is the HTML
+    edition's, and there is no column of what a published text says."""
+    import json
+
+    from benchreport.core.figures import load_registry
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.render import make_env, render_html
+    from benchreport.publish.sections import caveats_section
+
+    from .conftest import ROOT
+    from .test_blog import _article
+
+    run, _ = mini_build
+    t = load_catalogue(ROOT / "templates" / "labels", "en")
+    section = caveats_section(Writer(run, load_registry(run.paths.figures_json), "en", t),
+                              json.loads(run.paths.caveats_json.read_text()), [])
+    limits = next(x for x in section.tables if x.header[0] == t["table.limit"])
+    assert limits.header == [t["table.limit"], t["table.found"], t["table.why"],
+                             t["table.evidence"]] and limits.screen_columns == (3,)
+    printed = render_html(make_env(ROOT / "templates"), _article(t=t, sections=[section]),
+                          "print")
+    shown = _text(_section(printed.replace("<wbr>", ""), "caveats"))
+    found = [_text(str(row[1])) for row in limits.rows]
+    assert found and all(f in shown for f in found), found
+    assert "<th>Found</th>" in printed and "<th>Evidence</th>" not in printed
+    assert t["table.published_says"] not in printed

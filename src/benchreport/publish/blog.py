@@ -85,12 +85,16 @@ def front_matter(fields: dict[str, str]) -> list[str]:
 
 
 def _table(header: list[str], rows: list[list], collapsed: tuple[int, ...] = (),
-           note: Markup | str = "") -> list[str]:
-    """A Markdown table; the ``collapsed`` rows left out and ``note`` said after it."""
-    out = ["| " + " | ".join(plain(h) for h in header) + " |",
-           "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(plain(c) for c in row) + " |" for i, row in enumerate(rows)
-            if i not in collapsed]
+           note: Markup | str = "", hidden: tuple[int, ...] = ()) -> list[str]:
+    """A Markdown table; the ``collapsed`` rows and the ``hidden`` columns (the HTML
+    edition's only) left out, and ``note`` said after it."""
+    def kept(cells: list) -> list:
+        return [c for i, c in enumerate(cells) if i not in hidden]
+
+    out = ["| " + " | ".join(plain(h) for h in kept(header)) + " |",
+           "|" + "---|" * len(kept(header))]
+    out += ["| " + " | ".join(plain(c) for c in kept(row)) + " |"
+            for i, row in enumerate(rows) if i not in collapsed]
     return out + [""] + ([plain(note), ""] if note else [])
 
 
@@ -241,10 +245,12 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
             lines += [plain(p.lead), "", *(f"- {plain(i)}" for i in p.items), ""] \
                 if isinstance(p, Items) else [plain(p), ""]
         for table in s.tables:
-            lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note)
+            lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note,
+                            table.screen_columns)
             if table.collapsed:         # the note says the HTML edition has every row: link it
                 lines += [f"[{plain(t['blog.full_table'])}]"
                           f"({post.link(f'report.{article.lang}.html')}#{s.id})", ""]
+        lines += [plain(s.print_note), ""] if s.print_note else []
     lines += _screen_only(article, post)
     lines += [f"[{plain(t['section.derivation'])}]"
               f"({post.link(f'report.{article.lang}.html')}#derivation)", ""]

@@ -7,6 +7,7 @@ template: numbers come from the registry; words come from the catalogue, picked 
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -135,6 +136,12 @@ class Article:
     def printed(self) -> list[Section]:
         """The sections every edition shows."""
         return [s for s in self.sections if not s.screen_only]
+
+    @property
+    def data_folder(self) -> str:
+        """The folder every input file is under (``data/<RUN>/``), as the inputs name them."""
+        folders = [posixpath.dirname(str(c.label)) for c in self.inputs]
+        return posixpath.commonpath(folders) + "/" if folders else ""
 
 
 def _workload_result(w: Writer, workload) -> WorkloadResult | None:
@@ -734,8 +741,9 @@ def _sections(w: Writer, given: Given) -> list[Section]:
     return [s for s in (
         points_section(w), *campaign_sections(w), decode_section(w), stepmodel_section(w),
         prefill_section(w), timeline_section(w), spec_section(w), state_section(w),
-        point_log_section(w), server_section(w), caveats_section(w, given.caveats),
-        claims_section(w, given.claims), _conclusion(w, given.caveats)) if s is not None]
+        point_log_section(w), server_section(w),
+        caveats_section(w, given.caveats, given.claims), claims_section(w, given.claims),
+        _conclusion(w, given.caveats)) if s is not None]
 
 
 # in a reconstruction, what the article is about: the check of the published text, what

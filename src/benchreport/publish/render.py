@@ -22,10 +22,10 @@ from .codemarks import map_text, mark_code_html
 from .fonts import FAMILY, MONO, font_face_css
 from .narrative import Article, Given, build_article
 
-__all__ = ["FONT_SLOT", "KEEP_LONGEST", "PDF_WORKERS", "blog_post", "code_version", "excerpts",
-           "input_checksums", "keep_words", "locked_packages", "make_env", "notebook_names",
-           "notebook_pages", "pdf_job", "pdf_workers", "render_html", "render_pdf", "render_report",
-           "run_epoch"]
+__all__ = ["FONT_SLOT", "KEEP_LONGEST", "PDF_WORKERS", "blog_post", "code_breaks",
+           "code_version", "excerpts", "input_checksums", "keep_words", "locked_packages",
+           "make_env", "notebook_names", "notebook_pages", "pdf_job", "pdf_workers",
+           "render_html", "render_pdf", "render_report", "run_epoch"]
 
 FONT_SLOT = "/*@font-face@*/"
 
@@ -93,16 +93,33 @@ def render_html(env: Environment, article: Article, edition: str = "screen",
     page = f"report.{article.lang}.html"
     if base_url:
         page = f"{base_url.rstrip('/')}/{page}"
+    # where a PDF read on its own finds the HTML edition: its address, else the file beside it
+    html_at = page if base_url else article.t["notice.beside"].format(page=page)
     html = env.get_template("report.html").render(a=article, font_family=FAMILY,
                                                   mono_family=MONO, edition=edition,
-                                                  page=page)
+                                                  page=page, html_at=html_at)
     html = mark_code_html(html)
     if edition == "print":      # the appendix a number links to is the HTML edition's
         html = html.replace('<a class="fig" href="#', f'<a class="fig" href="{page}#')
+        html = code_breaks(html)
     # a number keeps its unit on the line in both editions; Korean words are kept whole in
     # print only (a browser does that itself, by CSS word-break: keep-all)
     html = keep_words(html, korean=edition == "print" and article.lang == "ko")
     return html.replace(FONT_SLOT, font_face_css(html), 1)
+
+
+_CODE = re.compile(r"<code>([^<]*)</code>")
+# where an identifier or a path may break in a narrow column: after an underscore or a
+# slash, and after a dot between letters (a file's extension), never inside a word or a
+# number
+_CODE_BREAK = re.compile(r"(?<=[_/])(?=\w)|(?<=[A-Za-z]\.)(?=[A-Za-z])")
+
+
+def code_breaks(html: str) -> str:
+    """Code (flags, paths, identifiers) in print with a break opportunity (``<wbr>``) at
+    each ``_``, ``/`` and a file's ``.``: a narrow column breaks it there rather than in the
+    middle of a word (the print CSS breaks anywhere only where a piece is still too long)."""
+    return _CODE.sub(lambda m: "<code>" + _CODE_BREAK.sub("<wbr>", m[1]) + "</code>", html)
 
 
 _RAW = ("style", "script", "svg", "title")          # elements whose text is left alone

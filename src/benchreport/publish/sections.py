@@ -54,6 +54,9 @@ class Table:
     # rows the PDF and the blog leave out (the HTML keeps them), and the line said instead
     collapsed: tuple[int, ...] = ()
     collapsed_note: Markup | str = ""
+    # columns the PDF and the blog leave out (the HTML keeps them): file:line evidence a
+    # print reader cannot follow, a reconstruction's generated values
+    screen_columns: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class Section:
     # the HTML edition's only: the print edition and the blog name it and link to it (a
     # reconstruction's analyses of the generator's output, publish.narrative.reading_order)
     screen_only: bool = False
+    # said in print and in the blog after the tables: where what they leave out is
+    print_note: Markup | str = ""
 
 
 def figure_cell(w: Writer, fid: str) -> Markup:
@@ -967,14 +972,15 @@ def _point_order(w: Writer, pid: str) -> tuple:
             eids.index(ctx["engine"]) if ctx["engine"] in eids else len(eids))
 
 
-def caveats_section(w: Writer, caveats: dict) -> Section:
+def caveats_section(w: Writer, caveats: dict, claims: list | None = None) -> Section:
     """What was not controlled: the settings and events that differ between the engines,
-    what the run cannot tell (limits), launch files that are not what ran; or, with none,
-    that nothing was found, or nothing could be looked at."""
+    what the run cannot tell (limits; in a reconstruction, with what the published texts
+    say of each, from ``claims``), launch files that are not what ran; or, with none, that
+    nothing was found, or nothing could be looked at."""
     t = w.t
     rows = _differing_rows(w, caveats.get("differing", []))
     limits = merged_limits(w, [(c, r) for c in caveats.get("limits", [])
-                               for r in [limit_row(w, c)] if r])
+                               for r in [limit_row(w, c, claims or [])] if r])
     # nothing found is only news when something was looked at
     looked = bool(caveats.get("compared")) or any(ids.parse_events(fid) is not None
                                                   for fid in w.registry)
@@ -985,11 +991,16 @@ def caveats_section(w: Writer, caveats: dict) -> Section:
         para = sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
             sentence(t[("caveats.none" if looked else "caveats.unchecked") + one])
         return Section("caveats", t["heading.caveats"], [para])
-    intro = sentence(t["caveats.intro" + one]) if looked else \
+    # a reconstruction's files are its generator's: what they hold is not found
+    found = "_reconstructed" if w.run.meta.reconstruction else ""
+    intro = sentence(t["caveats.intro" + one + found]) if looked else \
         sentence(t["caveats.logs_unused"], files=", ".join(unused)) if unused else \
         sentence(t["caveats.unchecked" + one])
     tables = _caveat_tables(w, rows, limits) + ([launch_table] if launch_table else [])
-    return Section("caveats", t["heading.caveats"], [intro] + launch_paras, tables)
+    note = sentence(t["caveats.print_note" + found]) \
+        if any(x.screen_columns for x in tables) else ""
+    return Section("caveats", t["heading.caveats"], [intro] + launch_paras, tables,
+                   print_note=note)
 
 
 def _differing_rows(w: Writer, differing: list[dict]) -> list[list[Markup]]:
@@ -1019,12 +1030,19 @@ def _caveat_tables(w: Writer, rows: list, limits: list) -> list[Table]:
     if rows:
         tables.append(Table(header=[t["table.what"]] + [w.engine_name(e) for e in engines]
                             + [t["table.why"], t["table.evidence"]], rows=rows,
-                            cls="differing" if len(engines) == 2 else ""))
-    if limits:
-        # a reconstruction's values are its generator's, not found in an engine's files
-        found = t["table.found_reconstructed" if w.run.meta.reconstruction else "table.found"]
-        tables.append(Table(header=[t["table.limit"], found, t["table.why"],
-                                    t["table.evidence"]], rows=limits))
+                            cls="differing" if len(engines) == 2 else "",
+                            screen_columns=(len(engines) + 2,)))
+    if limits and w.run.meta.reconstruction:
+        # a reconstruction's values are its generator's, not found in an engine's files:
+        # print says only what the published texts say of each limit, the HTML has the rest
+        tables.append(Table(header=[t["table.limit"], t["table.published_says"],
+                                    t["table.found_reconstructed"], t["table.why"],
+                                    t["table.evidence"]],
+                            rows=[[r[0], r[4], *r[1:4]] for r in limits],
+                            screen_columns=(2, 3, 4)))
+    elif limits:
+        tables.append(Table(header=[t["table.limit"], t["table.found"], t["table.why"],
+                                    t["table.evidence"]], rows=limits, screen_columns=(3,)))
     return tables
 
 
@@ -1047,7 +1065,8 @@ def launch_section(w: Writer, differing: list[dict]) -> tuple[list[Markup], Tabl
              Markup(escape(w.setting_words(c["values"]["launch"]))),
              w.evidence(c["evidence"][:2])] for c in found]
     return paras, Table(header=[t["table.engine"], t["table.launch_setting"], t["table.in_log"],
-                                t["table.in_launch"], t["table.evidence"]], rows=rows)
+                                t["table.in_launch"], t["table.evidence"]], rows=rows,
+                        screen_columns=(4,))
 
 
 def _logs_outside(w: Writer) -> list[str]:
@@ -1107,13 +1126,17 @@ def _merged_row(w: Writer, group: list[tuple[dict, list[Markup]]]) -> list[Marku
     values = Markup("<br>").join(sentence(w.t["limit.engine_value"], engine=w.name(c["engine"]),
                                           value=row[1]) for c, row in group)
     evidence = list(dict.fromkeys(e for c, _ in group for e in c.get("evidence", [])[:2]))
-    return [sentence(w.t[f"limit.{first['id']}.what_merged"], **label), values,
-            group[0][1][2], w.evidence(evidence)]
+    row = [sentence(w.t[f"limit.{first['id']}.what_merged"], **label), values,
+           group[0][1][2], w.evidence(evidence)]
+    if len(group[0][1]) > 4:     # a reconstruction's: what the published texts say, once each
+        row.append(Markup("<br>").join(dict.fromkeys(r[4] for _, r in group)))
+    return row
 
 
-def limit_row(w: Writer, c: dict) -> list[Markup] | None:
+def limit_row(w: Writer, c: dict, claims: list | None = None) -> list[Markup] | None:
     """One row about what the run cannot tell: its figures, linked, in the catalogue's words
-    (None when a figure it names is not held)."""
+    (None when a figure it names is not held); in a reconstruction, then what the published
+    texts say of it (``claims``: claims.json's verdicts, which carry their text)."""
     t, p = w.t, c["params"]
     if any(isinstance(v, str) and "." in v and not w.has(v) for v in p.values()):
         return None
@@ -1129,7 +1152,33 @@ def limit_row(w: Writer, c: dict) -> list[Markup] | None:
     value = Markup(value[:-1]) + mark + "." if mark and value[-1:] == "." else value + mark
     return [sentence(t[f"limit.{c['id']}.what"], **values), value,
             sentence(t[_limit_why(w, c, list(held.values()))], **values),
-            w.evidence(c.get("evidence", [])[:2])]
+            w.evidence(c.get("evidence", [])[:2])] \
+        + ([published_on(w, c, claims or [])] if w.run.meta.reconstruction else [])
+
+
+# the published statements a limit is about, by the figures a claim's check reads (all of
+# them: a claim that also reads a setting or another engine's events is about more): a
+# runtime event's counts at the limit's workload and engine; speculative decoding's
+# accepted length
+_SPEAKS_TO = {
+    "event_stall": lambda c, fid: bool(c.get("workload") and c.get("engine")) and ids.named_by(
+        fid, ids.events(c["workload"], c["engine"], "")),
+    "spec_overhead": lambda c, fid: ids.family(fid) == "spec" and ids.leaf(fid) == "accept_len",
+}
+
+
+def published_on(w: Writer, c: dict, claims: list[dict]) -> Markup:
+    """What the published texts say of a limit: each claim about it that no other write-up
+    contradicts, in claims.yaml's words and with its article's name; where none is, that
+    the original value is not known."""
+    about = _SPEAKS_TO.get(c["id"])
+    said = [k for k in claims if about and k.get("figures") and not k.get("against")
+            and all(about(c, f) for f in k["figures"])]
+    if not said:
+        return Markup(escape(w.t["limit.not_published"]))
+    return Markup("<br>").join(sentence(w.t["limit.published"], text=k["text"][w.lang],
+                                        article="·".join(x[w.lang] for x in k.get(
+                                            "source_titles") or [])) for k in said)
 
 
 def _limit_values(w: Writer, c: dict, held: dict[str, str]) -> dict[str, Any]:
