@@ -558,6 +558,10 @@ def test_a_reconstructions_print_says_what_the_published_texts_say_of_each_limit
     assert "런타임 이벤트로 잃은 시간: vLLM, 64K 상세편: vLLM 64K 실행에서 GPU 8개에 걸친 " \
            "소프트 OOM 재시도 32회" in caveats
     assert "KV 캐시 용량 원래 값은 알 수 없음" in caveats
+    # the time the steady rates leave: the published figures' own budget (analyses.pubbudget)
+    assert "안정 구간 속도로 설명되지 않는 시간: SGLang, 64K 공개된 안정 구간 프리필·디코드 " \
+        "속도로 계산하면 공개된 소요 시간 150.8초 가운데 24.6초에서 30.6초가 설명되지 않음" \
+        in caveats
     # a claim another write-up contradicts, or one about more than the limit, is not quoted
     assert "요약편: 두 엔진 모두 메모리 사용률 목표" not in caveats
     assert "HTML판의 같은 표에 있습니다" in caveats

@@ -150,6 +150,7 @@ CHOSEN_BY = {
     "results.arrival_fitted": "arrival.<w>.<e>.burst_gap_s",
     "results.arrival_budget": "budget.<w>.<e>.unexplained_s",
     "results.published_budget": "claims.unexplained",
+    "limit.published_budget": "budget.<w>.<e>.published_unexplained_min_s",
     "lede.mixed_common": "claims.mixed",
     "conclusion.found_mixed_common": "claims.mixed",
     "conclusion.found_mixed_bounds_common": "decode.degradation.<e>.min_over_mean",
@@ -1174,11 +1175,28 @@ def published_on(w: Writer, c: dict, claims: list[dict]) -> Markup:
     about = _SPEAKS_TO.get(c["id"])
     said = [k for k in claims if about and k.get("figures") and not k.get("against")
             and all(about(c, f) for f in k["figures"])]
+    budget = _published_budget_said(w, c)
+    if budget is not None:          # the published figures' own budget (analyses.pubbudget)
+        return budget
     if not said:
         return Markup(escape(w.t["limit.not_published"]))
     return Markup("<br>").join(sentence(w.t["limit.published"], text=k["text"][w.lang],
                                         article="·".join(x[w.lang] for x in k.get(
                                             "source_titles") or [])) for k in said)
+
+
+def _published_budget_said(w: Writer, c: dict) -> Markup | None:
+    """For the time the steady rates leave unexplained: what the published rates leave
+    of the published duration, where the claims give both."""
+    if c["id"] != "time_budget":
+        return None
+    fid = partial(ids.budget, c["workload"], c["engine"])
+    if not w.has(fid("published_unexplained_min_s"), fid("published_unexplained_max_s")):
+        return None
+    return sentence(w.t["limit.published_budget"],
+                    duration=w.fig(fid("published_duration")),
+                    short_min=w.fig(fid("published_unexplained_min_s")),
+                    short_max=w.fig(fid("published_unexplained_max_s")))
 
 
 def _limit_values(w: Writer, c: dict, held: dict[str, str]) -> dict[str, Any]:
