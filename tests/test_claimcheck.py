@@ -5,6 +5,7 @@ from benchreport.analyses.claimcheck import (
     CONSISTENT,
     CONTRADICTED,
     DIFFERS,
+    FITTED,
     METHOD,
     check_claim,
 )
@@ -36,7 +37,7 @@ def test_an_alternative_resting_on_fitted_means_only_matches_by_construction():
     # the per-line mean the generator was fitted to the published 335
     v = check_claim(_claim({"figure": ["d.mean", "d.lines"]}, 335, 1), reg, {}, set(),
                     {"d.lines": mean})
-    assert (v.verdict, v.reason) == (METHOD, "other_basis_fitted")
+    assert (v.verdict, v.reason) == (FITTED, "other_basis_fitted")
     # a ratio made of a fitted peak and a fitted mean is the published text's arithmetic
     reg["r.peak"] = replace(reg["r.peak"], depends_on=("p.max", "p.mean"))
     v = check_claim(_claim({"figure": ["r.mean", "r.peak"]}, 3.29, 0.01), reg, {}, set(),
@@ -49,7 +50,47 @@ def test_an_alternative_resting_on_fitted_means_only_matches_by_construction():
     assert v.reason == "other_basis_fitted"
     # and with no calibration at all (a measured run) it stays another basis
     v = check_claim(_claim({"figure": ["d.mean", "d.lines"]}, 335, 1), reg, {}, set())
-    assert v.reason == "other_basis"
+    assert (v.verdict, v.reason) == (METHOD, "other_basis")
+
+
+def test_a_value_the_text_computed_from_another_rounded_value_takes_that_rounding_too():
+    """"26.8 tok/s, i.e. 37.3 ms/token": 1000 / 26.8 = 37.31 ms; a rate of 26.76 tok/s
+    (26.8 as printed) gives 37.37 ms, outside 37.3 ± 0.05 but inside what the rate's
+    rounding carries into it (1000 / 26.85 … 1000 / 26.75, widened by 0.05)."""
+    from dataclasses import replace
+
+    from benchreport.analyses.claimcheck import _propagated
+
+    value = {"per_request": 26.8, "ms_per_token": 37.3}
+    check = {"figures": {"per_request": "d.pr", "ms_per_token": "d.ms"}}
+    plain = _claim(check, value, {"per_request": 0.1, "ms_per_token": 0.1})
+    derived = replace(plain, derived={"ms_per_token": {"per_request": -1}})
+    reg = _reg(d__pr=26.76, d__ms=1000 / 26.76)
+    assert check_claim(plain, reg, {}, set()).verdict == DIFFERS
+    v = check_claim(derived, reg, {}, set())
+    assert (v.verdict, v.reason, v.params) == (
+        CONFIRMED, "within_propagated", {"keys": ["ms_per_token"], "sources": ["per_request"]})
+    lo, hi = _propagated(derived, value, "ms_per_token")
+    assert (round(lo, 3), round(hi, 3)) == (37.181, 37.42)
+    # beyond what the rate's rounding carries: a difference still
+    assert check_claim(derived, _reg(d__pr=26.76, d__ms=37.45), {}, set()).verdict == DIFFERS
+    # a value within its own rounding needs no widening
+    v = check_claim(derived, _reg(d__pr=26.8, d__ms=37.31), {}, set())
+    assert (v.verdict, v.reason) == (CONFIRMED, "within_rounding")
+
+
+def test_derived_must_name_the_claims_own_keys():
+    import pytest
+
+    from benchreport.core.claims import parse_claims
+    from benchreport.core.errors import ConfigError
+
+    doc = ("schema: 1\narticles: {a: a.txt}\nclaims:\n- id: c\n  source: [a]\n"
+           "  kind: figure\n  text: {ko: k, en: e}\n  value: {rate: 26.8, ms: 37.3}\n"
+           "  derived: {ms: {%s: -1}}\n")
+    assert parse_claims(doc % "rate", "c.yaml")[1][0].derived == {"ms": {"rate": -1.0}}
+    with pytest.raises(ConfigError, match="derived"):
+        parse_claims(doc % "speed", "c.yaml")
 
 
 def test_a_match_on_the_alternative_basis_only_is_a_different_method():

@@ -12,8 +12,12 @@ Each claim in claims.yaml says how it is checked (``check:``); one function per 
   ``noise_floor`` (a share of the recomputed value, with why) does; with no alternative
   that matches, a gap below that floor is "indistinguishable". The reason names which
   floor it was. In a reconstruction, a match on an alternative that rests on the
-  generator's fitted means alone (``MEAN_TARGETS``) is by construction: reason
-  ``other_basis_fitted``; one that mixes an extreme with a mean stays ``other_basis``.
+  generator's fitted means alone (``MEAN_TARGETS``) is by construction: verdict
+  "matches by construction", reason ``other_basis_fitted`` (the match says how the
+  reconstruction was made, not how the published text computed its value); one that mixes
+  an extreme with a mean stays a different method, ``other_basis``. A published value the
+  text computed from its other rounded values (``derived:``) is judged within what their
+  rounding carries into it too (reason ``within_propagated``).
 - ``sequence: id``: a published list against a figure holding a list.
 - ``settings: {setting: {engine: value}}``: launch settings as recorded.
 - ``differs: [setting…]``: the caveats table lists these as differing.
@@ -50,10 +54,12 @@ import pandas as pd
 
 from ..core import ids as figure_ids
 from ..core.claims import (  # noqa: F401 (verdicts re-exported)
+    AGREES,
     CONFIRMED,
     CONSISTENT,
     CONTRADICTED,
     DIFFERS,
+    FITTED,
     INDISTINGUISHABLE,
     METHOD,
     NOT_DERIVABLE,
@@ -67,7 +73,7 @@ from ..core.files import read_json, read_text
 from ..core.i18n import english, load_catalogue
 from ..core.methods import Said, given, said
 from ..core.paths import LABELS
-from ..core.provenance import CALIBRATED, MEASURED, parse_reason, reason_words
+from ..core.provenance import BY_CONSTRUCTION, CALIBRATED, MEASURED, parse_reason, reason_words
 from ..core.provenance import of as provenance_of
 from ..core.records import Run
 from ..core.tables import input_checksum
@@ -77,7 +83,7 @@ from .provenance import rules_for, with_provenance
 from .pubbudget import published_budget
 
 __all__ = ["CHECKS", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "Claim", "ClaimCheck", "Context",
-           "DIFFERS", "INDISTINGUISHABLE", "METHOD", "NOT_DERIVABLE", "ORDER", "REASONS",
+           "DIFFERS", "FITTED", "INDISTINGUISHABLE", "METHOD", "NOT_DERIVABLE", "ORDER", "REASONS",
            "SHARE_PARAMS", "Verdict", "check_at_least", "check_claim", "check_differs",
            "check_equals", "check_events", "check_every_engine", "check_exceeds", "check_extreme",
            "check_figures", "check_identical", "check_linear", "check_sequence", "check_settings",
@@ -97,6 +103,8 @@ class Verdict:
     params: dict[str, Any] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)
     calibrated: list[str] = field(default_factory=list)   # what set the figures, if anything
+    # the figures of each part of a check of several parts (similar, then at_least, …)
+    parts: list[list[str]] = field(default_factory=list)
 
     def sentence(self, t: dict[str, str]) -> str:
         """The reason in the words of catalogue ``t``."""
@@ -214,11 +222,43 @@ def _in_noise(v: Verdict, cx: Context, quiet: list[tuple[str, str, float]]) -> N
                          "gap": round(max(g for _, s, g in quiet if s == "declared"), 4)})
 
 
+def _propagated(claim: Claim, published: dict, key: str) -> tuple[float, float] | None:
+    """The interval a published value the text computed from its other published, rounded
+    values (``claim.derived``) may stand for: its own rounding, widened by what theirs
+    carries into it. For ``37.3 ms`` from ``26.8 tok/s`` (both to 0.1) as 1000 ÷ rate: the
+    rate lies in 26.75–26.85, so 1000 ÷ rate in 37.24–37.38, and 37.3 ± 0.05 widened by
+    that much is 37.18–37.42. None for a value not so derived (or not positive)."""
+    spec = (claim.derived or {}).get(key)
+    p = _num(published.get(key))
+    tol = _tolerance(claim, key)
+    if not spec or p is None or p - tol <= 0:
+        return None
+    lo = hi = 1.0
+    for src, power in spec.items():
+        q, half = _num(published.get(src)), _tolerance(claim, src)
+        if q is None or q - half <= 0:
+            return None
+        ends = (((q - half) / q) ** power, ((q + half) / q) ** power)
+        lo, hi = lo * min(ends), hi * max(ends)
+    return (p - tol) * lo, (p + tol) * hi
+
+
+def _matches(cx: Context, published: dict, key: str, value: Any) -> str | None:
+    """Whether the published value of ``key`` stands for ``value``: "rounding" within half
+    its rounding, "propagated" only within what its sources' rounding carries into it
+    (``_propagated``), else None."""
+    if _close(published[key], value, _tolerance(cx.claim, key)):
+        return "rounding"
+    bounds, x = _propagated(cx.claim, published, key), _num(value)
+    return "propagated" if bounds and x is not None and \
+        bounds[0] - 1e-9 <= x <= bounds[1] + 1e-9 else None
+
+
 def check_figures(cx: Context, check: dict) -> Verdict:
     v = _new(cx)
     spec = check.get("figures") or {"value": check["figure"]}
     published = cx.claim.value if isinstance(cx.claim.value, dict) else {"value": cx.claim.value}
-    got, method_only, missing, wrong, quiet = {}, [], [], [], []
+    got, method_only, missing, wrong, quiet, carried = {}, [], [], [], [], []
     for key, ids in spec.items():
         ids = [ids] if isinstance(ids, str) else list(ids)
         v.figures += ids
@@ -226,11 +266,12 @@ def check_figures(cx: Context, check: dict) -> Verdict:
             missing.append(ids[0])
             continue
         got[key] = cx.fig(ids[0])
-        k_tol = _tolerance(cx.claim, key)
-        if key not in published or _close(published[key], got[key], k_tol):
+        match = _matches(cx, published, key, got[key]) if key in published else "absent"
+        if match:
+            carried += [key] if match == "propagated" else []
             continue
         alt = next((a for a in ids[1:] if cx.fig(a) is not None
-                    and _close(published[key], cx.fig(a), k_tol)), None)
+                    and _matches(cx, published, key, cx.fig(a))), None)
         noise = _noise(cx, ids[0], published[key], got[key])
         if noise and (noise[0] == "interval" or not alt):
             quiet.append((key, *noise))
@@ -248,6 +289,11 @@ def check_figures(cx: Context, check: dict) -> Verdict:
                     "keys": [k for k, _ in method_only]}
     elif quiet:
         _in_noise(v, cx, quiet)
+    elif carried:
+        v.verdict, v.reason = CONFIRMED, "within_propagated"
+        v.params = {"keys": carried,
+                    "sources": list(dict.fromkeys(s for k in carried
+                                                  for s in cx.claim.derived[k]))}
     else:
         v.verdict, v.reason = CONFIRMED, "within_rounding"
     return v
@@ -510,7 +556,8 @@ CHECKS: dict[tuple[str, ...], Callable[[Context, dict], Verdict]] = {
 # them alone matches the published value by construction (see _fitted_alternatives).
 MEAN_TARGETS = {"steady_mean"}
 # worst first: the worst verdict of a claim's parts is its verdict
-ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, INDISTINGUISHABLE, CONSISTENT, CONFIRMED)
+ORDER = (CONTRADICTED, DIFFERS, METHOD, NOT_DERIVABLE, INDISTINGUISHABLE, CONSISTENT, FITTED,
+         CONFIRMED)
 
 
 def check_claim(claim: Claim, registry: dict[str, Figure],
@@ -527,6 +574,7 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
         return _new(cx)
     results = [fn(cx, part) for fn, part in parts]
     worst = min(results, key=lambda r: ORDER.index(r.verdict))
+    worst.parts = [list(dict.fromkeys(r.figures)) for r in results] if len(results) > 1 else []
     if len(results) > 1:
         shown = [r.recomputed for r in results if r.recomputed is not None]
         worst.recomputed = shown[0] if len(shown) == 1 else shown
@@ -542,7 +590,9 @@ def check_claim(claim: Claim, registry: dict[str, Figure],
         worst.params = {"which": disputed}
     worst.calibrated = sorted(_calibrated(registry, worst.figures, calibrated or {}))
     if worst.reason == "other_basis" and _fitted_alternatives(registry, worst, calibrated or {}):
-        worst.reason = "other_basis_fitted"
+        # the generator was fitted to that basis: the match is the reconstruction's, by
+        # design, and tells nothing of how the published text computed its value
+        worst.verdict, worst.reason = FITTED, "other_basis_fitted"
     return worst
 
 
@@ -689,7 +739,8 @@ def claim_check(run: Run) -> ClaimCheck:
         {"claim": v.claim, "verdict": v.verdict, "basis": basis, "published": c.value,
          "unit": c.unit, "recomputed": v.recomputed, "tolerance": v.tolerance, "reason": v.reason,
          "sentence": v.sentence(en), "calibrated": v.calibrated,
-         "params": v.params, "figures": v.figures, "text": c.text, "source": list(c.source),
+         "params": v.params, "figures": v.figures, "designed": designed_part(registry, v),
+         "text": c.text, "source": list(c.source),
          "source_titles": [articles[a]["title"] for a in c.source],
          "scope": c.scope, "why": c.why, "noise_floor": c.noise_floor,
          "noise_why": c.noise_why, "against": c.against}
@@ -735,8 +786,24 @@ def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
     if verdict.reason == "other_basis_fitted":
         # the match rests on the alternatives alone, which the generator was fitted to
         return provenance_of(registry, list(verdict.params["alternatives"]))
+    designed = designed_part(registry, verdict)
+    if designed:
+        return provenance_of(registry, designed)
     held = [f for f in verdict.figures if f in registry]
     return provenance_of(registry, held) if held else default
+
+
+def designed_part(registry: dict[str, Figure], verdict) -> list[str]:
+    """Of an agreement that every part of a check of several parts must give, the figures
+    of the parts that agree by design (resting on calibrated or assumed figures only): the
+    verdict is set by design as soon as one part is, whatever the generator's model gave the
+    rest ("prefill was similar, and the gap arose in decode": both engines prefill on the
+    one curve a reconstruction assumed). None for any other verdict."""
+    if verdict.verdict not in (*AGREES, CONSISTENT) or len(verdict.parts) < 2:
+        return []
+    return [f for part in verdict.parts
+            if part and all(f in registry for f in part)
+            and provenance_of(registry, part) in BY_CONSTRUCTION for f in part]
 
 
 def informative_figure(claims, bases: list[str], src) -> Figure:

@@ -8,9 +8,9 @@ from typing import Any
 from ..core.errors import ConfigError
 from ..core.yamlio import Located, load_yaml
 
-__all__ = ["AGREES", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "DIFFERS", "INDISTINGUISHABLE",
-           "KINDS", "METHOD", "NOT_DERIVABLE", "REASONS", "SHARE_PARAMS", "Claim",
-           "parse_claims"]
+__all__ = ["AGREES", "CONFIRMED", "CONSISTENT", "CONTRADICTED", "DIFFERS", "FITTED",
+           "INDISTINGUISHABLE", "KINDS", "METHOD", "NOT_DERIVABLE", "REASONS", "SHARE_PARAMS",
+           "Claim", "parse_claims"]
 
 KINDS = ("figure", "qualitative", "setting")
 # What a check can conclude, and why: codes; the words are in the catalogues
@@ -22,9 +22,13 @@ CONFIRMED, CONSISTENT, DIFFERS, METHOD, CONTRADICTED, NOT_DERIVABLE = (
 # figure's own interval of repeats, or a floor claims.yaml declares): the data cannot tell
 # the published value from the recomputed one, so neither "confirmed" nor another basis.
 INDISTINGUISHABLE = "indistinguishable"
+# In a reconstruction, a published value that matches only a basis the generator was fitted
+# to (another than the like-for-like one): the match is the reconstruction's, set by design,
+# and says nothing of how the published text computed it (a real run's is "different method")
+FITTED = "matches by construction"
 # The verdicts that agree with the published value: on a figure the reconstruction was
 # calibrated to, they agree by construction and carry no information.
-AGREES = (CONFIRMED, INDISTINGUISHABLE)
+AGREES = (CONFIRMED, INDISTINGUISHABLE, FITTED)
 # Reason params that are shares, and how a sentence prints them.
 SHARE_PARAMS = {"within": "{:.0%}", "gap": "{:.1%}", "floor": "{:.1%}"}
 # Why a verdict is what it is: a code; the sentences live in the catalogues (reason.<code>).
@@ -37,7 +41,7 @@ REASONS = ("within_rounding", "other_basis", "other_basis_fitted", "differs", "m
            "sources_disagree", "winner_differs", "winner_same", "lowest_within",
            "lowest_differs", "highest_within", "highest_differs", "order_same",
            "order_differs", "below_noise_interval", "below_noise_declared",
-           "below_noise_mixed")
+           "below_noise_mixed", "within_propagated")
 
 
 
@@ -77,6 +81,10 @@ class Claim:
     noise_why: dict[str, str] | None = None
     # what another write-up says against the claim, in our words: {source, ko, en}
     against: dict[str, str] | None = None
+    # published values the text computed from its other published, rounded values: key ->
+    # {source key: power} (``ms_per_token: {per_request: -1}`` for "26.8 tok/s, i.e.
+    # 37.3 ms"); the check widens such a value's tolerance by what their rounding carries
+    derived: dict[str, dict[str, float]] | None = None
 
     def why_text(self, lang: str) -> str:
         return (self.why or {}).get(lang, "")
@@ -95,6 +103,25 @@ def _against(item: Located, cid: str, articles: dict, path: str, line: int
         raise ConfigError(f"claim {cid}: against needs source (an article key), ko and en",
                           path=path, line=line)
     return {k: str(v) for k, v in a.items()}
+
+
+def _derived(item: Located, cid: str, path: str, line: int) -> dict[str, dict[str, float]] | None:
+    """``derived: {key: {source key: power}}``: each key and source a key of the claim's
+    value, each power a nonzero number (the published key is a constant times the product
+    of its sources raised to their powers)."""
+    if "derived" not in item:
+        return None
+    spec, value = item["derived"], item.get("value")
+    keys = set(value) if isinstance(value, dict) else set()
+    ok = isinstance(spec, dict) and all(
+        k in keys and isinstance(src, dict) and src and all(
+            s in keys and s != k and isinstance(p, int | float) and not isinstance(p, bool)
+            and p != 0 for s, p in src.items())
+        for k, src in spec.items())
+    if not ok:
+        raise ConfigError(f"claim {cid}: derived maps a key of its value to {{key: power}} "
+                          "of its other keys", path=path, line=line)
+    return {str(k): {str(s): float(p) for s, p in src.items()} for k, src in spec.items()}
 
 
 def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[Claim]]:
@@ -141,6 +168,7 @@ def parse_claims(text: str, path: str) -> tuple[dict[str, dict[str, Any]], list[
             extras[key] = dict(item[key]) if key in item else None
         extras.update(_noise_floor(item, cid, path, line))
         extras["against"] = _against(item, cid, articles, path, line)
+        extras["derived"] = _derived(item, cid, path, line)
         if not isinstance(item.get("causal", False), bool):
             raise ConfigError(f"claim {cid}: causal must be true or false", path=path, line=line)
         claims.append(Claim(id=cid, source=tuple(item["source"]), kind=item["kind"],

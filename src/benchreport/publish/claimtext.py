@@ -184,7 +184,7 @@ def reason_params(w: Writer, reason: str, params: dict[str, Any]) -> dict[str, A
     out.setdefault("alternatives", "")
     if params.get("alternatives"):
         out["alternatives"] = figures_text(w, params["alternatives"])
-    for name in ("keys", "declared_keys"):
+    for name in ("keys", "declared_keys", "sources"):
         if name in params:
             out[name] = ", ".join(key_label(w, k) for k in params[name] if k)
     for name, form in SHARE_PARAMS.items():

@@ -17,6 +17,7 @@ from ..core import ids
 from ..core.claims import CONFIRMED as CLAIM_CONFIRMED
 from ..core.claims import CONTRADICTED as CLAIM_CONTRADICTED
 from ..core.claims import DIFFERS as CLAIM_DIFFERS
+from ..core.claims import FITTED as CLAIM_FITTED
 from ..core.claims import METHOD as CLAIM_METHOD
 from ..core.claims import REASONS
 from ..core.i18n import format_value, sentence
@@ -40,7 +41,7 @@ from ..core.verdicts import (
     YES,
 )
 from . import citations
-from .claimtext import key_units, reason_text, value_text
+from .claimtext import key_label, key_units, reason_text, value_text
 from .narrative_base import Writer
 
 
@@ -224,6 +225,7 @@ CHOSEN_BY = {
     # what a reconstruction's generator set, in place of a finding (narrative_base.Writer)
     "generated.cross": "model.crossover.<a>.<b>",
     "claims.generated_reason": "claim.<id>",
+    "claims.designed_reason": "claim.<id>",
     "claims.collapsed_differs": "claim.<id>",
     "claims.contradicted_texts": "claim.<id>",
     "claims.share_over": "e2e.<w>.gap.decode_share",
@@ -1260,7 +1262,8 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
         bounds = _mean_bounds(w, c)
         return Markup(" ").join([reason, bounds]) if bounds else reason
     if c.get("basis") not in (MODEL, FREE):
-        return reason
+        designed = _designed_reason(w, c)
+        return Markup(" ").join([reason, designed]) if designed else reason
     # the check's own reason (which basis, which noise) still holds of the published text;
     # what set the recomputed value follows it, in full once, then short
     figs = [f for f in c.get("figures") or [] if w.has(f)]
@@ -1275,6 +1278,22 @@ def claim_reason(w: Writer, c: dict, floors: set[str]) -> Markup:
         # what the published figures say of the claim; the recomputed ratio is the seed's
         return Markup(" ").join([reason_text(w, "linear_published", c["params"]), generated])
     return generated
+
+
+def _designed_reason(w: Writer, c: dict) -> Markup | None:
+    """For an agreement set by design by some parts of its check (analyses.claimcheck.
+    designed_part) while the generator's model or seed gave the rest: what set each."""
+    designed = [f for f in c.get("designed") or [] if w.has(f)]
+    rest = [f for f in c.get("figures") or [] if w.has(f) and f not in designed]
+    if not designed or not rest or not w.generated(*rest):
+        return None
+    families = [w.t.get("claimfamily." + ids.family(f), "") for f in designed]
+    what = ", ".join(dict.fromkeys(families)) if all(families) else \
+        ", ".join(key_label(w, f) for f in designed)
+    made, rest_made = w.set_by(*designed), w.set_by(*rest)
+    return sentence(w.t["claims.designed_reason"], what=what, kind=made["kind"],
+                    inputs=made["inputs"], rest_kind=rest_made["kind"],
+                    rest_inputs=rest_made["inputs"])
 
 
 def mean_bounds(w: Writer, alternatives: list[str]) -> tuple[str, str, str] | None:
@@ -1323,9 +1342,10 @@ def from_published(w: Writer, c: dict) -> bool:
 GENERATED_VERDICTS = (CLAIM_CONFIRMED, "differs")
 
 # reasons that say something of the published value itself (the basis it matches, the
-# noise it is within), which a reconstruction's model does not make moot
+# noise it is within, the rounding of the published values it was computed from), which a
+# reconstruction's model does not make moot
 INFORMATIVE_REASONS = ("other_basis", "below_noise_interval", "below_noise_declared",
-                       "below_noise_mixed")
+                       "below_noise_mixed", "within_propagated")
 
 
 def _checked_reason(w: Writer, c: dict, floors: set[str], base: Markup | None = None
@@ -1403,6 +1423,8 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
              if k in named]
     paras = [sentence(t["claims.intro_named"], articles=t["claims.articles_and"].join(cited))
              if cited else sentence(t["claims.intro"])]
+    if any(c.get("reason") == "within_propagated" for c in claims):
+        paras[0] = Markup(" ").join([paras[0], sentence(t["claims.intro_propagated"])])
     if w.run.meta.reconstruction and w.has(ids.CLAIMS_INFORMATIVE):
         none = w.registry[ids.CLAIMS_INFORMATIVE].value == 0
         paras.append(sentence(t["claims.intro_reconstruction_none" if none
@@ -1416,8 +1438,6 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     quiet = ids.CLAIMS_INDISTINGUISHABLE
     if w.has(quiet) and w.registry[quiet].value:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
-    if any(c["verdict"] == CLAIM_METHOD for c in claims):   # the verdict read on its own
-        paras.append(sentence(t["claims.method_legend"]))
     paras += _verdict_legend(w, claims)
     paras += _share_legend(w, claims)
     # set by construction, these rows say nothing of the engines: one line in print and blog
@@ -1450,26 +1470,39 @@ def verdict_key(c: dict) -> str:
     slug = c["verdict"].replace(" ", "_")
     if c.get("basis") in (MODEL, FREE) and c["verdict"] in GENERATED_VERDICTS:
         return f"verdict_generated.{slug}"
+    if c["verdict"] == CLAIM_FITTED:     # agrees in the reconstruction, which was made so
+        return "verdict_generated.confirmed"
     return f"verdict.{c['verdict']}"
 
 
 def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
-    """What each verdict label in the table means, for the labels it uses (those with a
-    legend of their own, "indistinguishable" and "different method", apart)."""
+    """What each verdict label in the table means, for the labels it uses (one with a
+    legend of its own, "indistinguishable", apart), then the mark "checked on the published
+    figures alone" where a row has it: a list of definitions, each its label and what it
+    says."""
     legends = {k: "claims.legend_" + k.replace(".", "_").replace(" ", "_")
                for k in dict.fromkeys(verdict_key(c) for c in claims)}
-    items = [sentence(w.t["claims.legend_item"],
-                      item=sentence(w.t[legend], label=f'"{w.t[k]}"'))
+    items = [sentence(w.t[legend], label=f'"{w.t[k]}"')
              for k, legend in legends.items() if legend in w.t]
+    if any(from_published(w, c) for c in claims):
+        items.append(sentence(w.t["claims.legend_tag_from_published"],
+                              label=f'"{w.t["claims.from_published"]}"'))
     return [Items(sentence(w.t["claims.legend"]), items)] if items else []
+
+
+# a gap's decode share above this (in %) means the slower engine was ahead before the
+# first tokens
+WHOLE_GAP = 100
 
 
 def _share_legend(w: Writer, claims: list[dict]) -> list[Markup]:
     """Where a claim row shows a gap's decode share above 100%: what that means (the
     slower engine was ahead before the first tokens)."""
     over = [f for c in claims for f in c.get("figures") or []
-            if w.has(f) and ids.leaf(f) == "decode_share" and w.registry[f].value > 100]
-    return [sentence(w.t["claims.share_over"])] if over else []
+            if w.has(f) and ids.leaf(f) == "decode_share"
+            and w.registry[f].value > WHOLE_GAP]
+    return [sentence(w.t["claims.share_over"],
+                     hundred=format_value(WHOLE_GAP, "%", w.lang, 0))] if over else []
 
 
 def doubtful(w: Writer, wid: str) -> list[str]:
