@@ -144,8 +144,8 @@ def test_reference_article_states_the_split_the_limits_and_the_marks(built):
     assert "100K–110K" not in en and "100K–110K" not in ko
     # (and, since those durations are the published figures, attributes it to the text)
     assert "By the published text, on this hardware" in en
-    assert "vLLM completed the benchmark faster at 64K and SGLang at 200K; this " \
-           "reconstruction" in en and "so they do not confirm it" in en
+    assert "vLLM (DCP 1) completed the benchmark faster at 64K and SGLang (DCP 8) at 200K; " \
+           "this reconstruction" in en and "so they do not confirm it" in en
     assert "공개된 글에 따르면 이 하드웨어에서" in ko
     assert "Decode speed decides" not in en and "승부를 가르는 것은" not in ko
     # acceptance: SGLang's rate is shown, and vLLM's per-position acceptance

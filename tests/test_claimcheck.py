@@ -359,3 +359,31 @@ def test_indistinguishable_on_a_calibrated_figure_is_not_counted_as_evidence():
     assert (informative.value, informative.context["claims"]) == (1, ["b"])
     quiet = indistinguishable_figure(verdicts, src)
     assert (quiet.value, quiet.depends_on) == (2, ("claim.a", "claim.b"))
+
+
+def test_an_agreement_that_a_fitted_basis_gives_too_is_by_design():
+    """Each value agrees on the strongest of the bases that give it: where the basis the
+    generator was fitted to agrees as well as the seed's like-for-like one, the agreement
+    is by design (SGLang's 200K decode: the line mean 268 was fitted, the time-weighted
+    267.6 drawn by the seed; the eleventh editor read); where only the seed's agrees, the
+    seed set it."""
+    from dataclasses import replace
+
+    from benchreport.analyses.claimcheck import claim_basis
+
+    reg = _reg(d__mean=267.6, d__lines=268.0, d__min=252.0)
+    reg = {k: replace(f, provenance="calibrated" if k != "d.mean" else "free")
+           for k, f in reg.items()}
+    claim = _claim({"figures": {"mean": ["d.mean", "d.lines"], "min": "d.min"}},
+                   {"mean": 268, "min": 252}, 1)
+    v = check_claim(claim, reg, {}, set())
+    assert v.verdict == CONFIRMED and v.agreeing == {"mean": ["d.mean", "d.lines"],
+                                                     "min": ["d.min"]}
+    assert claim_basis(reg, v, "model-derived") == "calibrated"
+    # the fitted basis off by more than the rounding: only the seed's value agrees
+    reg["d.lines"] = replace(reg["d.lines"], value=270.0)
+    v = check_claim(claim, reg, {}, set())
+    assert v.agreeing["mean"] == ["d.mean"] and claim_basis(reg, v, "model-derived") == "free"
+    # a measured run: measured either way
+    plain = {k: replace(f, provenance="measured") for k, f in reg.items()}
+    assert claim_basis(plain, check_claim(claim, plain, {}, set()), "measured") == "measured"

@@ -82,5 +82,4 @@ def test_what_another_write_up_says_against_a_claim_needs_its_article_and_both_l
 def test_the_reference_cites_the_detailed_post_against_the_summarys_contradictions(reference):
     _, claims = reference
     against = {c.id: c.against["source"] for c in claims if c.against}
-    assert against == {"only-engine-changed": "detailed", "both-oom-at-095": "detailed",
-                       "single-gpu-decode-path": "detailed"}
+    assert against == {"only-engine-changed": "detailed", "both-oom-at-095": "detailed"}

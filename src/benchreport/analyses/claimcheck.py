@@ -73,7 +73,15 @@ from ..core.files import read_json, read_text
 from ..core.i18n import english, load_catalogue
 from ..core.methods import Said, given, said
 from ..core.paths import LABELS
-from ..core.provenance import BY_CONSTRUCTION, CALIBRATED, MEASURED, parse_reason, reason_words
+from ..core.provenance import (
+    BY_CONSTRUCTION,
+    CALIBRATED,
+    MEASURED,
+    parse_reason,
+    reason_words,
+    strongest,
+    weakest,
+)
 from ..core.provenance import of as provenance_of
 from ..core.records import Run
 from ..core.tables import input_checksum
@@ -105,6 +113,9 @@ class Verdict:
     calibrated: list[str] = field(default_factory=list)   # what set the figures, if anything
     # the figures of each part of a check of several parts (similar, then at_least, …)
     parts: list[list[str]] = field(default_factory=list)
+    # of a figures check, each key's figures that agree with its published value (the
+    # like-for-like one and any alternative): claim_basis takes the strongest of each
+    agreeing: dict[str, list[str]] = field(default_factory=dict)
 
     def sentence(self, t: dict[str, str]) -> str:
         """The reason in the words of catalogue ``t``."""
@@ -269,6 +280,9 @@ def check_figures(cx: Context, check: dict) -> Verdict:
         match = _matches(cx, published, key, got[key]) if key in published else "absent"
         if match:
             carried += [key] if match == "propagated" else []
+            if key in published:
+                v.agreeing[key] = [ids[0]] + [a for a in ids[1:] if cx.fig(a) is not None
+                                              and _matches(cx, published, key, cx.fig(a))]
             continue
         alt = next((a for a in ids[1:] if cx.fig(a) is not None
                     and _matches(cx, published, key, cx.fig(a))), None)
@@ -789,6 +803,13 @@ def claim_basis(registry: dict[str, Figure], verdict, default: str) -> str:
     designed = designed_part(registry, verdict)
     if designed:
         return provenance_of(registry, designed)
+    if verdict.verdict == CONFIRMED and verdict.agreeing and all(
+            f in registry for fs in verdict.agreeing.values() for f in fs):
+        # each value agrees on the strongest of the bases that give it: where a basis the
+        # generator was fitted to gives it too, the agreement is by design, whatever
+        # the seed made of the like-for-like one
+        return weakest(strongest(registry[f].provenance or MEASURED for f in fs)
+                       for fs in verdict.agreeing.values())
     held = [f for f in verdict.figures if f in registry]
     return provenance_of(registry, held) if held else default
 

@@ -107,6 +107,15 @@ def weakest(kinds: Iterable[str]) -> str:
     return max(kinds, key=KINDS.index, default=MEASURED)
 
 
+def strongest(kinds: Iterable[str]) -> str:
+    """The strongest of ``kinds`` (free when there are none).
+
+    >>> strongest(["free", "calibrated", "assumed"]), strongest([])
+    ('calibrated', 'free')
+    """
+    return min(kinds, key=KINDS.index, default=FREE)
+
+
 def assign(registry: Mapping[str, Figure], rules: Sequence[Rule],
            default: str = MEASURED, default_why: str = "") -> dict[str, Figure]:
     """Every figure of ``registry`` with its provenance: the one it was computed with, else

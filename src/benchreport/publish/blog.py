@@ -242,7 +242,9 @@ def markdown(article: Article, images: dict[str, list[tuple[str, str]]],
         lines += [f"## {plain(s.heading)}", ""]
         lines += figures.lines(images.get(s.id, []), s.heading)
         for p in s.paragraphs:
-            lines += [plain(p.lead), "", *(f"- {plain(i)}" for i in p.items), ""] \
+            if isinstance(p, Items) and p.screen_only:      # the HTML edition's only
+                continue
+            lines += [plain(p.lead), "", *(f"- {plain(i)}" for i in p.printed()), ""] \
                 if isinstance(p, Items) else [plain(p), ""]
         for table in s.tables:
             lines += _table(table.header, table.rows, table.collapsed, table.collapsed_note,

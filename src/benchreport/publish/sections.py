@@ -62,9 +62,17 @@ class Table:
 
 @dataclass(frozen=True)
 class Items:
-    """A paragraph that is a lead-in and a list (a legend, read item by item)."""
+    """A paragraph that is a lead-in and a list (a legend, read item by item). Print (the
+    PDF and the blog) leaves out the items at ``screen`` (the HTML edition's only: they
+    explain what only its rows show), and the whole paragraph where ``screen_only``."""
     lead: Markup
     items: list[Markup]
+    screen: tuple[int, ...] = ()
+    screen_only: bool = False
+
+    def printed(self) -> list[Markup]:
+        """The items print keeps."""
+        return [x for i, x in enumerate(self.items) if i not in self.screen]
 
 
 @dataclass(frozen=True)
@@ -1098,8 +1106,11 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str | Markup:
         return "–"
     if c.get("kind") == "event" and c.get("counts") and len(c.get("span") or ()) == 2:
         first, last = c["span"]
-        text = w.t["event.span"].format(what=w.t[f"event.{c['id']}"].format(**c["counts"]),
-                                        first=first[11:], last=last[11:])
+        text = w.t[f"event.{c['id']}"].format(**c["counts"])
+        # a reconstruction's counts are the published ones, but where in time its generator
+        # put the events is its own assumption: no time span beside the published counts
+        if not w.run.meta.reconstruction:
+            text = w.t["event.span"].format(what=text, first=first[11:], last=last[11:])
         group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
         return escape(text) + w.cell_mark(*(f for f in w.registry if ids.named_by(f, group)))
     return w.setting_words(c["values"][engine])
@@ -1438,8 +1449,9 @@ def claims_section(w: Writer, claims: list[dict]) -> Section | None:
     quiet = ids.CLAIMS_INDISTINGUISHABLE
     if w.has(quiet) and w.registry[quiet].value:
         paras.append(sentence(t["claims.noise_legend"], n=w.fig(quiet)))
-    paras += _verdict_legend(w, claims)
-    paras += _share_legend(w, claims)
+    printed = [c for i, c in enumerate(claims) if i not in collapsed]
+    paras += _verdict_legend(w, claims, printed)
+    paras += _share_legend(w, claims, printed)
     # set by construction, these rows say nothing of the engines: one line in print and blog
     note = _collapsed_note(w, [claims[i] for i in collapsed])
     return Section("claims", t["heading.claims"], paras,
@@ -1475,19 +1487,24 @@ def verdict_key(c: dict) -> str:
     return f"verdict.{c['verdict']}"
 
 
-def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
+def _verdict_legend(w: Writer, claims: list[dict], printed: list[dict]) -> list[Markup]:
     """What each verdict label in the table means, for the labels it uses (one with a
     legend of its own, "indistinguishable", apart), then the mark "checked on the published
     figures alone" where a row has it: a list of definitions, each its label and what it
-    says."""
+    says. Print keeps the definitions of what its rows (``printed``) show."""
     legends = {k: "claims.legend_" + k.replace(".", "_").replace(" ", "_")
                for k in dict.fromkeys(verdict_key(c) for c in claims)}
-    items = [sentence(w.t[legend], label=f'"{w.t[k]}"')
-             for k, legend in legends.items() if legend in w.t]
+    used = {verdict_key(c) for c in printed}
+    keys = [k for k, legend in legends.items() if legend in w.t]
+    items = [sentence(w.t[legends[k]], label=f'"{w.t[k]}"') for k in keys]
+    screen = [i for i, k in enumerate(keys) if k not in used]
     if any(from_published(w, c) for c in claims):
+        if not any(from_published(w, c) for c in printed):
+            screen.append(len(items))
         items.append(sentence(w.t["claims.legend_tag_from_published"],
                               label=f'"{w.t["claims.from_published"]}"'))
-    return [Items(sentence(w.t["claims.legend"]), items)] if items else []
+    return [Items(sentence(w.t["claims.legend"]), items, screen=tuple(screen))] \
+        if items else []
 
 
 # a gap's decode share above this (in %) means the slower engine was ahead before the
@@ -1495,14 +1512,19 @@ def _verdict_legend(w: Writer, claims: list[dict]) -> list[Markup]:
 WHOLE_GAP = 100
 
 
-def _share_legend(w: Writer, claims: list[dict]) -> list[Markup]:
+def _share_legend(w: Writer, claims: list[dict], printed: list[dict]) -> list[Markup]:
     """Where a claim row shows a gap's decode share above 100%: what that means (the
-    slower engine was ahead before the first tokens)."""
-    over = [f for c in claims for f in c.get("figures") or []
-            if w.has(f) and ids.leaf(f) == "decode_share"
-            and w.registry[f].value > WHOLE_GAP]
-    return [sentence(w.t["claims.share_over"],
-                     hundred=format_value(WHOLE_GAP, "%", w.lang, 0))] if over else []
+    slower engine was ahead before the first tokens); the HTML edition's only where no
+    printed row shows one."""
+    def over(rows: list[dict]) -> bool:
+        return any(w.has(f) and ids.leaf(f) == "decode_share"
+                   and w.registry[f].value > WHOLE_GAP
+                   for c in rows for f in c.get("figures") or [])
+
+    if not over(claims):
+        return []
+    said = sentence(w.t["claims.share_over"], hundred=format_value(WHOLE_GAP, "%", w.lang, 0))
+    return [Items(said, [], screen_only=not over(printed))]
 
 
 def doubtful(w: Writer, wid: str) -> list[str]:
