@@ -15,7 +15,7 @@ export MPLBACKEND := Agg
 # '$(...)' in a value is a character of it, run neither by the shell nor by make.
 # STORE=<dir> puts the results store elsewhere (a shared file system); it becomes --store, which
 # comes before $BENCHREPORT_STORE, which comes before report/_store (core/store.py).
-PASSED := RUN RUNS BASE NAME FILES ENGINE SQL FORMAT WORKLOAD LOAD METRIC CHART GATE_FILE STORE
+PASSED := RUN RUNS BASE NAME FILES ENGINE SQL FORMAT WORKLOAD LOAD METRIC CHART GATE_FILE STORE BASE_URL
 $(foreach v,$(PASSED),$(eval override $(v) := $$(value $(v))))
 export $(PASSED)
 
@@ -61,9 +61,9 @@ $(STAMP): requirements.lock pyproject.toml
 ## Create or refresh .venv from requirements.lock (the other targets do this for you)
 install: $(STAMP)
 
-## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English (ALLOW_FAILED=1: exit 0 for a run where every request failed)
+## Build report/$(RUN)/: notebooks, figures, HTML and PDF in Korean and English (ALLOW_FAILED=1: exit 0 for a run where every request failed; BASE_URL=<address the report folder is served at>: the PDF and the blog post link there)
 report: $(STAMP)
-	@$(BIN)/benchreport build "$$RUN" $(if $(ALLOW_FAILED),--allow-failed) $${STORE:+--store "$$STORE"}
+	@$(BIN)/benchreport build "$$RUN" $(if $(ALLOW_FAILED),--allow-failed) $${STORE:+--store "$$STORE"} $${BASE_URL:+--base-url "$$BASE_URL"}
 
 ## Compare built runs: make compare RUNS="2024-b300 2024-b300-vllm-whatif" [BASE=2024-b300]
 compare: $(STAMP)

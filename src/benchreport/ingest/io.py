@@ -104,16 +104,23 @@ class _Helper:
 
         self.spill = tempfile.TemporaryFile()   # gone with its last handle, whatever happens
         read, write = os.pipe()
+        # Ctrl-C is blocked across the fork: the child, a copy of the build's stack, ignores
+        # it before it unblocks (the build stops it), so it never unwinds the build's code
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             self.pid = os.fork()
         except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
             os.close(read)
             os.close(write)
             self.spill.close()
             raise
         if self.pid == 0:                        # the helper: never returns
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
             os.close(read)
             _helper_main(write, self.spill.fileno(), (path, shown, engine, year, start, end))
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
         os.close(write)
         self.notes = os.fdopen(read, "rb")
         self.summary = None

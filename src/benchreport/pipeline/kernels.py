@@ -392,7 +392,12 @@ class Workers:
         self.key: tuple = ()                    # what the pool reuses them for
         # Blocked while they start (a child inherits the mask), so a Ctrl-C at that
         # moment waits for the main process rather than reach a worker still in the
-        # terminal's process group; each worker unblocks it after leaving the group.
+        # terminal's process group; each worker unblocks it after leaving the group. The
+        # first spawn of a process starts multiprocessing's resource tracker, which
+        # unblocks SIGINT behind it: started first, it leaves the block whole.
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             for i in range(count):

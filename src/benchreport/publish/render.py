@@ -97,7 +97,8 @@ def render_html(env: Environment, article: Article, edition: str = "screen",
     html_at = page if base_url else article.t["notice.beside"].format(page=page)
     html = env.get_template("report.html").render(a=article, font_family=FAMILY,
                                                   mono_family=MONO, edition=edition,
-                                                  page=page, html_at=html_at)
+                                                  page=page, html_at=html_at,
+                                                  absolute=bool(base_url))
     html = mark_code_html(html)
     if edition == "print":      # the appendix a number links to is the HTML edition's
         html = html.replace('<a class="fig" href="#', f'<a class="fig" href="{page}#')
