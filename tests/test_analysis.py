@@ -479,19 +479,35 @@ def test_a_match_the_generator_was_fitted_to_is_by_design_in_a_reconstruction_on
         assert ko[verdict_key(r)] == "재구성본에서 일치"
         assert (m["verdict"], m["reason"]) == ("different method", "other_basis")
         assert ko[verdict_key(m)] == "계산 방식이 다름"
+    # the two published sentences are two claims (the twelfth editor read): prefill alike
+    # is set by design (one assumed curve for both engines), where the gap arose is the
+    # generator's model
     r = rebuilt["prefill-similar"]
     assert (r["verdict"], r["basis"]) == ("confirmed", "assumed")
+    r = rebuilt["gap-in-decode"]
+    assert (r["verdict"], r["basis"]) == ("confirmed", "model-derived")
+    assert ko[verdict_key(r)] == "재구성본에서 일치"
     prefill = sorted(f"prefill.{w}.{e}.mean" for w in ("64k", "200k") for e in ("vllm", "sglang"))
-    assert sorted(r["designed"]) == prefill
-    # without the part set by design the row was the generator's model (the decode shares)
     registry = load_registry(reference_build.paths.figures_json)
     assert {registry[f].provenance for f in prefill} == {"assumed"}
-    assert {registry[f].provenance for f in r["figures"] if f not in prefill} == \
-        {"model-derived"}
+    # a check of both parts in one claim: set by design as soon as one part is
+    claim = parse_claims("""schema: 1
+articles: {a: {file: a.txt, title: {ko: 가, en: a}}}
+claims:
+- id: both
+  source: [a]
+  kind: qualitative
+  text: {ko: 둘, en: both}
+  check:
+    similar: [[prefill.64k.vllm.mean, prefill.64k.sglang.mean],
+              [prefill.200k.vllm.mean, prefill.200k.sglang.mean]]
+    within: 0.15
+    at_least: {e2e.64k.gap.decode_share: 50, e2e.200k.gap.decode_share: 50}
+""", "claims.yaml")[1][0]
+    v = check_claim(claim, registry, {}, set())
+    assert sorted(designed_part(registry, v)) == prefill
+    assert {registry[f].provenance for f in v.figures if f not in prefill} == {"model-derived"}
     # the same figures marked measured: no part is by design, the verdict is evidence
-    claim = next(c for c in parse_claims((reference_build.paths.data / "claims.yaml")
-                                         .read_text(), "claims.yaml")[1]
-                 if c.id == "prefill-similar")
     plain = {k: replace(f, provenance="measured", provenance_why="")
              for k, f in registry.items()}
     v = check_claim(claim, plain, {}, set())

@@ -222,3 +222,30 @@ def test_print_code_breaks_at_underscores_slashes_and_extensions_only():
         "<p><code>speculative_<wbr>num_<wbr>draft_<wbr>tokens</code> 0.95</p>"
     assert code_breaks("<code>raw/sglang/a_1.jsonl</code> <code>0.95</code>") == \
         "<code>raw/<wbr>sglang/<wbr>a_<wbr>1.jsonl</code> <code>0.95</code>"
+
+
+def test_print_leaves_out_the_legend_items_and_paragraphs_only_the_html_rows_need():
+    """A legend item (``Items.screen``) or a whole paragraph (``screen_only``) that explains
+    what only the HTML edition's rows show is left out of the PDF and the blog post, and
+    kept in the HTML."""
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative import Section
+    from benchreport.publish.render import make_env, render_html
+    from benchreport.publish.sections import Items
+
+    from .conftest import ROOT
+
+    t = load_catalogue(ROOT / "templates" / "labels", "en")
+    legend = Items(Markup("Verdicts:"), [Markup("printed-verdict"), Markup("html-verdict")],
+                   screen=(1,))
+    share = Items(Markup("html-only-share"), [], screen_only=True)
+    article = _article(t=t, sections=[Section(id="claims", heading="Claims",
+                                              paragraphs=[legend, share])])
+    env = make_env(ROOT / "templates")
+    printed, screen = render_html(env, article, "print"), render_html(env, article, "screen")
+    assert "printed-verdict" in printed and "html-verdict" not in printed
+    assert "html-only-share" not in printed
+    assert all(x in screen for x in ("printed-verdict", "html-verdict", "html-only-share"))
+    md = markdown(article, {"results": []}, Post(slug="x"))
+    assert "- printed-verdict" in md and "html-verdict" not in md
+    assert "html-only-share" not in md

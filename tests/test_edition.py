@@ -357,8 +357,9 @@ def test_a_rate_rounding_carried_into_a_time_and_an_assumed_prefill_are_said(ref
     assert "허용 오차를 넓혔습니다." in _text(section)
     prefill = next(r for r in rows if r.startswith("프리필 성능은 두 엔진이"))
     assert "확인됨 설계상 정해짐" in prefill and "생성기의 모형·시드로 정해짐" not in prefill
-    assert "재계산값 가운데 프리필 수치는 가정값(" in prefill
-    assert "설계상 정해졌고, 나머지는 생성기의 엔진 모형(" in prefill
+    # where the gap arose is a claim of its own, the generator's model's (the twelfth read)
+    gap = next(r for r in rows if r.startswith("격차의 대부분은 디코드에서"))
+    assert "재구성본에서 일치 생성기의 모형·시드로 정해짐" in gap
 
 
 def test_the_blog_links_the_whole_claims_table(reference_build):
@@ -455,9 +456,11 @@ def test_the_conclusion_lists_what_the_re_derivation_found(reference_build):
     assert items[1] == "요약편의 주장 1개는 공개된 수치로 다시 계산한 값(vLLM 2.94배, " \
         "SGLang 1.49배)과 다릅니다."
     # the time the published rates leave, from published figures alone (the tenth read)
-    assert items[2] == "상세편이 밝힌 SGLang의 안정 구간 프리필·디코드 속도로는 64K의 공개된 " \
-        "소요 시간 150.8초 가운데 24.6초에서 30.6초가 설명되지 않으며, 그 시간이 어디서 " \
-        "생겼는지는 공개된 글로 알 수 없습니다."
+    # ... and the workload it assumed, said as such (the twelfth editor read)
+    assert items[2] == "상세편이 밝힌 SGLang의 안정 구간 프리필·디코드 속도와 가정한 " \
+        "워크로드(요청 10개, 요청당 입력 65,536 토큰·출력 3,072 토큰)로는 64K의 공개된 소요 " \
+        "시간 150.8초 가운데 24.6초에서 30.6초가 설명되지 않으며, 그 시간이 어디서 생겼는지는 " \
+        "공개된 글로 알 수 없습니다."
     assert items[3] == "요약편의 주장 2개는 설정과 이벤트를 더 자세히 적은 상세편의 내용과 " \
         "어긋납니다(공개된 글의 주장 검증 참고)."
     assert "수락" not in " ".join(items) and "27.4초" not in " ".join(items)
@@ -629,3 +632,14 @@ def test_a_real_runs_print_keeps_the_values_it_found_and_leaves_the_evidence_to_
     assert found and all(f in shown for f in found), found
     assert "<th>Found</th>" in printed and "<th>Evidence</th>" not in printed
     assert t["table.published_says"] not in printed
+
+
+def test_the_setup_table_tags_the_workload_values_a_reconstruction_assumed(reference_build):
+    """Tokens per request and the number of requests are assumed: tagged in the setup table
+    as everywhere else; the published concurrency is not (the twelfth editor read)."""
+    page = _page(reference_build, "ko")
+    row = re.search(r"<th>워크로드 64K</th><td>(.*?)</td>", page, re.S)[1]
+    tag = '<sup class="prov" title="가정값">'
+    for fid in ("input_tokens", "output_tokens", "num_prompts"):
+        assert re.search(rf'fig-workload-64k-{fid}">[^<]+</a>{re.escape(tag)}', row), fid
+    assert re.search(r'fig-workload-64k-concurrency">10개</a>$', row)

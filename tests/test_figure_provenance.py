@@ -111,7 +111,7 @@ def test_no_verdict_on_calibrated_or_assumed_inputs_is_evidence(reference_build)
     figs = registry_of(reference_build)
     assert figs["claims.informative"].value == 0
     raw = reference_build.paths.html("en").read_text(encoding="utf-8")
-    assert "None of the 32 verdicts rests on a measured figure" in html.unescape(raw)
+    assert "None of the 33 verdicts rests on a measured figure" in html.unescape(raw)
     # each verdict's basis, as the claims table marks it
     asides = re.findall(r'<span class="aside">(evidence|by construction|the reconstruction'
                         r'&#39;s model)</span>', raw)
@@ -218,9 +218,11 @@ def test_the_headline_and_sglangs_64k_rows_carry_how_requests_arrived(reference_
     # the time the published steady rates leave unexplained (analyses.pubbudget), not the
     # time the reconstruction's seed-drawn rates leave (the tenth editor read)
     assert "At SGLang's steady rates as the detailed post gives them (prefill 19,000 tok/s " \
-        "to 23,000 tok/s, a decode mean of 335 tok/s), 10 requests (assumed) received at " \
-        "once take 120.2 s to 126.2 s: 24.6 s to 30.6 s less than the published 150.8 s. " \
-        "Where that time went, the published texts do not say." in glance
+        "to 23,000 tok/s, a decode mean of 335 tok/s), 10 requests received at once (65,536 " \
+        "tokens in and 3,072 tokens out each), prefilled and then decoded, take 120.2 s to " \
+        "126.2 s: 24.6 s to 30.6 s less than the published 150.8 s. Where that time went, " \
+        "the published texts do not say; the number of requests and their tokens are not in " \
+        "them and were assumed, so the remainder rests on that assumption too." in glance
     assert "27.4 s" not in glance
     # the spacing the generator filled it with is the caveats table's, not the lede's
     assert "6.3 s apart" not in glance

@@ -173,13 +173,15 @@ def test_print_names_the_generator_analyses_the_html_edition_alone_shows(
     links = {a.get_object()["/A"]["/URI"] for page in PdfReader(
         reference_pdf_build.paths.pdf("ko")).pages for a in page.get("/Annots") or []
         if "/URI" in a.get_object().get("/A", {})}
-    assert {f"report.ko.html#{sid}" for sid in hidden} <= links
+    # built without an address, the PDF names them as plain text: a printed link to a file
+    # beside it leads nowhere (test_blog.py has the absolute links a --base-url gives)
+    assert not {f"report.ko.html#{sid}" for sid in hidden} & links
     blog = (reference_pdf_build.paths.report / "blog" / "index.ko.md").read_text()
     assert "- [부록: 디코드 확장성](report.ko.html#decode)" in blog
     # the generator's inputs too: named and linked, not printed
     assert "- [부록: 재구성 생성기가 쓴 입력](report.ko.html#generator)" in blog
     assert "부록: 재구성 생성기가 쓴 입력" in text and "prefill_knots" not in text
-    assert "report.ko.html#generator" in links
+    assert "report.ko.html#generator" not in links
     assert "## 부록: 디코드 확장성" not in blog and "64K 입력의 지연 시간" not in blog
     # the bundle holds the images the post shows, and none of an earlier build
     images = sorted(p.name for p in (reference_pdf_build.paths.report / "blog" / "images")
@@ -559,9 +561,10 @@ def test_a_reconstructions_print_says_what_the_published_texts_say_of_each_limit
            "소프트 OOM 재시도 32회" in caveats
     assert "KV 캐시 용량 원래 값은 알 수 없음" in caveats
     # the time the steady rates leave: the published figures' own budget (analyses.pubbudget)
-    assert "안정 구간 속도로 설명되지 않는 시간: SGLang, 64K 공개된 안정 구간 프리필·디코드 " \
-        "속도로 계산하면 공개된 소요 시간 150.8초 가운데 24.6초에서 30.6초가 설명되지 않음" \
-        in caveats
+    # not what the texts say: the report's sum on their rates and the assumed workload
+    assert "안정 구간 속도로 설명되지 않는 시간: SGLang, 64K 공개된 글에는 없음. " \
+        "공개된 안정 구간 속도와 가정한 워크로드로 계산하면 공개된 소요 시간 150.8초 가운데 " \
+        "24.6초에서 30.6초가 설명되지 않음" in caveats
     # a claim another write-up contradicts, or one about more than the limit, is not quoted
     assert "요약편: 두 엔진 모두 메모리 사용률 목표" not in caveats
     assert "HTML판의 같은 표에 있습니다" in caveats
@@ -609,9 +612,10 @@ def test_print_defines_only_what_its_claim_rows_show(reference_pdf_build, pages)
 
     html = markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", _between(
         pages["ko"], '<section id="claims">', "</section>")).split()))
-    for only_html in ("100%를 넘는다는 것은", '"데이터와 부합":'):
+    for only_html in ('"데이터와 부합":',):
         assert only_html not in claims and only_html in html, only_html
-    for printed in ('"데이터와 어긋남":', '"계산 방식이 다름":'):
+    # the row of where the gap arose (103% at 200K) is printed, and so is what that means
+    for printed in ('"데이터와 어긋남":', '"계산 방식이 다름":', "100%를 넘는다는 것은"):
         assert printed in claims, printed
     blog = (reference_pdf_build.paths.report / "blog" / "index.ko.md").read_text()
-    assert "100%를 넘는다는 것은" not in blog and '"데이터와 어긋남":' in blog
+    assert '"데이터와 부합":' not in blog and '"데이터와 어긋남":' in blog

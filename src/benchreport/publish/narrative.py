@@ -422,18 +422,25 @@ def _published_budget(w: Writer, wid: str, engine: str) -> Markup:
     published duration (analyses.pubbudget)."""
     fid = partial(ids.budget, wid, engine)
     fig = w.registry[ids.CLAIMS_UNEXPLAINED]
-    requests = ids.workload(wid, "num_prompts")
     return sentence(w.t["results.published_budget"], engine=w.name(engine),
                     sources=_write_ups(w, fig.context.get("sources", [])),
                     prefill_min=w.fig(fid("published_prefill_min")),
                     prefill_max=w.fig(fid("published_prefill_max")),
                     decode=w.fig(fid("published_decode")),
-                    requests=Markup("{}{}").format(w.fig(requests).html, w.mark(requests)),
                     low=w.fig(fid("published_expected_min_s")),
                     high=w.fig(fid("published_expected_max_s")),
                     duration=w.fig(fid("published_duration")),
                     short_min=w.fig(fid("published_unexplained_min_s")),
-                    short_max=w.fig(fid("published_unexplained_max_s")))
+                    short_max=w.fig(fid("published_unexplained_max_s")),
+                    **workload_said(w, wid))
+
+
+def workload_said(w: Writer, wid: str) -> dict[str, Any]:
+    """A workload's requests and tokens per request, which the time budgets rest on (the
+    sentences say in words that they were assumed)."""
+    return {"requests": w.fig(ids.workload(wid, "num_prompts")),
+            "input": w.fig(ids.workload(wid, "input_tokens")),
+            "output": w.fig(ids.workload(wid, "output_tokens"))}
 
 
 def _conclusion(w: Writer, caveats: dict | None = None) -> Section:
@@ -525,7 +532,8 @@ def _found_published_budget(w: Writer) -> list[Markup]:
                             label=w.run.meta.workload(wid).label,
                             duration=w.fig(fid("published_duration")),
                             short_min=w.fig(fid("published_unexplained_min_s")),
-                            short_max=w.fig(fid("published_unexplained_max_s"))))
+                            short_max=w.fig(fid("published_unexplained_max_s")),
+                                    **workload_said(w, wid)))
     return out
 
 
@@ -727,13 +735,15 @@ def _workload_cell(w: Writer, wl) -> Cell:
                              loads=", ".join(x.id for x in wl.loads),
                              repeats=w.fig(ids.workload(wl.id, "repeats"))
                              if w.has(ids.workload(wl.id, "repeats")) else "–"))
+    def tagged(name: str) -> Markup:       # a value a reconstruction assumed says so
+        fid = ids.workload(wl.id, name)
+        return Markup("{}{}").format(w.fig(fid).html, w.cell_mark(fid))
+
     return Cell(sentence(t["env.workload"], label=wl.label),
-                sentence(t["env.workload_value"],
-                         input=w.fig(ids.workload(wl.id, "input_tokens")),
-                         output=w.fig(ids.workload(wl.id, "output_tokens")),
+                sentence(t["env.workload_value"], input=tagged("input_tokens"),
+                         output=tagged("output_tokens"),
                          concurrency=w.fig(ids.workload(wl.id, "concurrency")),
-                         prompts=w.fig(ids.workload(wl.id, "num_prompts")),
-                         dataset=wl.dataset))
+                         prompts=tagged("num_prompts"), dataset=wl.dataset))
 
 
 def _sections(w: Writer, given: Given) -> list[Section]:
