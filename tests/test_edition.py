@@ -76,14 +76,14 @@ def test_points_that_read_the_same_share_one_row(reference_build):
     ("ko", "입력 길이에 따라 알맞은 엔진과 구성(특히 디코드 컨텍스트 병렬(DCP) 크기)이 달라질 수 "
      "있다는 점입니다",
      "디코드 컨텍스트 병렬(DCP) 크기부터 같게 맞추고 여러 번 실행해",
-     "DCP 크기와 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
+     "DCP와 투기적 디코딩을 함께 켤 수 없는 엔진이 있다면, 두 엔진 모두 투기적 디코딩을 "
      "끄고 비교하시기 바랍니다. 차이가 DCP 크기 때문인지 보려면, 투기적 디코딩을 끈 상태에서 "
-     "이를 지원하는 엔진 하나의 DCP 크기만 바꿔 가며 측정해 보는 것이 가장 직접적입니다. "
+     "DCP를 지원하는 엔진 하나의 DCP 크기만 바꿔 가며 측정해 보는 것이 가장 직접적입니다. "
      "투기적 디코딩을 켜 두면 DCP 크기에 따라 바뀌는 것이 하나가 아닐 수 있습니다."),
     ("en", "the input length can change which engine and configuration (above all decode "
      "context parallel size) suits",
      "with decode context parallel size set alike first, over several runs",
-     "Where an engine cannot run the DCP size together with speculative decoding, compare "
+     "Where an engine cannot run DCP together with speculative decoding, compare "
      "both with speculative decoding off. To see whether the DCP size makes the difference, "
      "the most direct test is to change only the DCP size, with speculative decoding off, on "
      "one engine that supports it: with speculative decoding on, changing the DCP size may "
@@ -595,7 +595,7 @@ def test_the_conclusion_names_each_engines_setting_and_tests_it_alone(reference_
         "빨리 마쳤습니다" in conclusion
     assert "입력 길이에 따라 알맞은 엔진과 구성(특히 디코드 컨텍스트 병렬(DCP) 크기)이 " \
         "달라질 수 있다는 점입니다" in conclusion
-    assert "투기적 디코딩을 끈 상태에서 이를 지원하는 엔진 하나의 DCP 크기만 바꿔 가며" \
+    assert "투기적 디코딩을 끈 상태에서 DCP를 지원하는 엔진 하나의 DCP 크기만 바꿔 가며" \
         in conclusion
     english = _text(_section(_page(reference_build, "en"), "conclusion"))
     assert "vLLM (DCP 1) completed the benchmark faster at 64K and SGLang (DCP 8) at 200K" \

@@ -1663,18 +1663,19 @@ def _takeaway(w: Writer, short_w, long_w, winners: set) -> list[Markup]:
     single = w.has(ids.REPEATS) and w.registry[ids.REPEATS].value == 1
     return [sentence(w.t["conclusion.takeaway" if single else "conclusion.takeaway_repeated"],
                      first=w.inside(names[0])),
-            _combine(w, w.t.get("setting_short." + named[0]) or w.inside(names[0]))]
+            _combine(w, w.t.get("setting_short." + named[0]) or w.inside(names[0]),
+                     w.t.get("setting_tag." + named[0]) or w.inside(names[0]))]
 
 
-def _combine(w: Writer, first: str) -> Markup:
+def _combine(w: Writer, first: str, tag: str) -> Markup:
     """If an engine cannot combine the setting to align with another feature the run
     enabled: compare without it first. Speculative decoding, where the run enabled it, is
     the feature named (the sentence is conditional: it does not say that it is the one)."""
     spec = [f for f in w.registry if ids.parse_setting(f) is not None
             and ids.parse_setting(f)[0] == "speculative" and w.registry[f].value]
     if not spec:
-        return sentence(w.t["conclusion.combine"], first=first)
-    return sentence(w.t["conclusion.combine_feature"], first=first,
+        return sentence(w.t["conclusion.combine"], first=first, tag=tag)
+    return sentence(w.t["conclusion.combine_feature"], first=first, tag=tag,
                     feature=w.inside(w.t["setting.speculative"]))
 
 
