@@ -594,6 +594,10 @@ def test_the_pdf_says_where_its_html_edition_and_inputs_are(reference_pdf_build,
     # a file name may break at its extension at a line's end: compared without spaces
     assert text.replace(" ", "").count(where.replace(" ", "")) == 2
     assert "data/2024-b300/" in text and "859773a7" not in text and "weasyprint" not in text
+    # ... and that they are not in the report folder, whose derived/ it names (the
+    # thirteenth editor read)
+    assert ("보고서 폴더에는 들어 있지 않습니다" if lang == "ko" else
+            "not in the report folder") in text
     # an identifier in a narrow column breaks at an underscore, not inside a word
     assert "speculative_num_draft_tok ens" not in text and "draft_tok\nens" not in text
 
