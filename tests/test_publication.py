@@ -596,8 +596,10 @@ def test_the_pdf_says_where_its_html_edition_and_inputs_are(reference_pdf_build,
     assert "data/2024-b300/" in text and "859773a7" not in text and "weasyprint" not in text
     # ... and that they are not in the report folder, whose derived/ it names (the
     # thirteenth editor read)
-    assert ("보고서 폴더에는 들어 있지 않습니다" if lang == "ko" else
-            "not in the report folder") in text
+    assert ("원본 결과 파일과 서버 로그는 보고서 폴더에 들어 있지 않습니다" if lang == "ko" else
+            "are not in the report folder") in text
+    # the copies it does hold are named (the fourteenth editor read)
+    assert "claims.yaml, run.yaml, scenario.yaml" in text and "derived/inputs/" in text
     # an identifier in a narrow column breaks at an underscore, not inside a word
     assert "speculative_num_draft_tok ens" not in text and "draft_tok\nens" not in text
 

@@ -126,6 +126,8 @@ class Article:
     notes: str | None = None                # run.yaml notes, in this language
     sources: list[str] = field(default_factory=list)   # where the files came from, one line each
     writeups: list[Citation] = field(default_factory=list)  # the texts re-derived here
+    # the input files the report folder holds a copy of (derived/inputs/: run.yaml, …)
+    copies: list[str] = field(default_factory=list)
 
     @property
     def screen_only(self) -> list[Section]:
@@ -277,6 +279,9 @@ def _mixed(w: Writer) -> list[Markup]:
                     m=format_value(len(fig.context["alternatives"]), "count", w.lang),
                     sources=_write_ups(w, fig.context["sources"]),
                     which=figures_text(w, fig.context["alternatives"]),
+                    # the values alone where their one source is named: their labels say it
+                    values=Markup(", ").join(w.fig(a).html for a in fig.context["alternatives"]
+                                             if w.has(a)),
                     common=figures_text(w, [common]) if common else "")
     bounds = mean_bounds(w, fig.context["alternatives"])
     if bounds:            # what the like-for-like value can be, from the published extremes
@@ -868,6 +873,8 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         # last: the entries cover what the text above cited
         derivations=derivations(w, given.excerpts),
         charts=given.charts, notebooks=given.notebooks, ingest_notes=given.ingest_notes,
+        copies=sorted(p.name for p in run.paths.inputs_copy.glob("*") if p.is_file())
+        if run.paths.inputs_copy.is_dir() else [],
         **_run_fields(w))
 
 
