@@ -172,7 +172,9 @@ def test_latency_figures_and_within_run_spreads(reference):
 
 # --- runs with known truth -------------------------------------------------------------
 
-def _variant(tmp_path, seed, edit=None):
+def _variant(tmp_path, seed, edit=None, ingest=True):
+    """The small scenario with ``seed`` (and ``edit``): its run, the run ingested (None
+    without ``ingest``, for a test that builds it) and the generator's simulations."""
     doc = yaml.safe_load(SMALL.read_text())
     doc["seed"] = seed
     if edit:
@@ -182,7 +184,7 @@ def _variant(tmp_path, seed, edit=None):
     run_dir = tmp_path / "data" / f"s{seed}"
     sims = make_run(path, run_dir)
     run = load_run(f"s{seed}", tmp_path / "data", tmp_path / "report")
-    return run, ingest_run(run), sims
+    return run, ingest_run(run) if ingest else None, sims
 
 
 @pytest.mark.parametrize("seed", [3, 8, 21])
@@ -265,7 +267,7 @@ def test_three_engines_other_lengths_and_no_spec_build(tmp_path, request):
             spec["runs"]["16k"] = {"start": spec["runs"]["8k"]["start"].replace(minute=16),
                                    "accept_prob": 0.3, "targets": {}}
 
-    run, _, _ = _variant(tmp_path, 9, three)
+    run, _, _ = _variant(tmp_path, 9, three, ingest=False)      # the build ingests it
     build(run.id, data_root=tmp_path / "data", report_root=tmp_path / "report",
           project=Path(request.config.rootpath), out=lambda line: None, pdf=False)
     figs = {f.id: f.value for f in registry_of(run).values()}

@@ -211,17 +211,15 @@ def test_points_match_by_what_they_measured_not_by_workload_id(tmp_path):
     assert hist.read_series(store, metrics=["p99_ttft_ms"], engine="sglang") == []
 
 
-def test_a_point_found_invalid_is_left_out(stepped, tmp_path):
+def test_a_point_found_invalid_is_left_out(stepped):
     """A run whose point the validity check found invalid (its figure in the store's
     figures table, as a build exports it) is not part of the series."""
     store, run_ids = stepped
-    registry = tmp_path / "figures.json"
-    registry.write_text(json.dumps({"figures": [
-        {"id": "point.vllm.1k.c16.r1.validity", "value": INVALID, "unit": "verdict",
-         "method": "validity", "sources": []}]}))
+    figures = [{"id": "point.vllm.1k.c16.r1.validity", "value": INVALID, "unit": "verdict",
+                "method": "validity", "sources": []}]
     folder = partition(store, "figures", "nightly-03")
     folder.mkdir(parents=True)
-    _write_figures(connect(), registry, folder / "data.parquet")
+    _write_figures(connect(), figures, folder / "data.parquet")
     (series,) = hist.read_series(store, metrics=["p99_ttft_ms"])
     assert series.run_ids == [r for r in run_ids if r != "nightly-03"]
 

@@ -224,9 +224,10 @@ def test_a_built_comparison_shows_every_method_in_korean(tmp_path):
 
     store = _comparison_store(tmp_path)
     paths = build_compare(["run-a", "run-b", "run-c"], report_root=store.parent, project=ROOT,
-                          out=lambda line: None, build_runs=False)
+                          out=lambda line: None, build_runs=False, pdf=False)
     registry = load_registry(paths.figures_json)
     assert registry and all(f.said for f in registry.values())
+    assert not paths.pdf("ko").exists() and not paths.pdf("en").exists()
     page = paths.html("ko").read_text(encoding="utf-8")
     marker = load_catalogue(LABELS, "ko")["derivation.untranslated"].split("{")[0].strip()
     assert marker not in page

@@ -435,13 +435,17 @@ def test_no_chart_label_overlaps_another(reference_build):
 def test_the_overlap_check_sees_two_labels_on_top_of_each_other():
     from matplotlib.figure import Figure
 
-    from benchreport.publish.charts import overlapping_labels
+    from benchreport.publish.charts import _svg, overlapping_labels
 
     fig = Figure(figsize=(3, 2))
     ax = fig.subplots()
     ax.text(0.5, 0.5, "first label")
     ax.text(0.52, 0.5, "second label")
     assert ("first label", "second label") in overlapping_labels(fig)
+    # a chart finds them in its PNG's draw (at PNG_DPI), once each
+    assert _svg(fig, "two labels").overlaps.count(("first label", "second label")) == 1
+    ax.texts[1].set_position((0.5, 0.2))
+    assert _svg(fig, "two labels").overlaps == ()
 
 
 def _writer(run, lang):

@@ -40,11 +40,12 @@ def default_name(run_ids: list[str]) -> str:
 def build_compare(run_ids: list[str], *, base: str | None = None, name: str | None = None,
                   data_root: Path | str = "data", report_root: Path | str = "report",
                   project: Path | str = ".", out: Callable[[str], None] | None = None,
-                  build_runs: bool = True,
+                  build_runs: bool = True, pdf: bool = True,
                   store_dir: Path | str | None = None) -> ComparePaths:
     """Build the comparison of ``run_ids`` (base: the first, unless given), reading the
     store ``core.store.resolve_store`` names (``store_dir``, ``$BENCHREPORT_STORE``, or
-    ``<report_root>/_store``)."""
+    ``<report_root>/_store``). ``pdf=False`` leaves the PDFs out, as ``build`` does (what
+    tests that read no PDF build)."""
     from .run import build
 
     project = Path(project).resolve()
@@ -74,7 +75,8 @@ def build_compare(run_ids: list[str], *, base: str | None = None, name: str | No
             stale.unlink()
         _execute(notebooks, staged, run_ids, base or "", (store, data_root), project, steps)
         steps.run("figures", lambda: _collect(staged))
-        steps.run("render HTML and PDF (ko, en)", lambda: _render(staged, project))
+        steps.run("render HTML and PDF (ko, en)" if pdf else "render HTML (ko, en)",
+                  lambda: _render(staged, project, pdf))
     return paths
 
 
@@ -102,7 +104,7 @@ def _collect(paths: ComparePaths) -> None:
                                     "figures": [f.to_json() for f in registry.values()]})
 
 
-def _render(paths: ComparePaths, project: Path) -> None:
+def _render(paths: ComparePaths, project: Path, pdf: bool) -> None:
     from ..publish.compare import render_compare
 
-    render_compare(paths, load_registry(paths.figures_json), project=project)
+    render_compare(paths, load_registry(paths.figures_json), project=project, pdf=pdf)

@@ -187,11 +187,15 @@ def _write_runs(con, row: dict[str, Any], path: Path) -> None:
     copy_parquet(con, "SELECT * FROM run_row", path)
 
 
-def _write_figures(con, figures_json: Path, path: Path) -> None:
+def _figures(figures_json: Path) -> list[dict[str, Any]]:
+    """The run's figures as figures.json holds them (none without the file)."""
+    return json.loads(figures_json.read_text(encoding="utf-8"))["figures"] \
+        if figures_json.is_file() else []
+
+
+def _write_figures(con, figures: list[dict[str, Any]], path: Path) -> None:
     import pandas as pd
 
-    figures = json.loads(figures_json.read_text(encoding="utf-8"))["figures"] \
-        if figures_json.is_file() else []
     rows = []
     for f in figures:
         value = f.get("value")
@@ -263,13 +267,11 @@ POINT_EXTRA_TYPES = {"load_concurrency": "DOUBLE", "load_rate": "DOUBLE",
                      "validity_reason": "VARCHAR"}
 
 
-def _validity(figures_json: Path) -> dict[str, tuple[str, str | None]]:
+def _validity(figures: list[dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
     """Point id -> (its validity verdict, the codes of the checks that made it), from the
     run's ``point.<p>.validity`` figures."""
-    if not figures_json.is_file():
-        return {}
     out = {}
-    for f in json.loads(figures_json.read_text(encoding="utf-8"))["figures"]:
+    for f in figures:
         parsed = ids.parse_point(f["id"])
         if not parsed or parsed[1] != "validity":
             continue
@@ -294,7 +296,7 @@ def point_extras(point: dict[str, Any], validity: dict[str, tuple[str, str | Non
             "validity_reason": reason}
 
 
-def _write_points(con, source: Path, figures_json: Path, path: Path) -> None:
+def _write_points(con, source: Path, figures: list[dict[str, Any]], path: Path) -> None:
     """The run's points table (every column cast as ``_write_table`` does) with the
     store's columns (``point_extras``) after them."""
     import pandas as pd
@@ -303,7 +305,7 @@ def _write_points(con, source: Path, figures_json: Path, path: Path) -> None:
     _write_table(con, source, staged, POINT_TYPES)
     points = [dict(zip(POINT_TYPES, row, strict=True)) for row in con.execute(
         f"SELECT * FROM {quoted(staged)}").fetchall()]
-    validity = _validity(figures_json)
+    validity = _validity(figures)
     frame = pd.DataFrame([point_extras(p, validity) for p in points],
                          columns=["point", *POINT_EXTRA_TYPES])
     con.register("point_extras", frame.astype(object).where(frame.notna(), None))
@@ -329,12 +331,12 @@ def _write_tables(run: Run, folder: Path) -> None:
     con = connect()
     try:
         files = {t: folder / f"{t}.parquet" for t in TABLES}
-        _write_points(con, tables / "points.parquet", run.paths.figures_json,
-                      files["points"])
+        figures = _figures(run.paths.figures_json)          # read once, for two tables
+        _write_points(con, tables / "points.parquet", figures, files["points"])
         _write_table(con, tables / "requests.parquet", files["requests"], REQUEST_TYPES)
         _write_table(con, tables / "settings.parquet", files["settings"], SETTING_TYPES)
         _write_table(con, tables / "inputs.parquet", files["inputs"], INPUT_TYPES)
-        _write_figures(con, run.paths.figures_json, files["figures"])
+        _write_figures(con, figures, files["figures"])
         _write_events(con, tables, files["events"])
         _write_runs(con, run_row(run, con), files["runs"])
     finally:

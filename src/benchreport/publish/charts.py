@@ -8,6 +8,7 @@ whose text is drawn in pixels."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import re
@@ -73,11 +74,19 @@ def overlapping_labels(fig) -> list[tuple[str, str]]:
     """Pairs of visible texts (titles, tick labels, legend entries, value labels) whose
     boxes, as matplotlib lays them out, intersect by more than a pixel each way."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    with _painted_texts(fig) as boxes:
+        FigureCanvasAgg(fig).draw()
+    return _overlaps(boxes, 1.0)
+
+
+@contextlib.contextmanager
+def _painted_texts(fig):
+    """The texts the last draw of ``fig`` paints (tick labels beyond the axis limits exist
+    but are not drawn), with the boxes they were painted in."""
     from matplotlib.text import Text
 
-    # the texts a draw really paints (tick labels beyond the axis limits exist but are not
-    # drawn), with the boxes they were painted in
-    boxes = []
+    boxes: list = []
     draw = Text.draw
 
     def recording(self, renderer):
@@ -87,23 +96,31 @@ def overlapping_labels(fig) -> list[tuple[str, str]]:
             if box.width > 0 and box.height > 0:
                 boxes.append((self.get_text(), box))
 
-    Text.draw = recording
+    def drawing(renderer):          # a new draw (savefig's tight-box pass, then its own)
+        boxes.clear()
+        return type(fig).draw(fig, renderer)
+
+    Text.draw, fig.draw = recording, drawing
     try:
-        FigureCanvasAgg(fig).draw()
+        yield boxes
     finally:
         Text.draw = draw
+        del fig.draw
+
+
+def _overlaps(boxes: list, pixel: float) -> list[tuple[str, str]]:
+    """Pairs of ``boxes`` that intersect by more than ``pixel`` each way."""
     out = []
     for i, (a, box_a) in enumerate(boxes):
         for b, box_b in boxes[i + 1:]:
             dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
             dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
-            if dx > 1 and dy > 1:
+            if dx > pixel and dy > pixel:
                 out.append((a, b))
     return out
 
 
 def _svg(fig, alt: str) -> Chart:
-    overlaps = overlapping_labels(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
@@ -113,10 +130,14 @@ def _svg(fig, alt: str) -> Chart:
     svg = re.sub(r"font-family:\s*'?[^;'\"]+'?", f"font-family: '{FAMILY}', '{FALLBACK}'", svg)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
     png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight",
-                metadata={"Software": None})
+    # the labels' overlaps as the PNG's draw lays them out (no draw of their own), at
+    # PNG_DPI: a pixel of the figure's dpi is PNG_DPI / dpi of the PNG's
+    pixel = PNG_DPI / fig.dpi
+    with _painted_texts(fig) as boxes:
+        fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight",
+                    metadata={"Software": None})
     chart = Chart(svg)
-    chart.png, chart.overlaps = png.getvalue(), tuple(overlaps)
+    chart.png, chart.overlaps = png.getvalue(), tuple(_overlaps(boxes, pixel))
     return chart
 
 

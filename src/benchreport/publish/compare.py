@@ -8,6 +8,7 @@ linked to the audit appendix, which cites each run's own input files.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -308,8 +309,9 @@ def build_compare_article(paths: ComparePaths, registry: dict[str, Figure], lang
 
 
 def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
-                   project: Path) -> list[Path]:
-    """Write report.<lang>.html and .pdf of the comparison, and its notebook pages."""
+                   project: Path, pdf: bool = True) -> list[Path]:
+    """Write report.<lang>.html and (unless ``pdf`` is false) .pdf of the comparison, and
+    its notebook pages."""
     from .render import (
         code_version,
         locked_packages,
@@ -327,19 +329,29 @@ def render_compare(paths: ComparePaths, registry: dict[str, Figure], *,
     written = []
 
     notebook_pages(paths.notebooks)
-    with pdf_workers() as (pool, warm):        # one PDF per language, side by side
+    for lang in LANGS if not pdf else ():   # no earlier PDF beside pages it does not match
+        paths.pdf(lang).unlink(missing_ok=True)
+    with pdf_workers() if pdf else _no_workers() as (pool, warm):   # one PDF per language
         pdfs = []
         for lang in LANGS:
             t = load_catalogue(project / "templates" / "labels", lang)
             article = build_compare_article(paths, registry, lang, t, rec, packages)
             html = render_html(env, article)
             write_text_atomic(paths.html(lang), html)
-            pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
-                                               paths.pdf(lang), epoch)))
-            written += [paths.html(lang), paths.pdf(lang)]
+            written.append(paths.html(lang))
+            if pdf:
+                pdfs.append(pool.submit(pdf_job, (render_html(env, article, "print"),
+                                                   paths.pdf(lang), epoch)))
+                written.append(paths.pdf(lang))
         for future in warm + pdfs:
             future.result()
     return written
+
+
+@contextlib.contextmanager
+def _no_workers():
+    """What ``pdf_workers`` gives when no PDF is rendered: no pool, nothing warming up."""
+    yield None, []
 
 
 def _epoch(rec: dict[str, Any]) -> int:

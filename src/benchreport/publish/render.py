@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shutil
@@ -231,18 +232,45 @@ def notebook_pages(folder: Path) -> list[str]:
     """The executed notebooks in ``folder`` as HTML pages next to them (nbconvert, no
     external assets)."""
     import nbformat
-    from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="basic")
+    exporter = _page_exporter()
     names = []
     for nb_path in sorted(folder.glob("*.ipynb")):
-        body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
+        body = exporter.page(nbformat.read(nb_path, as_version=4))
         title = nb_path.stem
         page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
                 f"</title></head><body>{body}</body></html>\n")
         write_text_atomic(nb_path.with_suffix(".html"), page)
         names.append(nb_path.with_suffix(".html").name)
     return names
+
+
+@functools.cache
+def _page_exporter():
+    """One nbconvert exporter (its templates compiled once) for the notebook pages of every
+    build in this process."""
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+    class Pages(HTMLExporter):
+        def page(self, nb) -> str:
+            """``nb`` in the 'basic' template. HTMLExporter then parses the page with
+            BeautifulSoup (most of its time) to give an image without alt text one and to
+            make JupyterLab's cells focusable; the basic template has no JupyterLab cells,
+            so only a page with an image takes that path."""
+            lang = nb.metadata.get("language_info", {})
+            lexer = lang.get("pygments_lexer", lang.get("name", None))
+            resources = self._init_resources(None)
+            self.register_filter("highlight_code", Highlight2HTML(pygments_lexer=lexer,
+                                                                  parent=self))
+            self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+            html, _ = TemplateExporter.from_notebook_node(self, nb, resources)
+            return self.from_notebook_node(nb)[0] if "<img" in html else html
+
+    return Pages(template_name="basic")
 
 
 def blog_post(run: Run, base_url: str | None = None) -> Post:
