@@ -873,9 +873,13 @@ def build_article(run: Run, registry: dict[str, Figure], lang: str, t: dict[str,
         # last: the entries cover what the text above cited
         derivations=derivations(w, given.excerpts),
         charts=given.charts, notebooks=given.notebooks, ingest_notes=given.ingest_notes,
-        copies=sorted(p.name for p in run.paths.inputs_copy.glob("*") if p.is_file())
-        if run.paths.inputs_copy.is_dir() else [],
-        **_run_fields(w))
+        copies=_copies(run), **_run_fields(w))
+
+
+def _copies(run) -> list[str]:
+    """The input files the report folder holds a copy of (derived/inputs/)."""
+    folder = run.paths.inputs_copy
+    return sorted(p.name for p in folder.glob("*") if p.is_file()) if folder.is_dir() else []
 
 
 def _run_fields(w: Writer) -> dict[str, Any]:
