@@ -447,7 +447,7 @@ def test_the_conclusion_lists_what_the_re_derivation_found(reference_build):
     items = [_text(i) for i in re.findall(r"<li>(.*?)</li>", conclusion, re.S)]
     assert len(items) == 4, items
     assert items[0].startswith("상세편의 공개값 3개는 평균이 아니라 vLLM 64K 디코드 최대 "
-                               "537.0 tok/s에서 나왔습니다.")
+                               "537.0 tok/s에서 계산한 값과 맞습니다.")
     assert "2.69배와 3.29배 사이이므로" in items[0]
     # ... and that the comparison the published ratio made holds at the bound's floor
     assert items[0].endswith("그래도 같은 기준으로 본 vLLM의 저하는 적어도 2.69배로, SGLang의 "

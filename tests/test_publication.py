@@ -142,7 +142,7 @@ def test_the_pdf_points_to_the_html_appendix_where_each_number_links(
 
     text = " ".join(ln for page in pdf_lines["en"] for ln in page)
     assert "e2e.64k.vllm.duration" not in text
-    assert "links to its entry in the appendix of the HTML edition (report.en.html)" in \
+    assert "leads to its entry in the appendix of the HTML edition (report.en.html)" in \
         " ".join(text.split())
     from pypdf import PdfReader
 
@@ -600,7 +600,7 @@ def test_the_pdf_says_where_its_html_edition_and_inputs_are(reference_pdf_build,
     assert "data/2024-b300/" in text and "859773a7" not in text and "weasyprint" not in text
     # ... and that they are not in the report folder, whose derived/ it names (the
     # thirteenth editor read)
-    assert ("원본 결과 파일과 서버 로그는 보고서 폴더에 들어 있지 않습니다" if lang == "ko" else
+    assert ("결과 파일과 서버 로그 자체는 보고서 폴더에 들어 있지 않습니다" if lang == "ko" else
             "are not in the report folder") in text
     # the copies it does hold are named (the fourteenth editor read)
     assert "claims.yaml, run.yaml, scenario.yaml" in text and "derived/inputs/" in text
