@@ -642,3 +642,26 @@ def test_the_setup_table_tags_the_workload_values_a_reconstruction_assumed(refer
     for fid in ("input_tokens", "output_tokens", "num_prompts"):
         assert re.search(rf'fig-workload-64k-{fid}">[^<]+</a>{re.escape(tag)}', row), fid
     assert re.search(r'fig-workload-64k-concurrency">10개</a>$', row)
+
+
+def test_a_reconstructions_event_rows_do_not_read_its_generators_lines_as_evidence(
+        reference_build, mini_build):
+    """The published text counts four runtime JIT kernels; the reconstruction's FlashInfer
+    lines only carry that count, so its row names no library and does not doubt the
+    compilation on the strength of lines the generator wrote (the sixteenth editor read).
+    A real run keeps what its log's lines say."""
+    caveats = _text(_section(_page(reference_build, "ko"), "caveats"))
+    assert "런타임 JIT 커널 4개" in caveats and "FlashInfer" not in caveats
+    assert "재구성본의 로그 줄은 그 수를 옮겨 적은 것이라" in caveats
+    assert "컴파일이 있었는지 알 수 없습니다" not in caveats
+    from benchreport.core.i18n import load_catalogue
+    from benchreport.publish.narrative_base import Writer
+    from benchreport.publish.sections import _own_key
+
+    from .conftest import ROOT
+
+    run, _ = mini_build
+    t = load_catalogue(ROOT / "templates" / "labels", "ko")
+    assert _own_key(Writer(run, {}, "ko", t), "why.event_jit_load") == "why.event_jit_load"
+    assert _own_key(Writer(reference_build, {}, "ko", t), "why.event_jit_load") == \
+        "why.event_jit_load_reconstructed"

@@ -142,7 +142,7 @@ def test_the_pdf_points_to_the_html_appendix_where_each_number_links(
 
     text = " ".join(ln for page in pdf_lines["en"] for ln in page)
     assert "e2e.64k.vllm.duration" not in text
-    assert "leads to its entry in the appendix of the HTML edition (report.en.html)" in \
+    assert "opens its entry in the appendix of the HTML edition (report.en.html)" in \
         " ".join(text.split())
     from pypdf import PdfReader
 

@@ -1030,7 +1030,7 @@ def _differing_rows(w: Writer, differing: list[dict]) -> list[list[Markup]]:
                     + [marked_assumed(w, c["id"], e, caveat_value(w, c, e))
                        if c.get("kind") == "setting" and e in c["values"]
                        else escape(caveat_value(w, c, e)) for e in engines]
-                    + [Markup(escape(w.t[f"why.{c['id']}"])),
+                    + [Markup(escape(w.t[_own_key(w, f"why.{c['id']}")])),
                        w.evidence(c["evidence"][:2])])
     return rows
 
@@ -1106,7 +1106,7 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str | Markup:
         return "–"
     if c.get("kind") == "event" and c.get("counts") and len(c.get("span") or ()) == 2:
         first, last = c["span"]
-        text = w.t[f"event.{c['id']}"].format(**c["counts"])
+        text = w.t[_own_key(w, f"event.{c['id']}")].format(**c["counts"])
         # a reconstruction's counts are the published ones, but where in time its generator
         # put the events is its own assumption: no time span beside the published counts
         if not w.run.meta.reconstruction:
@@ -1114,6 +1114,13 @@ def caveat_value(w: Writer, c: dict, engine: str) -> str | Markup:
         group = ids.events(c["workload"], engine, "")       # "events.<w>.<e>." names them
         return escape(text) + w.cell_mark(*(f for f in w.registry if ids.named_by(f, group)))
     return w.setting_words(c["values"][engine])
+
+
+def _own_key(w: Writer, key: str) -> str:
+    """A reconstruction's own wording of a catalogue entry (``<key>_reconstructed``), where
+    the entry reads its generator's log lines as evidence; else the entry."""
+    own = key + "_reconstructed"
+    return own if w.run.meta.reconstruction and own in w.t else key
 
 
 def merged_limits(w: Writer, found: list[tuple[dict, list[Markup]]]) -> list[list[Markup]]:
