@@ -28,11 +28,17 @@ from .decode import decode_figures
 from .limits import Limit
 from .prefill import prefill_figures
 
-__all__ = ["UNEXPLAINED_MIN_PCT", "UNEXPLAINED_MIN_S", "time_budget"]
+__all__ = ["UNEXPLAINED_MIN_PCT", "UNEXPLAINED_MIN_S", "time_budget", "unexplained"]
 
 UNEXPLAINED_MIN_S = 5.0
 UNEXPLAINED_MIN_PCT = 10.0
 NAMES = ("prefill_s", "decode_s", "expected_s", "unexplained_s", "unexplained_pct")
+
+
+def unexplained(seconds: float, duration: float) -> bool:
+    """Whether ``seconds`` of a ``duration`` the rates leave is worth a row: at least
+    ``UNEXPLAINED_MIN_S`` seconds and ``UNEXPLAINED_MIN_PCT`` percent of it."""
+    return seconds >= UNEXPLAINED_MIN_S and 100 * seconds / duration >= UNEXPLAINED_MIN_PCT
 
 
 def _source(entry: PointResult, key: str) -> Source:
@@ -97,8 +103,7 @@ def time_budget(run: Run, ing: Ingested) -> tuple[list[Figure], list[Limit]]:
         figures += figs
         name = {k: ids.budget(w, e, k) for k in NAMES}
         value = {f.id: f.value for f in figs}
-        if figs and value[name["unexplained_s"]] >= UNEXPLAINED_MIN_S \
-                and value[name["unexplained_pct"]] >= UNEXPLAINED_MIN_PCT:
+        if figs and unexplained(value[name["unexplained_s"]], entry.duration):
             rows.append(Limit("time_budget", name | {"duration": ids.e2e(w, e, "duration")},
                               workload=w, engine=e,
                               evidence=[f"{entry.file.rel}:{entry.line}"] if entry.line

@@ -25,7 +25,7 @@ from ..core.figures import Figure, Source, figure
 from ..core.methods import said
 from ..core.provenance import CALIBRATED, reason
 from ..core.runmeta import RunMeta
-from .budget import UNEXPLAINED_MIN_PCT, UNEXPLAINED_MIN_S
+from .budget import UNEXPLAINED_MIN_PCT, UNEXPLAINED_MIN_S, unexplained
 
 __all__ = ["published_budget"]
 
@@ -124,8 +124,7 @@ def published_budget(meta: RunMeta, claims: list[Claim], registry: dict[str, Fig
             figures += made
             left = next(f.value for f in made
                         if f.id == ids.budget(wl.id, eng.id, "published_unexplained_min_s"))
-            duration = held["published_duration"][0]
-            if left >= UNEXPLAINED_MIN_S and 100 * left / duration >= UNEXPLAINED_MIN_PCT:
+            if unexplained(left, held["published_duration"][0]):
                 short.append([wl.id, eng.id])
                 # the write-ups of the rates (the duration is every write-up's)
                 cited += [a for k, (_, c) in held.items() if k != "published_duration"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -48,6 +47,7 @@ from .sections import (
     point_log_section,
     points_section,
     prefill_section,
+    published_budget_values,
     resting_on_values,
     settings_section,
     spec_section,
@@ -425,27 +425,10 @@ def _published_short(w: Writer, wid: str) -> list[str]:
 def _published_budget(w: Writer, wid: str, engine: str) -> Markup:
     """The time one engine's published steady rates take for the workload, against its
     published duration (analyses.pubbudget)."""
-    fid = partial(ids.budget, wid, engine)
     fig = w.registry[ids.CLAIMS_UNEXPLAINED]
     return sentence(w.t["results.published_budget"], engine=w.name(engine),
                     sources=_write_ups(w, fig.context.get("sources", [])),
-                    prefill_min=w.fig(fid("published_prefill_min")),
-                    prefill_max=w.fig(fid("published_prefill_max")),
-                    decode=w.fig(fid("published_decode")),
-                    low=w.fig(fid("published_expected_min_s")),
-                    high=w.fig(fid("published_expected_max_s")),
-                    duration=w.fig(fid("published_duration")),
-                    short_min=w.fig(fid("published_unexplained_min_s")),
-                    short_max=w.fig(fid("published_unexplained_max_s")),
-                    **workload_said(w, wid))
-
-
-def workload_said(w: Writer, wid: str) -> dict[str, Any]:
-    """A workload's requests and tokens per request, which the time budgets rest on (the
-    sentences say in words that they were assumed)."""
-    return {"requests": w.fig(ids.workload(wid, "num_prompts")),
-            "input": w.fig(ids.workload(wid, "input_tokens")),
-            "output": w.fig(ids.workload(wid, "output_tokens"))}
+                    **published_budget_values(w, wid, engine))
 
 
 def _conclusion(w: Writer, caveats: dict | None = None) -> Section:
@@ -531,14 +514,10 @@ def _found_published_budget(w: Writer) -> list[Markup]:
         return []
     out = []
     for wid, engine in fig.context["budgets"]:
-        fid = partial(ids.budget, wid, engine)
         out.append(sentence(w.t["conclusion.found_published_budget"], engine=w.name(engine),
                             sources=_write_ups(w, fig.context.get("sources", [])),
                             label=w.run.meta.workload(wid).label,
-                            duration=w.fig(fid("published_duration")),
-                            short_min=w.fig(fid("published_unexplained_min_s")),
-                            short_max=w.fig(fid("published_unexplained_max_s")),
-                                    **workload_said(w, wid)))
+                            **published_budget_values(w, wid, engine)))
     return out
 
 

@@ -1214,9 +1214,27 @@ def _published_budget_said(w: Writer, c: dict) -> Markup | None:
     if not w.has(fid("published_unexplained_min_s"), fid("published_unexplained_max_s")):
         return None
     return sentence(w.t["limit.published_budget"],
-                    duration=w.fig(fid("published_duration")),
-                    short_min=w.fig(fid("published_unexplained_min_s")),
-                    short_max=w.fig(fid("published_unexplained_max_s")))
+                    **published_budget_values(w, c["workload"], c["engine"]))
+
+
+# the placeholders of the published-rate budget's sentences, by figure name
+_PUBLISHED_BUDGET = {"prefill_min": "published_prefill_min",
+                     "prefill_max": "published_prefill_max", "decode": "published_decode",
+                     "low": "published_expected_min_s", "high": "published_expected_max_s",
+                     "duration": "published_duration",
+                     "short_min": "published_unexplained_min_s",
+                     "short_max": "published_unexplained_max_s"}
+
+
+def published_budget_values(w: Writer, wid: str, engine: str) -> dict[str, Any]:
+    """The published-rate budget of one engine at one workload (analyses.pubbudget) as
+    sentence placeholders, with the workload's requests and tokens per request that it
+    rests on (the sentences say in words that those were assumed)."""
+    held = {k: w.fig(ids.budget(wid, engine, v)) for k, v in _PUBLISHED_BUDGET.items()
+            if w.has(ids.budget(wid, engine, v))}
+    return held | {"requests": w.fig(ids.workload(wid, "num_prompts")),
+                   "input": w.fig(ids.workload(wid, "input_tokens")),
+                   "output": w.fig(ids.workload(wid, "output_tokens"))}
 
 
 def _limit_values(w: Writer, c: dict, held: dict[str, str]) -> dict[str, Any]:
