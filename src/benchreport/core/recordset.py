@@ -236,18 +236,12 @@ class Records(Mapping):
 
 
 def _connect():
-    import duckdb
-
+    """A cursor of the process's database for records: bounded memory, spilling to a
+    folder of its own, and no progress bar printed to stdout by a long query."""
     from .tables import connect
 
-    con = connect()
-    con.execute("SET memory_limit='256MB'")
-    try:                          # a long query prints no progress bar to stdout
-        con.execute("SET enable_progress_bar=false")
-    except duckdb.Error:          # in a notebook kernel without ipywidgets it prints none
-        pass
-    con.execute(f"SET temp_directory='{_spill_folder()}'")
-    return con
+    return connect("SET memory_limit='256MB'", "SET enable_progress_bar=false",
+                   f"SET temp_directory='{_spill_folder()}'")
 
 
 @functools.cache
@@ -398,7 +392,7 @@ class Excerpts(Mapping):
         if not self.parts:
             return {k: self.small[k] for k in keys if k in self.small}
         con = _connect()
-        con.execute("CREATE TABLE wanted (file VARCHAR, line BIGINT)")
+        con.execute("CREATE TEMP TABLE wanted (file VARCHAR, line BIGINT)")
         if keys:
             con.executemany("INSERT INTO wanted VALUES (?, ?)", sorted(keys))
         found = con.execute(f"SELECT p.file, p.line, p.text FROM read_parquet("

@@ -54,6 +54,10 @@ KERNEL_EXIT_WAIT = 2.0
 # the working folder is the one the kernel started in. What else a notebook might change
 # outside its namespace (environment variables, sys.path, a module's settings) would stay;
 # the pipeline's notebooks change none of it.
+# The reset ends with a garbage collection (IPython's), which walks every object the kernel
+# holds, its imported modules' included: what survives it is then frozen (gc.freeze), so
+# the next reset walks only what the next notebook made (a tenth of the time). No name is
+# bound by it.
 RESET = """\
 import os as _os, sys as _sys
 if "matplotlib.pyplot" in _sys.modules:
@@ -64,6 +68,7 @@ for _module in list(_sys.modules.values()):
         _registry.clear()
 _os.chdir(_start)
 get_ipython().reset(new_session=True)
+__import__("gc").freeze()
 """
 
 
