@@ -4,7 +4,6 @@ derived tables."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import io as _io
@@ -14,6 +13,8 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..core import collector
 
 if TYPE_CHECKING:        # re-exported, but imported on first use (``__getattr__``)
     from ..core.files import (
@@ -135,7 +136,7 @@ class _Helper:
             kind, data = self._next()
             if kind != b"R":
                 break
-            with _collector_paused():
+            with collector.paused():
                 batch = pickle.loads(data)
             yield from batch
         self.wait()
@@ -173,7 +174,7 @@ def _helper_main(notes: int, spill: int, job: tuple) -> None:
     and exit without returning to the caller's code."""
     import pickle
 
-    gc.disable()        # a short life that leaves no cycles behind (``_collector_paused``)
+    gc.disable()        # a short life that leaves no cycles behind (``core.collector``)
     status = 1
     try:
         with open(spill, "wb", closefd=False) as out:
@@ -252,24 +253,8 @@ def read_raw(path: Path, shown: str, engine: str = "auto", year: int | None = No
              summary=None, workers: int = 2) -> list[dict]:
     """Records of one raw file (result, launch configuration or server log), as a list
     (``iter_raw``)."""
-    with _collector_paused():
+    with collector.paused():
         return list(iter_raw(path, shown, engine, year, summary, workers))
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's collector of reference cycles paused (``gc.disable``) for the block, which
-    builds many objects that hold no cycles, records: after every few hundred new dicts
-    that hold a list the collector looks over the young objects, and after every quarter
-    more, over all of them (over the 76,400 records of the 1 GiB vLLM log, 0.06 s of the
-    wall time and 0.1 s of CPU)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def iter_raw(path: Path, shown: str, engine: str = "auto", year: int | None = None,

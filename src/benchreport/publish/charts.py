@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from ..core import ids
+from ..core import collector, ids
 from ..core.figures import Figure
 from ..core.records import Ingested, Run
 from ..core.verdicts import CANNOT_TELL, CLIENT_TIMES, NOT_MEASURED
@@ -143,6 +143,14 @@ def _tight_box(fig):
 
 
 def _svg(fig, alt: str) -> Chart:
+    # drawing makes a great many short-lived objects; paused, none of the figure's ages
+    # into the collector's older generations, and once the chart is made the figure goes
+    # with the next young collection (``core.collector``)
+    with collector.paused():
+        return _drawn(fig, alt)
+
+
+def _drawn(fig, alt: str) -> Chart:
     buf = io.StringIO()
     box = _tight_box(fig)
     fig.savefig(buf, format="svg", bbox_inches=box, metadata={"Date": None, "Creator": None})

@@ -14,6 +14,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..core import collector
 from ..core.errors import MissingInputError
 
 FAMILY = "BenchreportSans"
@@ -78,6 +79,12 @@ def subset_woff(weight: str, text: str, path: Path | None = None) -> bytes:
 
 @lru_cache(maxsize=64)
 def _subset_woff(path: str, chars: str) -> bytes:
+    # a font's tables are a few hundred thousand objects, in use until the subset is saved
+    with collector.paused():
+        return _subset(path, chars)
+
+
+def _subset(path: str, chars: str) -> bytes:
     import logging
 
     from fontTools import subset

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from ..core import collector
 from ..core.figures import Figure
 from ..core.files import read_json, write_text_atomic
 from ..core.i18n import load_catalogue
@@ -186,8 +187,12 @@ def render_pdf(html: str, path: Path, epoch: int) -> None:
     previous = os.environ.get("SOURCE_DATE_EPOCH")
     os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
     try:
-        document = weasyprint.HTML(string=html, base_url=None).render()
-        data = document.write_pdf()
+        # a document's boxes hold reference cycles: one collection when it is written, not
+        # one every time their number grows by a quarter
+        with collector.paused(collect=True):
+            document = weasyprint.HTML(string=html, base_url=None).render()
+            data = document.write_pdf()
+            del document
     finally:
         if previous is None:
             os.environ.pop("SOURCE_DATE_EPOCH", None)
@@ -416,6 +421,8 @@ def _ignore_interrupt(parent: int) -> None:
 
 def _warm_up() -> None:
     import weasyprint  # noqa: F401
+
+    collector.freeze()      # what every PDF's collection would walk again
 
 
 def pdf_job(job: tuple) -> None:
