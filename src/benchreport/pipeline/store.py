@@ -575,8 +575,6 @@ def export_needed(run: Run, store: Path | None = None) -> bool:
                   if p.is_file()), default=0.0)
     if stored.stat().st_mtime < newest:
         return True
-    import duckdb
-
-    rows = duckdb.connect().execute("SELECT value FROM parquet_kv_metadata(?) WHERE key = ?",
-                                    [str(stored), KV_KEY]).fetchall()
+    rows = connect().execute("SELECT value FROM parquet_kv_metadata(?) WHERE key = ?",
+                             [str(stored), KV_KEY]).fetchall()
     return not rows or rows[0][0] not in (str(STORE_VERSION).encode(), str(STORE_VERSION))
