@@ -355,6 +355,8 @@ def _gaps_ms(gaps: Any) -> list[float] | None:
     """One request's chunk gaps (s) in ms, or None when the entry is not a list of numbers."""
     if not isinstance(gaps, list):
         return None
+    if all(type(g) is float for g in gaps):      # as the client writes them: no checks
+        return [g * 1000.0 for g in gaps]
     out = [number(g) for g in gaps]
     return None if any(g is None for g in out) else [g * 1000.0 for g in out]
 
