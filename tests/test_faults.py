@@ -78,6 +78,17 @@ def touch_input(ws: Path) -> None:
         fh.write("# edited\n")
 
 
+def stale_render(ws: Path) -> None:
+    """Make the next build render and export again, staged as any build is, without running
+    the notebooks: the render step's key in the report's stamp no longer matches (as after
+    a change of templates). For a fault at the render or the export, the notebooks' seconds
+    are beside the point. Call it before taking the report's snapshot: the stamp is in it."""
+    stamp = ws / "report/mini/.build-keys.json"
+    keys = json.loads(stamp.read_text())
+    keys["render"] = "stale"
+    stamp.write_text(json.dumps(keys))
+
+
 def test_a_failing_notebook_leaves_the_previous_report_and_keeps_its_copy(ws, project, capsys):
     before = snapshot(ws / "report/mini")
     (ws / "data/mini/raw/sglang/sglang_0115_3.jsonl").write_text('{"duration": 3}\n')
@@ -104,8 +115,8 @@ def test_a_failing_notebook_leaves_the_previous_report_and_keeps_its_copy(ws, pr
 
 def test_a_full_disk_while_rendering_leaves_the_previous_report(ws, project, capsys,
                                                                  monkeypatch):
+    stale_render(ws)
     before = snapshot(ws / "report/mini")
-    touch_input(ws)
 
     def fill_the_disk(run, registry, project, pdf=True, base_url=None):      # noqa: ARG001
         path = run.paths.html("ko")
@@ -407,9 +418,9 @@ def test_ctrl_c_during_the_export_leaves_the_previous_report_and_store(
     from benchreport.pipeline import run as pipeline
 
     export_run = pipeline.store.export_run
+    stale_render(ws)
     before = snapshot(ws / "report/mini")
     stored = store_state(ws / "report/_store")
-    touch_input(ws)
 
     def interrupted(run, store=None):      # noqa: ARG001
         raise KeyboardInterrupt
@@ -457,9 +468,9 @@ def test_a_full_disk_while_exporting_leaves_the_previous_report_and_store(
     from benchreport.pipeline import run as pipeline
 
     store = ws / "report/_store"
+    stale_render(ws)
     before = snapshot(ws / "report/mini")
     stored = store_state(store)
-    touch_input(ws)
     if where == "tables":           # the fourth table's file cannot be written
         connect = pipeline.store.connect
         monkeypatch.setattr(pipeline.store, "connect", lambda: FullDisk(connect(), 4))
