@@ -974,13 +974,18 @@ GANTT_COLOURS = {"wait": "#bbbbbb", "prefill": "#4c72b0", "stall": "#222222",
 
 def _gantt_panel(ax, rows: list[dict], t: dict[str, str], seen: set[str]) -> None:
     rows = sorted(rows, key=lambda r: (r.get("arrival_s") or 0.0, r["index"]))
-    colours = GANTT_COLOURS
+    # one call per phase (in the order the phases first appear, the legend's): a run of a
+    # thousand requests drew with thousands of calls, each with its own container
+    spans: dict[str, list[tuple[int, float, float]]] = {}
     for y, r in enumerate(rows):
         for phase, start, length in _gantt_spans(r):
-            label = t[f"chart.gantt_{phase}"] if phase not in seen else None
-            seen.add(phase)
-            ax.barh(y, length, left=start, height=0.7, color=colours[phase], label=label,
-                    linewidth=0)
+            spans.setdefault(phase, []).append((y, start, length))
+    for phase, bars in spans.items():
+        label = t[f"chart.gantt_{phase}"] if phase not in seen else None
+        seen.add(phase)
+        ys, starts, lengths = zip(*bars, strict=True)
+        ax.barh(ys, lengths, left=starts, height=0.7, color=GANTT_COLOURS[phase], label=label,
+                linewidth=0)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(left=0)
     ax.set_yticks([])
