@@ -95,11 +95,20 @@ SHARED = ("reference_build", "mini_build", "dgx_build", "aiperf_sample_build", "
 
 def _group(item: pytest.Item) -> str | None:
     """The xdist group of a test: its module's, when it reads a slow module-scoped
-    fixture; else that of the first shared session build it reads; else none."""
+    fixture; else that of the first shared session build it reads; else, for a test whose
+    builds start their own workers (``fresh_workers``), the group of all such tests;
+    else none.
+
+    A ``fresh_workers`` test ends its process's kept workers first, so the next build there
+    starts new ones (kernels, imports: seconds of CPU); run one after another, such tests
+    end them once, not once each."""
     if _module_build(item):
         return item.module.__name__
     names = getattr(getattr(item, "_fixtureinfo", None), "names_closure", ())
-    return next((f"shared:{name}" for name in SHARED if name in names), None)
+    shared = next((f"shared:{name}" for name in SHARED if name in names), None)
+    if shared is None and item.get_closest_marker("fresh_workers") is not None:
+        return "fresh_workers"
+    return shared
 
 
 def pytest_collection_modifyitems(config, items):
