@@ -49,8 +49,11 @@ def _imports(path: Path, top_only: bool = False) -> set[str]:
     return out
 
 
-GRAPH = {_module(p): _imports(p) for p in PKG.rglob("*.py")}
-LOADS = {_module(p): _imports(p, top_only=True) for p in PKG.rglob("*.py")}
+@functools.cache
+def _graph(top_only: bool = False) -> dict[str, set[str]]:
+    """Each module's benchreport imports (``_imports``), read when a test first asks: at
+    import, collection parsed the whole package in each test process."""
+    return {_module(p): _imports(p, top_only) for p in PKG.rglob("*.py")}
 
 
 def _stage(mod: str) -> str | None:
@@ -61,7 +64,7 @@ def _stage(mod: str) -> str | None:
 def _closure(mod: str) -> set[str]:
     """What running ``mod`` can import: its own imports (in functions too), and what
     importing each of those loads in turn."""
-    seen, todo = set(), list(GRAPH.get(mod, ()))
+    seen, todo = set(), list(_graph().get(mod, ()))
     while todo:
         m = todo.pop()
         if m in seen:
@@ -69,19 +72,19 @@ def _closure(mod: str) -> set[str]:
         seen.add(m)
         parts = m.split(".")            # importing a.b.c runs a/__init__ and a/b/__init__
         todo += [".".join(parts[:i]) for i in range(2, len(parts))]
-        todo += LOADS.get(m, ())
+        todo += _graph(True).get(m, ())
     return seen - {mod}
 
 
 def test_every_module_belongs_to_a_stage():
-    loose = [m for m in GRAPH if _stage(m) is None
+    loose = [m for m in _graph() if _stage(m) is None
              and m not in ("benchreport", "benchreport.cli", "benchreport.__main__")]
     assert not loose, loose
 
 
 def test_a_stage_imports_only_from_the_stages_before_it():
     wrong = []
-    for mod, deps in GRAPH.items():
+    for mod, deps in _graph().items():
         stage = _stage(mod)
         if stage is None:
             continue
@@ -94,7 +97,7 @@ def test_a_stage_imports_only_from_the_stages_before_it():
 
 def test_nothing_after_ingest_imports_the_parsers_or_the_raw_readers():
     wrong = []
-    for mod in GRAPH:
+    for mod in _graph():
         if _stage(mod) in ("analyses", "publish"):
             bad = sorted(d for d in _closure(mod) if d.startswith(READS_RAW))
             if bad:
@@ -103,7 +106,7 @@ def test_nothing_after_ingest_imports_the_parsers_or_the_raw_readers():
 
 
 def test_publishing_computes_no_analysis():
-    wrong = [f"{mod} imports {d}" for mod, deps in GRAPH.items() if _stage(mod) == "publish"
+    wrong = [f"{mod} imports {d}" for mod, deps in _graph().items() if _stage(mod) == "publish"
              for d in deps if _stage(d) == "analyses"]
     assert not wrong, wrong
 
