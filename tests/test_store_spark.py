@@ -20,9 +20,11 @@ from .test_store_atomic import _as_build
 COLUMNS = "run_id, point, engine, workload, load, repeat, p99_ttft_ms, mean_e2el_ms, sha256"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
-    """A local Spark session; a skip, saying what is missing, before anything is built."""
+    """A local Spark session; a skip, saying what is missing, before anything is built.
+    Stopped with the module: stopping the JVM takes seconds of waiting, which at the end of
+    the session were the last seconds of the suite."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed: the Spark test needs a JRE "
                     "(apt-get install default-jre-headless; .ci/run does it)")
