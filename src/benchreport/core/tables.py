@@ -147,8 +147,11 @@ def connect(*settings: str):
     process's in-memory database with ``settings`` (SET statements beyond one thread and
     insertion order), made at its first use. A new database costs 15 ms of CPU, a cursor
     0.2 ms, and a build reads hundreds of tables. Each cursor has its own registered frames
-    and temporary tables; what one creates, no other sees (so create TEMP tables)."""
-    return shared_database(settings).cursor()
+    and temporary tables; what one creates, no other sees (so create TEMP tables). A cursor
+    is made under the lock: the database's own connection is not for two threads at once."""
+    database = shared_database(settings)
+    with _DATABASES_LOCK:
+        return database.cursor()
 
 
 _DATABASES: dict[tuple[int, tuple[str, ...]], Any] = {}
