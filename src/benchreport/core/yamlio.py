@@ -105,10 +105,11 @@ def _scalar(node: yaml.Node, path: str) -> Any:
     return visible(value) if isinstance(value, str) else value
 
 
-# libyaml's parser where PyYAML was built with it (the wheels are): the same nodes, with
-# their lines, four to five times quicker than the Python one (a build reads run.yaml,
-# claims.yaml and the catalogues in every notebook)
-_COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's parser where PyYAML was built with it (the wheels are), for the depth check's
+# events and the composer's nodes alike: the same nodes, with their lines, four to five
+# times quicker than the Python one (a build reads run.yaml, claims.yaml and the
+# catalogues in every notebook)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_yaml(text: str, path: str) -> Any:
@@ -118,7 +119,7 @@ def load_yaml(text: str, path: str) -> Any:
         raise ConfigError(f"values nested more than {MAX_DEPTH} levels deep", path=path,
                           line=deep)
     try:
-        node = yaml.compose(text, Loader=_COMPOSER)
+        node = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -135,7 +136,7 @@ def _too_deep(text: str) -> int | None:
     would recurse once per level, and its scanner slows down with every open bracket)."""
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        for event in yaml.parse(text, Loader=_LOADER):
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
