@@ -6,6 +6,8 @@ from pathlib import Path
 
 from benchreport.core import ids
 
+from .sources import syntax_tree
+
 SRC = Path(__file__).resolve().parent.parent / "src" / "benchreport"
 LABELS = Path(__file__).resolve().parent.parent / "templates" / "labels"
 FSTRING_ID = re.compile(r'f"(e2e|latency|throughput|decode|prefill|spec|model|events|setting|'
@@ -117,7 +119,7 @@ _WHOLE_FILES: set[str] = {"codemarks.py"}
 def _cuts(path: Path) -> list[tuple[str, int, str]]:
     import ast
 
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = syntax_tree(path)
     return [(path.name, node.lineno, ast.unparse(node)) for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in _CUTS]

@@ -7,6 +7,8 @@ import functools
 import sys
 from pathlib import Path
 
+from .sources import syntax_tree
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 PKG = SRC / "benchreport"
 ORDER = {"core": 0, "ingest": 1, "synth": 1, "analyses": 2, "publish": 3, "pipeline": 4}
@@ -18,9 +20,8 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@functools.cache
 def _parse(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"))     # once a file: two graphs read it
+    return syntax_tree(path)     # parsed once a process: two graphs, and other tests, read it
 
 
 def _imports(path: Path, top_only: bool = False) -> set[str]:

@@ -19,6 +19,7 @@ from benchreport.core.verdicts import CANNOT_TELL, LEVEL_CHANGED, NO_LEVEL_CHANG
 from benchreport.publish.narrative import cited_closure
 from benchreport.publish.narrative_base import Writer
 
+from .sources import syntax_tree
 from .test_history import nightly, noisy, store_point, write_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,7 @@ def _keys_in_code() -> set[str]:
     """Every method key the analyses name as a literal (said("...") and said("a" + x))."""
     found = set()
     for path in (ROOT / "src" / "benchreport").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(syntax_tree(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "said" \
                     and node.args and isinstance(node.args[0], ast.Constant):
                 found.add(node.args[0].value)

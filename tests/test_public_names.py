@@ -8,6 +8,8 @@ import ast
 import importlib
 from pathlib import Path
 
+from .sources import syntax_tree
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 PKG = SRC / "benchreport"
 
@@ -53,7 +55,7 @@ def _uses() -> set[tuple[str, str, str]]:
     found = set()
     for path in PKG.rglob("*.py"):
         mod = _module(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = syntax_tree(path)
         modules: dict[str, str] = {}            # a local name bound to a benchreport module
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
