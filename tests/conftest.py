@@ -129,6 +129,11 @@ def pytest_collection_modifyitems(config, items):
         group = _group(item)
         if group:
             groups[item.nodeid] = group
+    # The slow tests first (in their order), the quick ones after: xdist hands out the
+    # groups largest first and then single tests in this order, so the run ends with tests
+    # of a fraction of a second on both workers, not with one worker on a test of seconds
+    # while the other, done, waits.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker and config.option.basetemp:
         # for the scheduler in the main process, in the session's temp folder (both
