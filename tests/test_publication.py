@@ -448,6 +448,36 @@ def test_the_overlap_check_sees_two_labels_on_top_of_each_other():
     assert _svg(fig, "two labels").overlaps == ()
 
 
+def test_a_charts_png_is_drawn_when_asked_and_as_it_would_have_been_at_once(monkeypatch):
+    """Most charts are on the HTML page alone; a chart draws its PNG (and measures its
+    labels' overlaps) only when the blog or a check asks, once, and lets its figure go."""
+    from matplotlib.figure import Figure
+
+    from benchreport.publish import charts
+
+    charts._mpl()       # the fonts and the fixed SVG ids every chart function sets
+
+    def figure(title: str) -> Figure:
+        fig = Figure(figsize=(3, 2))
+        ax = fig.subplots()
+        ax.plot([1, 2, 3], [2, 1, 3])
+        ax.set_title(title)
+        return fig
+
+    drawn = []
+    real = charts._png
+    monkeypatch.setattr(charts, "_png", lambda fig, box: drawn.append(fig) or real(fig, box))
+    later = charts._svg(figure("처리량 throughput"), "later")
+    assert drawn == [] and "<svg" in later                     # the SVG alone
+    charts._svg(figure("another chart between"), "between")   # never asked: never drawn
+    png = later.png
+    assert png.startswith(b"\x89PNG") and len(drawn) == 1
+    assert later.png is png and later.overlaps == () and len(drawn) == 1
+    assert "_figure" not in later.__dict__                     # the figure is let go
+    at_once = charts._svg(figure("처리량 throughput"), "at once")
+    assert at_once.png == png and str(at_once).replace("at once", "later") == str(later)
+
+
 def _writer(run, lang):
     from benchreport.core.figures import load_registry
     from benchreport.core.i18n import load_catalogue

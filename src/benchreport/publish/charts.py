@@ -60,11 +60,30 @@ def palette(run: Run) -> dict[str, str]:
 
 class Chart(Markup):
     """A chart as page markup (SVG), with a PNG of it at twice its size for blog platforms
-    that take no SVG, and the pairs of its labels whose boxes overlap (none, a test says)."""
+    that take no SVG, and the pairs of its labels whose boxes overlap (none, a test says).
 
-    png: bytes = b""
-    overlaps: tuple[tuple[str, str], ...] = ()
+    The PNG is drawn when first asked for (the overlaps are measured by that draw): the
+    blog takes only the charts of the sections every edition prints, most charts of a
+    report are on the HTML page alone, and a PNG's draw is a third of a chart's time. Until
+    then the chart keeps its figure; the drawing is the one it would have been at once."""
+
     half: bool = False      # laid out two to a row (the page's "chart half" figures)
+
+    @property
+    def png(self) -> bytes:
+        return self._raster()[0]
+
+    @property
+    def overlaps(self) -> tuple[tuple[str, str], ...]:
+        return self._raster()[1]
+
+    def _raster(self) -> tuple[bytes, tuple[tuple[str, str], ...]]:
+        done = self.__dict__.get("_png")
+        if done is None:
+            fig, box = self.__dict__.pop("_figure", (None, None))
+            done = _png(fig, box) if fig is not None else (b"", ())
+            self.__dict__["_png"] = done
+        return done
 
 
 PNG_DPI = 192       # the SVG's size is in points at 96 px per inch: 2× that
@@ -160,16 +179,21 @@ def _drawn(fig, alt: str) -> Chart:
     # fonts: matplotlib measured them with the same NanumGothic file.
     svg = re.sub(r"font-family:\s*'?[^;'\"]+'?", f"font-family: '{FAMILY}', '{FALLBACK}'", svg)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
+    chart = Chart(svg)
+    chart.__dict__["_figure"] = (fig, box)      # the PNG is drawn when asked for (Chart)
+    return chart
+
+
+def _png(fig, box) -> tuple[bytes, tuple[tuple[str, str], ...]]:
+    """The PNG of a chart whose SVG was drawn with ``box``, and its labels' overlaps."""
     png = io.BytesIO()
     # the labels' overlaps as the PNG's draw lays them out (no draw of their own), at
     # PNG_DPI: a pixel of the figure's dpi is PNG_DPI / dpi of the PNG's
     pixel = PNG_DPI / fig.dpi
-    with _painted_texts(fig) as boxes:
+    with collector.paused(), _painted_texts(fig) as boxes:
         fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box,
                     metadata={"Software": None})
-    chart = Chart(svg)
-    chart.png, chart.overlaps = png.getvalue(), tuple(_overlaps(boxes, pixel))
-    return chart
+    return png.getvalue(), tuple(_overlaps(boxes, pixel))
 
 
 def _grouped_ticks(axis) -> None:
