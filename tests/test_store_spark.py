@@ -6,7 +6,9 @@ both: Debian's headless JRE and ``requirements-spark.lock``)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,10 +26,14 @@ COLUMNS = "run_id, point, engine, workload, load, repeat, p99_ttft_ms, mean_e2el
 def spark():
     """A local Spark session; a skip, saying what is missing, before anything is built.
     Stopped with the module: stopping the JVM takes seconds of waiting, which at the end of
-    the session were the last seconds of the suite."""
+    the session were the last seconds of the suite. PySpark sets environment variables and
+    adds to ``sys.path`` for the life of the process; both are put back as they were, since
+    the kept notebook workers serve only builds in the environment they started in (a
+    changed one started new workers and kernels for every later build of this process)."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed: the Spark test needs a JRE "
                     "(apt-get install default-jre-headless; .ci/run does it)")
+    environ, path = dict(os.environ), list(sys.path)
     pyspark = pytest.importorskip(
         "pyspark", reason="pyspark is not installed: pip install -r requirements-spark.lock "
                           "(.ci/run does it)")
@@ -46,6 +52,9 @@ def spark():
                .getOrCreate())
     yield session
     session.stop()
+    os.environ.clear()
+    os.environ.update(environ)
+    sys.path[:] = path
 
 
 def test_spark_reads_the_store_as_it_is_and_gets_duckdbs_rows(spark, reference_build,
