@@ -162,9 +162,9 @@ def _tight_box(fig):
 
 
 def _svg(fig, alt: str) -> Chart:
-    # drawing makes a great many short-lived objects; paused, none of the figure's ages
-    # into the collector's older generations, and once the chart is made the figure goes
-    # with the next young collection (``core.collector``)
+    # drawing makes a great many short-lived objects; paused, none of them ages into the
+    # collector's older generations (``core.collector``). The figure itself stays with the
+    # chart until its PNG is drawn (``Chart``), or the chart goes.
     with collector.paused():
         return _drawn(fig, alt)
 
