@@ -20,16 +20,12 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _parse(path: Path) -> ast.Module:
-    return syntax_tree(path)     # parsed once a process: two graphs, and other tests, read it
-
-
 def _imports(path: Path, top_only: bool = False) -> set[str]:
     """benchreport modules the file imports: anywhere (module level or in functions), or
     with ``top_only`` only those that importing the module itself runs."""
     mod = _module(path)
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-    tree = _parse(path)
+    tree = syntax_tree(path)     # parsed once a process: two graphs and other tests read it
     nodes = tree.body if top_only else ast.walk(tree)
     out = set()
     for node in nodes:

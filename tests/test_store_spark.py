@@ -6,9 +6,11 @@ both: Debian's headless JRE and ``requirements-spark.lock``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,28 +35,39 @@ def spark():
     if shutil.which("java") is None:
         pytest.skip("Java is not installed: the Spark test needs a JRE "
                     "(apt-get install default-jre-headless; .ci/run does it)")
-    environ, path = dict(os.environ), list(sys.path)
-    pyspark = pytest.importorskip(
-        "pyspark", reason="pyspark is not installed: pip install -r requirements-spark.lock "
-                          "(.ci/run does it)")
-    from pyspark.sql import SparkSession
+    with _as_it_was():
+        pyspark = pytest.importorskip(
+            "pyspark", reason="pyspark is not installed: pip install -r "
+                              "requirements-spark.lock (.ci/run does it)")
+        from pyspark.sql import SparkSession
 
-    del pyspark
-    session = (SparkSession.builder.master("local[1]").appName("benchreport-store")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "1")
-               # a JVM that lives seconds: the quick compiler only, one collector thread
-               # (its start took 10 s of CPU, now 6)
-               .config("spark.driver.extraJavaOptions",
-                       "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-               # run ids such as 2025-05-01 stay text, as hive_types does for DuckDB
-               .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-               .getOrCreate())
-    yield session
-    session.stop()
-    os.environ.clear()
-    os.environ.update(environ)
-    sys.path[:] = path
+        del pyspark
+        session = (SparkSession.builder.master("local[1]").appName("benchreport-store")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.sql.shuffle.partitions", "1")
+                   # a JVM that lives seconds: the quick compiler only, one collector
+                   # thread (its start took 10 s of CPU, now 6)
+                   .config("spark.driver.extraJavaOptions",
+                           "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+                   # run ids such as 2025-05-01 stay text, as hive_types does for DuckDB
+                   .config("spark.sql.sources.partitionColumnTypeInference.enabled",
+                           "false")
+                   .getOrCreate())
+        yield session
+        session.stop()
+
+
+@contextlib.contextmanager
+def _as_it_was() -> Iterator[None]:
+    """``os.environ`` and ``sys.path`` put back, when the block ends, as they were when it
+    began."""
+    environ, path = dict(os.environ), list(sys.path)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.path[:] = path
 
 
 def test_spark_reads_the_store_as_it_is_and_gets_duckdbs_rows(spark, reference_build,
